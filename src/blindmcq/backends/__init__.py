@@ -1,0 +1,1 @@
+"""Model backends behind one small interface (see ``base``)."""

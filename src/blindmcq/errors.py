@@ -1,0 +1,36 @@
+"""Errors that name the offending input, so a user can find and fix it."""
+
+from __future__ import annotations
+
+
+class BlindMCQError(Exception):
+    """Base class for every error this package raises on purpose."""
+
+
+class InputError(BlindMCQError):
+    """Bad input: the message names the file and, where known, the page, line or item."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        page: int | None = None,
+        line: int | None = None,
+        item: str | None = None,
+    ) -> None:
+        self.file, self.page, self.line, self.item = file, page, line, item
+        where = [
+            f"{name} {value}"
+            for name, value in (("file", file), ("page", page), ("line", line), ("item", item))
+            if value is not None
+        ]
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class ConfigError(BlindMCQError):
+    """A configuration value is missing or wrong; the message names the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(f"config key '{key}': {message}")
