@@ -1,0 +1,345 @@
+"""Turn items into presentations: orders, forced placement, label schemes and prompt rendering (SPEC,
+"Presentations"). Plain functions over plain dicts (the YAML files of ``conf/prompt``, ``conf/labels``,
+``conf/reasoning``); nothing here is random, so the same config yields byte-identical prompts.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blindmcq.backends.base import ModelRequest
+from blindmcq.errors import ConfigError, InputError
+from blindmcq.items import Item
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONDITIONS = ("blind", "full")
+PROTOCOLS = ("sl", "md")
+# Placeholders a phrasing template may use; {question} only in `full`.
+TEMPLATE_FIELDS = frozenset({"options", "question", "answer_instruction"})
+INSTRUCTION_FIELDS = frozenset({"label_list", "label_noun"})
+# Matched-and-Dashed: a complete sentence as the final answer (seed 002), on a line the matcher's regex finds.
+MD_INSTRUCTIONS = {
+    "uk": "Наприкінці напишіть правильний варіант повним реченням в окремому рядку у форматі "
+    "«Відповідь: <речення>».",
+    "en": 'Please provide a complete sentence as your final answer, on a last line of the form '
+    '"Answer: <sentence>".',
+}
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """One prompt as shown to a model, with everything needed to score the answer."""
+
+    item_id: str
+    condition: str  # blind | full
+    phrasing: str
+    labels: str  # label scheme name
+    protocol: str  # sl | md
+    reasoning: str  # direct | step_by_step | thinking
+    order: tuple[int, ...]  # original option index shown in each slot
+    order_id: str  # rot0.., rev0.., forced0..
+    forced_slot: int | None
+    key_slot: int | None
+    n_options: int
+    label_strings: tuple[str, ...]  # label shown in each slot
+    option_texts: tuple[str, ...]  # option text shown in each slot, as published
+    system: str | None
+    user: str
+    language: str = "uk"
+    answer_cue: str = ""  # appended to `user` when a base model is scored by label log-probabilities
+
+
+# ---------------------------------------------------------------- orders
+
+
+def orders(n: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The N rotations of the published order and the N rotations of its reverse (2N orders).
+
+    ``rotK`` shows option ``(s + K) % n`` in slot s; ``revK`` rotates the reversed order the same way.
+    Each family puts every option in every slot once, so across the 2N each option is in each slot twice.
+    For N=2 the families coincide as sets (rot1 == rev0); both are kept so the balance still holds.
+    """
+    if n < 2:
+        raise ValueError(f"orders need at least 2 options, got {n}")
+    rot = [(f"rot{k}", tuple((s + k) % n for s in range(n))) for k in range(n)]
+    rev = [(f"rev{k}", tuple(n - 1 - (s + k) % n for s in range(n))) for k in range(n)]
+    return rot + rev
+
+
+def forced_order(n: int, key: int, slot: int) -> tuple[str, tuple[int, ...]]:
+    """Key in ``slot``, the distractors in their published relative order elsewhere; id ``forced{slot}``."""
+    if not 0 <= key < n or not 0 <= slot < n:
+        raise ValueError(f"key {key} and slot {slot} must lie in 0..{n - 1}")
+    order = [i for i in range(n) if i != key]
+    order.insert(slot, key)
+    return f"forced{slot}", tuple(order)
+
+
+def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tuple[str, tuple[int, ...]]]:
+    """``"all"`` or a list of order ids (``rot0``, ``rev2``, ...) for N options; unknown ids are an error."""
+    available = orders(n)
+    if wanted == "all":
+        return available
+    if isinstance(wanted, str):
+        raise ConfigError(key, f"expected 'all' or a list of order ids, got {wanted!r}")
+    by_id = dict(available)
+    unknown = [w for w in wanted if w not in by_id]
+    if unknown:
+        raise ConfigError(key, f"unknown order ids {unknown} for {n} options (have {list(by_id)})")
+    return [(w, by_id[w]) for w in wanted]
+
+
+# ---------------------------------------------------------------- config files
+
+
+def load_conf(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """Read ``conf/{group}/{name}.yaml`` as a plain dict (what Hydra composes as ``cfg.{group}``)."""
+    path = Path(conf_dir or CONF_DIR) / group / f"{name}.yaml"
+    if not path.exists():
+        raise ConfigError(group, f"no config {name!r}: {path} not found")
+    with path.open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    if not isinstance(data, dict):
+        raise ConfigError(group, f"{path} does not hold a mapping")
+    return data
+
+
+@lru_cache(maxsize=8)
+def _all_symbols(conf_dir: str) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for path in sorted(Path(conf_dir, "labels").glob("*.yaml")):
+        cfg = load_conf("labels", path.stem, conf_dir)
+        out[str(cfg.get("name", path.stem))] = tuple(str(s) for s in cfg["symbols"])
+    return out
+
+
+def label_symbols_by_scheme(conf_dir: str | Path | None = None) -> dict[str, list[str]]:
+    """Every label scheme's symbols, ``{"latin": ["A", ...], ...}``: the ``symbols`` argument of parsing."""
+    return {k: list(v) for k, v in _all_symbols(str(conf_dir or CONF_DIR)).items()}
+
+
+def label_strings(labels: Mapping[str, Any], n: int) -> tuple[str, ...]:
+    """The labels of the first n slots; a ``uniform`` scheme (the dash) repeats its one symbol."""
+    name = labels.get("name", "?")
+    symbols = [str(s) for s in labels.get("symbols") or ()]
+    if not symbols:
+        raise ConfigError(f"labels.{name}.symbols", "empty")
+    if labels.get("uniform"):
+        return (symbols[0],) * n
+    if len(symbols) < n:
+        raise ConfigError(f"labels.{name}.symbols", f"{len(symbols)} symbols, an item has {n} options")
+    return tuple(symbols[:n])
+
+
+def label_list(labels: Sequence[str], or_word: str) -> str:
+    """``"А, Б, В або Г"``: comma-separated, the last two joined by ``or_word``."""
+    if len(labels) == 1:
+        return labels[0]
+    return f"{', '.join(labels[:-1])} {or_word} {labels[-1]}"
+
+
+def _fields(template: str, key: str) -> set[str]:
+    try:
+        return {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as exc:
+        raise ConfigError(key, f"bad template: {exc}") from exc
+
+
+def _check_prompt(prompt: Mapping[str, Any]) -> None:
+    name = prompt.get("name", "?")
+    for field in ("name", "language", "blind", "full", "answer_instruction"):
+        if not prompt.get(field):
+            raise ConfigError(f"prompt.{name}.{field}", "missing")
+    for condition in CONDITIONS:
+        key = f"prompt.{name}.{condition}"
+        used = _fields(prompt[condition], key)
+        if used - TEMPLATE_FIELDS:
+            raise ConfigError(key, f"unknown placeholders {sorted(used - TEMPLATE_FIELDS)}")
+        required = {"options", "answer_instruction"} | ({"question"} if condition == "full" else set())
+        if required - used:
+            raise ConfigError(key, f"missing placeholders {sorted(required - used)}")
+        if condition == "blind" and "question" in used:
+            raise ConfigError(key, "the blind template must not show {question}")
+    key = f"prompt.{name}.answer_instruction"
+    if _fields(prompt["answer_instruction"], key) - INSTRUCTION_FIELDS:
+        raise ConfigError(key, f"only {sorted(INSTRUCTION_FIELDS)} may be used")
+
+
+def _by_language(value: Any, language: str, key: str) -> str | None:
+    """A reasoning/protocol text: a plain string or a mapping keyed by prompt language."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        if language not in value:
+            raise ConfigError(key, f"no text for language {language!r}")
+        return str(value[language])
+    raise ConfigError(key, f"expected a string or a mapping by language, got {type(value).__name__}")
+
+
+def _answer_instruction(
+    prompt: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+    protocol: str,
+    protocol_cfg: Mapping[str, Any] | None,
+    shown: Sequence[str],
+) -> str:
+    language = str(prompt["language"])
+    rname = reasoning.get("name", "?")
+    prefix = _by_language(reasoning.get("prefix"), language, f"reasoning.{rname}.prefix")
+    if protocol == "md":
+        raw = (protocol_cfg or {}).get("answer_instruction") or MD_INSTRUCTIONS
+        text = _by_language(raw, language, "protocol.answer_instruction")
+    else:
+        final_line = _by_language(reasoning.get("final_line"), language, f"reasoning.{rname}.final_line")
+        text = final_line or str(prompt["answer_instruction"])
+        nouns = labels.get("noun") or {}
+        noun = _by_language(nouns, language, f"labels.{labels.get('name', '?')}.noun") if nouns else ""
+        text = text.format(label_list=label_list(shown, str(prompt.get("or_word", "or"))), label_noun=noun)
+    return f"{prefix} {text}" if prefix else str(text)
+
+
+def _option_line(line: str, label: str, text: str) -> str:
+    # Collapse line breaks and runs of spaces from the PDF so each option stays one list line.
+    return line.format(label=label, text=" ".join(text.split())).rstrip()
+
+
+# ---------------------------------------------------------------- presentations
+
+
+def present(
+    item: Item,
+    *,
+    condition: str,
+    order_id: str,
+    order: Sequence[int],
+    prompt: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+    protocol: str = "sl",
+    protocol_cfg: Mapping[str, Any] | None = None,
+) -> Presentation:
+    """Render one item in one order under one phrasing, label scheme, reasoning mode and protocol."""
+    n = item.n_options
+    order = tuple(int(i) for i in order)
+    if sorted(order) != list(range(n)):
+        raise InputError(f"order {order} is not a permutation of {n} options", item=item.id)
+    if condition not in CONDITIONS:
+        raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
+    if protocol not in PROTOCOLS:
+        raise ConfigError("protocol", f"{protocol!r} is not one of {PROTOCOLS}")
+    # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
+    if (protocol == "md") != bool(labels.get("uniform")):
+        raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels.get('name')!r}")
+    _check_prompt(prompt)
+    shown = label_strings(labels, n)
+    line = str(labels.get("line", "{label}) {text}"))
+    options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
+    instruction = _answer_instruction(prompt, labels, reasoning, protocol, protocol_cfg, shown)
+    fields = {"options": options, "answer_instruction": instruction}
+    if condition == "full":
+        fields["question"] = " ".join(item.question.split())
+    return Presentation(
+        item_id=item.id,
+        condition=condition,
+        phrasing=str(prompt["name"]),
+        labels=str(labels.get("name")),
+        protocol=protocol,
+        reasoning=str(reasoning.get("name")),
+        order=order,
+        order_id=order_id,
+        forced_slot=int(order_id[6:]) if order_id.startswith("forced") else None,
+        key_slot=None if item.key is None else order.index(item.key),
+        n_options=n,
+        label_strings=shown,
+        option_texts=tuple(item.options[i] for i in order),
+        system=prompt.get("system") or None,
+        user=str(prompt[condition]).format(**fields),
+        language=str(prompt["language"]),
+        answer_cue=str(prompt.get("answer_cue") or ""),
+    )
+
+
+def build_presentations(
+    items: Iterable[Item],
+    *,
+    conditions: Sequence[str],
+    blind_orders: str | Sequence[str] = "all",
+    full_orders: str | Sequence[str] = ("rot0",),
+    forced: bool,
+    prompt: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+    protocol: str = "sl",
+    protocol_cfg: Mapping[str, Any] | None = None,
+    forced_conditions: Sequence[str] = ("blind",),
+) -> list[Presentation]:
+    """Every presentation of a probe, in a fixed order: item, condition, order, then forced slots.
+
+    ``blind_orders``/``full_orders`` are ``"all"`` (the 2N orders) or lists of order ids; ``forced`` adds,
+    for each condition in ``forced_conditions`` that is also in ``conditions``, the key in each slot.
+    """
+    wanted = {"blind": blind_orders, "full": full_orders}
+    common = {
+        "prompt": prompt,
+        "labels": labels,
+        "reasoning": reasoning,
+        "protocol": protocol,
+        "protocol_cfg": protocol_cfg,
+    }
+    out: list[Presentation] = []
+    for item in items:
+        n = item.n_options
+        for condition in conditions:
+            if condition not in CONDITIONS:
+                raise ConfigError("conditions", f"{condition!r} is not one of {CONDITIONS}")
+            chosen = select_orders(n, wanted[condition], key=f"{condition}_orders")
+            if forced and condition in forced_conditions:
+                if item.key is None:
+                    raise InputError("forced placement needs a key", item=item.id)
+                chosen = chosen + [forced_order(n, item.key, s) for s in range(n)]
+            for order_id, order in chosen:
+                out.append(present(item, condition=condition, order_id=order_id, order=order, **common))
+    return out
+
+
+def to_request(
+    p: Presentation,
+    *,
+    model: str,
+    temperature: float | None,
+    max_tokens: int,
+    score_labels: bool,
+    thinking_budget: int | None = None,
+) -> ModelRequest:
+    """The backend request for a presentation.
+
+    ``score_labels``: the backend ranks ``choices`` (the slot labels) by log-probability after the prompt;
+    the phrasing's answer cue ("Відповідь:") then ends the user text, as lm-evaluation-harness does.
+    ``thinking`` reasoning needs ``thinking_budget`` (conf/reasoning/thinking.yaml), sent in ``extra``.
+    """
+    if score_labels and p.protocol == "md":
+        raise ConfigError("score_labels", "the Matched-and-Dashed protocol generates; it cannot be scored")
+    extra: dict[str, Any] = {}
+    if p.reasoning == "thinking":
+        if not thinking_budget:
+            raise ConfigError("reasoning.thinking_budget_tokens", "thinking needs a positive token budget")
+        extra["thinking_budget_tokens"] = int(thinking_budget)
+    user = f"{p.user}\n{p.answer_cue}" if score_labels and p.answer_cue else p.user
+    return ModelRequest(
+        model=model,
+        system=p.system,
+        user=user,
+        choices=p.label_strings if score_labels else (),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        reasoning=p.reasoning,
+        extra=extra,
+    )
