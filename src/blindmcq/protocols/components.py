@@ -1,11 +1,12 @@
 """The four protocol components of the MD seed as separate settings, so a sweep varies one at a time.
 
-| seed | key | values |
-|---|---|---|
-| P, few-shot prompt | ``fewshot`` | ``none`` or the examples' answer distribution: ``all_a``, ``a70``, ``uniform`` |
-| L, labels | ``labels`` | a label scheme (``latin``, ``cyrillic``, ``numerals``, ``dash``); null = the ``labels`` group |
-| pi, order | ``order`` | null = the ``condition`` group's orders; ``all`` (the 2N rotations); ``published`` (rot0) |
-| X, extraction | ``extraction`` | ``letter`` (SL: parse one label) or ``match`` (MD: final sentence matched to an option) |
+- P, few-shot prompt -> ``fewshot``: ``none`` or the examples' answer distribution
+  (``all_a``, ``a70``, ``uniform``), with ``n_shots`` examples.
+- L, labels -> ``labels``: ``latin``, ``cyrillic``, ``numerals``, ``dash``; null = the ``labels`` group.
+- pi, order -> ``order``: null = the ``condition`` group's orders; ``all`` (the 2N rotations);
+  ``published`` (rot0).
+- X, extraction -> ``extraction``: ``letter`` (SL: parse one label) or ``match`` (MD: the final
+  sentence matched to an option by ``blindmcq.protocols.md``).
 
 SL = (none, latin, all, letter); MD = (none, dash, all, match). ``letter`` needs distinct labels, so
 ``labels: dash`` with ``extraction: letter`` is refused.

@@ -182,7 +182,7 @@ class MDMatcher:
                 pending.append((i, extracted, how, options))
             results.append(result)
         if pending:
-            for (i, extracted, how, options), sims in zip(pending, self._similarities(pending), strict=True):
+            for (i, extracted, how, _options), sims in zip(pending, self._similarities(pending), strict=True):
                 results[i] = self._decide(extracted, how, sims)
         return [r for r in results if r is not None]
 
