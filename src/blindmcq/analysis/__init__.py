@@ -1,0 +1,36 @@
+"""Analysis of prediction rows: statistics, the gate, per-model metrics, the paper's tables and figures.
+
+Typical use (what the ``gate``, ``analyze`` and ``report`` stages call)::
+
+    preds = read_predictions("predictions.parquet")
+    g = gate(preds, gate_model="gemma3-270m", k=5, orders="all")
+    a = analyze(preds, gate=g, base=Baseline(), sample_sizes=[400], seed=0)
+    tables = build_tables(a, baselines=baselines, items=items)
+    write_tables("reports/run", tables); write_figures("reports/run", a, banks=..., bank_accuracy=...)
+    metrics = headline_metrics(a)
+"""
+
+from blindmcq.analysis.frame import Baseline, prepare, read_predictions
+from blindmcq.analysis.gate import GateResult, gate, read_gate, smallest_significant_k, write_gate
+from blindmcq.analysis.metrics import Analysis, analyze, bank_blind_accuracy, item_sets, split_halves
+from blindmcq.analysis.tables import Table, build_tables, headline_metrics, write_tables
+
+__all__ = [
+    "Analysis",
+    "Baseline",
+    "GateResult",
+    "Table",
+    "analyze",
+    "bank_blind_accuracy",
+    "build_tables",
+    "gate",
+    "headline_metrics",
+    "item_sets",
+    "prepare",
+    "read_gate",
+    "read_predictions",
+    "smallest_significant_k",
+    "split_halves",
+    "write_gate",
+    "write_tables",
+]

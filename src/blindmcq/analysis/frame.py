@@ -1,0 +1,180 @@
+"""Load-time checks and row selection for prediction frames (columns of ``records.PREDICTION_COLUMNS``).
+
+``prepare`` keeps only the columns the analysis reads, with compact dtypes (categories for labels,
+float for nullable slots), so a million rows fit and group quickly. ``Baseline`` names the
+presentation that headline numbers are measured on; sweeps vary one of its fields at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.errors import ConfigError, InputError
+from blindmcq.records import PREDICTION_COLUMNS
+
+# Columns the analysis reads; the rest (raw text, hashes, latency) stay in the release only.
+USED = (
+    "item_id",
+    "model",
+    "condition",
+    "phrasing",
+    "labels",
+    "protocol",
+    "reasoning",
+    "setting",
+    "order_id",
+    "forced_slot",
+    "key_slot",
+    "n_options",
+    "picked_slot",
+    "picked_option",
+    "correct",
+    "parse_status",
+    "output_tokens",
+)
+CATEGORIES = (
+    "item_id",
+    "model",
+    "condition",
+    "phrasing",
+    "labels",
+    "protocol",
+    "reasoning",
+    "setting",
+    "order_id",
+    "parse_status",
+)
+FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
+PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
+ORDER_RE = re.compile(r"^(rot|rev)\d+$")
+CONDITIONS = ("blind", "full")
+
+
+def read_predictions(path: str | Path) -> pd.DataFrame:
+    """Read released predictions (Parquet, or JSONL with one record a line) and ``prepare`` them."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("predictions file not found", file=str(path))
+    try:
+        if path.suffix in (".jsonl", ".json"):
+            df = pd.read_json(path, lines=True, dtype=False)
+        else:
+            df = pd.read_parquet(path)
+    except (ValueError, OSError) as exc:
+        raise InputError(f"cannot read predictions: {exc}", file=str(path)) from exc
+    return prepare(df, source=str(path))
+
+
+def prepare(predictions: pd.DataFrame, *, source: str = "predictions") -> pd.DataFrame:
+    """Check the released columns and return the analysed subset with compact dtypes.
+
+    Raises InputError naming ``source`` (and the first offending item) on missing columns, unknown
+    conditions, slots outside ``0..N-1``, or a row marked correct whose pick is not the key.
+    """
+    missing = [c for c in PREDICTION_COLUMNS if c not in predictions.columns]
+    if missing:
+        raise InputError(f"missing prediction columns {missing}", file=source)
+    df = predictions.loc[:, list(USED)].copy()
+    for col in CATEGORIES:
+        df[col] = df[col].fillna("").astype(str).astype("category")
+    for col in FLOATS:
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    df["n_options"] = pd.to_numeric(df["n_options"], errors="coerce")
+    df["correct"] = df["correct"].astype(bool)
+
+    def fail(mask: np.ndarray | pd.Series, what: str) -> None:
+        bad = np.flatnonzero(np.asarray(mask))
+        if bad.size:
+            row = int(bad[0])
+            raise InputError(
+                f"{what} ({bad.size} rows; first at row {row})", file=source, item=str(df["item_id"].iat[row])
+            )
+
+    fail(df["n_options"].isna() | (df["n_options"] < 2), "n_options missing or below 2")
+    df["n_options"] = df["n_options"].astype(int)
+    fail(~df["condition"].isin(CONDITIONS), f"condition not one of {CONDITIONS}")
+    for col in ("key_slot", "picked_slot", "forced_slot"):
+        fail((df[col] < 0) | (df[col] >= df["n_options"]), f"{col} outside 0..n_options-1")
+    fail(
+        df["correct"] & (df["picked_slot"] != df["key_slot"]), "marked correct but picked slot is not the key"
+    )
+    fail(df["forced_slot"].notna() & (df["forced_slot"] != df["key_slot"]), "forced slot is not the key slot")
+    return df
+
+
+def is_prepared(df: pd.DataFrame) -> bool:
+    return list(df.columns) == list(USED) and isinstance(df["model"].dtype, pd.CategoricalDtype)
+
+
+def ensure(df: pd.DataFrame) -> pd.DataFrame:
+    """``prepare`` unless already prepared (so public functions accept either)."""
+    return df if is_prepared(df) else prepare(df)
+
+
+Orders = Literal["all"] | Sequence[str] | None
+
+
+def order_mask(order_id: pd.Series, orders: Orders) -> np.ndarray:
+    """Rows whose order is selected: "all" = every rotation/reversal (rot*/rev*), None = any unforced."""
+    if orders is None:
+        return np.ones(len(order_id), dtype=bool)
+    if isinstance(orders, str):
+        if orders != "all":
+            raise ConfigError("orders", f"expected 'all' or a list of order ids, got {orders!r}")
+        cats = order_id.cat.categories if isinstance(order_id.dtype, pd.CategoricalDtype) else None
+        if cats is not None:  # match on the categories once, not on every row
+            good = np.array([bool(ORDER_RE.match(c)) for c in cats], dtype=bool)
+            codes = order_id.cat.codes.to_numpy()
+            return np.where(codes >= 0, good[codes], False)
+        return order_id.astype(str).str.match(ORDER_RE).to_numpy()
+    return order_id.isin(list(orders)).to_numpy()
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The presentation headline numbers are measured on; a field set to None matches any value.
+
+    Defaults follow the composed config (prompt ``original``, labels ``latin``, protocol ``sl``,
+    reasoning ``direct``). ``orders`` selects unforced orders: "all" = rot*/rev*, or a list of ids.
+    """
+
+    phrasing: str | None = "original"
+    labels: str | None = "latin"
+    protocol: str | None = "sl"
+    reasoning: str | None = "direct"
+    setting: str | None = None
+    orders: Orders = "all"
+
+    def without(self, field: str) -> Baseline:
+        """The same baseline with one presentation field left free (for a sweep over it)."""
+        return replace(self, **{field: None})
+
+
+def select(
+    df: pd.DataFrame,
+    base: Baseline,
+    *,
+    condition: str | None = None,
+    forced: bool = False,
+    items: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Rows of the baseline presentation; ``forced`` picks forced-placement rows instead of orders."""
+    mask = np.ones(len(df), dtype=bool)
+    for field in PRESENTATION:
+        value = getattr(base, field)
+        if value is not None:
+            mask &= (df[field] == value).to_numpy()
+    if condition is not None:
+        mask &= (df["condition"] == condition).to_numpy()
+    forced_rows = df["forced_slot"].notna().to_numpy()
+    mask &= forced_rows if forced else (~forced_rows & order_mask(df["order_id"], base.orders))
+    if items is not None:
+        mask &= df["item_id"].isin(list(items)).to_numpy()
+    return df.loc[mask]

@@ -1,0 +1,199 @@
+"""The statistics the paper reports (SPEC, "Statistics"), as small functions over counts and arrays.
+
+Every interval is two-sided 95% unless a ``confidence`` argument says otherwise. Chance is ``1/N``.
+Where scipy has the test, it is scipy's: these wrappers only fix the conventions (two-sided McNemar,
+Wilson without continuity correction, Fisher-z interval for Pearson r) and the degenerate cases.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """``k`` successes of ``n`` with a Wilson interval; all NaN when ``n`` is 0."""
+
+    k: int
+    n: int
+    value: float
+    lo: float
+    hi: float
+
+
+def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Wilson score interval for ``k`` of ``n`` (scipy's ``binomtest(...).proportion_ci``)."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    ci = sps.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def accuracy(k: int, n: int, confidence: float = CONFIDENCE) -> Proportion:
+    """Accuracy ``k/n`` with its Wilson interval."""
+    lo, hi = wilson(k, n, confidence)
+    return Proportion(int(k), int(n), k / n if n > 0 else math.nan, lo, hi)
+
+
+def wilson_columns(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray) -> tuple[np.ndarray, ...]:
+    """Value, lower and upper Wilson bound for arrays of counts (one scipy call per group, not per row)."""
+    k_arr = np.asarray(k, dtype=int)
+    n_arr = np.asarray(n, dtype=int)
+    bounds = np.array([wilson(a, b) for a, b in zip(k_arr, n_arr, strict=True)]).reshape(-1, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(n_arr > 0, k_arr / np.maximum(n_arr, 1), np.nan)
+    return value, bounds[:, 0], bounds[:, 1]
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact McNemar test: ``b`` = pairs right only under A, ``c`` = right only under B."""
+
+    n_pairs: int
+    b: int
+    c: int
+    p: float
+
+
+def mcnemar(correct_a: Sequence[bool] | np.ndarray, correct_b: Sequence[bool] | np.ndarray) -> McNemar:
+    """Two-sided exact McNemar test on paired outcomes (binomial test of ``b`` in ``b + c`` at 1/2).
+
+    With no discordant pair the two conditions cannot be told apart and p is 1.
+    """
+    a = np.asarray(correct_a, dtype=bool)
+    b_arr = np.asarray(correct_b, dtype=bool)
+    if a.shape != b_arr.shape:
+        raise ValueError(f"paired outcomes differ in length: {a.shape} vs {b_arr.shape}")
+    b = int(np.sum(a & ~b_arr))
+    c = int(np.sum(~a & b_arr))
+    p = 1.0 if b + c == 0 else float(sps.binomtest(b, b + c, 0.5).pvalue)
+    return McNemar(int(a.size), b, c, p)
+
+
+def chance_test(k: int, n: int, chance: float, alternative: Literal["greater", "less"] = "greater") -> float:
+    """One-sided exact binomial p-value of ``k`` of ``n`` against ``chance`` (above or below it)."""
+    if n <= 0:
+        return math.nan
+    return float(sps.binomtest(int(k), int(n), chance, alternative=alternative).pvalue)
+
+
+def chance_histogram(n_items: int, n_orders: int = 8, chance: float = 0.25) -> np.ndarray:
+    """Expected number of items answered blind in 0..n_orders orders if every pick were chance."""
+    return n_items * sps.binom.pmf(np.arange(n_orders + 1), n_orders, chance)
+
+
+def smallest_significant_k(n_orders: int = 8, chance: float = 0.25, alpha: float = 0.05) -> int:
+    """Smallest count k with one-sided P(X >= k) < alpha for X ~ Binomial(n_orders, chance).
+
+    For 8 orders at chance 0.25 this is 5 (P(X >= 5) = 0.027; P(X >= 4) = 0.114).
+    """
+    tail = sps.binom.sf(np.arange(n_orders + 1) - 1, n_orders, chance)  # P(X >= k) for k = 0..n
+    below = np.flatnonzero(tail < alpha)
+    if below.size == 0:
+        raise ValueError(f"no k of {n_orders} orders reaches p < {alpha} at chance {chance}")
+    return int(below[0])
+
+
+def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float:
+    """Score the answer-position distribution alone earns: sum over slots of pick rate x key rate."""
+    p = np.asarray(pick_rates, dtype=float)
+    q = np.asarray(key_rates, dtype=float)
+    if p.shape != q.shape:
+        raise ValueError(f"pick and key rates differ in slots: {p.shape} vs {q.shape}")
+    return float(np.dot(p, q))
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    lo: float
+    hi: float
+    n: int
+
+
+def t_interval(values: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """Mean of item-level values with a Student-t interval (items as the unit of resampling)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    mean = float(x.mean())
+    if n < 2:
+        return Interval(mean, math.nan, math.nan, n)
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return Interval(mean, mean - half, mean + half, n)
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    seed: int = 0,
+    n_resamples: int = 9999,
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """Mean of item-level values with a seeded percentile bootstrap interval (scipy.stats.bootstrap)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n < 2:
+        return Interval(float(x.mean()) if n else math.nan, math.nan, math.nan, n)
+    kwargs = dict(n_resamples=n_resamples, confidence_level=confidence, method="percentile", vectorized=True)
+    rng = np.random.default_rng(seed)
+    try:
+        res = sps.bootstrap((x,), np.mean, rng=rng, **kwargs)
+    except TypeError:  # scipy < 1.15 names it random_state
+        res = sps.bootstrap((x,), np.mean, random_state=rng, **kwargs)
+    ci = res.confidence_interval
+    return Interval(float(x.mean()), float(ci.low), float(ci.high), n)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Pearson r with its Fisher-z interval and two-sided p; NaN where n is too small."""
+
+    r: float
+    lo: float
+    hi: float
+    p: float
+    n: int
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> Correlation:
+    """Pearson r across paired values (scipy.stats.pearsonr); the interval needs n >= 4."""
+    xa = np.asarray(x, dtype=float)
+    ya = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(xa) | np.isnan(ya))
+    xa, ya = xa[keep], ya[keep]
+    n = int(xa.size)
+    if n < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0:
+        return Correlation(math.nan, math.nan, math.nan, math.nan, n)
+    res = sps.pearsonr(xa, ya)
+    lo = hi = math.nan
+    if n >= 4:
+        ci = res.confidence_interval(confidence_level=CONFIDENCE)
+        lo, hi = float(ci.low), float(ci.high)
+    return Correlation(float(res.statistic), lo, hi, float(res.pvalue), n)
+
+
+def t_bounds(
+    mean: np.ndarray | pd.Series, std: np.ndarray | pd.Series, n: np.ndarray | pd.Series
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised Student-t bounds ``mean -+ t(n-1) * std / sqrt(n)`` (NaN where n < 2)."""
+    m = np.asarray(mean, dtype=float)
+    s = np.asarray(std, dtype=float)
+    k = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(
+            k >= 2, sps.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(k - 1, 1)) * s / np.sqrt(k), np.nan
+        )
+    return m - half, m + half

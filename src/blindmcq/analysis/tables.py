@@ -1,0 +1,476 @@
+"""Tables 2-10 of the paper from an ``Analysis``: numbers as DataFrames (CSV), text as Markdown.
+
+Every number shown is rounded by ``rounded`` (3 decimals), and ``headline_metrics`` uses the same
+function, so the Markdown, the CSV-derived report and the MLflow/DVC metrics agree digit for digit.
+A table without the predictions it needs is still written, with a note naming what is missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.analysis import stats
+from blindmcq.analysis.metrics import Analysis, accuracy_table, spread
+from blindmcq.atomic import write_text
+from blindmcq.errors import InputError
+from blindmcq.items import Item
+
+DECIMALS = 3
+BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
+TITLES = {
+    "table2": "Table 2: Surface strategies (accuracy without reasoning over the question)",
+    "table3": "Table 3: Blind (options only) and full accuracy on accepted and rejected items",
+    "table4": "Table 4: Positional habit and excess over it",
+    "table5": "Table 5: Agreement with the gate model's blind pick, and the accepted/rejected gap",
+    "table6": "Table 6: Blind accuracy under each prompt phrasing",
+    "table7": "Table 7: Accuracy under each label scheme",
+    "table8": "Table 8: Forced placement: blind solvability with position bias removed by construction",
+    "table9": "Table 9: Reasoning modes against direct answer",
+    "table10": "Table 10: The blind probe on a second bank",
+    "correlation": "Blind vs full accuracy across models (Pearson r, Fisher-z 95% interval)",
+    "gate": "Gate: items by blind-solved count against the chance expectation",
+}
+NEEDS = {
+    "table2": "a baselines frame (columns strategy, item_id, picked_option, correct)",
+    "table3": "blind or full predictions on the baseline presentation",
+    "table4": "blind predictions on the baseline presentation",
+    "table5": "a gate (the gate model's blind calls over all orders) and blind calls of other models",
+    "table6": "blind predictions under two or more phrasings (phrasing sweep)",
+    "table7": "predictions under two or more label schemes (label sweep)",
+    "table8": "forced-placement predictions (blind rows with forced_slot set)",
+    "table9": "predictions under two or more reasoning modes, one of them the baseline's",
+    "table10": "predictions on a second bank (e.g. LEXam)",
+    "correlation": "blind and full accuracy of at least three models on the same items",
+    "gate": "a gate (the gate model's blind calls over all orders)",
+}
+
+
+def rounded(x: float) -> float:
+    """The number as shown: 3 decimals (NaN stays NaN)."""
+    return math.nan if x is None or not np.isfinite(x) else float(f"{x:.{DECIMALS}f}")
+
+
+def fmt(x: float, signed: bool = False) -> str:
+    if x is None or not np.isfinite(x):
+        return "—"
+    return f"{x:+.{DECIMALS}f}" if signed else f"{x:.{DECIMALS}f}"
+
+
+def fmt_ci(value: float, lo: float, hi: float) -> str:
+    """``0.515 [.504,.526]`` as in the paper (bounds without the leading zero)."""
+    if not np.isfinite(value):
+        return "—"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return fmt(value)
+
+    def short(x: float) -> str:
+        return re.sub(r"^(-?)0\.", r"\1.", f"{x:.{DECIMALS}f}")
+
+    return f"{fmt(value)} [{short(lo)},{short(hi)}]"
+
+
+def fmt_p(p: float) -> str:
+    if p is None or not np.isfinite(p):
+        return "—"
+    return "<.001" if p < 0.001 else fmt(p)
+
+
+def slot_name(s: int) -> str:
+    return string.ascii_uppercase[s] if s < 26 else str(s)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    title: str
+    frame: pd.DataFrame  # full-precision numbers (the CSV)
+    shown: pd.DataFrame  # formatted strings (the Markdown)
+    note: str = ""
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", ""]
+        if not self.shown.empty:
+            cols = [str(c) for c in self.shown.columns]
+            lines += ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+            lines += ["| " + " | ".join(map(str, row)) + " |" for row in self.shown.itertuples(index=False)]
+            lines.append("")
+        if self.note:
+            lines += [self.note, ""]
+        return "\n".join(lines)
+
+
+def _empty(name: str) -> Table:
+    return Table(
+        name, TITLES[name], pd.DataFrame(), pd.DataFrame(), f"No data: this table needs {NEEDS[name]}."
+    )
+
+
+def _at(frame: pd.DataFrame, set_name: str) -> pd.DataFrame:
+    if frame.empty or "set" not in frame:
+        return pd.DataFrame()
+    return frame[frame["set"] == set_name].reset_index(drop=True)
+
+
+def _slots(frame: pd.DataFrame, prefix: str) -> list[int]:
+    return sorted(int(c[len(prefix) :]) for c in frame.columns if re.fullmatch(rf"{prefix}\d+", c))
+
+
+def _model_label(a: Analysis, model: str) -> str:
+    return f"{model} (gate)" if a.gate is not None and model == a.gate.gate_model else model
+
+
+def check_baselines(baselines: pd.DataFrame, source: str = "baselines") -> pd.DataFrame:
+    missing = [c for c in BASELINE_COLUMNS if c not in baselines.columns]
+    if missing:
+        raise InputError(f"missing baseline columns {missing}", file=source)
+    return baselines
+
+
+def table_2(
+    baselines: pd.DataFrame | None, *, chance: float = 0.25, item_ids: Sequence[str] | None = None
+) -> Table:
+    """Surface strategies: accuracy with Wilson interval per strategy, under a chance row."""
+    if baselines is None or baselines.empty:
+        return _empty("table2")
+    b = check_baselines(baselines)
+    if item_ids is not None:
+        b = b[b["item_id"].isin(list(item_ids))]
+    rows = b.assign(
+        model=b["strategy"].astype(str), correct=b["correct"].astype(bool), n_options=1.0 / chance
+    )
+    frame = accuracy_table(rows).rename(columns={"model": "strategy"}).drop(columns="chance")
+    chance_row = pd.DataFrame([{"strategy": "Chance", "n": np.nan, "k": np.nan, "acc": chance}])
+    frame = pd.concat([chance_row, frame], ignore_index=True)
+    shown = pd.DataFrame(
+        {
+            "Strategy": frame["strategy"],
+            "n": frame["n"].map(lambda x: "" if not np.isfinite(x) else f"{int(x)}"),
+            "Accuracy": [fmt_ci(v, lo, hi) for v, lo, hi in frame[["acc", "lo", "hi"]].to_numpy()],
+        }
+    )
+    return Table("table2", TITLES["table2"], frame, shown, f"Chance is {fmt(chance)}.")
+
+
+def bank_profile(items: Sequence[Item]) -> Table:
+    """Key-position shares and mean key minus mean distractor length (characters) of usable items."""
+    usable = [it for it in items if it.usable]
+    if not usable:
+        return Table("bank_profile", "Bank profile", pd.DataFrame(), pd.DataFrame(), "No usable items.")
+    n = max(it.n_options for it in usable)
+    keys = np.array([it.key for it in usable])
+    key_len = np.array([len(it.options[it.key]) for it in usable])
+    dis_len = np.array([np.mean([len(o) for j, o in enumerate(it.options) if j != it.key]) for it in usable])
+    rows = [{"measure": f"key in slot {slot_name(s)}", "value": float(np.mean(keys == s))} for s in range(n)]
+    rows.append({"measure": "mean key length (chars)", "value": float(key_len.mean())})
+    rows.append({"measure": "mean distractor length (chars)", "value": float(dis_len.mean())})
+    rows.append(
+        {"measure": "key minus distractor length (chars)", "value": float(key_len.mean() - dis_len.mean())}
+    )
+    frame = pd.DataFrame(rows)
+    shown = pd.DataFrame({"Measure": frame["measure"], "Value": frame["value"].map(fmt)})
+    return Table("bank_profile", f"Bank profile ({len(usable)} usable items)", frame, shown)
+
+
+def table_3(a: Analysis) -> Table:
+    sets = ["accepted", "rejected"] if a.gate is not None else ["all"]
+    s = a.summary
+    if s.empty:
+        return _empty("table3")
+    s = s[s["set"].isin(sets)]
+    cols = ["blind_n", "blind_acc", "blind_lo", "blind_hi", "full_n", "full_acc", "full_lo", "full_hi"]
+    cols = [c for c in cols if c in s]
+    frame = s.pivot(index="model", columns="set", values=cols)
+    frame.columns = [f"{c}_{st}" for c, st in frame.columns]
+    order_by = f"full_acc_{sets[0]}" if f"full_acc_{sets[0]}" in frame else f"blind_acc_{sets[0]}"
+    frame = frame.sort_values(order_by, ascending=False).reset_index()
+    shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
+    for cond in ("blind", "full"):
+        for st in sets:
+            if f"{cond}_acc_{st}" not in frame:
+                continue
+            shown[f"{cond.capitalize()}, {st}"] = [
+                fmt_ci(*v)
+                for v in frame[[f"{cond}_acc_{st}", f"{cond}_lo_{st}", f"{cond}_hi_{st}"]].to_numpy()
+            ]
+            shown[f"n {cond}, {st}"] = frame[f"{cond}_n_{st}"].map(
+                lambda x: "—" if pd.isna(x) else f"{int(x)}"
+            )
+    chance = s["chance"].mean()
+    note = f"Chance is {fmt(chance)}. n counts calls; intervals are 95% Wilson over calls."
+    return Table("table3", TITLES["table3"], frame, shown, note)
+
+
+def table_4(a: Analysis) -> Table:
+    s = _at(a.summary, a.headline_set)
+    if s.empty or "habit" not in s:
+        return _empty("table4")
+    slots = _slots(s, "pick_")
+    cols = [
+        "model",
+        *[f"pick_{i}" for i in slots],
+        *[f"key_{i}" for i in slots],
+        "blind_acc",
+        "habit",
+        "excess",
+    ]
+    frame = s[cols].sort_values("excess", ascending=False).reset_index(drop=True)
+    shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
+    for i in slots:
+        shown[f"Pick {slot_name(i)}"] = frame[f"pick_{i}"].map(fmt)
+    for i in slots:
+        shown[f"Key {slot_name(i)}"] = frame[f"key_{i}"].map(fmt)
+    shown["Blind"] = frame["blind_acc"].map(fmt)
+    shown["Habit"] = frame["habit"].map(fmt)
+    shown["Excess"] = frame["excess"].map(lambda x: fmt(x, signed=True))
+    note = (
+        f"Set: {a.headline_set}. Habit = sum over slots of pick rate x key rate on the same blind calls; "
+        "pick rates are shares of all calls (unparsed answers pick no slot). Excess = blind - habit."
+    )
+    return Table("table4", TITLES["table4"], frame, shown, note)
+
+
+def table_5(a: Analysis) -> Table:
+    g = a.agreement
+    if a.gate is None or g.empty:
+        return _empty("table5")
+    frame = g.sort_values("agreement", ascending=False, na_position="last").reset_index(drop=True)
+    frame = frame[frame["model"] != a.gate.gate_model].reset_index(drop=True)
+    shown = pd.DataFrame(
+        {
+            "Model": frame["model"],
+            f"Agrees with {a.gate.gate_model}": frame["agreement"].map(fmt),
+            "Pairs": frame["n_pairs"].map(lambda x: "—" if pd.isna(x) else f"{int(x)}"),
+            "Accepted": frame.get("blind_accepted", pd.Series(np.nan, index=frame.index)).map(fmt),
+            "Rejected": frame.get("blind_rejected", pd.Series(np.nan, index=frame.index)).map(fmt),
+            "Gap": frame.get("gap", pd.Series(np.nan, index=frame.index)).map(fmt),
+        }
+    )
+    note = (
+        "Agreement: share of presentations (item, order, labels, phrasing) where the model picks the gate "
+        "model's option, over those both answered (0.25 under independence at N=4). "
+        "Gap = blind accuracy on rejected - on accepted."
+    )
+    return Table("table5", TITLES["table5"], frame, shown, note)
+
+
+def _sweep_table(a: Analysis, name: str, sweep_frame: pd.DataFrame, conditions: Sequence[str]) -> Table:
+    rows = _at(sweep_frame, a.detail_set)
+    rows = rows[rows["condition"].isin(list(conditions))] if not rows.empty else rows
+    if rows.empty:
+        return _empty(name)
+    spreads = spread(rows)
+    wide = rows.pivot_table(index="value", columns=["model", "condition"], values="acc", observed=True)
+    wide.loc["Spread"] = spreads.set_index(["model", "condition"])["spread"].reindex(wide.columns).to_numpy()
+    frame = wide.copy()
+    frame.columns = [f"{m}/{c}" for m, c in frame.columns]
+    frame = frame.reset_index()
+    shown = frame.copy()
+    for c in shown.columns[1:]:
+        shown[c] = shown[c].map(fmt)
+    shown = shown.rename(columns={"value": name_value(name)})
+    note = f"Set: {a.detail_set}; other presentation fields at baseline. Spread = max - min over the values."
+    if rows["value"].nunique() < 2:
+        note += f" Only one value present: this table needs {NEEDS[name]}."
+    if name == "table7" and "other_scheme" in rows:
+        other = rows.groupby(["model", "value"], observed=True)["other_scheme"].max()
+        note += f" Highest other-scheme answer rate: {fmt(float(other.max()))}."
+    return Table(name, TITLES[name], frame, shown, note)
+
+
+def name_value(name: str) -> str:
+    return {"table6": "Phrasing", "table7": "Labels"}[name]
+
+
+def table_6(a: Analysis) -> Table:
+    return _sweep_table(a, "table6", a.phrasing, ("blind",))
+
+
+def table_7(a: Analysis) -> Table:
+    return _sweep_table(a, "table7", a.labels, ("blind", "full"))
+
+
+def table_8(a: Analysis) -> Table:
+    f = _at(a.forced, a.detail_set)
+    if f.empty:
+        return _empty("table8")
+    slots = _slots(f, "acc_")
+    frame = f.drop(columns="set")
+    shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
+    for i in slots:
+        shown[f"Key at {slot_name(i)}"] = frame[f"acc_{i}"].map(fmt)
+    shown["Slot spread"] = frame["spread"].map(fmt)
+    shown["Sum"] = frame["sum"].map(fmt)
+    shown["Position-free"] = [fmt_ci(*v) for v in frame[["position_free", "pf_lo", "pf_hi"]].to_numpy()]
+    shown["Items"] = frame["n_items"].map(lambda x: f"{int(x)}")
+    shown["Single-order"] = frame["single_order"].map(fmt)
+    note = (
+        f"Set: {a.detail_set}. Position-free = mean of the slot accuracies (1/N when the choice ignores "
+        "content); 95% t interval over items, each item's mean over its N placements. "
+        "Single-order = blind accuracy on the baseline orders of the same set."
+    )
+    return Table("table8", TITLES["table8"], frame, shown, note)
+
+
+def table_9(a: Analysis) -> Table:
+    r = _at(a.reasoning, a.detail_set)
+    if r.empty:
+        return _empty("table9")
+    frame = r.drop(columns="set").sort_values(["model", "reasoning"]).reset_index(drop=True)
+
+    def col(name: str) -> pd.Series:
+        return frame[name] if name in frame else pd.Series(np.nan, index=frame.index)
+
+    shown = pd.DataFrame(
+        {
+            "Model": frame["model"],
+            "Reasoning": frame["reasoning"],
+            "Blind": col("blind_acc").map(fmt),
+            "p (blind)": col("p_blind").map(fmt_p),
+            "Full": col("full_acc").map(fmt),
+            "p (full)": col("p_full").map(fmt_p),
+            "Out tok.": col("output_tokens").map(lambda x: "—" if pd.isna(x) else f"{x:.0f}"),
+        }
+    )
+    ref = a.base.reasoning or "direct"
+    note = f"Set: {a.detail_set}. p: exact McNemar on paired presentations against '{ref}'."
+    if frame["reasoning"].nunique() < 2:
+        note += f" Only one mode present: this table needs {NEEDS['table9']}."
+    return Table("table9", TITLES["table9"], frame, shown, note)
+
+
+def table_10(a: Analysis) -> Table:
+    s = a.second_bank
+    if s.empty:
+        return _empty("table10")
+    frame = s.sort_values(["model", "condition"]).reset_index(drop=True)
+    shown = pd.DataFrame(
+        {
+            "Model": frame["model"],
+            "Condition": frame["condition"],
+            "n": frame["n"].map(lambda x: "0" if pd.isna(x) else f"{int(x)}"),
+            "Unparsed": frame["unparsed"].map(lambda x: "0" if pd.isna(x) else f"{int(x)}"),
+            "Accuracy [95% CI]": [fmt_ci(*v) for v in frame[["acc", "lo", "hi"]].to_numpy()],
+        }
+    )
+    note = f"Chance is {fmt(float(frame['chance'].mean()))}. n counts responses whose answer parsed."
+    return Table("table10", TITLES["table10"], frame, shown, note)
+
+
+def correlation_table(a: Analysis) -> Table:
+    c = a.correlation
+    if c.empty or c["n_models"].max() < 3:
+        t = _empty("correlation")
+        return Table(t.name, t.title, c, t.shown, t.note)
+    shown = pd.DataFrame(
+        {
+            "Items": c["kind"],
+            "r [95% CI]": [fmt_ci(*v) for v in c[["r", "lo", "hi"]].to_numpy()],
+            "p": c["p"].map(fmt_p),
+            "Models": c["n_models"].map(str),
+        }
+    )
+    note = (
+        f"Set: {a.headline_set}; disjoint halves: blind on one seeded half of the items, full on the other."
+    )
+    return Table("correlation", TITLES["correlation"], c, shown, note)
+
+
+def gate_table(a: Analysis) -> Table:
+    if a.gate is None:
+        return _empty("gate")
+    counts = a.gate.counts
+    n_orders = int(counts["n_orders"].max())
+    chance = float((1.0 / counts["n_options"]).mean())
+    observed = np.bincount(counts["solved"], minlength=n_orders + 1)
+    expected = stats.chance_histogram(len(counts), n_orders, chance)
+    frame = pd.DataFrame({"solved": np.arange(n_orders + 1), "observed": observed, "expected": expected})
+    shown = pd.DataFrame(
+        {
+            "Solved blind (of orders)": frame["solved"].map(str),
+            "Items": frame["observed"].map(str),
+            f"Expected, Binomial({n_orders}, {chance:.2f})": frame["expected"].map(lambda x: f"{x:.1f}"),
+        }
+    )
+    g = a.gate
+    note = (
+        f"Gate model {g.gate_model}, k = {g.k}: {len(g.accepted)} accepted, {len(g.rejected)} rejected, "
+        f"retained share {fmt(g.retained_share)}."
+    )
+    return Table("gate", TITLES["gate"], frame, shown, note)
+
+
+def build_tables(
+    a: Analysis,
+    *,
+    baselines: pd.DataFrame | None = None,
+    items: Sequence[Item] | None = None,
+) -> dict[str, Table]:
+    """Every table, in report order: gate, Tables 2-10, correlation (and the bank profile with items)."""
+    chance = float(a.summary["chance"].mean()) if not a.summary.empty else 0.25
+    tables = [gate_table(a), table_2(baselines, chance=chance)]
+    if items is not None:
+        tables.append(bank_profile(items))
+    tables += [table_3(a), table_4(a), table_5(a), table_6(a), table_7(a), table_8(a), table_9(a)]
+    tables += [table_10(a), correlation_table(a)]
+    return {t.name: t for t in tables}
+
+
+def write_tables(out_dir: str | Path, tables: Mapping[str, Table]) -> dict[str, Path]:
+    """Write ``{name}.csv`` and ``{name}.md`` per table and all of them in ``tables.md``, each atomically."""
+    out = Path(out_dir)
+    paths: dict[str, Path] = {}
+    for name, t in tables.items():
+        csv = out / f"{name}.csv"
+        write_text(csv, t.frame.to_csv(index=False) if not t.frame.empty else f"# {t.note}\n")
+        md = out / f"{name}.md"
+        write_text(md, t.markdown())
+        paths[f"{name}.csv"], paths[f"{name}.md"] = csv, md
+    combined = out / "tables.md"
+    write_text(combined, "\n".join(t.markdown() for t in tables.values()))
+    paths["tables.md"] = combined
+    return paths
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_\-./ ]")
+
+
+def metric_name(*parts: str) -> str:
+    """``kind/model/set`` with characters MLflow rejects (e.g. ':' in Bedrock ids) replaced by '_'."""
+    return "/".join(_UNSAFE.sub("_", str(p)) for p in parts)
+
+
+def headline_metrics(a: Analysis) -> dict[str, float]:
+    """Flat metrics, rounded exactly as the tables show them, for MLflow and DVC.
+
+    Names: ``{blind_acc,blind_lo,blind_hi,full_acc,habit,excess}/{model}/{set}``,
+    ``position_free/{model}/{detail set}``, ``agreement/{model}``, ``gap/{model}``,
+    ``gate/{retained_share,n_accepted,n_rejected}``, ``r/{same_items,disjoint_halves}``.
+    """
+    out: dict[str, float] = {}
+    for row in a.summary.to_dict(orient="records"):
+        for kind in ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess"):
+            value = row.get(kind, math.nan)
+            if value is not None and np.isfinite(value):
+                out[metric_name(kind, row["model"], row["set"])] = rounded(value)
+    for row in _at(a.forced, a.detail_set).to_dict(orient="records"):
+        out[metric_name("position_free", row["model"], a.detail_set)] = rounded(row["position_free"])
+    for row in a.agreement.to_dict(orient="records"):
+        for kind in ("agreement", "gap"):
+            if np.isfinite(row.get(kind, math.nan)):
+                out[metric_name(kind, row["model"])] = rounded(row[kind])
+    if a.gate is not None:
+        out["gate/retained_share"] = rounded(a.gate.retained_share)
+        out["gate/n_accepted"] = float(len(a.gate.accepted))
+        out["gate/n_rejected"] = float(len(a.gate.rejected))
+    for row in a.correlation.to_dict(orient="records"):
+        if np.isfinite(row["r"]):
+            out[metric_name("r", row["kind"].replace(" ", "_"))] = rounded(row["r"])
+    return out
