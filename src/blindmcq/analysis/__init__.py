@@ -10,6 +10,7 @@ Typical use (what the ``gate``, ``analyze`` and ``report`` stages call)::
     metrics = headline_metrics(a)
 """
 
+from blindmcq.analysis.figures import write_figures
 from blindmcq.analysis.frame import Baseline, prepare, read_predictions
 from blindmcq.analysis.gate import GateResult, gate, read_gate, smallest_significant_k, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze, bank_blind_accuracy, item_sets, split_halves
@@ -32,5 +33,6 @@ __all__ = [
     "smallest_significant_k",
     "split_halves",
     "write_gate",
+    "write_figures",
     "write_tables",
 ]

@@ -1,0 +1,211 @@
+"""Figures 1-4 of the paper as PNG (matplotlib, Agg), each readable on its own: title, axis labels,
+chance line, 95% intervals. A figure without data still renders, saying what it needs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from blindmcq.analysis import stats  # noqa: E402
+from blindmcq.analysis.gate import GateResult  # noqa: E402
+from blindmcq.analysis.metrics import Analysis  # noqa: E402
+from blindmcq.analysis.tables import NEEDS, slot_name  # noqa: E402
+from blindmcq.atomic import atomic_path  # noqa: E402
+from blindmcq.items import Item  # noqa: E402
+
+DPI = 150
+OBSERVED, EXPECTED, POINTS = "#2b6cb0", "#c0c0c0", "#c53030"
+
+
+def save(fig: Figure, path: str | Path) -> Path:
+    """Write a PNG atomically and close the figure."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)
+
+
+def _placeholder(title: str, needs: str) -> Figure:
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.set_title(title)
+    ax.text(0.5, 0.5, f"No data: this figure needs\n{needs}.", ha="center", va="center", wrap=True)
+    ax.set_axis_off()
+    return fig
+
+
+def figure_1(gate: GateResult | None) -> Figure:
+    """Items by blind-solved count over the orders, beside the Binomial(orders, 1/N) expectation."""
+    title = "Figure 1: How often each item is answered blind"
+    if gate is None or gate.counts.empty:
+        return _placeholder(title, NEEDS["gate"])
+    counts = gate.counts
+    n_orders = int(counts["n_orders"].max())
+    chance = float((1.0 / counts["n_options"]).mean())
+    observed = np.bincount(counts["solved"], minlength=n_orders + 1)
+    expected = stats.chance_histogram(len(counts), n_orders, chance)
+    x = np.arange(n_orders + 1)
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    w = 0.4
+    ax.bar(x - w / 2, observed, w, color=OBSERVED, label=f"observed ({gate.gate_model})")
+    ax.bar(x + w / 2, expected, w, color=EXPECTED, edgecolor="black", label=f"chance: Binomial({n_orders}, {chance:.2f})")
+    for xi, o, e in zip(x, observed, expected, strict=True):
+        ax.annotate(f"{o}", (xi - w / 2, max(o, 0.05)), ha="center", va="bottom", fontsize=7)
+        ax.annotate(f"{e:.1f}", (xi + w / 2, max(e, 0.05)), ha="center", va="bottom", fontsize=7, color="dimgray")
+    ax.set_yscale("log")
+    ax.set_ylim(0.05, max(observed.max(), expected.max()) * 3)
+    ax.axvline(gate.k - 0.5, color="black", linestyle="--", linewidth=1)
+    ax.text(gate.k - 0.45, ax.get_ylim()[1] / 2, f"rejected at >= {gate.k}", fontsize=8, va="top")
+    ax.set_xticks(x)
+    ax.set_xlabel(f"orders answered correctly with the question hidden (of {n_orders})")
+    ax.set_ylabel("items (log scale)")
+    ax.set_title(f"{title}\n{len(counts)} items; {len(gate.rejected)} rejected, {len(gate.accepted)} accepted")
+    ax.legend(fontsize=8, loc="upper center")
+    return fig
+
+
+def figure_2(a: Analysis) -> Figure:
+    """Blind against full accuracy per model (headline set), Wilson bars on both axes, r annotated."""
+    title = "Figure 2: Blind vs full accuracy"
+    s = a.summary
+    s = s[s["set"] == a.headline_set] if not s.empty else s
+    if s.empty or "full_acc" not in s or s["full_acc"].isna().all() or s["blind_acc"].isna().all():
+        return _placeholder(title, "blind and full predictions on the baseline presentation")
+    s = s.dropna(subset=["blind_acc", "full_acc"])
+    chance = float(s["chance"].mean())
+    fig, ax = plt.subplots(figsize=(6.5, 5.5))
+    gate_model = a.gate.gate_model if a.gate is not None else None
+    for row in s.itertuples(index=False):
+        is_gate = row.model == gate_model
+        ax.errorbar(
+            row.full_acc,
+            row.blind_acc,
+            xerr=[[row.full_acc - row.full_lo], [row.full_hi - row.full_acc]],
+            yerr=[[row.blind_acc - row.blind_lo], [row.blind_hi - row.blind_acc]],
+            fmt="s" if is_gate else "o",
+            mfc="white" if is_gate else OBSERVED,
+            color=OBSERVED,
+            capsize=2,
+        )
+        ax.annotate(f"{row.model}{' (gate)' if is_gate else ''}", (row.full_acc, row.blind_acc), fontsize=7,
+                    xytext=(4, 4), textcoords="offset points")
+    ax.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
+    ax.axvline(chance, color="gray", linestyle=":", linewidth=1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel(f"full accuracy (question shown), {a.headline_set} items")
+    ax.set_ylabel(f"blind accuracy (options only), {a.headline_set} items")
+    lines = []
+    for row in a.correlation.itertuples(index=False):
+        if math.isfinite(row.r):
+            ci = f" [{row.lo:.2f}, {row.hi:.2f}]" if math.isfinite(row.lo) else ""
+            lines.append(f"r = {row.r:.3f}{ci} ({row.kind}, {row.n_models} models)")
+    if not lines:
+        lines.append("r not defined for fewer than 3 models")
+    ax.text(0.02, 0.98, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=8)
+    ax.set_title(f"{title}\nbars: 95% Wilson intervals" + (f"; gate model {gate_model} hollow, not in r" if gate_model else ""))
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def figure_3(a: Analysis) -> Figure:
+    """Per model: accuracy with the key forced into each slot (bars) against the slot's pick rate (points)."""
+    title = "Figure 3: Forced-slot accuracy against pick rate"
+    f = a.forced
+    f = f[f["set"] == a.detail_set] if not f.empty else f
+    if f.empty:
+        return _placeholder(title, NEEDS["table8"])
+    s = a.summary[a.summary["set"] == a.detail_set].set_index("model") if not a.summary.empty else pd.DataFrame()
+    slots = sorted(int(c[4:]) for c in f.columns if c.startswith("acc_") and c[4:].isdigit())
+    n = len(f)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharey=True)
+    x = np.arange(len(slots))
+    for ax, row in zip(axes.flat, f.itertuples(index=False), strict=False):
+        acc = np.array([getattr(row, f"acc_{i}") for i in slots], dtype=float)
+        ax.bar(x, acc, color=OBSERVED, label="accuracy, key forced here")
+        if row.model in s.index and f"pick_{slots[0]}" in s:
+            pick = np.array([s.loc[row.model, f"pick_{i}"] for i in slots], dtype=float)
+            ax.plot(x, pick, "o", color=POINTS, label="pick rate of the slot")
+        ax.axhline(row.chance, color="gray", linestyle="--", linewidth=1, label=f"chance {row.chance:.2f}")
+        ax.set_xticks(x, [slot_name(i) for i in slots])
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{row.model}\nposition-free {row.position_free:.3f} [{row.pf_lo:.3f}, {row.pf_hi:.3f}]", fontsize=9)
+        ax.set_xlabel("slot holding the key")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("share of calls")
+    for ax in list(axes.flat)[n:]:
+        ax.set_axis_off()
+    axes.flat[0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"{title} ({a.detail_set} items)\nunder content-independence bars equal points and sum to 1")
+    fig.tight_layout()
+    return fig
+
+
+def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataFrame | None) -> Figure:
+    """Left: CDF of option length (characters) per bank. Right: blind accuracy per bank and model."""
+    title = "Figure 4: Option length and blind accuracy by bank"
+    if not banks:
+        return _placeholder(title, "the items of two banks and their blind accuracies")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, items in banks.items():
+        lengths = np.sort([len(o) for it in items for o in it.options])
+        if lengths.size:
+            left.step(lengths, np.arange(1, lengths.size + 1) / lengths.size, where="post",
+                      label=f"{name} (max {lengths[-1]} chars)")
+    left.set_xscale("symlog", linthresh=10)
+    left.set_xlabel("option length (characters, log scale above 10)")
+    left.set_ylabel("share of options at or below this length")
+    left.set_ylim(0, 1.01)
+    left.set_title("Option length, cumulative")
+    left.legend(fontsize=8, loc="lower right")
+    if bank_accuracy is None or bank_accuracy.empty:
+        right.text(0.5, 0.5, "No blind predictions per bank", ha="center", va="center")
+        right.set_axis_off()
+    else:
+        bank_names = list(dict.fromkeys(bank_accuracy["bank"]))
+        models = list(dict.fromkeys(bank_accuracy["model"]))
+        w = 0.8 / len(bank_names)
+        x = np.arange(len(models))
+        for j, bank in enumerate(bank_names):
+            b = bank_accuracy[bank_accuracy["bank"] == bank].set_index("model").reindex(models)
+            right.bar(x + (j - (len(bank_names) - 1) / 2) * w, b["acc"], w, label=bank,
+                      yerr=[b["acc"] - b["lo"], b["hi"] - b["acc"]], capsize=2)
+        chance = float(bank_accuracy["chance"].mean())
+        right.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
+        right.set_xticks(x, models, rotation=20, ha="right", fontsize=8)
+        right.set_ylim(0, 1)
+        right.set_ylabel("blind accuracy (95% Wilson)")
+        right.set_title("Blind accuracy, question hidden")
+        right.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def write_figures(
+    out_dir: str | Path,
+    a: Analysis,
+    *,
+    banks: Mapping[str, Sequence[Item]] | None = None,
+    bank_accuracy: pd.DataFrame | None = None,
+) -> dict[str, Path]:
+    """Render Figures 1-4 into ``out_dir`` as ``figure{1..4}.png``; returns name -> path."""
+    out = Path(out_dir)
+    makers = {
+        "figure1": lambda: figure_1(a.gate),
+        "figure2": lambda: figure_2(a),
+        "figure3": lambda: figure_3(a),
+        "figure4": lambda: figure_4(banks, bank_accuracy),
+    }
+    return {name: save(make(), out / f"{name}.png") for name, make in makers.items()}  # one open at a time

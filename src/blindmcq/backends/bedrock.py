@@ -1,0 +1,325 @@
+"""Amazon Bedrock through boto3's ``bedrock-runtime`` Converse API.
+
+One backend per model config (``conf/model/<name>.yaml``). Several regions per model spread the
+per-region quota: each attempt goes to the next region in round-robin order that is not cooling down
+after a throttle. Throttling and transient server errors are retried with exponential jittered backoff
+up to a budget; after it, and on any non-retryable error, the call returns a response with status
+``error`` and the error code instead of raising, so one bad call never stops a sweep.
+Credentials come from boto3's usual chain and are never read, logged or recorded here.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.errors import ConfigError
+
+# Error codes worth another attempt (Bedrock runtime docs); everything else is final.
+RETRYABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+    }
+)
+THROTTLE_CODES = frozenset({"ThrottlingException", "TooManyRequestsException"})
+REFUSAL_STOP_REASONS = frozenset({"content_filtered", "guardrail_intervened"})
+
+
+class RetryableError(Exception):
+    """A transient failure of one attempt; ``code`` names it (e.g. ``ThrottlingException``)."""
+
+    def __init__(self, code: str, message: str = "", *, throttle: bool = False) -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code, self.throttle = code, throttle
+
+
+class FinalError(Exception):
+    """A failure no retry can fix (bad request, access denied, unknown model)."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Our own retries on top of botocore's: ``max_attempts`` in all, delays ``base_s * 2**k`` jittered."""
+
+    max_attempts: int = 8
+    base_s: float = 1.0
+    max_s: float = 60.0
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "retry") -> RetryPolicy:
+        cfg = dict(cfg or {})
+        unknown = set(cfg) - {"max_attempts", "base_s", "max_s"}
+        if unknown:
+            raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown retry setting")
+        policy = cls(**{k: type(getattr(cls, k))(v) for k, v in cfg.items()})
+        if policy.max_attempts < 1:
+            raise ConfigError(f"{key}.max_attempts", "must be at least 1")
+        return policy
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Full-jitter backoff (AWS architecture blog): uniform in [0, min(max, base * 2**attempt)]."""
+        return rng.uniform(0.0, min(self.max_s, self.base_s * 2**attempt))
+
+
+def classify_exception(exc: BaseException) -> RetryableError | FinalError | None:
+    """Map a botocore exception to our two kinds; ``None`` for exceptions that are not API errors."""
+    from botocore.exceptions import (
+        ClientError,
+        ConnectionError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        ReadTimeoutError,
+    )
+
+    if isinstance(exc, RetryableError | FinalError):
+        return exc
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code = str(err.get("Code", "ClientError"))
+        message = str(err.get("Message", ""))
+        if code in RETRYABLE_CODES:
+            return RetryableError(code, message, throttle=code in THROTTLE_CODES)
+        return FinalError(code, message)
+    if isinstance(exc, ReadTimeoutError | ConnectTimeoutError):
+        return RetryableError("Timeout", type(exc).__name__)
+    if isinstance(exc, EndpointConnectionError | ConnectionError):
+        return RetryableError("ConnectionError", type(exc).__name__)
+    return None
+
+
+def call_with_retries(
+    attempt_fn: Callable[[int], ModelResponse],
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], None],
+    rng: random.Random,
+    on_retry: Callable[[int, RetryableError], None] | None = None,
+) -> ModelResponse:
+    """Run ``attempt_fn(attempt)`` until it returns; retry transient errors within ``policy``.
+
+    Shared by the Bedrock backend and the fault-injecting fake, so tests of one exercise the other's
+    retry path. Never raises for API errors: the budget's end is an ``error`` response naming the code.
+    """
+    started = time.perf_counter()
+    codes: list[str] = []
+    for attempt in range(policy.max_attempts):
+        try:
+            response = attempt_fn(attempt)
+        except Exception as exc:
+            kind = classify_exception(exc)
+            if kind is None:
+                raise
+            codes.append(kind.code)
+            if isinstance(kind, FinalError):
+                return _error_response(kind.code, str(kind), codes, started)
+            if on_retry is not None:
+                on_retry(attempt, kind)
+            if attempt + 1 < policy.max_attempts:
+                sleep(policy.delay(attempt, rng))
+            continue
+        response.meta.setdefault("attempts", attempt + 1)
+        response.meta.setdefault("retried_codes", codes)
+        return response
+    last = codes[-1] if codes else "RetryBudgetExhausted"
+    return _error_response(last, f"{last} after {policy.max_attempts} attempts", codes, started)
+
+
+def _error_response(code: str, message: str, codes: list[str], started: float) -> ModelResponse:
+    return ModelResponse(
+        text="",
+        status="error",
+        error=message if message.startswith(code) else f"{code}: {message}",
+        latency_s=time.perf_counter() - started,
+        meta={"error_code": code, "attempts": len(codes), "retried_codes": codes},
+    )
+
+
+class RegionPool:
+    """Round-robin over regions, skipping those still cooling down after a throttle (thread-safe)."""
+
+    def __init__(self, regions: list[str], clock: Callable[[], float] = time.monotonic) -> None:
+        self.regions = list(regions)
+        self._cool_until = dict.fromkeys(self.regions, 0.0)
+        self._next = 0
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def pick(self) -> str:
+        with self._lock:
+            now = self._clock()
+            n = len(self.regions)
+            for step in range(n):
+                region = self.regions[(self._next + step) % n]
+                if self._cool_until[region] <= now:
+                    self._next = (self._next + step + 1) % n
+                    return region
+            # all cooling: the one whose throttle lies furthest back (least recently throttled)
+            return min(self.regions, key=lambda r: self._cool_until[r])
+
+    def throttled(self, region: str, cool_s: float) -> None:
+        with self._lock:
+            self._cool_until[region] = max(self._cool_until[region], self._clock() + cool_s)
+
+
+def _require(cfg: Mapping[str, Any], key: str) -> Any:
+    if cfg.get(key) in (None, "", []):
+        raise ConfigError(key, f"missing in model config '{cfg.get('name', '?')}'")
+    return cfg[key]
+
+
+def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
+    """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from ``cfg``."""
+    import boto3
+    from botocore.config import Config
+
+    # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
+    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
+    if retries.get("mode") not in ("legacy", "standard", "adaptive"):
+        raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
+    config = Config(
+        retries=retries,
+        read_timeout=int(cfg.get("read_timeout_s", 300)),
+        connect_timeout=int(cfg.get("connect_timeout_s", 10)),
+        max_pool_connections=max(10, int(cfg.get("concurrency", 4)) * 2),
+    )
+    session = boto3.session.Session(profile_name=cfg.get("aws_profile"))
+    return lambda region: session.client("bedrock-runtime", region_name=region, config=config)
+
+
+class BedrockBackend:
+    """A Bedrock model behind the ``Backend`` protocol. ``name`` includes the model id (cache key)."""
+
+    def __init__(
+        self,
+        model_cfg: Mapping[str, Any],
+        *,
+        client_factory: Callable[[str], Any] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        seed: int = 0,
+    ) -> None:
+        self.cfg = dict(model_cfg)
+        self.model_id: str = str(_require(self.cfg, "model_id"))
+        regions = self.cfg.get("regions") or ([self.cfg["region"]] if self.cfg.get("region") else None)
+        if not regions or not all(isinstance(r, str) and r for r in regions):
+            raise ConfigError("regions", f"model '{self.cfg.get('name')}' needs a non-empty list of regions")
+        self.name = f"bedrock:{self.model_id}"
+        self.concurrency = int(self.cfg.get("concurrency", 4))
+        self.accepts_temperature = bool(self.cfg.get("accepts_temperature", True))
+        self.accepts_system = bool(self.cfg.get("accepts_system", True))
+        self.thinking: dict[str, Any] | None = self.cfg.get("thinking")
+        self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
+        self.pool = RegionPool(list(regions))
+        self._factory = client_factory or default_client_factory(self.cfg)
+        self._clients: dict[str, Any] = {}
+        self._clients_lock = threading.Lock()
+        self._sleep = sleep
+        self._rng = random.Random(seed)  # jitter only; never affects what is asked
+
+    def client(self, region: str) -> Any:
+        with self._clients_lock:
+            if region not in self._clients:
+                self._clients[region] = self._factory(region)
+            return self._clients[region]
+
+    def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
+        """The exact Converse keyword arguments for ``request``, and whether a temperature was sent."""
+        user = request.user
+        params: dict[str, Any] = {"modelId": self.model_id}
+        if request.system:
+            if self.accepts_system:
+                params["system"] = [{"text": request.system}]
+            else:
+                user = f"{request.system}\n\n{user}"
+        params["messages"] = [{"role": "user", "content": [{"text": user}]}]
+        inference: dict[str, Any] = {"maxTokens": int(request.max_tokens)}
+        send_temperature = self.accepts_temperature and request.temperature is not None
+        if request.reasoning == "thinking":
+            if not self.thinking:
+                raise ConfigError("thinking", f"model '{self.cfg.get('name')}' has no provider-side thinking")
+            fields = self.thinking.get("fields")
+            if fields:
+                params["additionalModelRequestFields"] = fields
+            # the reasoning budget comes on top of the answer's own tokens
+            inference["maxTokens"] += int(self.thinking.get("budget_tokens", 0))
+            send_temperature = send_temperature and bool(self.thinking.get("temperature", False))
+        if send_temperature:
+            inference["temperature"] = float(request.temperature)  # type: ignore[arg-type]
+        params["inferenceConfig"] = inference
+        extra_fields = self.cfg.get("additional_fields")
+        if extra_fields:
+            params["additionalModelRequestFields"] = {**extra_fields, **params.get("additionalModelRequestFields", {})}
+        return params, send_temperature
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        params, temperature_sent = self.converse_params(request)
+        regions_tried: list[str] = []
+
+        def attempt(_: int) -> ModelResponse:
+            region = self.pool.pick()
+            regions_tried.append(region)
+            started = time.perf_counter()
+            raw = self.client(region).converse(**params)
+            response = parse_converse_response(raw)
+            response.latency_s = time.perf_counter() - started
+            response.region = region
+            return response
+
+        def on_retry(attempt_no: int, err: RetryableError) -> None:
+            if err.throttle and regions_tried:
+                self.pool.throttled(regions_tried[-1], self.policy.delay(attempt_no + 1, self._rng))
+
+        response = call_with_retries(attempt, self.policy, sleep=self._sleep, rng=self._rng, on_retry=on_retry)
+        if response.region is None and regions_tried:
+            response.region = regions_tried[-1]
+        response.meta["temperature_sent"] = temperature_sent
+        response.meta["regions_tried"] = regions_tried
+        response.meta["model_id"] = self.model_id
+        cost = self.estimated_cost(response)
+        if cost is not None:
+            response.meta["cost_usd_estimate"] = cost
+        return response
+
+    def estimated_cost(self, response: ModelResponse) -> float | None:
+        pin, pout = self.cfg.get("price_per_1k_input"), self.cfg.get("price_per_1k_output")
+        if pin is None or pout is None or response.input_tokens is None or response.output_tokens is None:
+            return None
+        return (response.input_tokens * float(pin) + response.output_tokens * float(pout)) / 1000.0
+
+
+def parse_converse_response(raw: Mapping[str, Any]) -> ModelResponse:
+    """Text from the message's text blocks; reasoning blocks kept in meta; refusals flagged."""
+    blocks = raw.get("output", {}).get("message", {}).get("content", []) or []
+    text = "".join(b["text"] for b in blocks if "text" in b)
+    reasoning = [
+        b["reasoningContent"].get("reasoningText", {}).get("text", "")
+        for b in blocks
+        if "reasoningContent" in b
+    ]
+    stop = raw.get("stopReason")
+    usage = raw.get("usage", {}) or {}
+    meta: dict[str, Any] = {"stop_reason": stop}
+    if reasoning:
+        meta["reasoning_text"] = "".join(reasoning)
+    if "metrics" in raw:
+        meta["server_latency_ms"] = raw["metrics"].get("latencyMs")
+    return ModelResponse(
+        text=text,
+        status="refused" if stop in REFUSAL_STOP_REASONS else "ok",
+        input_tokens=usage.get("inputTokens"),
+        output_tokens=usage.get("outputTokens"),
+        meta=meta,
+    )

@@ -1,0 +1,170 @@
+"""Fake backends for tests, demos and benchmarks.
+
+``FaultBackend`` wraps a real answering backend (a heuristic, say) and injects, at seeded rates,
+the failures a Bedrock sweep meets: throttling bursts, timeouts and 5xx (raised as the very botocore
+exceptions Bedrock raises, and retried by the same ``call_with_retries`` the Bedrock backend uses),
+truncated and empty answers, refusals, and a slow latency tail. The faults a request meets depend only
+on the seed and the request, never on timing or thread order, so a faulty run is reproducible.
+``InstantBackend`` and ``SlowBackend`` measure the runner's own overhead and its concurrency.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
+from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
+from blindmcq.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FaultRates:
+    """Probabilities per request (``throttle``) or per attempt (``timeout``, ``server_error``) or per
+    answer (the rest). A throttled request meets 1..``throttle_burst`` throttles in a row."""
+
+    throttle: float = 0.0
+    throttle_burst: int = 3
+    timeout: float = 0.0
+    server_error: float = 0.0
+    truncate: float = 0.0
+    empty: float = 0.0
+    refuse: float = 0.0
+    latency_s: float = 0.0  # median latency of one attempt (log-normal, sigma 0.5); 0 = none
+    tail_rate: float = 0.0  # share of attempts that take ``tail_s`` instead
+    tail_s: float = 0.0
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> FaultRates:
+        cfg = dict(cfg or {})
+        known = {f.name: f for f in fields(cls)}
+        for key, value in cfg.items():
+            if key not in known:
+                raise ConfigError(f"faults.{key}", f"unknown fault; known: {', '.join(known)}")
+            if not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"faults.{key}", f"must be a non-negative number, got {value!r}")
+            if key not in ("throttle_burst", "latency_s", "tail_s") and value > 1:
+                raise ConfigError(f"faults.{key}", f"is a probability, got {value}")
+        return cls(**{k: type(getattr(cls, k))(v) for k, v in cfg.items()})
+
+
+def _client_error(code: str, status: int, message: str) -> Exception:
+    from botocore.exceptions import ClientError
+
+    body = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
+    return ClientError(body, "Converse")  # type: ignore[arg-type]
+
+
+def _timeout_error() -> Exception:
+    from botocore.exceptions import ReadTimeoutError
+
+    return ReadTimeoutError(endpoint_url="https://fault.invalid")
+
+
+class FaultBackend:
+    """Injects faults around ``inner``; ``sleep`` is injectable so tests never really wait."""
+
+    def __init__(
+        self,
+        inner: Backend,
+        rates: FaultRates,
+        *,
+        seed: int = 0,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        region: str = "fault-1",
+    ) -> None:
+        self.inner, self.rates, self.seed = inner, rates, seed
+        self.policy = policy or RetryPolicy()
+        tag = hashlib.sha256(repr(rates).encode()).hexdigest()[:8]  # other rates, other answers
+        self.name = f"fault:{seed}:{tag}:{inner.name}"
+        self.concurrency = int(getattr(inner, "concurrency", 8))
+        self.region = region
+        self._sleep = sleep
+
+    def _rng(self, request: ModelRequest) -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}:{request.cache_key(self.inner.name)}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        rng = self._rng(request)
+        r = self.rates
+        throttles = rng.randint(1, max(1, r.throttle_burst)) if rng.random() < r.throttle else 0
+
+        def attempt(n: int) -> ModelResponse:
+            self._wait(rng)
+            if n < throttles:
+                raise _client_error("ThrottlingException", 429, "Too many requests (injected)")
+            if rng.random() < r.timeout:
+                raise _timeout_error()
+            if rng.random() < r.server_error:
+                raise _client_error("ServiceUnavailableException", 503, "Service unavailable (injected)")
+            return self._answer(request, rng)
+
+        response = call_with_retries(attempt, self.policy, sleep=self._sleep, rng=rng)
+        response.region = response.region or self.region
+        return response
+
+    def _wait(self, rng: random.Random) -> None:
+        r = self.rates
+        if r.tail_rate and rng.random() < r.tail_rate:
+            self._sleep(r.tail_s)
+        elif r.latency_s:
+            self._sleep(r.latency_s * rng.lognormvariate(0.0, 0.5))
+
+    def _answer(self, request: ModelRequest, rng: random.Random) -> ModelResponse:
+        r = self.rates
+        draw = rng.random()
+        if draw < r.refuse:
+            return ModelResponse(text="I can't help with that.", status="refused", meta={"fault": "refused"})
+        draw -= r.refuse
+        response = self.inner.complete(request)
+        if draw < r.empty:
+            response.text, response.output_tokens = "", 0
+            response.meta["fault"] = "empty"
+        elif draw - r.empty < r.truncate:
+            response.text = response.text[: len(response.text) // 2]
+            response.meta.update(fault="truncated", stop_reason="max_tokens")
+        return response
+
+
+class InstantBackend:
+    """Answers at once with the first choice (or ``text``): the runner's overhead with no model cost."""
+
+    def __init__(self, text: str = "A", *, name: str = "instant") -> None:
+        self.text, self.name = text, name
+        self.concurrency = 1
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        text = request.choices[0] if request.choices else self.text
+        return ModelResponse(text=text, input_tokens=len(request.user), output_tokens=1, latency_s=0.0)
+
+
+class SlowBackend:
+    """Sleeps ``latency_s`` per call (releasing the GIL, like a network call) and counts the peak
+    number of calls in flight, so a benchmark can show the concurrency the runner achieved."""
+
+    def __init__(self, latency_s: float, *, text: str = "A", concurrency: int = 8) -> None:
+        import threading
+
+        self.latency_s, self.text, self.concurrency = float(latency_s), text, int(concurrency)
+        self.name = f"slow:{self.latency_s}"
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._lock = threading.Lock()
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            time.sleep(self.latency_s)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        text = request.choices[0] if request.choices else self.text
+        return ModelResponse(text=text, input_tokens=len(request.user), output_tokens=1, latency_s=self.latency_s)

@@ -1,0 +1,79 @@
+"""Surface strategies (paper Table 2) as "models", so they flow through the same runner and analysis.
+
+Contract with the presentation layer: ``request.extra["option_texts"]`` holds the option text shown in
+each slot (display order), and the answer is that slot's label from ``request.choices`` (or, when the
+request has no choices, ``request.extra["label_strings"]``). When the labels do not tell slots apart
+(the uniform dash of Matched-and-Dashed), the answer is the option text itself.
+Ties go to the earliest slot, so every strategy is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.errors import ConfigError, InputError
+
+STRATEGIES = ("constant", "longest", "shortest", "most_words", "random")
+
+
+def _argbest(values: Sequence[float], sign: int) -> int:
+    """Index of the largest ``sign * value``; the first one on ties."""
+    best = 0
+    for i, v in enumerate(values):
+        if sign * v > sign * values[best]:
+            best = i
+    return best
+
+
+class HeuristicBackend:
+    """Answers from the option texts alone. ``strategy``: constant (with ``slot``), longest, shortest,
+    most_words, random (with ``seed``; the draw depends only on the seed and the request)."""
+
+    def __init__(self, model_cfg: Mapping[str, Any]) -> None:
+        self.cfg = dict(model_cfg)
+        self.strategy = str(self.cfg.get("strategy", ""))
+        if self.strategy not in STRATEGIES:
+            raise ConfigError("strategy", f"'{self.strategy}' is not one of {', '.join(STRATEGIES)}")
+        self.slot = int(self.cfg.get("slot", 0))
+        if self.strategy == "constant" and self.slot < 0:
+            raise ConfigError("slot", "must be a 0-based slot index >= 0")
+        self.seed = int(self.cfg.get("seed", 0))
+        detail = {"constant": f":{self.slot}", "random": f":{self.seed}"}.get(self.strategy, "")
+        self.name = f"heuristic:{self.strategy}{detail}"
+        self.concurrency = int(self.cfg.get("concurrency", 64))
+
+    def pick(self, request: ModelRequest, options: Sequence[str]) -> int:
+        """The slot this strategy picks for ``options`` (display order)."""
+        n = len(options)
+        rules: dict[str, Callable[[], int]] = {
+            "constant": lambda: self.slot,
+            "longest": lambda: _argbest([len(o) for o in options], +1),
+            "shortest": lambda: _argbest([len(o) for o in options], -1),
+            "most_words": lambda: _argbest([len(o.split()) for o in options], +1),
+            "random": lambda: self._rng(request).randrange(n),
+        }
+        slot = rules[self.strategy]()
+        if slot >= n:
+            raise ConfigError("slot", f"slot {slot} does not exist for an item with {n} options")
+        return slot
+
+    def _rng(self, request: ModelRequest) -> random.Random:
+        digest = hashlib.sha256(f"{self.seed}:{request.cache_key(self.name)}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        options = request.extra.get("option_texts")
+        item = request.extra.get("item_id")
+        if not isinstance(options, list | tuple) or not options:
+            raise InputError("request.extra['option_texts'] is missing or empty", item=item)
+        labels = list(request.choices) or list(request.extra.get("label_strings") or [])
+        if labels and len(labels) != len(options):
+            raise InputError(f"{len(labels)} labels for {len(options)} options", item=item)
+        slot = self.pick(request, [str(o) for o in options])
+        distinct = len(set(labels)) == len(labels) and labels
+        text = labels[slot] if distinct else str(options[slot])
+        return ModelResponse(text=text, input_tokens=0, output_tokens=0, latency_s=0.0, meta={"slot": slot})

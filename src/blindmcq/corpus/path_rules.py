@@ -1,0 +1,87 @@
+"""Path 2, independent of pdfplumber's table finder: the grid from ruling lines, text from word boxes.
+
+Rows come from the horizontal rules, columns from the vertical ones. A cell begins in a row band when a
+horizontal rule at the band's top crosses the column; otherwise it continues the cell above (a merged
+cell). Each word goes to the cell holding its centre; a cell's lines are its words grouped by height.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from typing import Any
+
+from pdfplumber.page import Page
+
+from blindmcq.corpus.rows import Row
+
+N_COLUMNS = 4
+TOL = 2.0  # pt: rules closer than this are one rule
+LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
+
+
+class GridShapeError(ValueError):
+    """The ruled grid on the page does not have the Commission's four columns."""
+
+
+def _cluster(values: list[float]) -> list[float]:
+    """Sorted positions, merged where closer than TOL (a rule drawn twice, or as a thin rectangle)."""
+    groups: list[list[float]] = []
+    for v in sorted(values):
+        if groups and v - groups[-1][-1] <= TOL:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    return [sum(g) / len(g) for g in groups]
+
+
+def _cell_text(words: list[dict[str, Any]]) -> str:
+    lines: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
+        if lines and abs(w["top"] - lines[-1][0]["top"]) < LINE_TOL:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return "\n".join(" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines)
+
+
+def page_rows(page: Page, page_no: int) -> list[Row]:
+    """Rows of the ruled grid on ``page``, top to bottom; ``None`` marks a cell merged with the one above."""
+    edges = page.edges
+    vert = [e for e in edges if e["orientation"] == "v" and e["bottom"] - e["top"] > TOL]
+    horiz = [e for e in edges if e["orientation"] == "h" and e["x1"] - e["x0"] > TOL]
+    if not vert or not horiz:
+        return []
+    xs = _cluster([e["x0"] for e in vert])
+    if len(xs) != N_COLUMNS + 1:
+        raise GridShapeError(f"ruled grid has {len(xs) - 1} columns, expected {N_COLUMNS}")
+    top, bottom = min(e["top"] for e in vert), max(e["bottom"] for e in vert)
+    horiz = [
+        e
+        for e in horiz
+        if top - TOL <= e["top"] <= bottom + TOL and e["x1"] > xs[0] + TOL and e["x0"] < xs[-1] - TOL
+    ]
+    ys = _cluster([e["top"] for e in horiz])
+    if len(ys) < 2:
+        return []
+    # Which columns each rule crosses, by the rule's cluster index.
+    mids = [(xs[j] + xs[j + 1]) / 2 for j in range(N_COLUMNS)]
+    crossed: dict[int, set[int]] = defaultdict(set)
+    for e in horiz:
+        i = min(range(len(ys)), key=lambda k: abs(ys[k] - e["top"]))
+        crossed[i].update(j for j, m in enumerate(mids) if e["x0"] - TOL <= m <= e["x1"] + TOL)
+    n_bands = len(ys) - 1
+    owner = [[0] * N_COLUMNS for _ in range(n_bands)]  # band where the cell covering (band, col) begins
+    for i in range(n_bands):
+        for j in range(N_COLUMNS):
+            owner[i][j] = i if i == 0 or j in crossed[i] else owner[i - 1][j]
+    words: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    for w in page.extract_words():
+        cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
+        j, i = bisect_right(xs, cx) - 1, bisect_right(ys, cy) - 1
+        if 0 <= j < N_COLUMNS and 0 <= i < n_bands:
+            words[(owner[i][j], j)].append(w)
+    return [
+        Row(page_no, *(_cell_text(words[(i, j)]) if owner[i][j] == i else None for j in range(N_COLUMNS)))
+        for i in range(n_bands)
+    ]

@@ -1,0 +1,129 @@
+"""One entry point for every bank: ``load_dataset(cfg)`` dispatches on ``cfg["loader"]``.
+
+``cfg`` is the Hydra ``dataset`` group as a plain dict (``conf/dataset/*.yaml``): ``name``,
+``loader``, ``path`` (or ``paths``), and the loader's own selection keys. Relative paths resolve
+against ``root`` (the project root; default the working directory). Common to every loader:
+``limit`` (keep the first n items in published order; for smoke runs). Every bank comes back
+checked: valid records and unique ids.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from blindmcq.errors import ConfigError, InputError
+from blindmcq.items import Item, read_items, validate_item
+
+Loader = Callable[[Mapping[str, Any], Path], list[Item]]
+COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description"}
+
+
+def _path(cfg: Mapping[str, Any], root: Path) -> Path:
+    if not cfg.get("path"):
+        raise ConfigError("dataset.path", f"loader {cfg.get('loader')!r} needs a path")
+    return root / str(cfg["path"])
+
+
+def _paths(cfg: Mapping[str, Any], root: Path) -> list[Path]:
+    """``paths`` (a list; entries may be globs, expanded in sorted order) or ``path``."""
+    raw = cfg.get("paths") or ([cfg["path"]] if cfg.get("path") else [])
+    if not raw:
+        raise ConfigError("dataset.paths", f"loader {cfg.get('loader')!r} needs path or paths")
+    found: list[Path] = []
+    for entry in [raw] if isinstance(raw, str) else raw:
+        pattern = str(root / str(entry))
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise InputError("no file matches the pattern", file=pattern)
+        found += [Path(m) for m in matches]
+    return found
+
+
+def _options(cfg: Mapping[str, Any], allowed: set[str]) -> dict[str, Any]:
+    unknown = set(cfg) - COMMON_KEYS - allowed
+    if unknown:
+        raise ConfigError(f"dataset.{sorted(unknown)[0]}", f"not a key of loader {cfg['loader']!r}; known: {sorted(allowed)}")
+    return {k: cfg[k] for k in allowed if k in cfg}
+
+
+def _customs(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    from blindmcq.datasets.customs import load_customs
+
+    return load_customs(_path(cfg, root), **_options(cfg, {"parts", "acts", "competencies", "levels"}))
+
+
+def _lexam(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    from blindmcq.datasets.lexam import load_lexam
+
+    return load_lexam(_path(cfg, root), **_options(cfg, {"n_options"}))
+
+
+def _generic(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    from blindmcq.datasets.generic import load_generic
+
+    keys = {"source", "bank", "format", "question", "options", "option_columns", "key", "key_format"}
+    return load_generic(_path(cfg, root), **_options(cfg, keys | {"labels", "id", "meta_columns"}))
+
+
+def _items(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    _options(cfg, set())
+    return [item for path in _paths(cfg, root) for item in read_items(path)]
+
+
+def _delegate(module_name: str, function: str, what: str) -> Callable[..., Any]:
+    """A function of a module another part of the project provides, or a clear error."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError("dataset.loader", f"{what} needs {module_name}, which is not available: {exc}") from exc
+    if not hasattr(module, function):
+        raise ConfigError("dataset.loader", f"{what}: {module_name} has no {function}()")
+    return getattr(module, function)
+
+
+def _nonsense(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    generate = _delegate("blindmcq.datasets.nonsense", "generate", "loader 'nonsense'")
+    options = {k: v for k, v in cfg.items() if k not in COMMON_KEYS}
+    return list(generate(**options))
+
+
+def _pdf(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+    extract = _delegate("blindmcq.corpus", "extract_items", "loader 'pdf'")
+    options = {k: v for k, v in cfg.items() if k not in COMMON_KEYS}
+    return list(extract(_paths(cfg, root), **options))
+
+
+LOADERS: dict[str, Loader] = {
+    "customs": _customs,
+    "lexam": _lexam,
+    "generic": _generic,
+    "items": _items,
+    "nonsense": _nonsense,
+    "pdf": _pdf,
+}
+
+
+def load_dataset(cfg: Mapping[str, Any], *, root: str | Path | None = None) -> list[Item]:
+    """The bank ``cfg`` describes, as items in published order (see module docstring)."""
+    if not isinstance(cfg, Mapping):
+        raise ConfigError("dataset", f"expected a mapping, got {type(cfg).__name__}")
+    loader = cfg.get("loader")
+    if loader not in LOADERS:
+        raise ConfigError("dataset.loader", f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
+    items = LOADERS[loader](cfg, Path.cwd() if root is None else Path(root))
+    limit = cfg.get("limit")
+    if limit is not None:
+        if not isinstance(limit, int) or limit < 0:
+            raise ConfigError("dataset.limit", f"expected a non-negative integer, got {limit!r}")
+        items = items[:limit]
+    seen: set[str] = set()
+    for item in items:
+        validate_item(item, file=item.file)
+        if item.id in seen:
+            raise InputError("duplicate item id across the dataset's files", file=item.file, item=item.id)
+        seen.add(item.id)
+    return items

@@ -1,0 +1,185 @@
+"""Option-format profile of a bank: does its format let an option be judged without the stem?
+
+The paper's contrast (Figure 4): LEXam's options are pointers into the stem ("i and iii", never
+longer than 33 characters), the judge bank's are self-contained legal propositions. A profile
+measures that from the items alone.
+
+Conventions (written down because they move the numbers):
+- Length is counted on whitespace-normalised text (runs of spaces and line breaks become one space,
+  ends stripped); words are whitespace-separated tokens.
+- Option lengths and pointer shares use every option of every item, as published (malformed items
+  included: their options are still text a reader sees). Key statistics use usable items only.
+- Key length minus distractor length is pooled: mean over all keys minus mean over all distractors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.items import Item
+
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+LONG_OPTION_CHARS = 33  # LEXam's longest option; the paper reports the share above it
+
+_ROMAN = frozenset("i ii iii iv v vi vii viii ix x xi xii xiii xiv xv xvi xvii xviii xix xx".split())
+_CONNECTORS = frozenset("and und et e y or oder ou sowie і й та або чи".split())
+_ONLY = frozenset("only nur just lediglich seulement лише тільки both beide all alle".split())
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_LETTER = re.compile(r"^[^\W\d_]$")  # one letter of any script: "A", "Б"
+
+# Whole-option phrases (case-insensitive, after normalisation and trailing punctuation strip).
+PHRASES: dict[str, re.Pattern[str]] = {
+    # Checked first: "all answers are wrong" is a none-of-the-above.
+    "none_of_the_above": re.compile(
+        r"^(?:none of the (?:above|statements|answers|options)(?: (?:is|are) (?:correct|true))?"
+        r"|no (?:statement|answer) is (?:correct|true)"
+        r"|neither\b.* nor\b.*"
+        r"|keine (?:der )?(?:obigen |oben genannten |genannten )?(?:aussagen|antworten)?"
+        r"(?: (?:ist|sind) (?:richtig|korrekt))?"
+        r"|weder\b.* noch\b.*"
+        r"|(?:усі|всі) (?:відповіді|варіанти)(?: \w+)? (?:неправильні|невірні)"
+        r"|жодн(?:а|ий|е|ої)(?: з| із)?(?: \w+){0,4}"
+        r"|(?:немає|відсутня) правильн\w* відповід\w*"
+        r"|правильн\w* відповід\w* (?:немає|відсутня))$",
+        re.IGNORECASE,
+    ),
+    "all_of_the_above": re.compile(
+        r"^(?:all (?:of )?the (?:above|statements|answers|options)(?: are (?:correct|true))?"
+        r"|all (?:statements|answers) are (?:correct|true)"
+        r"|alle (?:der )?(?:obigen |oben genannten |genannten )?(?:aussagen|antworten)"
+        r"(?: sind (?:richtig|korrekt))?"
+        r"|(?:усі|всі) (?:відповіді|варіанти|перелічені|наведені|вищезазначені|зазначені)(?: \w+){0,3}"
+        r"|(?:усе|все) (?:вище)?(?:перелічене|перераховане|зазначене|наведене)(?: \w+){0,2})$",
+        re.IGNORECASE,
+    ),
+}
+POINTER_KINDS = ("roman_list", "letter_reference", "all_of_the_above", "none_of_the_above")
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def pointer_kind(option: str) -> str | None:
+    """The stem-pointer category of an option ("i and iii", "A and B", "none of the above"), or None.
+
+    A roman list or letter reference is an option made only of numerals/single letters, connectors
+    ("and", "und", "і", ","), and "only"/"nur"; phrases are matched whole.
+    """
+    text = normalise(option).rstrip(".!").strip().casefold()
+    if not text:
+        return None
+    words = [t for t in _TOKEN.findall(text) if t.isalnum()]
+    rest = [t for t in words if t not in _CONNECTORS and t not in _ONLY]
+    if rest and all(t in _ROMAN for t in rest):
+        return "roman_list"
+    letters = [t for t in rest if _LETTER.match(t)]
+    if rest and len(letters) == len(rest) and (len(letters) > 1 or len(words) > 1):
+        return "letter_reference"
+    for kind, pattern in PHRASES.items():
+        if pattern.match(text):
+            return kind
+    return None
+
+
+def option_table(items: Sequence[Item]) -> pd.DataFrame:
+    """One row per option: item_id, slot, n_options, is_key, chars, words, pointer (kind or None)."""
+    rows = []
+    for item in items:
+        has_key = item.usable
+        for slot, option in enumerate(item.options):
+            text = normalise(option)
+            rows.append(
+                {
+                    "item_id": item.id,
+                    "bank": item.bank,
+                    "slot": slot,
+                    "n_options": item.n_options,
+                    "usable": has_key,
+                    "is_key": has_key and slot == item.key,
+                    "chars": len(text),
+                    "words": len(text.split()),
+                    "pointer": pointer_kind(option),
+                }
+            )
+    columns = ["item_id", "bank", "slot", "n_options", "usable", "is_key", "chars", "words", "pointer"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _distribution(values: pd.Series) -> dict[str, float]:
+    if values.empty:
+        return {"mean": float("nan"), "max": float("nan"), **{f"q{int(q * 100)}": float("nan") for q in QUANTILES}}
+    out = {"mean": float(values.mean()), "max": float(values.max())}
+    out.update({f"q{int(q * 100)}": float(values.quantile(q)) for q in QUANTILES})
+    return out
+
+
+def profile_bank(items: Sequence[Item], *, long_option_chars: int = LONG_OPTION_CHARS) -> dict[str, Any]:
+    """Option-format profile of a bank (see module docstring for the conventions)."""
+    table = option_table(items)
+    usable = [item for item in items if item.usable]
+    keyed = table[table["usable"]]
+    keys, distractors = keyed[keyed["is_key"]], keyed[~keyed["is_key"]]
+    max_n = max((item.n_options for item in usable), default=0)
+    key_counts = Counter(item.key for item in usable)
+    pointer_counts = Counter(k for k in table["pointer"] if k is not None)
+    n_opts = len(table)
+    key_chars = float(keys["chars"].mean()) if len(keys) else float("nan")
+    distractor_chars = float(distractors["chars"].mean()) if len(distractors) else float("nan")
+    return {
+        "n_items": len(items),
+        "n_usable": len(usable),
+        "n_options_total": n_opts,
+        "n_options_distribution": dict(sorted(Counter(item.n_options for item in items).items())),
+        "option_chars": _distribution(table["chars"]),
+        "option_words": _distribution(table["words"]),
+        "long_option_chars": long_option_chars,
+        "share_options_longer": float((table["chars"] > long_option_chars).mean()) if n_opts else float("nan"),
+        "pointer_share": float(table["pointer"].notna().mean()) if n_opts else float("nan"),
+        "pointer_share_by_kind": {k: pointer_counts.get(k, 0) / n_opts if n_opts else float("nan") for k in POINTER_KINDS},
+        "key_chars_mean": key_chars,
+        "distractor_chars_mean": distractor_chars,
+        "key_minus_distractor_chars": key_chars - distractor_chars,
+        "key_words_mean": float(keys["words"].mean()) if len(keys) else float("nan"),
+        "distractor_words_mean": float(distractors["words"].mean()) if len(distractors) else float("nan"),
+        "key_slot_counts": [key_counts.get(s, 0) for s in range(max_n)],
+        "key_slot_shares": [key_counts.get(s, 0) / len(usable) for s in range(max_n)] if usable else [],
+        "chance": float(np.mean([1 / item.n_options for item in usable])) if usable else float("nan"),
+    }
+
+
+def _flatten(profile: Mapping[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in profile.items():
+        if isinstance(value, Mapping):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = v
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                flat[f"{key}.{i}"] = v
+        else:
+            flat[key] = value
+    return flat
+
+
+def compare_profiles(banks: Mapping[str, Sequence[Item]], **kwargs: Any) -> pd.DataFrame:
+    """Profiles side by side: one row per metric (flattened, e.g. ``option_chars.max``), one column per bank."""
+    columns = {name: pd.Series(_flatten(profile_bank(items, **kwargs)), dtype=object) for name, items in banks.items()}
+    return pd.DataFrame(columns)
+
+
+def length_cdf(items: Sequence[Item], *, unit: str = "chars") -> pd.DataFrame:
+    """Empirical CDF of option length (Figure 4, left): columns ``length``, ``share`` (share of options <= length)."""
+    if unit not in ("chars", "words"):
+        raise ValueError(f"unit must be 'chars' or 'words', not {unit!r}")
+    lengths = option_table(items)[unit].to_numpy()
+    if lengths.size == 0:
+        return pd.DataFrame({"length": [], "share": []})
+    values, counts = np.unique(lengths, return_counts=True)
+    return pd.DataFrame({"length": values, "share": np.cumsum(counts) / lengths.size})

@@ -1,0 +1,97 @@
+"""MLflow logging, kept at the edge: the core never imports this module.
+
+Each run logs its composed config as params (secrets scrubbed), its headline metrics, and its report
+folder as artifacts. A sweep is one parent run with a child run per setting, found by a ``sweep_id`` tag
+so that jobs in separate processes (a joblib launcher) still share one parent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+SECRET_KEY = re.compile(r"(secret|password|passwd|credential|access_key|session_token|api_key|auth)", re.I)
+SECRET_VALUE = re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")
+MAX_PARAM_LEN = 500
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Flatten a nested config to dotted keys; secrets (by key name or AWS key shape) are dropped."""
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if SECRET_KEY.search(str(key)):
+            continue
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+            continue
+        text = str(value)
+        if SECRET_VALUE.search(text):
+            continue
+        flat[name] = text[:MAX_PARAM_LEN]
+    return flat
+
+
+def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
+    mlflow.set_tracking_uri(tracking["uri"])
+    name = tracking["experiment"]
+    experiment = mlflow.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    artifacts = Path(tracking["artifact_location"]).resolve()
+    artifacts.mkdir(parents=True, exist_ok=True)
+    return mlflow.create_experiment(name, artifact_location=artifacts.as_uri())
+
+
+def _parent_run_id(mlflow: Any, experiment_id: str, sweep_id: str) -> str:
+    found = mlflow.search_runs(
+        [experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}' and tags.role = 'parent'",
+        output_format="list",
+    )
+    if found:
+        return found[0].info.run_id
+    client = mlflow.MlflowClient()
+    run = client.create_run(experiment_id, tags={"sweep_id": sweep_id, "role": "parent"}, run_name=sweep_id)
+    client.set_terminated(run.info.run_id)
+    return run.info.run_id
+
+
+def log_run(
+    tracking: Mapping[str, Any],
+    *,
+    run_name: str,
+    config: Mapping[str, Any],
+    metrics: Mapping[str, float],
+    artifacts_dir: str | Path | None = None,
+    sweep_id: str | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> str | None:
+    """Log one run (a child of the sweep's parent when ``sweep_id`` is given); returns its run id."""
+    if not tracking.get("enabled", True):
+        return None
+    import mlflow
+
+    experiment_id = _experiment(mlflow, tracking)
+    run_tags = dict(tags or {})
+    if sweep_id:
+        run_tags["mlflow.parentRunId"] = _parent_run_id(mlflow, experiment_id, sweep_id)
+        run_tags["sweep_id"] = sweep_id
+        run_tags["role"] = "child"
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=run_tags) as run:
+        params = flatten(config)
+        keys = sorted(params)
+        for start in range(0, len(keys), 100):  # MLflow caps a batch at 100 params
+            mlflow.log_params({k: params[k] for k in keys[start : start + 100]})
+        clean = {_metric_name(k): float(v) for k, v in metrics.items() if v == v}  # drop NaN
+        if clean:
+            mlflow.log_metrics(clean)
+        if artifacts_dir is not None and Path(artifacts_dir).exists():
+            mlflow.log_artifacts(str(artifacts_dir), artifact_path="report")
+        return run.info.run_id
+
+
+def _metric_name(name: str) -> str:
+    # MLflow allows alphanumerics, _ - . space : / ; anything else becomes _
+    return re.sub(r"[^\w\-. :/]", "_", name)

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from blindmcq.backends.base import ModelRequest
+from blindmcq.backends.heuristic import HeuristicBackend
+from blindmcq.errors import ConfigError, InputError
+
+OPTIONS = [
+    "митний контроль",  # 15 chars, 2 words
+    "так",  # shortest
+    "декларант подає митну декларацію до митного органу",  # longest, most words
+    "один два три чотири п'ять",  # 5 words, shorter than the longest
+]
+LATIN = ("A", "B", "C", "D")
+
+
+def ask(cfg: dict[str, Any], options: list[str] = OPTIONS, **kw: Any) -> str:
+    extra = {"option_texts": options, "item_id": "t-1", **kw.pop("extra", {})}
+    req = ModelRequest(model="h", system=None, user="…", choices=kw.pop("choices", LATIN), extra=extra, **kw)
+    return HeuristicBackend({"backend": "heuristic", **cfg}).complete(req).text
+
+
+@pytest.mark.parametrize(
+    ("cfg", "label"),
+    [
+        ({"strategy": "constant", "slot": 0}, "A"),
+        ({"strategy": "constant", "slot": 3}, "D"),
+        ({"strategy": "longest"}, "C"),
+        ({"strategy": "shortest"}, "B"),
+        ({"strategy": "most_words"}, "C"),
+    ],
+)
+def test_strategies_pick_the_expected_slot(cfg: dict[str, Any], label: str) -> None:
+    assert ask(cfg) == label
+
+
+def test_ties_go_to_the_earliest_slot() -> None:
+    assert ask({"strategy": "longest"}, ["ab", "cd", "e", "fg"]) == "A"
+    assert ask({"strategy": "shortest"}, ["abc", "d", "e", "fgh"]) == "B"
+
+
+def test_labels_come_from_extra_when_no_choices() -> None:
+    text = ask({"strategy": "longest"}, choices=(), extra={"label_strings": ["А", "Б", "В", "Г"]})
+    assert text == "В"
+
+
+def test_dash_labels_answer_with_the_option_text() -> None:
+    assert ask({"strategy": "shortest"}, choices=("-", "-", "-", "-")) == "так"
+
+
+def test_random_is_seeded_per_request_and_roughly_uniform() -> None:
+    picks = [ask({"strategy": "random", "seed": 7}, user=f"q{i}") for i in range(400)]
+    again = [ask({"strategy": "random", "seed": 7}, user=f"q{i}") for i in range(400)]
+    other = [ask({"strategy": "random", "seed": 8}, user=f"q{i}") for i in range(400)]
+    assert picks == again
+    assert picks != other
+    counts = Counter(picks)
+    assert set(counts) == set(LATIN) and min(counts.values()) > 60
+
+
+def test_missing_option_texts_names_the_item() -> None:
+    req = ModelRequest(model="h", system=None, user="…", choices=LATIN, extra={"item_id": "customs-7"})
+    with pytest.raises(InputError, match="customs-7"):
+        HeuristicBackend({"strategy": "longest"}).complete(req)
+
+
+def test_label_count_must_match_options() -> None:
+    with pytest.raises(InputError, match="3 labels for 4 options"):
+        ask({"strategy": "longest"}, choices=("A", "B", "C"))
+
+
+def test_bad_strategy_and_slot_name_the_key() -> None:
+    with pytest.raises(ConfigError, match="'strategy'"):
+        HeuristicBackend({"strategy": "cleverest"})
+    with pytest.raises(ConfigError, match="'slot'"):
+        ask({"strategy": "constant", "slot": 5})
+
+
+def test_name_distinguishes_settings() -> None:
+    names = {
+        HeuristicBackend(cfg).name
+        for cfg in (
+            {"strategy": "constant", "slot": 0},
+            {"strategy": "constant", "slot": 1},
+            {"strategy": "random", "seed": 0},
+            {"strategy": "random", "seed": 1},
+            {"strategy": "longest"},
+        )
+    }
+    assert len(names) == 5

@@ -1,0 +1,319 @@
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.cache import ResponseCache
+from blindmcq.errors import ConfigError
+from blindmcq.predictions import read_records
+from blindmcq.runner import Job, RetryPolicy, run_calls
+
+LABELS = "ABCD"
+
+
+@dataclass
+class Pres:
+    item_id: str
+    order: list[int]
+    key_slot: int | None
+    condition: str = "blind"
+    phrasing: str = "original"
+    labels: str = "latin"
+    protocol: str = "sl"
+    reasoning: str = "direct"
+    order_id: str = "rot0"
+    forced_slot: int | None = None
+    n_options: int = 4
+    setting: str = ""
+
+
+@dataclass
+class Parsed:
+    slot: int | None
+    status: str
+    label: str | None = None
+
+
+def interpret(presentation: Pres, response: ModelResponse) -> Parsed:
+    text = response.text.strip()
+    if text in LABELS:
+        return Parsed(LABELS.index(text), "ok", text)
+    return Parsed(None, "unparseable")
+
+
+def make_jobs(n: int, model: str = "m") -> list[Job]:
+    rng = random.Random(n)
+    jobs = []
+    for i in range(n):
+        order = rng.sample(range(4), 4)
+        jobs.append(Job(Pres(f"item-{i}", order, order.index(0)), ModelRequest(model, None, f"q{i}")))
+    return jobs
+
+
+@dataclass
+class FakeBackend:
+    """Answers ``A``..``D`` from the request text; counts calls and the most ever in flight."""
+
+    name: str = "fake"
+    delay_s: float = 0.0
+    jitter_s: float = 0.0
+    fail: set[str] = field(default_factory=set)  # request texts that raise
+    calls: Counter[str] = field(default_factory=Counter)
+    in_flight: Counter[str] = field(default_factory=Counter)
+    max_in_flight: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        with self.lock:
+            self.calls[request.user] += 1
+            self.in_flight[request.model] += 1
+            self.max_in_flight[request.model] = max(
+                self.max_in_flight[request.model], self.in_flight[request.model]
+            )
+        try:
+            time.sleep(self.delay_s + random.uniform(0, self.jitter_s))
+            if request.user in self.fail:
+                raise ConnectionError(f"boom on {request.user}")
+            number = int(request.user[1:])
+            text = "garbled" if number % 7 == 6 else LABELS[number % 4]
+            return ModelResponse(text=text, input_tokens=10, output_tokens=1, latency_s=self.delay_s)
+        finally:
+            with self.lock:
+                self.in_flight[request.model] -= 1
+
+
+def run(jobs, backend, cache, **kw):
+    kw.setdefault("concurrency", 4)
+    return run_calls(jobs, backend, cache=cache, interpret=interpret, progress=False, **kw)
+
+
+@pytest.fixture
+def cache(tmp_path: Path):
+    with ResponseCache(tmp_path / "cache.sqlite") as c:
+        yield c
+
+
+def test_records_carry_every_field(cache: ResponseCache) -> None:
+    jobs = make_jobs(28)
+    backend = FakeBackend()
+    records = run(jobs, backend, cache)
+    assert [r.item_id for r in records] == [j.presentation.item_id for j in jobs]
+    for (pres, request), r in zip(jobs, records, strict=True):
+        number = int(request.user[1:])
+        assert r.request_hash == request.cache_key("fake")
+        assert (r.model, r.backend, r.cached, r.order, r.key_slot) == ("m", "fake", False, pres.order, pres.key_slot)
+        assert datetime.fromisoformat(r.time).utcoffset().total_seconds() == 0
+        if number % 7 == 6:
+            assert (r.parse_status, r.picked_slot, r.picked_option, r.correct) == ("unparseable", None, None, False)
+        else:
+            assert r.parse_status == "ok" and r.picked_slot == number % 4
+            assert r.picked_option == pres.order[r.picked_slot]
+            assert r.correct == (r.picked_slot == pres.key_slot)
+    assert any(r.correct for r in records) and not all(r.correct for r in records)
+
+
+def test_rerun_makes_no_calls_and_reproduces_the_records(cache: ResponseCache) -> None:
+    jobs = make_jobs(50)
+    first = run(jobs, FakeBackend(), cache)
+    again = FakeBackend()
+    second = run(jobs, again, cache)
+    assert sum(again.calls.values()) == 0
+    assert all(r.cached for r in second)
+    assert [replace(r, cached=False) for r in second] == first  # same time, latency, everything
+
+
+def test_backend_exceptions_become_error_records_and_are_retried_on_rerun(cache: ResponseCache) -> None:
+    jobs = make_jobs(20)
+    backend = FakeBackend(fail={"q3", "q11"})
+    records = run(jobs, backend, cache)
+    assert len(records) == 20
+    errors = [r for r in records if r.parse_status == "error"]
+    assert [r.item_id for r in errors] == ["item-3", "item-11"]
+    assert all("ConnectionError: boom" in r.error and not r.correct for r in errors)
+    healed = FakeBackend()
+    records = run(jobs, healed, cache)
+    assert set(healed.calls) == {"q3", "q11"}
+    assert all(r.parse_status != "error" for r in records)
+
+
+def test_cached_errors_are_final_when_configured(tmp_path: Path) -> None:
+    jobs = make_jobs(5)
+    with ResponseCache(tmp_path / "c.sqlite", cache_errors=True) as cache:
+        run(jobs, FakeBackend(fail={"q1"}), cache)
+        again = FakeBackend()
+        records = run(jobs, again, cache)
+    assert sum(again.calls.values()) == 0
+    assert records[1].parse_status == "error" and records[1].cached
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_concurrency_limit_is_respected_and_reached(cache: ResponseCache, limit: int) -> None:
+    backend = FakeBackend(delay_s=0.02)
+    run(make_jobs(24), backend, cache, concurrency=limit)
+    assert backend.max_in_flight["m"] == limit
+
+
+def test_limits_are_per_model(cache: ResponseCache) -> None:
+    jobs = make_jobs(20, "small") + [Job(p, replace(q, model="big")) for p, q in make_jobs(20)]
+    backend = FakeBackend(delay_s=0.02)
+    records = run(jobs, backend, cache, concurrency={"small": 2, "big": 4})
+    assert dict(backend.max_in_flight) == {"small": 2, "big": 4}
+    assert [r.model for r in records] == ["small"] * 20 + ["big"] * 20
+    with pytest.raises(ConfigError, match="other"):
+        run([Job(jobs[0].presentation, replace(jobs[0].request, model="other"))], backend, cache,
+            concurrency={"small": 2})  # fmt: skip
+
+
+def test_order_does_not_depend_on_completion_order(tmp_path: Path) -> None:
+    jobs = make_jobs(40)
+    with ResponseCache(":memory:") as a, ResponseCache(":memory:") as b:
+        serial = run(jobs, FakeBackend(), a, concurrency=1)
+        shuffled = run(jobs, FakeBackend(jitter_s=0.01), b, concurrency=8)
+    strip = {"time": "", "latency_s": None}
+    assert [replace(r, **strip) for r in shuffled] == [replace(r, **strip) for r in serial]
+
+
+def test_identical_requests_are_sent_once(cache: ResponseCache) -> None:
+    pres, request = make_jobs(1)[0]
+    jobs = [Job(pres, request), Job(replace(pres, order_id="forced0", forced_slot=0), request)]
+    backend = FakeBackend()
+    records = run(jobs, backend, cache)
+    assert backend.calls["q0"] == 1
+    assert [r.cached for r in records] == [False, True]
+    assert records[0].raw_response == records[1].raw_response
+
+
+@dataclass
+class Throttling(FakeBackend):
+    failures_before_success: int = 2
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        response = super().complete(request)
+        if self.calls[request.user] <= self.failures_before_success:
+            raise RuntimeError("ThrottlingException")
+        return response
+
+
+def test_retry_policy_retries_until_success_or_budget(cache: ResponseCache) -> None:
+    jobs = make_jobs(6)
+    backend = Throttling()
+    records = run(jobs, backend, cache, retry=RetryPolicy(attempts=2, base_s=0.001))
+    assert all(r.parse_status == "error" and "Throttling" in r.error for r in records)
+    assert all(n == 2 for n in backend.calls.values())
+    records = run(jobs, backend, cache, retry=RetryPolicy(attempts=3, base_s=0.001))
+    assert all(r.parse_status != "error" for r in records)
+    assert all(n == 3 for n in backend.calls.values())
+
+
+def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
+    def broken(presentation, response):
+        raise KeyError("label")
+
+    records = run_calls(make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False)
+    assert [r.parse_status for r in records] == ["error"] * 3
+    assert all(r.error.startswith("interpret: KeyError") and r.raw_response for r in records)
+
+
+@dataclass
+class Batched(FakeBackend):
+    batches: list[int] = field(default_factory=list)
+
+    def complete_many(self, requests: list[ModelRequest]) -> list[ModelResponse]:
+        with self.lock:
+            self.batches.append(len(requests))
+        return [FakeBackend.complete(self, q) for q in requests]
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        raise AssertionError("batched backend called one at a time")
+
+
+def test_batches_go_through_complete_many(cache: ResponseCache) -> None:
+    backend = Batched()
+    records = run(make_jobs(10), backend, cache, batch_size=4)
+    assert sorted(backend.batches) == [2, 4, 4]
+    assert all(r.parse_status in {"ok", "unparseable"} for r in records)
+
+
+# --- kill -9 mid-run, then resume -------------------------------------------------------------------
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from blindmcq.backends.base import ModelResponse
+    from blindmcq.cache import ResponseCache
+    from blindmcq.predictions import write_predictions
+    from blindmcq.runner import run_calls
+
+    cache_path, log_path, out_path, n, tests_dir = sys.argv[1:6]
+    sys.path.insert(0, tests_dir)
+    from test_runner import interpret, make_jobs
+
+    class Logged:
+        name = "logged"
+        def complete(self, request):
+            time.sleep(0.01)
+            fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, (request.user + "\\n").encode())  # one write: atomic under O_APPEND
+            os.close(fd)
+            return ModelResponse(text="ABCD"[int(request.user[1:]) % 4])
+
+    with ResponseCache(cache_path) as cache:
+        records = run_calls(make_jobs(int(n)), Logged(), cache=cache, interpret=interpret, concurrency=4,
+                            progress=False)
+    write_predictions(records, out_path)
+    """
+)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_kill_9_then_resume_makes_exactly_the_missing_calls(tmp_path: Path) -> None:
+    n, concurrency = 400, 4
+    script = tmp_path / "probe.py"
+    script.write_text(SCRIPT)
+    cache_path, log, out = tmp_path / "c.sqlite", tmp_path / "calls.log", tmp_path / "pred.parquet"
+    cmd = [sys.executable, str(script), str(cache_path), str(log), str(out), str(n), str(Path(__file__).parent)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = time.monotonic() + 120
+    while len(_lines(log)) < 60 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL and not out.exists()
+
+    before = _lines(log)
+    with ResponseCache(cache_path) as cache:
+        persisted_keys = cache.keys()
+    to_user = {q.cache_key("logged"): q.user for _, q in make_jobs(n)}
+    persisted = {to_user[k] for k in persisted_keys}
+    assert 60 - concurrency <= len(persisted) < n
+    assert persisted <= set(before)
+    lost = set(before) - persisted  # answered but not yet committed when killed: in flight
+    assert len(lost) <= concurrency
+
+    subprocess.run(cmd, env=env, check=True, timeout=300)
+    resumed = _lines(log)[len(before) :]
+    assert not set(resumed) & persisted  # nothing already paid for is asked again
+    assert Counter(resumed).most_common(1)[0][1] == 1
+    assert set(resumed) == set(to_user.values()) - persisted  # exactly the missing calls
+    records = read_records(out)
+    assert [r.item_id for r in records] == [f"item-{i}" for i in range(n)]
+    assert sum(r.cached for r in records) == len(persisted)
+    assert all(r.parse_status == "ok" for r in records)
