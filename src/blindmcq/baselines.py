@@ -98,7 +98,9 @@ def surface_picks(items: Sequence[Item]) -> pd.DataFrame:
             else:
                 score, sign = SCORED[name]
                 picked, n_tied = pick_extreme(item.options, score, sign)
-            rows.append((name, item.id, item.n_options, picked, item.key, picked == item.key, n_tied > 1, n_tied))
+            rows.append(
+                (name, item.id, item.n_options, picked, item.key, picked == item.key, n_tied > 1, n_tied)
+            )
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 
 

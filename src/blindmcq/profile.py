@@ -114,7 +114,11 @@ def option_table(items: Sequence[Item]) -> pd.DataFrame:
 
 def _distribution(values: pd.Series) -> dict[str, float]:
     if values.empty:
-        return {"mean": float("nan"), "max": float("nan"), **{f"q{int(q * 100)}": float("nan") for q in QUANTILES}}
+        return {
+            "mean": float("nan"),
+            "max": float("nan"),
+            **{f"q{int(q * 100)}": float("nan") for q in QUANTILES},
+        }
     out = {"mean": float(values.mean()), "max": float(values.max())}
     out.update({f"q{int(q * 100)}": float(values.quantile(q)) for q in QUANTILES})
     return out
@@ -140,9 +144,13 @@ def profile_bank(items: Sequence[Item], *, long_option_chars: int = LONG_OPTION_
         "option_chars": _distribution(table["chars"]),
         "option_words": _distribution(table["words"]),
         "long_option_chars": long_option_chars,
-        "share_options_longer": float((table["chars"] > long_option_chars).mean()) if n_opts else float("nan"),
+        "share_options_longer": float((table["chars"] > long_option_chars).mean())
+        if n_opts
+        else float("nan"),
         "pointer_share": float(table["pointer"].notna().mean()) if n_opts else float("nan"),
-        "pointer_share_by_kind": {k: pointer_counts.get(k, 0) / n_opts if n_opts else float("nan") for k in POINTER_KINDS},
+        "pointer_share_by_kind": {
+            k: pointer_counts.get(k, 0) / n_opts if n_opts else float("nan") for k in POINTER_KINDS
+        },
         "key_chars_mean": key_chars,
         "distractor_chars_mean": distractor_chars,
         "key_minus_distractor_chars": key_chars - distractor_chars,
@@ -169,13 +177,16 @@ def _flatten(profile: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def compare_profiles(banks: Mapping[str, Sequence[Item]], **kwargs: Any) -> pd.DataFrame:
-    """Profiles side by side: one row per metric (flattened, e.g. ``option_chars.max``), one column per bank."""
-    columns = {name: pd.Series(_flatten(profile_bank(items, **kwargs)), dtype=object) for name, items in banks.items()}
+    """Profiles side by side: one row per metric (flattened: ``option_chars.max``), a column per bank."""
+    columns = {
+        name: pd.Series(_flatten(profile_bank(items, **kwargs)), dtype=object)
+        for name, items in banks.items()
+    }
     return pd.DataFrame(columns)
 
 
 def length_cdf(items: Sequence[Item], *, unit: str = "chars") -> pd.DataFrame:
-    """Empirical CDF of option length (Figure 4, left): columns ``length``, ``share`` (share of options <= length)."""
+    """Empirical CDF of option length (Figure 4, left): ``length``, ``share`` of options <= length."""
     if unit not in ("chars", "words"):
         raise ValueError(f"unit must be 'chars' or 'words', not {unit!r}")
     lengths = option_table(items)[unit].to_numpy()

@@ -61,7 +61,9 @@ def _item(raw: dict[str, Any], bank: str, file: str, meta: dict[str, Any]) -> It
         marked = [j for j, a in enumerate(raw["answers"]) if a["is_correct"]]
         correct_index = raw.get("correct_index")
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"malformed item record in bank {bank}: {exc!r}", file=file, item=raw.get("uid")) from exc
+        raise InputError(
+            f"malformed item record in bank {bank}: {exc!r}", file=file, item=raw.get("uid")
+        ) from exc
     flags = invariant_flags(options, marked, N_OPTIONS)
     if len(marked) == 1 and correct_index != marked[0]:
         flags.append("invariant")  # the two key fields of the source disagree; trust neither
@@ -103,7 +105,9 @@ def load_customs(
     want_acts = set(acts) if acts is not None else None
     if want_acts and not want_acts <= set(ACT_SLUGS.values()):
         unknown = sorted(want_acts - set(ACT_SLUGS.values()))
-        raise ConfigError("dataset.acts", f"unknown acts {unknown}; expected some of {sorted(ACT_SLUGS.values())}")
+        raise ConfigError(
+            "dataset.acts", f"unknown acts {unknown}; expected some of {sorted(ACT_SLUGS.values())}"
+        )
     want_comp = {competency_slug(c) for c in competencies} if competencies is not None else None
     want_levels = {int(x) for x in levels} if levels is not None else None
     try:
@@ -130,7 +134,7 @@ def load_customs(
             by_level = sorted(
                 (
                     (_level(comp["name"], comp["levels"], source_level, file, code), source_level, raws)
-                for source_level, raws in comp["levels"].items()
+                    for source_level, raws in comp["levels"].items()
                 ),
                 key=lambda entry: entry[0],
             )

@@ -164,7 +164,9 @@ def load_generic(
     _check_mapping(mapping)
     fmt = format or FORMATS.get(path.suffix.lower())
     if fmt not in FORMATS.values():
-        raise ConfigError("dataset.format", f"cannot tell the format of {path.name}; set csv, jsonl or parquet")
+        raise ConfigError(
+            "dataset.format", f"cannot tell the format of {path.name}; set csv, jsonl or parquet"
+        )
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
     bank = bank or path.stem

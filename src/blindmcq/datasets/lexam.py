@@ -49,7 +49,8 @@ def _columns(frame: pd.DataFrame, n_options: int, file: str) -> tuple[str, str, 
     if "choices" in frame.columns and "gold" in frame.columns:
         if n_options != 4:
             raise ConfigError(
-                "dataset.n_options", f"{file} has only the 4-option split; use MCQs_test_perturbation.xlsx for {n_options}"
+                "dataset.n_options",
+                f"{file} has only the 4-option split; use MCQs_test_perturbation.xlsx for {n_options}",
             )
         return "choices", "gold", "test"
     choices, gold = f"{n_options}_choices", f"{n_options}_choices_gold"
@@ -67,7 +68,9 @@ def load_lexam(path: str | Path, *, n_options: int = 4) -> list[Item]:
     frame = _read(path)
     file = path.name
     choices_col, gold_col, bank = _columns(frame, n_options, file)
-    meta_cols = [c for c in frame.columns if c not in ("question", "id") and not c.endswith(("choices", "gold"))]
+    meta_cols = [
+        c for c in frame.columns if c not in ("question", "id") and not c.endswith(("choices", "gold"))
+    ]
     items: list[Item] = []
     for index, row in enumerate(frame.itertuples(index=False), start=1):
         record = dict(zip(frame.columns, row, strict=True))
@@ -75,12 +78,16 @@ def load_lexam(path: str | Path, *, n_options: int = 4) -> list[Item]:
         try:
             options = ast.literal_eval(record[choices_col])
         except (ValueError, SyntaxError) as exc:
-            raise InputError(f"{where}, column {choices_col!r}: not a Python list literal ({exc})", file=file) from exc
+            raise InputError(
+                f"{where}, column {choices_col!r}: not a Python list literal ({exc})", file=file
+            ) from exc
         if not isinstance(options, list | tuple) or not all(isinstance(o, str) for o in options):
             raise InputError(f"{where}, column {choices_col!r}: expected a list of strings", file=file)
         gold = _plain(record[gold_col])
         if not isinstance(gold, int) or not 0 <= gold < len(options):
-            raise InputError(f"{where}, column {gold_col!r}: {gold!r} is not an index of {len(options)} options", file=file)
+            raise InputError(
+                f"{where}, column {gold_col!r}: {gold!r} is not an index of {len(options)} options", file=file
+            )
         flags = invariant_flags(options, [gold], n_options)
         key = None if "invariant" in flags else gold
         items.append(

@@ -46,7 +46,10 @@ def _paths(cfg: Mapping[str, Any], root: Path) -> list[Path]:
 def _options(cfg: Mapping[str, Any], allowed: set[str]) -> dict[str, Any]:
     unknown = set(cfg) - COMMON_KEYS - allowed
     if unknown:
-        raise ConfigError(f"dataset.{sorted(unknown)[0]}", f"not a key of loader {cfg['loader']!r}; known: {sorted(allowed)}")
+        raise ConfigError(
+            f"dataset.{sorted(unknown)[0]}",
+            f"not a key of loader {cfg['loader']!r}; known: {sorted(allowed)}",
+        )
     return {k: cfg[k] for k in allowed if k in cfg}
 
 
@@ -79,7 +82,9 @@ def _delegate(module_name: str, function: str, what: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError("dataset.loader", f"{what} needs {module_name}, which is not available: {exc}") from exc
+        raise ConfigError(
+            "dataset.loader", f"{what} needs {module_name}, which is not available: {exc}"
+        ) from exc
     if not hasattr(module, function):
         raise ConfigError("dataset.loader", f"{what}: {module_name} has no {function}()")
     return getattr(module, function)
