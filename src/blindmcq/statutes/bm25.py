@@ -192,6 +192,7 @@ class _atomic_dir:
     def __enter__(self) -> Path:
         self.target.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+        self.tmp.chmod(0o755)  # mkdtemp makes it private; the index is an ordinary output
         return self.tmp
 
     def __exit__(self, exc_type: object, *_: object) -> None:
