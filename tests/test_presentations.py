@@ -167,7 +167,9 @@ def test_phrasings_differ_as_the_paper_describes() -> None:
     assert users["minimal"].startswith("А) ")
     expert = present(ITEM, condition="full", order_id="rot0", order=(0, 1, 2, 3), **cfg("expert"))
     assert expert.system and "експерт" in expert.system
-    assert len(set(users.values())) == len(users) - 1  # expert differs from original only in its system prompt
+    assert (
+        len(set(users.values())) == len(users) - 1
+    )  # expert differs from original only in its system prompt
 
 
 def test_matched_and_dashed_uses_dashes_and_a_sentence_answer() -> None:
@@ -269,9 +271,15 @@ def test_to_request() -> None:
     generated = to_request(p, model="m", temperature=0.0, max_tokens=64, score_labels=False)
     assert generated.choices == () and generated.user == p.user and generated.extra == {}
     assert scored.cache_key("local") != generated.cache_key("local")
-    thinking = present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg(reasoning="thinking"))
-    assert thinking.user == present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg()).user
+    thinking = present(
+        ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg(reasoning="thinking")
+    )
+    assert (
+        thinking.user == present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg()).user
+    )
     with pytest.raises(ConfigError, match="thinking"):
         to_request(thinking, model="m", temperature=None, max_tokens=4096, score_labels=False)
-    req = to_request(thinking, model="m", temperature=None, max_tokens=4096, score_labels=False, thinking_budget=2048)
+    req = to_request(
+        thinking, model="m", temperature=None, max_tokens=4096, score_labels=False, thinking_budget=2048
+    )
     assert req.reasoning == "thinking" and req.extra == {"thinking_budget_tokens": 2048}

@@ -105,7 +105,9 @@ def _tiers(label: str) -> tuple[re.Pattern[str], ...]:
     return (
         re.compile(rf"^{lab}(?=\s*[).:,;\]»\"]|\s+[-—–]|\s*$)"),
         # "(b)", "b)" in any case; after a keyword only the capital ("відповідь в статті" is no label)
-        re.compile(rf"(?i:\({lab}\)|\[{lab}\]|(?<!\w){lab}\))|{keyword}\s*(?:is\s+)?[:—–-]?\s*[«\"'“]?{lab}(?!\w)"),
+        re.compile(
+            rf"(?i:\({lab}\)|\[{lab}\]|(?<!\w){lab}\))|{keyword}\s*(?:is\s+)?[:—–-]?\s*[«\"'“]?{lab}(?!\w)"
+        ),
         re.compile(rf"(?<!\w){lab}(?!\w)"),
     )
 

@@ -28,7 +28,7 @@ INSTRUCTION_FIELDS = frozenset({"label_list", "label_noun"})
 MD_INSTRUCTIONS = {
     "uk": "Наприкінці напишіть правильний варіант повним реченням в окремому рядку у форматі "
     "«Відповідь: <речення>».",
-    "en": 'Please provide a complete sentence as your final answer, on a last line of the form '
+    "en": "Please provide a complete sentence as your final answer, on a last line of the form "
     '"Answer: <sentence>".',
 }
 
