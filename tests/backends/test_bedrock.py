@@ -5,6 +5,7 @@ Each test states the exact Converse request it expects; the Stubber fails on any
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -224,11 +225,14 @@ def test_region_pool_round_robin_skips_cooling_regions() -> None:
         ({"name": "x", "backend": "bedrock", "regions": ["us-east-1"]}, "model_id"),
         ({"name": "x", "backend": "bedrock", "model_id": "m", "regions": []}, "regions"),
         ({"name": "x", "model_id": "m", "regions": ["r"], "retry": {"attempts": 2}}, "retry.attempts"),
-        ({"name": "x", "model_id": "m", "regions": ["r"], "retry": {"max_attempts": 0}}, "retry.max_attempts"),
+        (
+            {"name": "x", "model_id": "m", "regions": ["r"], "retry": {"max_attempts": 0}},
+            "retry.max_attempts",
+        ),
     ],
 )
 def test_bad_config_names_the_key(cfg: dict[str, Any], key: str, stubs: Any) -> None:
-    with pytest.raises(ConfigError, match=f"'{key}'"):
+    with pytest.raises(ConfigError, match=re.escape(f"'{key}'")):
         BedrockBackend(cfg, client_factory=stubs)
 
 
@@ -248,5 +252,5 @@ def test_default_clients_carry_botocore_retry_config() -> None:
     assert client.meta.region_name == "eu-central-1"
     # botocore counts retries; it stores the total attempts, the first one included
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 5}
-    with pytest.raises(ConfigError, match="botocore_retries.mode"):
+    with pytest.raises(ConfigError, match=r"botocore_retries\.mode"):
         default_client_factory({"botocore_retries": {"mode": "eager"}})

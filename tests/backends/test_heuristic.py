@@ -20,7 +20,8 @@ LATIN = ("A", "B", "C", "D")
 
 def ask(cfg: dict[str, Any], options: list[str] = OPTIONS, **kw: Any) -> str:
     extra = {"option_texts": options, "item_id": "t-1", **kw.pop("extra", {})}
-    req = ModelRequest(model="h", system=None, user="…", choices=kw.pop("choices", LATIN), extra=extra, **kw)
+    user, choices = kw.pop("user", "…"), kw.pop("choices", LATIN)
+    req = ModelRequest(model="h", system=None, user=user, choices=choices, extra=extra, **kw)
     return HeuristicBackend({"backend": "heuristic", **cfg}).complete(req).text
 
 

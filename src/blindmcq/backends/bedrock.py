@@ -261,7 +261,10 @@ class BedrockBackend:
         params["inferenceConfig"] = inference
         extra_fields = self.cfg.get("additional_fields")
         if extra_fields:
-            params["additionalModelRequestFields"] = {**extra_fields, **params.get("additionalModelRequestFields", {})}
+            params["additionalModelRequestFields"] = {
+                **extra_fields,
+                **params.get("additionalModelRequestFields", {}),
+            }
         return params, send_temperature
 
     def complete(self, request: ModelRequest) -> ModelResponse:
@@ -282,7 +285,9 @@ class BedrockBackend:
             if err.throttle and regions_tried:
                 self.pool.throttled(regions_tried[-1], self.policy.delay(attempt_no + 1, self._rng))
 
-        response = call_with_retries(attempt, self.policy, sleep=self._sleep, rng=self._rng, on_retry=on_retry)
+        response = call_with_retries(
+            attempt, self.policy, sleep=self._sleep, rng=self._rng, on_retry=on_retry
+        )
         if response.region is None and regions_tried:
             response.region = regions_tried[-1]
         response.meta["temperature_sent"] = temperature_sent

@@ -167,4 +167,6 @@ class SlowBackend:
             with self._lock:
                 self.in_flight -= 1
         text = request.choices[0] if request.choices else self.text
-        return ModelResponse(text=text, input_tokens=len(request.user), output_tokens=1, latency_s=self.latency_s)
+        return ModelResponse(
+            text=text, input_tokens=len(request.user), output_tokens=1, latency_s=self.latency_s
+        )

@@ -72,7 +72,9 @@ class LocalBackend:
         self.concurrency = int(self.cfg.get("concurrency", 1))
         source = self._source_id()
         # the name is the cache key's backend part: other weights or other scoring, other key
-        self.name = f"local:{source}:{_short_hash(self.answer_prefix, self.delimiter, self.use_chat_template)}"
+        self.name = (
+            f"local:{source}:{_short_hash(self.answer_prefix, self.delimiter, self.use_chat_template)}"
+        )
         self.cache_dir = cache_root(self.cfg) / f"{self.model_name}-{_short_hash(source)}"
         self.model: Any = None
         self.tokenizer: Any = None
@@ -85,7 +87,9 @@ class LocalBackend:
             try:
                 return f"{PACKAGE}=={metadata.version(PACKAGE)}"
             except metadata.PackageNotFoundError as exc:
-                raise ConfigError("path", f"null means the PyPI package {PACKAGE}, which is not installed") from exc
+                raise ConfigError(
+                    "path", f"null means the PyPI package {PACKAGE}, which is not installed"
+                ) from exc
         stat = self.path.stat()
         return f"{self.path.resolve()}@{stat.st_size}:{int(stat.st_mtime)}"
 
@@ -195,7 +199,9 @@ class LocalBackend:
 
         labels = list(request.choices)
         if len(set(labels)) != len(labels):
-            raise InputError(f"scoring needs distinct labels, got {labels}", item=request.extra.get("item_id"))
+            raise InputError(
+                f"scoring needs distinct labels, got {labels}", item=request.extra.get("item_id")
+            )
         context = self.prompt_text(request)
         delim = "" if self.use_chat_template and self.tokenizer.chat_template else self.delimiter
         pairs = [self.encode_pair(context, delim + label) for label in labels]

@@ -39,12 +39,14 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
         from blindmcq.backends.fault import FaultBackend, FaultRates
 
         inner_cfg = model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
-        return FaultBackend(
+        fault = FaultBackend(
             make_backend(inner_cfg),
             FaultRates.from_cfg(model_cfg.get("faults")),
             seed=int(model_cfg.get("seed", 0)),
             policy=RetryPolicy.from_cfg(model_cfg.get("retry")),
         )
+        fault.concurrency = int(model_cfg.get("concurrency", fault.concurrency))
+        return fault
     if kind == "instant":
         from blindmcq.backends.fault import InstantBackend
 
