@@ -50,7 +50,11 @@ class Parsed:
 
 
 def interpret(presentation: Pres, response: ModelResponse) -> Parsed:
-    return Parsed("ABCD".find(response.text), "ok") if response.text in ("A", "B", "C", "D") else Parsed(None, "unparseable")
+    return (
+        Parsed("ABCD".find(response.text), "ok")
+        if response.text in ("A", "B", "C", "D")
+        else Parsed(None, "unparseable")
+    )
 
 
 def jobs(n: int, tag: str) -> list[Job]:
@@ -115,10 +119,10 @@ class Quota:
         return ModelResponse(text="C", latency_s=self.latency_s)
 
 
-def timed(label: str, fn):
+def go(work: list[Job], backend, cache: ResponseCache, **kw) -> tuple[list, float]:
     start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
+    records = run_calls(work, backend, cache=cache, interpret=interpret, progress=False, **kw)
+    return records, time.perf_counter() - start
 
 
 def main() -> None:
@@ -129,39 +133,33 @@ def main() -> None:
     ap.add_argument("--quota-calls", type=int, default=800)
     args = ap.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = ResponseCache(Path(tmp) / "cache.sqlite")
+    with tempfile.TemporaryDirectory() as tmp, ResponseCache(Path(tmp) / "cache.sqlite") as cache:
         work = jobs(args.calls, "overhead")
         for label in ("uncached (call + store)", "cached (all hits)"):
-            records, wall = timed(label, lambda: run_calls(
-                work, Instant(), cache=cache, interpret=interpret, concurrency=4, progress=False))  # fmt: skip
-            print(f"overhead, {label:24s}: {len(records) / wall:9,.0f} calls/s ({len(records)} calls, {wall:.2f} s)")
+            records, wall = go(work, Instant(), cache, concurrency=4)
+            rate = len(records) / wall
+            print(f"overhead, {label}: {rate:,.0f} calls/s ({len(records)} calls, {wall:.2f} s)")
 
         latency, limit = 0.05, 8
         slow = Slow(latency)
-        records, wall = timed("slow", lambda: run_calls(
-            jobs(args.slow_calls, "slow"), slow, cache=cache, interpret=interpret, concurrency=limit,
-            progress=False))  # fmt: skip
-        ideal = limit / latency
+        records, wall = go(jobs(args.slow_calls, "slow"), slow, cache, concurrency=limit)
+        in_flight, ideal = slow.busy_s / wall, limit / latency
         print(
-            f"concurrency, limit {limit}, {latency * 1000:.0f} ms calls: mean in flight {slow.busy_s / wall:.2f}"
-            f" ({slow.busy_s / wall / limit:.1%} of limit); throughput {len(records) / wall:.1f}/s"
+            f"concurrency, limit {limit}, {latency * 1000:.0f} ms calls: mean in flight {in_flight:.2f}"
+            f" ({in_flight / limit:.1%} of limit); throughput {len(records) / wall:.1f}/s"
             f" = {len(records) / wall / ideal:.1%} of ideal {ideal:.0f}/s"
         )
 
         quota = Quota(args.quota, fault=0.30, latency_s=latency)
         retry = RetryPolicy(attempts=15, base_s=0.05, max_s=2.0)
-        records, wall = timed("quota", lambda: run_calls(
-            jobs(args.quota_calls, "quota"), quota, cache=cache, interpret=interpret, concurrency=16,
-            retry=retry, progress=False))  # fmt: skip
+        records, wall = go(jobs(args.quota_calls, "quota"), quota, cache, concurrency=16, retry=retry)
         statuses = Counter(r.parse_status for r in records)
-        ok = statuses["ok"]
+        rate = statuses["ok"] / wall
         print(
-            f"throttling, quota {args.quota:.0f}/s + 30% injected: {ok / wall:.1f} successful calls/s"
-            f" = {ok / wall / args.quota:.1%} of quota; {len(records)}/{args.quota_calls} recorded,"
+            f"throttling, quota {args.quota:.0f}/s + 30% injected: {rate:.1f} successful calls/s"
+            f" = {rate / args.quota:.1%} of quota; {len(records)}/{args.quota_calls} recorded,"
             f" statuses {dict(statuses)}; service saw {dict(quota.outcomes)}"
         )
-        cache.close()
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def test_get_many_returns_only_hits_over_many_chunks(tmp_path: Path) -> None:
 def test_not_a_database_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "junk.sqlite"
     path.write_bytes(b"this is not sqlite, just some bytes" * 100)
-    with pytest.raises(InputError, match="junk.sqlite"):
+    with pytest.raises(InputError, match=r"junk\.sqlite"):
         ResponseCache(path)
 
 

@@ -114,10 +114,21 @@ def test_records_carry_every_field(cache: ResponseCache) -> None:
     for (pres, request), r in zip(jobs, records, strict=True):
         number = int(request.user[1:])
         assert r.request_hash == request.cache_key("fake")
-        assert (r.model, r.backend, r.cached, r.order, r.key_slot) == ("m", "fake", False, pres.order, pres.key_slot)
+        assert (r.model, r.backend, r.cached, r.order, r.key_slot) == (
+            "m",
+            "fake",
+            False,
+            pres.order,
+            pres.key_slot,
+        )
         assert datetime.fromisoformat(r.time).utcoffset().total_seconds() == 0
         if number % 7 == 6:
-            assert (r.parse_status, r.picked_slot, r.picked_option, r.correct) == ("unparseable", None, None, False)
+            assert (r.parse_status, r.picked_slot, r.picked_option, r.correct) == (
+                "unparseable",
+                None,
+                None,
+                False,
+            )
         else:
             assert r.parse_status == "ok" and r.picked_slot == number % 4
             assert r.picked_option == pres.order[r.picked_slot]
@@ -222,7 +233,9 @@ def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
     def broken(presentation, response):
         raise KeyError("label")
 
-    records = run_calls(make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False)
+    records = run_calls(
+        make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False
+    )
     assert [r.parse_status for r in records] == ["error"] * 3
     assert all(r.error.startswith("interpret: KeyError") and r.raw_response for r in records)
 
@@ -287,7 +300,15 @@ def test_kill_9_then_resume_makes_exactly_the_missing_calls(tmp_path: Path) -> N
     script = tmp_path / "probe.py"
     script.write_text(SCRIPT)
     cache_path, log, out = tmp_path / "c.sqlite", tmp_path / "calls.log", tmp_path / "pred.parquet"
-    cmd = [sys.executable, str(script), str(cache_path), str(log), str(out), str(n), str(Path(__file__).parent)]
+    cmd = [
+        sys.executable,
+        str(script),
+        str(cache_path),
+        str(log),
+        str(out),
+        str(n),
+        str(Path(__file__).parent),
+    ]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
 
     proc = subprocess.Popen(cmd, env=env)

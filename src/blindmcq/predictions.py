@@ -140,9 +140,7 @@ def read_records(path: PathLike) -> list[PredictionRecord]:
 
 def concat_predictions(parts: Iterable[pd.DataFrame | PathLike]) -> pd.DataFrame:
     """Concatenate frames and/or files into one validated frame (an empty list gives an empty frame)."""
-    tables = [
-        to_table(part) if isinstance(part, pd.DataFrame) else read_table(part) for part in parts
-    ]
+    tables = [to_table(part) if isinstance(part, pd.DataFrame) else read_table(part) for part in parts]
     return to_frame(pa.concat_tables(tables) if tables else SCHEMA.empty_table())
 
 
@@ -163,7 +161,9 @@ def _conform(table: pa.Table, *, source: str) -> pa.Table:
         try:
             table = table.set_column(table.schema.get_field_index(name), name, column.cast(want))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise InputError(f"column '{name}' is {column.type}, expected {want} ({exc})", file=source) from exc
+            raise InputError(
+                f"column '{name}' is {column.type}, expected {want} ({exc})", file=source
+            ) from exc
     return table
 
 

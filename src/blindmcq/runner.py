@@ -248,7 +248,9 @@ def run_calls(
     for key in missing:
         per_model[jobs[by_key[key][0]].request.model].append(key)
 
-    pools = {model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model}
+    pools = {
+        model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
+    }
     finished: queue.SimpleQueue[Future[list[tuple[str, ModelResponse, str]]]] = queue.SimpleQueue()
     submitted = 0
     try:
@@ -268,4 +270,3 @@ def run_calls(
         bar.close()
     assert all(r is not None for r in records), "runner lost a record"
     return [r for r in records if r is not None]
-

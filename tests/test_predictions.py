@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from blindmcq.errors import InputError
+from blindmcq.predictions import (
+    SCHEMA,
+    concat_predictions,
+    read_predictions,
+    read_records,
+    to_records,
+    write_predictions,
+)
+from blindmcq.records import PREDICTION_COLUMNS, PredictionRecord
+
+
+def record(i: int, **over: object) -> PredictionRecord:
+    fields = dict(
+        item_id=f"vkks-2024-commercial-{i}",
+        model="gemma3-270m",
+        condition="blind",
+        phrasing="original",
+        labels="cyrillic",
+        protocol="sl",
+        reasoning="direct",
+        order=[(i + s) % 4 for s in range(4)],
+        order_id=f"rot{i % 4}",
+        forced_slot=None,
+        key_slot=i % 4,
+        n_options=4,
+        picked_slot=1,
+        picked_option=(i + 1) % 4,
+        correct=i % 4 == 1,
+        parse_status="ok",
+        raw_response="Відповідь: Б",
+        input_tokens=120 + i,
+        output_tokens=2,
+        latency_s=0.5 + i / 10,
+        region=None,
+        request_hash=f"{i:064x}",
+        time="2026-01-02T03:04:05.678+00:00",
+        backend="local",
+        cached=bool(i % 2),
+        error=None,
+        setting="",
+    )
+    fields.update(over)
+    return PredictionRecord(**fields)
+
+
+RECORDS = [
+    record(0),
+    record(1, forced_slot=2, order_id="forced2"),
+    record(2, picked_slot=None, picked_option=None, parse_status="unparseable", raw_response="не знаю"),
+    record(3, parse_status="error", error="ThrottlingException: slow", input_tokens=None, output_tokens=None,
+           latency_s=None, raw_response="", picked_slot=None, picked_option=None, region="us-east-1"),
+    record(4, key_slot=None, n_options=5, order=[4, 3, 2, 1, 0]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
+    path = write_predictions(RECORDS, tmp_path / f"pred{suffix}")
+    assert read_records(path) == RECORDS
+    frame = read_predictions(path)
+    assert tuple(frame.columns) == PREDICTION_COLUMNS
+    assert frame["order"].tolist()[4] == [4, 3, 2, 1, 0]
+    assert frame["picked_slot"].dtype == "Int64" and frame["picked_slot"].isna().sum() == 2
+    assert frame["correct"].dtype == "boolean" and frame["latency_s"].dtype == "float64"
+    # a frame written back reads the same
+    again = write_predictions(frame, tmp_path / f"again{suffix}")
+    assert read_records(again) == RECORDS
+
+
+def test_parquet_types_are_fixed(tmp_path: Path) -> None:
+    path = write_predictions(RECORDS, tmp_path / "p.parquet")
+    assert pq.read_schema(path).remove_metadata() == SCHEMA
+    assert pq.read_schema(path).field("order").type == pa.list_(pa.int64())
+
+
+def test_jsonl_is_one_object_per_line_in_column_order(tmp_path: Path) -> None:
+    path = write_predictions(RECORDS, tmp_path / "p.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(RECORDS)
+    first = json.loads(lines[0])
+    assert tuple(first) == PREDICTION_COLUMNS
+    assert "Відповідь" in lines[0]  # UTF-8, not \\u escapes
+    assert json.loads(lines[3])["error"] == "ThrottlingException: slow"
+
+
+def test_missing_parquet_column_names_file_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.parquet"
+    pq.write_table(pa.Table.from_pylist([r.to_row() for r in RECORDS]).drop_columns(["request_hash"]), path)
+    with pytest.raises(InputError, match=r"old\.parquet.*missing column 'request_hash'"):
+        read_predictions(path)
+
+
+def test_jsonl_errors_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    good = json.dumps(RECORDS[0].to_row(), ensure_ascii=False)
+    missing = {k: v for k, v in RECORDS[1].to_row().items() if k != "model"}
+    path.write_text(f"{good}\n{json.dumps(missing)}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl, line 2: missing column 'model'"):
+        read_predictions(path)
+    path.write_text(f"{good}\n\n{good[:-5]}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 3: not valid JSON"):
+        read_predictions(path)
+    wrong = {**RECORDS[1].to_row(), "picked_slot": "B"}
+    path.write_text(f"{good}\n{json.dumps(wrong)}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 2: wrong value type"):
+        read_predictions(path)
+
+
+def test_not_parquet_and_wrong_column_type_are_input_errors(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("nope")
+    with pytest.raises(InputError, match=r"junk\.parquet"):
+        read_predictions(junk)
+    rows = [{**r.to_row(), "correct": "maybe"} for r in RECORDS]
+    typed = tmp_path / "typed.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), typed)
+    with pytest.raises(InputError, match=r"typed\.parquet.*column 'correct'"):
+        read_predictions(typed)
+
+
+def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
+    target = tmp_path / "p.parquet"
+    with pytest.raises(InputError, match="missing column"):
+        write_predictions(pd.DataFrame({"item_id": ["x"]}), target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_concat_files_and_frames(tmp_path: Path) -> None:
+    a = write_predictions(RECORDS[:2], tmp_path / "a.parquet")
+    b = write_predictions(RECORDS[2:4], tmp_path / "b.jsonl")
+    frame = concat_predictions([a, b, read_predictions(a).iloc[:0], pd.DataFrame(
+        [r.to_row() for r in RECORDS[4:]])])  # fmt: skip
+    assert to_records(frame) == RECORDS
+    empty = concat_predictions([])
+    assert tuple(empty.columns) == PREDICTION_COLUMNS and len(empty) == 0
