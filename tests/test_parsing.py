@@ -50,6 +50,8 @@ def test_unknown_and_uniform_schemes_are_config_errors() -> None:
         parse_answer("A", "greek", 4, symbols=SYMBOLS)
     with pytest.raises(ConfigError, match="dash"):
         parse_answer("- text", "dash", 4, symbols={**SYMBOLS, "dash": ["-", "-"]})
+    with pytest.raises(ConfigError, match="dash"):
+        parse_answer("- text", "dash", 4, symbols=SYMBOLS)
 
 
 ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=("a", "b", "c", "d"), key=2)
@@ -100,3 +102,9 @@ def test_interpret_matched_and_dashed_uses_the_matcher() -> None:
     assert seen == [("Відповідь: b.", ("d", "c", "b", "a"))]
     with pytest.raises(ConfigError, match="md_matcher"):
         interpret(p, ModelResponse(text="x"))
+
+
+def test_the_dash_is_never_an_other_scheme_answer() -> None:
+    assert "dash" not in SYMBOLS
+    with_dash = {**SYMBOLS, "dash": ["-"]}
+    assert parse_answer("- не знаю -", "latin", 4, symbols=with_dash) == Parsed(None, "unparseable", None)

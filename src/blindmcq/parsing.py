@@ -140,12 +140,14 @@ def parse_answer(text: str, scheme: str, n: int, *, symbols: Mapping[str, Sequen
     are what ``other_scheme`` is detected against.
     """
     if scheme not in symbols:
-        raise ConfigError("labels", f"unknown label scheme {scheme!r} (have {sorted(symbols)})")
+        raise ConfigError(
+            "labels", f"no symbols for scheme {scheme!r} (have {sorted(symbols)}; the dash is read by md)"
+        )
     target = [str(s) for s in symbols[scheme]]
-    if len(set(target)) < len(target):
-        raise ConfigError(f"labels.{scheme}", "symbols repeat: a uniform scheme is parsed by the md matcher")
+    if len(set(target)) < max(2, len(target)):
+        raise ConfigError(f"labels.{scheme}", "symbols repeat: a uniform scheme is read by the md matcher")
     others = sorted(
-        (k for k in symbols if k != scheme and len(set(symbols[k])) == len(symbols[k])),
+        (k for k in symbols if k != scheme and len(set(symbols[k])) == len(symbols[k]) > 1),
         key=lambda k: (_ORDER.index(k) if k in _ORDER else len(_ORDER), k),
     )
     clean = _clean(text or "")

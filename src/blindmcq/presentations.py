@@ -116,12 +116,14 @@ def _all_symbols(conf_dir: str) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for path in sorted(Path(conf_dir, "labels").glob("*.yaml")):
         cfg = load_conf("labels", path.stem, conf_dir)
-        out[str(cfg.get("name", path.stem))] = tuple(str(s) for s in cfg["symbols"])
+        if not cfg.get("uniform"):
+            out[str(cfg.get("name", path.stem))] = tuple(str(s) for s in cfg["symbols"])
     return out
 
 
 def label_symbols_by_scheme(conf_dir: str | Path | None = None) -> dict[str, list[str]]:
-    """Every label scheme's symbols, ``{"latin": ["A", ...], ...}``: the ``symbols`` argument of parsing."""
+    """The symbols of every scheme a label can be answered in, ``{"latin": ["A", ...], ...}``: the
+    ``symbols`` argument of parsing. Uniform schemes (the dash) are left out: the md matcher reads those."""
     return {k: list(v) for k, v in _all_symbols(str(conf_dir or CONF_DIR)).items()}
 
 
@@ -214,6 +216,91 @@ def _option_line(line: str, label: str, text: str) -> str:
 # ---------------------------------------------------------------- presentations
 
 
+def _plain(value: Any) -> Any:
+    """Plain dicts and lists: Hydra's DictConfig is correct but ~10x slower to read in the inner loop."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass
+class _Setup:
+    """One validated (phrasing, labels, reasoning, protocol) combination; instructions cached per N."""
+
+    prompt: dict[str, Any]
+    labels: dict[str, Any]
+    reasoning: dict[str, Any]
+    protocol: str
+    protocol_cfg: dict[str, Any] | None
+    per_n: dict[int, tuple[tuple[str, ...], str]]
+
+    @classmethod
+    def make(
+        cls,
+        prompt: Mapping[str, Any],
+        labels: Mapping[str, Any],
+        reasoning: Mapping[str, Any],
+        protocol: str,
+        protocol_cfg: Mapping[str, Any] | None,
+    ) -> _Setup:
+        if protocol not in PROTOCOLS:
+            raise ConfigError("protocol", f"{protocol!r} is not one of {PROTOCOLS}")
+        # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
+        if (protocol == "md") != bool(labels.get("uniform")):
+            raise ConfigError(
+                "labels", f"protocol {protocol!r} cannot use label scheme {labels.get('name')!r}"
+            )
+        setup = cls(_plain(prompt), _plain(labels), _plain(reasoning), protocol, _plain(protocol_cfg), {})
+        _check_prompt(setup.prompt)
+        return setup
+
+    def labels_and_instruction(self, n: int) -> tuple[tuple[str, ...], str]:
+        if n not in self.per_n:
+            shown = label_strings(self.labels, n)
+            instruction = _answer_instruction(
+                self.prompt, self.labels, self.reasoning, self.protocol, self.protocol_cfg, shown
+            )
+            self.per_n[n] = (shown, instruction)
+        return self.per_n[n]
+
+
+def _render(item: Item, condition: str, order_id: str, order: Sequence[int], setup: _Setup) -> Presentation:
+    n = item.n_options
+    order = tuple(int(i) for i in order)
+    if sorted(order) != list(range(n)):
+        raise InputError(f"order {order} is not a permutation of {n} options", item=item.id)
+    if condition not in CONDITIONS:
+        raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
+    prompt = setup.prompt
+    shown, instruction = setup.labels_and_instruction(n)
+    line = str(setup.labels.get("line", "{label}) {text}"))
+    options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
+    fields = {"options": options, "answer_instruction": instruction}
+    if condition == "full":
+        fields["question"] = " ".join(item.question.split())
+    return Presentation(
+        item_id=item.id,
+        condition=condition,
+        phrasing=str(prompt["name"]),
+        labels=str(setup.labels.get("name")),
+        protocol=setup.protocol,
+        reasoning=str(setup.reasoning.get("name")),
+        order=order,
+        order_id=order_id,
+        forced_slot=int(order_id[6:]) if order_id.startswith("forced") else None,
+        key_slot=None if item.key is None else order.index(item.key),
+        n_options=n,
+        label_strings=shown,
+        option_texts=tuple(item.options[i] for i in order),
+        system=prompt.get("system") or None,
+        user=str(prompt[condition]).format(**fields),
+        language=str(prompt["language"]),
+        answer_cue=str(prompt.get("answer_cue") or ""),
+    )
+
+
 def present(
     item: Item,
     *,
@@ -227,43 +314,8 @@ def present(
     protocol_cfg: Mapping[str, Any] | None = None,
 ) -> Presentation:
     """Render one item in one order under one phrasing, label scheme, reasoning mode and protocol."""
-    n = item.n_options
-    order = tuple(int(i) for i in order)
-    if sorted(order) != list(range(n)):
-        raise InputError(f"order {order} is not a permutation of {n} options", item=item.id)
-    if condition not in CONDITIONS:
-        raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
-    if protocol not in PROTOCOLS:
-        raise ConfigError("protocol", f"{protocol!r} is not one of {PROTOCOLS}")
-    # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
-    if (protocol == "md") != bool(labels.get("uniform")):
-        raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels.get('name')!r}")
-    _check_prompt(prompt)
-    shown = label_strings(labels, n)
-    line = str(labels.get("line", "{label}) {text}"))
-    options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
-    instruction = _answer_instruction(prompt, labels, reasoning, protocol, protocol_cfg, shown)
-    fields = {"options": options, "answer_instruction": instruction}
-    if condition == "full":
-        fields["question"] = " ".join(item.question.split())
-    return Presentation(
-        item_id=item.id,
-        condition=condition,
-        phrasing=str(prompt["name"]),
-        labels=str(labels.get("name")),
-        protocol=protocol,
-        reasoning=str(reasoning.get("name")),
-        order=order,
-        order_id=order_id,
-        forced_slot=int(order_id[6:]) if order_id.startswith("forced") else None,
-        key_slot=None if item.key is None else order.index(item.key),
-        n_options=n,
-        label_strings=shown,
-        option_texts=tuple(item.options[i] for i in order),
-        system=prompt.get("system") or None,
-        user=str(prompt[condition]).format(**fields),
-        language=str(prompt["language"]),
-        answer_cue=str(prompt.get("answer_cue") or ""),
+    return _render(
+        item, condition, order_id, order, _Setup.make(prompt, labels, reasoning, protocol, protocol_cfg)
     )
 
 
@@ -287,13 +339,7 @@ def build_presentations(
     for each condition in ``forced_conditions`` that is also in ``conditions``, the key in each slot.
     """
     wanted = {"blind": blind_orders, "full": full_orders}
-    common = {
-        "prompt": prompt,
-        "labels": labels,
-        "reasoning": reasoning,
-        "protocol": protocol,
-        "protocol_cfg": protocol_cfg,
-    }
+    setup = _Setup.make(prompt, labels, reasoning, protocol, protocol_cfg)
     out: list[Presentation] = []
     for item in items:
         n = item.n_options
@@ -305,8 +351,7 @@ def build_presentations(
                 if item.key is None:
                     raise InputError("forced placement needs a key", item=item.id)
                 chosen = chosen + [forced_order(n, item.key, s) for s in range(n)]
-            for order_id, order in chosen:
-                out.append(present(item, condition=condition, order_id=order_id, order=order, **common))
+            out.extend(_render(item, condition, order_id, order, setup) for order_id, order in chosen)
     return out
 
 
