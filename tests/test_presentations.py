@@ -283,3 +283,26 @@ def test_to_request() -> None:
         thinking, model="m", temperature=None, max_tokens=4096, score_labels=False, thinking_budget=2048
     )
     assert req.reasoning == "thinking" and req.extra == {"thinking_budget_tokens": 2048}
+
+
+def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -> None:
+    c = cfg("original", "numerals", "direct")
+    base = present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), protocol_cfg={}, **c)
+    same = present(
+        ITEM,
+        condition="blind",
+        order_id="rot0",
+        order=(0, 1, 2, 3),
+        protocol_cfg={"answer_instruction": None},
+        **c,
+    )
+    assert base.user == same.user and base.user.endswith("цифрою правильного варіанта: 1, 2, 3 або 4.")
+    other = present(
+        ITEM,
+        condition="blind",
+        order_id="rot0",
+        order=(0, 1, 2, 3),
+        protocol_cfg={"answer_instruction": {"uk": "Лише {label_noun}: {label_list}."}},
+        **c,
+    )
+    assert other.user.endswith("Лише цифрою: 1, 2, 3 або 4.")

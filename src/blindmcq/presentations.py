@@ -201,7 +201,11 @@ def _answer_instruction(
         text = _by_language(raw, language, "protocol.answer_instruction")
     else:
         final_line = _by_language(reasoning.get("final_line"), language, f"reasoning.{rname}.final_line")
-        text = final_line or str(prompt["answer_instruction"])
+        # A protocol-level instruction (conf/protocol/sl.yaml, null by default) overrides the phrasing's.
+        own = _by_language(
+            (protocol_cfg or {}).get("answer_instruction"), language, "protocol.answer_instruction"
+        )
+        text = final_line or own or str(prompt["answer_instruction"])
         nouns = labels.get("noun") or {}
         noun = _by_language(nouns, language, f"labels.{labels.get('name', '?')}.noun") if nouns else ""
         text = text.format(label_list=label_list(shown, str(prompt.get("or_word", "or"))), label_noun=noun)
