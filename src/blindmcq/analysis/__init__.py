@@ -32,7 +32,7 @@ __all__ = [
     "read_predictions",
     "smallest_significant_k",
     "split_halves",
-    "write_gate",
     "write_figures",
+    "write_gate",
     "write_tables",
 ]

@@ -11,17 +11,17 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-from blindmcq.analysis import stats  # noqa: E402
-from blindmcq.analysis.gate import GateResult  # noqa: E402
-from blindmcq.analysis.metrics import Analysis  # noqa: E402
-from blindmcq.analysis.tables import NEEDS, slot_name  # noqa: E402
-from blindmcq.atomic import atomic_path  # noqa: E402
-from blindmcq.items import Item  # noqa: E402
+from blindmcq.analysis import stats
+from blindmcq.analysis.gate import GateResult
+from blindmcq.analysis.metrics import Analysis
+from blindmcq.analysis.tables import NEEDS, slot_name
+from blindmcq.atomic import atomic_path
+from blindmcq.items import Item
 
 DPI = 150
 OBSERVED, EXPECTED, POINTS = "#2b6cb0", "#c0c0c0", "#c53030"
@@ -57,19 +57,30 @@ def figure_1(gate: GateResult | None) -> Figure:
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     w = 0.4
     ax.bar(x - w / 2, observed, w, color=OBSERVED, label=f"observed ({gate.gate_model})")
-    ax.bar(x + w / 2, expected, w, color=EXPECTED, edgecolor="black", label=f"chance: Binomial({n_orders}, {chance:.2f})")
+    ax.bar(
+        x + w / 2,
+        expected,
+        w,
+        color=EXPECTED,
+        edgecolor="black",
+        label=f"chance: Binomial({n_orders}, {chance:.2f})",
+    )
     for xi, o, e in zip(x, observed, expected, strict=True):
         ax.annotate(f"{o}", (xi - w / 2, max(o, 0.05)), ha="center", va="bottom", fontsize=7)
-        ax.annotate(f"{e:.1f}", (xi + w / 2, max(e, 0.05)), ha="center", va="bottom", fontsize=7, color="dimgray")
+        ax.annotate(
+            f"{e:.1f}", (xi + w / 2, max(e, 0.05)), ha="center", va="bottom", fontsize=7, color="dimgray"
+        )
     ax.set_yscale("log")
     ax.set_ylim(0.05, max(observed.max(), expected.max()) * 3)
     ax.axvline(gate.k - 0.5, color="black", linestyle="--", linewidth=1)
-    ax.text(gate.k - 0.45, ax.get_ylim()[1] / 2, f"rejected at >= {gate.k}", fontsize=8, va="top")
+    ax.text(gate.k - 0.42, 0.07, f"rejected at >= {gate.k}", fontsize=8, rotation=90, va="bottom")
     ax.set_xticks(x)
     ax.set_xlabel(f"orders answered correctly with the question hidden (of {n_orders})")
     ax.set_ylabel("items (log scale)")
-    ax.set_title(f"{title}\n{len(counts)} items; {len(gate.rejected)} rejected, {len(gate.accepted)} accepted")
-    ax.legend(fontsize=8, loc="upper center")
+    ax.set_title(
+        f"{title}\n{len(counts)} items; {len(gate.rejected)} rejected, {len(gate.accepted)} accepted"
+    )
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return fig
 
 
@@ -96,8 +107,13 @@ def figure_2(a: Analysis) -> Figure:
             color=OBSERVED,
             capsize=2,
         )
-        ax.annotate(f"{row.model}{' (gate)' if is_gate else ''}", (row.full_acc, row.blind_acc), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points")
+        ax.annotate(
+            f"{row.model}{' (gate)' if is_gate else ''}",
+            (row.full_acc, row.blind_acc),
+            fontsize=7,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     ax.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
     ax.axvline(chance, color="gray", linestyle=":", linewidth=1)
     ax.set_xlim(0, 1)
@@ -112,7 +128,10 @@ def figure_2(a: Analysis) -> Figure:
     if not lines:
         lines.append("r not defined for fewer than 3 models")
     ax.text(0.02, 0.98, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=8)
-    ax.set_title(f"{title}\nbars: 95% Wilson intervals" + (f"; gate model {gate_model} hollow, not in r" if gate_model else ""))
+    ax.set_title(
+        f"{title}\nbars: 95% Wilson intervals"
+        + (f"; gate model {gate_model} hollow, not in r" if gate_model else "")
+    )
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -124,7 +143,11 @@ def figure_3(a: Analysis) -> Figure:
     f = f[f["set"] == a.detail_set] if not f.empty else f
     if f.empty:
         return _placeholder(title, NEEDS["table8"])
-    s = a.summary[a.summary["set"] == a.detail_set].set_index("model") if not a.summary.empty else pd.DataFrame()
+    s = (
+        a.summary[a.summary["set"] == a.detail_set].set_index("model")
+        if not a.summary.empty
+        else pd.DataFrame()
+    )
     slots = sorted(int(c[4:]) for c in f.columns if c.startswith("acc_") and c[4:].isdigit())
     n = len(f)
     cols = min(n, 3)
@@ -140,7 +163,10 @@ def figure_3(a: Analysis) -> Figure:
         ax.axhline(row.chance, color="gray", linestyle="--", linewidth=1, label=f"chance {row.chance:.2f}")
         ax.set_xticks(x, [slot_name(i) for i in slots])
         ax.set_ylim(0, 1)
-        ax.set_title(f"{row.model}\nposition-free {row.position_free:.3f} [{row.pf_lo:.3f}, {row.pf_hi:.3f}]", fontsize=9)
+        ax.set_title(
+            f"{row.model}\nposition-free {row.position_free:.3f} [{row.pf_lo:.3f}, {row.pf_hi:.3f}]",
+            fontsize=9,
+        )
         ax.set_xlabel("slot holding the key")
     for ax in axes[:, 0]:
         ax.set_ylabel("share of calls")
@@ -161,8 +187,12 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
     for name, items in banks.items():
         lengths = np.sort([len(o) for it in items for o in it.options])
         if lengths.size:
-            left.step(lengths, np.arange(1, lengths.size + 1) / lengths.size, where="post",
-                      label=f"{name} (max {lengths[-1]} chars)")
+            left.step(
+                lengths,
+                np.arange(1, lengths.size + 1) / lengths.size,
+                where="post",
+                label=f"{name} (max {lengths[-1]} chars)",
+            )
     left.set_xscale("symlog", linthresh=10)
     left.set_xlabel("option length (characters, log scale above 10)")
     left.set_ylabel("share of options at or below this length")
@@ -179,8 +209,14 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
         x = np.arange(len(models))
         for j, bank in enumerate(bank_names):
             b = bank_accuracy[bank_accuracy["bank"] == bank].set_index("model").reindex(models)
-            right.bar(x + (j - (len(bank_names) - 1) / 2) * w, b["acc"], w, label=bank,
-                      yerr=[b["acc"] - b["lo"], b["hi"] - b["acc"]], capsize=2)
+            right.bar(
+                x + (j - (len(bank_names) - 1) / 2) * w,
+                b["acc"],
+                w,
+                label=bank,
+                yerr=[b["acc"] - b["lo"], b["hi"] - b["acc"]],
+                capsize=2,
+            )
         chance = float(bank_accuracy["chance"].mean())
         right.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
         right.set_xticks(x, models, rotation=20, ha="right", fontsize=8)

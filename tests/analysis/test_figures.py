@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+from simulate import customs_items
+
+from blindmcq.analysis import analyze, bank_blind_accuracy, gate, stats, write_figures
+from blindmcq.analysis import figures as f
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def analysis(predictions):
+    return analyze(predictions, gate=gate(predictions, gate_model="gate"), sample_sizes=[200])
+
+
+def test_figure1_draws_observed_beside_chance(analysis):
+    fig = f.figure_1(analysis.gate)
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    observed = np.bincount(analysis.gate.counts["solved"], minlength=9)
+    expected = stats.chance_histogram(len(analysis.gate.counts), 8, 0.25)
+    assert np.allclose(heights[:9], observed) and np.allclose(heights[9:18], expected)
+    assert "Binomial(8, 0.25)" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+
+
+def test_write_figures_all_four(tmp_path, analysis, predictions, items):
+    short = [
+        type(it)(**{**it.__dict__, "options": tuple(o[:33] for o in it.options)}) for it in customs_items(50)
+    ]
+    acc = bank_blind_accuracy({"customs": predictions, "short": predictions})
+    paths = write_figures(tmp_path, analysis, banks={"customs": items, "short": short}, bank_accuracy=acc)
+    assert sorted(paths) == ["figure1", "figure2", "figure3", "figure4"]
+    for p in paths.values():
+        assert p.read_bytes()[:8] == PNG and p.stat().st_size > 10_000
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_one_model_without_gate_still_renders(tmp_path, predictions):
+    a = analyze(predictions[predictions["model"] == "good"])
+    fig2 = f.figure_2(a)
+    assert any("fewer than 3 models" in t.get_text() for t in fig2.axes[0].texts)
+    paths = write_figures(tmp_path, a)
+    assert all(p.read_bytes()[:8] == PNG for p in paths.values())
+    fig1 = f.figure_1(None)
+    assert any("No data" in t.get_text() for t in fig1.axes[0].texts)

@@ -1,0 +1,94 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from blindmcq.analysis import stats
+
+
+def test_wilson_matches_paper_table3():
+    n = 8128
+    k = round(0.515 * n)
+    lo, hi = stats.wilson(k, n)
+    assert f"{lo:.3f}" == "0.504" and f"{hi:.3f}" == "0.526"
+
+
+def test_wilson_matches_closed_form():
+    k, n, z = 37, 120, sps.norm.ppf(0.975)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert stats.wilson(k, n) == pytest.approx((centre - half, centre + half), abs=1e-12)
+    value, lo, hi = stats.wilson_columns([k, 0], [n, 0])
+    assert hi[0] == pytest.approx(centre + half)
+    assert lo[0] == pytest.approx(centre - half) and math.isnan(value[1]) and math.isnan(lo[1])
+
+
+def test_habit_of_sonnet_published_rates():
+    h = stats.habit([0.08, 0.20, 0.30, 0.42], [0.289, 0.248, 0.248, 0.215])
+    assert 0.237 <= h <= 0.238
+    with pytest.raises(ValueError):
+        stats.habit([0.5, 0.5], [1.0])
+
+
+def test_chance_histogram_paper_figure1():
+    hist = stats.chance_histogram(11990, 8, 0.25)
+    assert f"{hist[8]:.2f}" == "0.18"
+    assert hist.sum() == pytest.approx(11990)
+    assert hist[0] == pytest.approx(11990 * 0.75**8)
+
+
+def test_smallest_significant_k():
+    assert stats.smallest_significant_k(8, 0.25) == 5
+    assert stats.smallest_significant_k(8, 0.5) == 7  # P(X>=7)=9/256, P(X>=6)=37/256
+    with pytest.raises(ValueError):
+        stats.smallest_significant_k(4, 0.5)  # even 4 of 4 has p = 1/16
+
+
+def test_mcnemar_hand_example():
+    # 10 pairs: both right 2, A only 1, B only 6, both wrong 1 -> p = 2 * (1 + 7) / 2**7
+    a = [1, 1, 1] + [0] * 6 + [0]
+    b = [1, 1, 0] + [1] * 6 + [0]
+    res = stats.mcnemar(a, b)
+    assert (res.n_pairs, res.b, res.c) == (10, 1, 6)
+    assert res.p == pytest.approx(0.125)
+    assert stats.mcnemar([1, 0], [1, 0]).p == 1.0
+    with pytest.raises(ValueError):
+        stats.mcnemar([1, 0], [1])
+
+
+def test_chance_test_both_directions():
+    assert stats.chance_test(5, 8, 0.25) == pytest.approx(sps.binom.sf(4, 8, 0.25))
+    assert stats.chance_test(0, 8, 0.25, "less") == pytest.approx(0.75**8)
+    assert math.isnan(stats.chance_test(0, 0, 0.25))
+
+
+def test_pearson_with_fisher_interval():
+    x, y = [1, 2, 3, 4, 5], [2, 4, 5, 4, 5]
+    c = stats.pearson(x, y)
+    assert c.r == pytest.approx(0.7745966692)
+    z, se = math.atanh(c.r), 1 / math.sqrt(5 - 3)
+    q = sps.norm.ppf(0.975)
+    assert (c.lo, c.hi) == pytest.approx((math.tanh(z - q * se), math.tanh(z + q * se)))
+    assert math.isnan(stats.pearson([1, 2], [1, 2]).r)
+    three = stats.pearson([1, 2, 3], [1, 3, 2])
+    assert three.r == pytest.approx(0.5) and math.isnan(three.lo)
+
+
+def test_t_interval_by_hand():
+    iv = stats.t_interval([0, 1, 1, 1])
+    half = sps.t.ppf(0.975, 3) * 0.5 / 2
+    assert (iv.value, iv.lo, iv.hi, iv.n) == pytest.approx((0.75, 0.75 - half, 0.75 + half, 4))
+    lo, hi = stats.t_bounds(np.array([0.75]), np.array([0.5]), np.array([4]))
+    assert (lo[0], hi[0]) == pytest.approx((iv.lo, iv.hi))
+
+
+def test_bootstrap_is_seeded_and_near_t_interval():
+    x = np.random.default_rng(3).random(500)
+    a = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
+    b = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
+    t = stats.t_interval(x)
+    assert a == b
+    assert a.lo < a.value < a.hi
+    assert a.lo == pytest.approx(t.lo, abs=0.005) and a.hi == pytest.approx(t.hi, abs=0.005)

@@ -1,0 +1,117 @@
+import re
+
+import pandas as pd
+import pytest
+from conftest import frame, make_row
+
+from blindmcq.analysis import analyze, build_tables, gate, headline_metrics, write_tables
+from blindmcq.analysis import tables as t
+from blindmcq.errors import InputError
+
+CELL = re.compile(r"^(\d\.\d{3}) \[(\.\d{3}),(\.\d{3})\]$")
+
+
+@pytest.fixture(scope="module")
+def analysis(predictions):
+    return analyze(predictions, gate=gate(predictions, gate_model="gate"), sample_sizes=[200])
+
+
+@pytest.fixture(scope="module")
+def built(analysis, items):
+    base = pd.DataFrame(
+        {
+            "strategy": "longest",
+            "item_id": [it.id for it in items],
+            "picked_option": 0,
+            "correct": [it.key == 0 for it in items],
+        }
+    )
+    return build_tables(analysis, baselines=base, items=items)
+
+
+def test_paper_interval_format():
+    assert t.fmt_ci(0.515, 0.50413, 0.5257) == "0.515 [.504,.526]"
+    assert t.fmt_ci(0.2, float("nan"), 0.3) == "0.200"
+    assert t.fmt(0.0811, signed=True) == "+0.081" and t.fmt(float("nan")) == "—"
+    assert t.fmt_p(0.0004) == "<.001"
+
+
+def test_table3_cells_equal_headline_metrics(analysis, built):
+    metrics = headline_metrics(analysis)
+    shown = built["table3"].shown
+    assert len(shown) == 5
+    for row in shown.itertuples(index=False):
+        model = row[0].removesuffix(" (gate)")
+        for col, st in ((1, "accepted"), (3, "rejected")):
+            value, lo, hi = CELL.match(row[col]).groups()
+            assert float(value) == metrics[f"blind_acc/{model}/{st}"]
+            assert float("0" + lo) == metrics[f"blind_lo/{model}/{st}"]
+            assert float("0" + hi) == metrics[f"blind_hi/{model}/{st}"]
+        assert float(CELL.match(row[5]).group(1)) == metrics[f"full_acc/{model}/accepted"]
+
+
+def test_table4_cells_equal_headline_metrics(analysis, built):
+    metrics = headline_metrics(analysis)
+    shown = built["table4"].shown.set_index("Model")
+    for label, row in shown.iterrows():
+        model = label.removesuffix(" (gate)")
+        assert float(row["Habit"]) == metrics[f"habit/{model}/accepted"]
+        assert float(row["Excess"]) == metrics[f"excess/{model}/accepted"]
+        assert float(row["Blind"]) == metrics[f"blind_acc/{model}/accepted"]
+    assert shown.loc["first", "Excess"] == "+0.000"
+
+
+def test_table8_and_table5_match_metrics(analysis, built):
+    metrics = headline_metrics(analysis)
+    for row in built["table8"].shown.itertuples(index=False):
+        model = row.Model.removesuffix(" (gate)")
+        assert float(row._7.split()[0]) == metrics[f"position_free/{model}/sample200"]
+    for row in built["table5"].shown.itertuples(index=False):
+        assert float(row.Gap) == metrics[f"gap/{row.Model}"]
+    assert metrics["gate/n_accepted"] + metrics["gate/n_rejected"] == 600
+
+
+def test_table2_from_baselines(built, items):
+    frame2 = built["table2"].frame.set_index("strategy")
+    assert frame2.loc["Chance", "acc"] == 0.25
+    assert frame2.loc["longest", "acc"] == pytest.approx(sum(it.key == 0 for it in items) / len(items))
+    with pytest.raises(InputError, match="picked_option"):
+        t.table_2(pd.DataFrame({"strategy": ["x"], "item_id": ["a"], "correct": [True]}))
+
+
+def test_bank_profile_matches_published_customs_facts():
+    from simulate import customs_items
+
+    prof = t.bank_profile(customs_items()).frame.set_index("measure")["value"]
+    assert round(prof["key in slot A"] * 2950) == 1079
+    assert (
+        round(prof["mean key length (chars)"]) == 73 and round(prof["mean distractor length (chars)"]) == 55
+    )
+
+
+def test_tables_without_data_say_what_they_need(tmp_path):
+    rows = [make_row(item_id=f"i{i}", picked_slot=i % 4, picked_option=i % 4) for i in range(8)]
+    a = analyze(frame(rows))
+    built = build_tables(a)
+    for name in ("table2", "table5", "table8", "table10", "gate", "correlation"):
+        assert "No data: this table needs" in built[name].note, name
+    assert "forced-placement" in built["table8"].note
+    assert "one value present" in built["table6"].note
+    paths = write_tables(tmp_path, built)
+    assert "forced-placement" in paths["table8.md"].read_text()
+    assert "Table 8" in paths["tables.md"].read_text()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_write_tables_writes_every_table(tmp_path, built):
+    paths = write_tables(tmp_path / "report", built)
+    for name in built:
+        assert paths[f"{name}.md"].exists() and paths[f"{name}.csv"].exists()
+    csv = pd.read_csv(paths["table4.csv"])
+    assert {"habit", "excess", "pick_0", "key_3"} <= set(csv.columns)
+    md = paths["table3.md"].read_text()
+    assert md.startswith("### Table 3") and "| Model |" in md
+
+
+def test_metric_names_are_mlflow_safe():
+    assert t.metric_name("blind_acc", "us.deepseek.r1-v1:0", "all") == "blind_acc/us.deepseek.r1-v1_0/all"
