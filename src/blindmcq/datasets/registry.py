@@ -3,8 +3,9 @@
 ``cfg`` is the Hydra ``dataset`` group as a plain dict (``conf/dataset/*.yaml``): ``name``,
 ``loader``, ``path`` (or ``paths``), and the loader's own selection keys. Relative paths resolve
 against ``root`` (the project root; default the working directory). Common to every loader:
-``limit`` (keep the first n items in published order; for smoke runs). Every bank comes back
-checked: valid records and unique ids.
+``limit`` (keep the first n items in published order; for smoke runs); ``dep`` and ``description``
+are for DVC and people, and ignored here. Any other unknown key is a ConfigError, so a typo does not
+silently select the whole bank. Every bank comes back checked: valid records and unique ids.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from blindmcq.errors import ConfigError, InputError
 from blindmcq.items import Item, read_items, validate_item
 
 Loader = Callable[[Mapping[str, Any], Path], list[Item]]
-COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description"}
+COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description", "dep"}  # dep: for DVC
 
 
 def _path(cfg: Mapping[str, Any], root: Path) -> Path:
@@ -97,9 +98,13 @@ def _nonsense(cfg: Mapping[str, Any], root: Path) -> list[Item]:
 
 
 def _pdf(cfg: Mapping[str, Any], root: Path) -> list[Item]:
-    extract = _delegate("blindmcq.corpus", "extract_items", "loader 'pdf'")
-    options = {k: v for k, v in cfg.items() if k not in COMMON_KEYS}
-    return list(extract(_paths(cfg, root), **options))
+    """Items of the Commission-style PDFs (path 1 confirmed by path 2); the report is the corpus stage's."""
+    extract = _delegate("blindmcq.corpus.extract", "extract_items", "loader 'pdf'")
+    options = _options(cfg, {"source", "bank", "workers", "n_options", "pilot_per_bank", "seed"})
+    if "source" not in options:
+        raise ConfigError("dataset.source", "loader 'pdf' needs the id source (e.g. dmsu)")
+    items, _report = extract(_paths(cfg, root), **options)
+    return list(items)
 
 
 LOADERS: dict[str, Loader] = {
