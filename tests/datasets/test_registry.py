@@ -8,8 +8,7 @@ from blindmcq.datasets import LOADERS, load_dataset
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.items import Item, write_items
 
-from .conftest import REPO
-
+REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "conf" / "dataset"
 
 
