@@ -21,6 +21,7 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ def hyphen_vocabulary(rows: Iterable[Row]) -> set[str]:
             for line in (cell or "").split("\n"):
                 for token in line.split():
                     parts = token.split("-")
-                    for a, b in zip(parts, parts[1:], strict=False):
+                    for a, b in itertools.pairwise(parts):
                         end, head = _END.search(a), _HEAD.match(b)
                         if end and head:
                             vocab.add(f"{end.group(1)}-{head.group(1)}".casefold())
@@ -152,7 +153,13 @@ def _item(d: _Draft, vocab: set[str], *, source: str, bank: str, file: str, n_op
         flags.add("recovered_merge")
     if d.inferred:
         meta["number_inferred"] = True
-    status = "excluded" if note else "malformed" if flags & {"invariant", "blank_option", "duplicate_options"} else "ok"
+    status = (
+        "excluded"
+        if note
+        else "malformed"
+        if flags & {"invariant", "blank_option", "duplicate_options"}
+        else "ok"
+    )
     return Item(
         id=item_id(source, bank, d.number),
         source=source,

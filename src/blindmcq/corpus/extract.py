@@ -124,7 +124,9 @@ def _merge(primary: list[Item], secondary: list[Item], confirmed: dict[str, dict
     seen = {i.id for i in primary}
     merged = [dataclasses.replace(i, meta={**i.meta, "primary_path": "tables"}) for i in primary]
     merged += [
-        dataclasses.replace(i, meta={**i.meta, "primary_path": "rules"}) for i in secondary if i.id not in seen
+        dataclasses.replace(i, meta={**i.meta, "primary_path": "rules"})
+        for i in secondary
+        if i.id not in seen
     ]
     for item in merged:
         item.meta["confirmed"] = confirmed[item.id]
@@ -160,14 +162,16 @@ def extract_items(
             if owner.setdefault(item.id, path.name) != path.name:
                 raise InputError(f"item id {item.id} also comes from {owner[item.id]}", file=str(path))
         with_table = {r.page for m in rows for r in rows[m]}
-        report_files.append({
-            "file": path.name,
-            "bank": name,
-            "pages": fr.n_pages,
-            "items_path1": len(found["tables"]),
-            "items_path2": len(found["rules"]),
-            "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
-        })
+        report_files.append(
+            {
+                "file": path.name,
+                "bank": name,
+                "pages": fr.n_pages,
+                "items_path1": len(found["tables"]),
+                "items_path2": len(found["rules"]),
+                "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
+            }
+        )
         for m in by_path:
             by_path[m] += found[m]
     report, confirmed = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)

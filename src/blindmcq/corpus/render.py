@@ -83,7 +83,13 @@ def _soft_split(word: str, room: float) -> int:
     for p in range(len(word) - 3, 2, -1):
         head = word[:p]
         tail = word[p]
-        if head.isalpha() and tail.isalpha() and tail.islower() and tail not in "ьй" and _width(head + "-") <= room:
+        if (
+            head.isalpha()
+            and tail.isalpha()
+            and tail.islower()
+            and tail not in "ьй"
+            and _width(head + "-") <= room
+        ):
             return p
     return 0
 
@@ -178,8 +184,10 @@ def _layout(spec: ItemSpec, hyphenate: bool) -> _Layout:
     else:
         marks = [[RIGHT if i in spec.keys else WRONG] for i in range(len(options))]
         spanning = 0
-    heights = [max(1, len(o), 1 if spec.excluded == "mark" else len(m)) * LEADING + 2 * PAD
-               for o, m in zip(options, marks, strict=True)]
+    heights = [
+        max(1, len(o), 1 if spec.excluded == "mark" else len(m)) * LEADING + 2 * PAD
+        for o, m in zip(options, marks, strict=True)
+    ]
     stem = max(len(q), spanning, 1) * LEADING + 2 * PAD
     number = [] if spec.fused == "blank" else [str(spec.number)]
     return _Layout(number, q, options, marks, heights, stem)

@@ -81,6 +81,10 @@ def compare(
             ),
             "recovered": flags.get("recovered_merge", 0),
         },
-        "pilot": {"seed": seed, "per_bank": per_bank, "sample": pilot_sample(items, per_bank=per_bank, seed=seed)},
+        "pilot": {
+            "seed": seed,
+            "per_bank": per_bank,
+            "sample": pilot_sample(items, per_bank=per_bank, seed=seed),
+        },
     }
     return report, confirmed

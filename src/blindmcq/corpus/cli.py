@@ -1,0 +1,53 @@
+"""``blindmcq extract PDF... --out DIR [--bank NAME] [--source NAME]`` (hooked in as a subcommand)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from blindmcq.corpus.extract import extract_pdfs
+from blindmcq.errors import BlindMCQError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pdfs", nargs="+", metavar="PDF", help="the Commission's PDF files")
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="writes items.jsonl and verification.json"
+    )
+    parser.add_argument("--source", default="vkks", help="id prefix, {source}-{bank}-{number} (default vkks)")
+    parser.add_argument("--bank", default=None, help="bank name (default: the file name less '{source}-')")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    parser.add_argument("--pilot-per-bank", type=int, default=20, help="pilot sample size per bank")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the pilot sample")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        report = extract_pdfs(
+            args.pdfs,
+            args.out,
+            source=args.source,
+            bank=args.bank,
+            workers=args.workers,
+            pilot_per_bank=args.pilot_per_bank,
+            seed=args.seed,
+        )
+    except BlindMCQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rates = ", ".join(f"{k} {v:.4f}" for k, v in report["confirmed_rate"].items() if v is not None)
+    print(f"{report['n_items']} items from {len(report['files'])} file(s) -> {args.out}")
+    print(f"confirmed by both paths: {rates}")
+    print(f"failing ids: {sum(len(v) for v in report['failing_ids'].values())}; counts: {report['counts']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="blindmcq extract", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

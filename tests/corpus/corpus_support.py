@@ -1,0 +1,26 @@
+"""Helpers for the corpus tests (a uniquely named module: test folders are not packages)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pdfplumber
+
+from blindmcq.corpus import path_rules, path_tables
+from blindmcq.corpus.rows import Row
+
+REPO = Path(__file__).resolve().parents[2]
+PATHS = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}
+
+
+def rows_of(path: Path, method: str) -> list[Row]:
+    with pdfplumber.open(path) as pdf:
+        return [r for n, page in enumerate(pdf.pages, 1) for r in PATHS[method](page, n)]
+
+
+def questions_json() -> Path:
+    for candidate in (REPO.parent / "shared" / "data", REPO / "data"):
+        path = candidate / "ua-customs-exam" / "questions.json"
+        if path.exists():
+            return path
+    raise FileNotFoundError(f"ua-customs-exam/questions.json not found beside {REPO}")
