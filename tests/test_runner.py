@@ -19,7 +19,7 @@ from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.predictions import read_records
-from blindmcq.runner import Job, RetryPolicy, run_calls
+from blindmcq.runner import Job, run_calls
 
 LABELS = "ABCD"
 
@@ -207,26 +207,37 @@ def test_identical_requests_are_sent_once(cache: ResponseCache) -> None:
     assert records[0].raw_response == records[1].raw_response
 
 
-@dataclass
-class Throttling(FakeBackend):
-    failures_before_success: int = 2
+def test_fault_backend_run_records_every_call_and_rerun_retries_only_errors(cache: ResponseCache) -> None:
+    from blindmcq.backends.bedrock import RetryPolicy as BackendRetry
+    from blindmcq.backends.fault import FaultBackend, FaultRates
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
-        response = super().complete(request)
-        if self.calls[request.user] <= self.failures_before_success:
-            raise RuntimeError("ThrottlingException")
-        return response
+    rates = FaultRates(throttle=0.3, timeout=0.1, server_error=0.1, truncate=0.1, empty=0.1, refuse=0.1)
+    faulty = FaultBackend(
+        FakeBackend(), rates, seed=3, policy=BackendRetry(max_attempts=2), sleep=lambda s: None
+    )
+    jobs = make_jobs(200)
+    records = run(jobs, faulty, cache)
+    assert [r.item_id for r in records] == [j.presentation.item_id for j in jobs]
+    statuses = Counter(r.parse_status for r in records)
+    assert statuses["error"] > 0 and statuses["ok"] > 0 and statuses["unparseable"] > 0  # empty/truncated
+    assert all(r.error for r in records if r.parse_status == "error")
+    inner = FakeBackend()
+    faulty.inner = inner
+    again = run(jobs, faulty, cache)
+    # only the calls that ended in error are asked again; everything else comes from the cache
+    assert set(inner.calls) <= {j.request.user for j, r in zip(jobs, records, strict=True)
+                                if r.parse_status == "error"}  # fmt: skip
+    assert sum(not r.cached for r in again) == statuses["error"]
 
 
-def test_retry_policy_retries_until_success_or_budget(cache: ResponseCache) -> None:
-    jobs = make_jobs(6)
-    backend = Throttling()
-    records = run(jobs, backend, cache, retry=RetryPolicy(attempts=2, base_s=0.001))
-    assert all(r.parse_status == "error" and "Throttling" in r.error for r in records)
-    assert all(n == 2 for n in backend.calls.values())
-    records = run(jobs, backend, cache, retry=RetryPolicy(attempts=3, base_s=0.001))
-    assert all(r.parse_status != "error" for r in records)
-    assert all(n == 3 for n in backend.calls.values())
+def test_default_limit_is_the_backends_and_setting_tags_records(cache: ResponseCache) -> None:
+    backend = FakeBackend(delay_s=0.02)
+    backend.concurrency = 2  # type: ignore[attr-defined]
+    records = run_calls(
+        make_jobs(12), backend, cache=cache, interpret=interpret, progress=False, setting="skew-A"
+    )
+    assert backend.max_in_flight["m"] == 2
+    assert {r.setting for r in records} == {"skew-A"}
 
 
 def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
@@ -338,3 +349,9 @@ def test_kill_9_then_resume_makes_exactly_the_missing_calls(tmp_path: Path) -> N
     assert [r.item_id for r in records] == [f"item-{i}" for i in range(n)]
     assert sum(r.cached for r in records) == len(persisted)
     assert all(r.parse_status == "ok" for r in records)
+
+
+def test_no_jobs_no_calls(cache: ResponseCache) -> None:
+    backend = FakeBackend()
+    assert run([], backend, cache) == []
+    assert not backend.calls

@@ -13,10 +13,8 @@ import time as _time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_random_exponential
 from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
@@ -41,7 +39,6 @@ class PresentationLike(Protocol):
     forced_slot: int | None
     key_slot: int | None
     n_options: int
-    setting: str
 
 
 class ParsedLike(Protocol):
@@ -57,50 +54,18 @@ class Job(NamedTuple):
     request: ModelRequest
 
 
-def _retry_any_error(response: ModelResponse) -> bool:
-    return response.status == "error" and response.meta.get("retryable", True) is not False
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries inside the runner: exponential backoff with full jitter (tenacity).
-
-    ``attempts`` counts the first call. A backend that retries itself (Bedrock via botocore) needs
-    none here. ``retry_on`` sees the response (a raised exception arrives as an ``error`` response).
-    """
-
-    attempts: int = 1
-    base_s: float = 0.5
-    max_s: float = 20.0
-    retry_on: Callable[[ModelResponse], bool] = field(default=_retry_any_error)
-
-
-NO_RETRY = RetryPolicy()
-
-
 def _error_response(exc: BaseException, started: float) -> ModelResponse:
     return ModelResponse(
         text="", status="error", error=f"{type(exc).__name__}: {exc}", latency_s=_time.monotonic() - started
     )
 
 
-def _call_one(backend: Backend, request: ModelRequest, retry: RetryPolicy) -> ModelResponse:
-    def attempt() -> ModelResponse:
-        started = _time.monotonic()
-        try:
-            return backend.complete(request)
-        except Exception as exc:  # any backend failure becomes a recorded error, never a crash
-            return _error_response(exc, started)
-
-    retrying = Retrying(
-        stop=stop_after_attempt(max(1, retry.attempts)),
-        wait=wait_random_exponential(multiplier=retry.base_s, max=retry.max_s),
-        retry=retry_if_result(retry.retry_on),
-        retry_error_callback=lambda state: state.outcome.result(),  # out of attempts: keep the error
-    )
-    response: ModelResponse = retrying(attempt)
-    response.meta = {**response.meta, "attempts": retrying.statistics.get("attempt_number", 1)}
-    return response
+def _call_one(backend: Backend, request: ModelRequest) -> ModelResponse:
+    started = _time.monotonic()
+    try:
+        return backend.complete(request)
+    except Exception as exc:  # any backend failure becomes a recorded error, never a crash
+        return _error_response(exc, started)
 
 
 def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelResponse]:
@@ -124,6 +89,7 @@ def make_record(
     key: str,
     time: str,
     cached: bool,
+    setting: str = "",
 ) -> PredictionRecord:
     """One PredictionRecord; an unparseable or failed answer has no picked slot and counts as wrong."""
     error = response.error
@@ -165,11 +131,15 @@ def make_record(
         backend=backend,
         cached=cached,
         error=error,
-        setting=getattr(presentation, "setting", ""),
+        setting=getattr(presentation, "setting", "") or setting,
     )
 
 
-def _limits(concurrency: int | Mapping[str, int], models: set[str]) -> dict[str, int]:
+def _limits(
+    concurrency: int | Mapping[str, int] | None, backend: Backend, models: set[str]
+) -> dict[str, int]:
+    if concurrency is None:
+        concurrency = int(getattr(backend, "concurrency", 1))
     if isinstance(concurrency, int):
         limits = dict.fromkeys(models, concurrency)
     else:
@@ -189,16 +159,21 @@ def run_calls(
     *,
     cache: ResponseCache,
     interpret: Interpret,
-    concurrency: int | Mapping[str, int],
+    concurrency: int | Mapping[str, int] | None = None,
     progress: bool = True,
     desc: str = "",
-    retry: RetryPolicy = NO_RETRY,
     batch_size: int = 1,
+    setting: str = "",
 ) -> list[PredictionRecord]:
     """Run every job and return one PredictionRecord per job, in job order.
 
-    ``concurrency`` limits calls in flight per model (an int applies to each model). With
+    ``concurrency`` limits calls in flight per model: an int for each model, a mapping model -> int,
+    or None for the backend's own ``concurrency`` attribute (1 if it has none). Retries are the
+    backend's job (Bedrock and the fault fake retry throttling with backoff); whatever still fails,
+    or raises, is recorded with status ``error`` and, not being cached, retried by the next run. With
     ``batch_size > 1`` and a backend offering ``complete_many``, uncached requests go in batches.
+    ``setting`` tags every record (a sweep setting such as the few-shot skew) unless the
+    presentation carries its own.
     """
     jobs = [Job(*job) for job in jobs]
     keys = [job.request.cache_key(backend.name) for job in jobs]
@@ -206,7 +181,7 @@ def run_calls(
     for index, key in enumerate(keys):
         by_key[key].append(index)
 
-    limits = _limits(concurrency, {job.request.model for job in jobs})
+    limits = _limits(concurrency, backend, {job.request.model for job in jobs})
     records: list[PredictionRecord | None] = [None] * len(jobs)
     bar = tqdm(total=len(jobs), desc=desc or backend.name, unit="call", disable=not progress, smoothing=0.1)
     counts = {"cached": 0, "called": 0, "error": 0}
@@ -217,7 +192,7 @@ def run_calls(
             # a repeated identical request in one run is answered by the first call, not sent again
             records[index] = make_record(
                 presentation, request, response, interpret=interpret, backend=backend.name,
-                key=key, time=time, cached=cached or n > 0,
+                key=key, time=time, cached=cached or n > 0, setting=setting,
             )  # fmt: skip
         counts["cached" if cached else "called"] += len(by_key[key])
         counts["error"] += len(by_key[key]) if response.status == "error" else 0
@@ -241,7 +216,7 @@ def run_calls(
         if batched:
             responses = _call_batch(backend, requests)
         else:
-            responses = [_call_one(backend, request, retry) for request in requests]
+            responses = [_call_one(backend, request) for request in requests]
         return [store(k, q, r) for k, q, r in zip(batch, requests, responses, strict=True)]
 
     per_model: dict[str, list[str]] = defaultdict(list)
