@@ -1,0 +1,96 @@
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from blindmcq.baselines import best_constant, pick_extreme, surface_strategies, wilson
+from blindmcq.datasets.customs import load_customs
+from blindmcq.items import Item
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = next(p for p in (REPO.parent / "shared" / "data", REPO / "data") if (p / "lexam").exists())
+
+
+def item(number: int, options: tuple[str, ...], key: int | None, status: str = "ok") -> Item:
+    return Item(f"t-b-{number}", "t", "b", number, "q", options, key, status=status)  # type: ignore[arg-type]
+
+
+TINY = [
+    item(1, ("a", "bbbb", "cc", "d d d"), 1),
+    item(2, ("xx", "yy", "z"), 0),
+    item(3, ("one two", "three"), 1),
+    item(4, ("p", "q"), None, status="malformed"),  # skipped
+]
+
+
+def by_strategy(picks: pd.DataFrame, name: str) -> list[tuple[int, bool, bool]]:
+    rows = picks[picks["strategy"] == name]
+    return list(zip(rows["picked_option"], rows["correct"], rows["tie"], strict=True))
+
+
+def test_hand_counted_picks_on_a_tiny_mixed_n_bank():
+    result = surface_strategies(TINY)
+    picks, summary = result.picks, result.summary.set_index("strategy")
+    assert result.n_skipped == 1
+    # item 1: lengths 1, 4, 2, 5 -> longest 3 (wrong), shortest 0 (wrong); words 1, 1, 1, 3 -> 3 (wrong)
+    # item 2: lengths 2, 2, 1 -> longest 0 of a tie (right), shortest 2 (wrong); words all 1 -> 0 tie (right)
+    # item 3: lengths 7, 5 -> longest 0 (wrong), shortest 1 (right); words 2, 1 -> 0 (wrong)
+    assert by_strategy(picks, "longest") == [(3, False, False), (0, True, True), (0, False, False)]
+    assert by_strategy(picks, "shortest") == [(0, False, False), (2, False, False), (1, True, False)]
+    assert by_strategy(picks, "most_words") == [(3, False, False), (0, True, True), (0, False, False)]
+    assert picks.loc[picks["strategy"] == "most_words", "n_tied"].tolist() == [1, 3, 1]
+    assert list(summary.index) == [f"constant_{s}" for s in range(4)] + ["longest", "shortest", "most_words"]
+    assert summary.loc["constant_0", ["n", "n_correct"]].tolist() == [3, 1]
+    assert summary.loc["constant_1", ["n", "n_correct"]].tolist() == [3, 2]
+    # slot 2 exists only on items 1 and 2, slot 3 only on item 1
+    assert summary.loc["constant_2", ["n", "n_correct", "n_not_applicable"]].tolist() == [2, 0, 1]
+    assert summary.loc["constant_3", ["n", "n_correct", "n_not_applicable"]].tolist() == [1, 0, 2]
+    assert summary.loc["constant_0", "chance"] == pytest.approx((1 / 4 + 1 / 3 + 1 / 2) / 3)
+    assert summary.loc["constant_3", "chance"] == pytest.approx(1 / 4)
+    assert summary.loc["longest", "n_ties"] == 1 and (summary["n_skipped"] == 1).all()
+    assert best_constant(result.summary)["strategy"] == "constant_1"
+    assert result.facts["key_slot_counts"] == [1, 2, 0, 0]
+
+
+def test_wilson_interval_known_values():
+    low, high = wilson(5, 10)
+    assert (round(low, 4), round(high, 4)) == (0.2366, 0.7634)
+    assert wilson(0, 20)[0] == 0.0 and wilson(20, 20)[1] == 1.0
+
+
+def test_first_in_published_order_breaks_ties():
+    assert pick_extreme(["ab", "cd", "e"], len) == (0, 2)
+    assert pick_extreme(["ab", "c", "d"], len, -1) == (1, 2)
+
+
+def test_legislation_bank_against_an_independent_count():
+    raw = json.loads((DATA / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
+    records = [r for act in raw["legislation"].values() for r in act]
+    result = surface_strategies(
+        load_customs(DATA / "ua-customs-exam" / "questions.json", parts=["legislation"])
+    )
+    summary = result.summary.set_index("strategy")
+    assert result.n_skipped == 0 and summary.loc["constant_0", "n"] == len(records) == 340
+    for slot in range(4):
+        expected = sum(r["answers"][slot]["is_correct"] for r in records)
+        assert summary.loc[f"constant_{slot}", "n_correct"] == expected
+    # longest by characters after collapsing whitespace, the first of a tie
+    lengths = [[len(" ".join(a["text"].split())) for a in r["answers"]] for r in records]
+    longest_right = sum(
+        r["answers"][ls.index(max(ls))]["is_correct"] for r, ls in zip(records, lengths, strict=True)
+    )
+    assert summary.loc["longest", "n_correct"] == longest_right
+    assert summary.loc["longest", "n_ties"] == sum(ls.count(max(ls)) > 1 for ls in lengths)
+    assert result.facts["key_slot_counts"][0] == summary.loc["constant_0", "n_correct"]
+
+
+def test_ten_option_bank():
+    options = tuple(f"option {'x' * k}" for k in range(10))
+    bank = [item(n, options, n % 10) for n in range(1, 21)]
+    result = surface_strategies(bank)
+    summary = result.summary.set_index("strategy")
+    assert [f"constant_{s}" for s in range(10)] == list(summary.index[:10])
+    assert (summary.loc["constant_0":"constant_9", "n_correct"] == 2).all()
+    assert summary["chance"].tolist() == pytest.approx([0.1] * len(summary))
+    assert summary.loc["longest", "n_correct"] == 2 and summary.loc["shortest", "n_correct"] == 2
