@@ -92,9 +92,17 @@ def _delegate(module_name: str, function: str, what: str) -> Callable[..., Any]:
 
 
 def _nonsense(cfg: Mapping[str, Any], root: Path) -> list[Item]:
-    generate = _delegate("blindmcq.datasets.nonsense", "generate", "loader 'nonsense'")
-    options = {k: v for k, v in cfg.items() if k not in COMMON_KEYS}
-    return list(generate(**options))
+    """Generated NonsenseQA; ``split`` picks the probed ``test`` items (default) or the ``fewshot`` pool."""
+    generate = _delegate("blindmcq.datasets.nonsense", "generate_nonsenseqa", "loader 'nonsense'")
+    options = _options(cfg, {"seed", "n_test", "n_fewshot", "n_options", "split"})
+    split = options.pop("split", "test")
+    if split not in ("test", "fewshot"):
+        raise ConfigError("dataset.split", f"expected test or fewshot, got {split!r}")
+    try:
+        bank = generate(**options)
+    except ValueError as exc:
+        raise ConfigError("dataset", f"NonsenseQA: {exc}") from exc
+    return list(getattr(bank, split))
 
 
 def _pdf(cfg: Mapping[str, Any], root: Path) -> list[Item]:
