@@ -9,8 +9,12 @@ contain an apostrophe between two letters (``здоров'я``), and maximal run
 punctuation and underscores separate tokens, so ``будь-який`` gives ``будь``, ``який`` and ``1700-18``
 gives ``1700``, ``18``.
 
-Lemmas (`Lemmatizer`): the normal form of pymorphy3's most probable parse, cached per distinct word,
-because a legal corpus repeats a few hundred thousand word forms millions of times. Digits pass through.
+Lemmas (`Lemmatizer`): pymorphy3 has no frequency model for Ukrainian, so its parses come in dictionary
+order with equal scores and the first is often wrong (``людина`` -> ``людин``, an adjective reading;
+``дані`` -> ``дан``, a first name). The lemma is therefore the word itself when any parse has it as its
+normal form, else the normal form of the first parse that is not a personal name (Name, Surn, Patr),
+else of the first parse. Each distinct word is lemmatised once and cached (a dict), because a legal corpus
+repeats a few hundred thousand word forms millions of times. Digits pass through.
 
 Stopwords (`STOPWORDS_UK`, off by default): a short hand-written list of Ukrainian function-word lemmas
 (prepositions, conjunctions, particles, personal and demonstrative pronouns, forms of "бути"). BM25's IDF
@@ -29,6 +33,7 @@ APOSTROPHE = "'"
 _APOSTROPHE_VARIANTS = "\u02bc\u2019\u2018\u0060\u00b4\u2032"
 _TRANSLATE = {ord(ch): APOSTROPHE for ch in _APOSTROPHE_VARIANTS} | {0x00AD: None}
 _LETTERS = r"[^\W\d_]+"
+_NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr"})
 TOKEN_RE = re.compile(rf"{_LETTERS}(?:'{_LETTERS})*|\d+")
 
 STOPWORDS_UK: frozenset[str] = frozenset(
@@ -61,9 +66,16 @@ class Lemmatizer:
         self._cache: dict[str, str] = {}
 
     def lemma_uncached(self, word: str) -> str:
+        """The word itself when some parse says it is a lemma; else the first parse not a personal name."""
         if word.isdigit():
             return word
-        return self._morph.parse(word)[0].normal_form
+        parses = self._morph.parse(word)
+        if not parses or any(p.normal_form == word for p in parses):
+            return word
+        for p in parses:
+            if not _NAME_GRAMMEMES & p.tag.grammemes:
+                return p.normal_form
+        return parses[0].normal_form
 
     def lemma(self, word: str) -> str:
         lemma = self._cache.get(word)
