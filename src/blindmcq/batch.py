@@ -1,0 +1,437 @@
+"""Bedrock batch inference: the cheap way to run large probes, through the same response cache.
+
+Flow: the uncached requests of a probe -> one JSONL input file per job on S3 -> ``CreateModelInvocationJob``
+-> poll ``GetModelInvocationJob`` -> read the ``*.jsonl.out`` files -> one ``ModelResponse`` per call, stored
+in the ``ResponseCache`` under the key the online runner uses (``request.cache_key("bedrock:<model_id>")``).
+A later ``run_calls``/``run_probe`` with the same cache then serves every answered call from the cache, so
+online and batch never pay twice; calls the batch did not answer come back as ``error`` (not cached) and
+the online run retries them.
+
+Input record, one per line (Bedrock user guide, "Format and upload your batch inference data"):
+``{"recordId": <cache key>, "modelInput": <body>}``. The recordId is the call's cache key (64 hex digits),
+so an output file maps straight back to the cache without a manifest, in any process.
+
+Body per ``invocation_type`` (``batch.invocation_type``; the output's ``modelOutput`` has the matching form):
+
+* ``Converse`` (default; every family: Anthropic Claude, Amazon Nova, Meta Llama, Mistral, DeepSeek, Qwen):
+  the Converse request body exactly as ``BedrockBackend.converse_params`` builds it for the online call,
+  less ``modelId``: ``messages``, ``system``, ``inferenceConfig``, ``additionalModelRequestFields``.
+* ``InvokeModel`` for Anthropic models: the Anthropic Messages API body, ``anthropic_version``
+  ``bedrock-2023-05-31``, ``max_tokens``, ``system`` (string), ``messages`` (text blocks), ``temperature``
+  when the online call sends one, and the model config's additional fields (e.g. ``thinking``) at the top
+  level. Other families under ``InvokeModel`` are refused (use ``Converse``).
+
+Bedrock quotas apply: at least ``min_records`` (100 by default) and at most ``max_records`` (50,000)
+records per job; larger sets are split into several jobs. Credentials come from boto3's chain only and
+are never read, logged or recorded here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
+from blindmcq.cache import ResponseCache, utc_now
+from blindmcq.errors import BlindMCQError, ConfigError, InputError
+
+log = logging.getLogger(__name__)
+
+INVOCATION_TYPES = ("Converse", "InvokeModel")
+ANTHROPIC_VERSION = "bedrock-2023-05-31"
+DONE = frozenset({"Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"})
+
+
+class BatchTimeout(BlindMCQError):
+    """Polling gave up; the jobs keep running on Bedrock and ``collect`` can read them later."""
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """The ``batch:`` section of a model config (or of the probe config)."""
+
+    role_arn: str
+    input_uri: str  # s3://bucket/prefix: input files go under it
+    output_uri: str  # s3://bucket/prefix: Bedrock writes <job id>/<file>.jsonl.out under it
+    invocation_type: str = "Converse"
+    region: str | None = None  # default: the model config's first region
+    min_records: int = 100
+    max_records: int = 50_000
+    poll_s: float = 60.0
+    timeout_s: float = 72 * 3600.0
+    job_timeout_hours: int | None = None
+    s3_endpoint_url: str | None = None  # a local S3 stand-in (tests)
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "batch") -> BatchSettings:
+        cfg = dict(cfg or {})
+        known = set(cls.__dataclass_fields__)
+        unknown = set(cfg) - known
+        if unknown:
+            raise ConfigError(f"{key}.{sorted(unknown)[0]}", f"unknown batch setting; known: {sorted(known)}")
+        for required in ("role_arn", "input_uri", "output_uri"):
+            if not isinstance(cfg.get(required), str) or not cfg[required]:
+                raise ConfigError(f"{key}.{required}", "missing")
+        for uri in ("input_uri", "output_uri"):
+            split_s3_uri(cfg[uri], key=f"{key}.{uri}")
+        settings = cls(**cfg)
+        if settings.invocation_type not in INVOCATION_TYPES:
+            raise ConfigError(f"{key}.invocation_type", f"expected one of {INVOCATION_TYPES}")
+        if not 1 <= settings.min_records <= settings.max_records:
+            raise ConfigError(f"{key}.min_records", "need 1 <= min_records <= max_records")
+        return settings
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One submitted model invocation job and the cache keys it answers."""
+
+    job_arn: str
+    job_name: str
+    input_uri: str
+    output_uri: str
+    keys: tuple[str, ...]
+
+
+@dataclass
+class BatchResult:
+    responses: dict[str, ModelResponse]  # job id -> response (every job id, none dropped)
+    jobs: list[BatchJob] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)  # job arn -> final status
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def split_s3_uri(uri: str, *, key: str = "s3 uri") -> tuple[str, str]:
+    """``s3://bucket/a/b`` -> ``("bucket", "a/b")`` (prefix without a trailing slash)."""
+    match = re.fullmatch(r"s3://([^/]+)/?(.*)", uri or "")
+    if not match:
+        raise ConfigError(key, f"expected s3://bucket/prefix, got {uri!r}")
+    return match.group(1), match.group(2).strip("/")
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
+
+
+# ---------------------------------------------------------------- request bodies
+
+
+def _is_anthropic(model_id: str) -> bool:
+    return "anthropic." in model_id
+
+
+def model_input(backend: BedrockBackend, request: ModelRequest, invocation_type: str) -> dict[str, Any]:
+    """The ``modelInput`` body for one request (see the module docstring)."""
+    params, temperature_sent = backend.converse_params(request)
+    params.pop("modelId")
+    if invocation_type == "Converse":
+        return params
+    if invocation_type != "InvokeModel":
+        raise ConfigError("batch.invocation_type", f"expected one of {INVOCATION_TYPES}")
+    if not _is_anthropic(backend.model_id):
+        raise ConfigError(
+            "batch.invocation_type",
+            f"InvokeModel bodies are built for Anthropic only, not {backend.model_id}",
+        )
+    body: dict[str, Any] = {
+        "anthropic_version": ANTHROPIC_VERSION,
+        "max_tokens": params["inferenceConfig"]["maxTokens"],
+        "messages": [
+            {"role": m["role"], "content": [{"type": "text", "text": c["text"]} for c in m["content"]]}
+            for m in params["messages"]
+        ],
+    }
+    if "system" in params:
+        body["system"] = "".join(block["text"] for block in params["system"])
+    if temperature_sent:
+        body["temperature"] = params["inferenceConfig"]["temperature"]
+    body.update(params.get("additionalModelRequestFields", {}))
+    return body
+
+
+def parse_model_output(output: Mapping[str, Any], invocation_type: str) -> ModelResponse:
+    """A ``modelOutput`` (Converse response, or Anthropic Messages response) -> ModelResponse."""
+    if invocation_type == "Converse":
+        return parse_converse_response(output)
+    blocks = output.get("content") or []
+    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
+    stop = output.get("stop_reason")
+    usage = output.get("usage") or {}
+    meta: dict[str, Any] = {"stop_reason": stop}
+    if thinking:
+        meta["reasoning_text"] = thinking
+    refused = stop == "refusal" or stop in REFUSAL_STOP_REASONS
+    return ModelResponse(
+        text=text,
+        status="refused" if refused else "ok",
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        meta=meta,
+    )
+
+
+# ---------------------------------------------------------------- the steps
+
+
+def pending(
+    jobs: Sequence[tuple[str, ModelRequest]], backend_name: str, cache: ResponseCache
+) -> dict[str, ModelRequest]:
+    """Cache key -> request for each distinct call not yet in the cache, in job order."""
+    wanted: dict[str, ModelRequest] = {}
+    for _, request in jobs:
+        wanted.setdefault(request.cache_key(backend_name), request)
+    cached = cache.get_many(list(wanted))
+    return {key: request for key, request in wanted.items() if key not in cached}
+
+
+def _token(keys: Sequence[str], model_id: str) -> str:
+    return hashlib.sha256(f"{model_id}\n{chr(10).join(keys)}".encode()).hexdigest()[:32]
+
+
+def _job_name(model_name: str, token: str, part: int) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", model_name).strip("-")[:30] or "model"
+    return f"blindmcq-{slug}-{token[:12]}-{part}"
+
+
+def submit(
+    requests: Mapping[str, ModelRequest],
+    backend: BedrockBackend,
+    settings: BatchSettings,
+    *,
+    s3: Any,
+    bedrock: Any,
+) -> list[BatchJob]:
+    """Upload the input files and create one job per ``max_records`` chunk.
+
+    Job names and ``clientRequestToken`` derive from the keys, so resubmitting after a crash returns the
+    job already created instead of paying for a second one (the API is idempotent on the token).
+    """
+    keys = list(requests)
+    if len(keys) < settings.min_records:
+        raise ConfigError(
+            "batch.min_records",
+            f"{len(keys)} uncached calls, below the {settings.min_records} a batch job needs; run online",
+        )
+    in_bucket, in_prefix = split_s3_uri(settings.input_uri, key="batch.input_uri")
+    model_name = next(iter(requests.values())).model
+    submitted: list[BatchJob] = []
+    for part, start in enumerate(range(0, len(keys), settings.max_records)):
+        chunk = keys[start : start + settings.max_records]
+        token = _token(chunk, backend.model_id)
+        name = _job_name(model_name, token, part)
+        lines = [
+            json.dumps(
+                {
+                    "recordId": key,
+                    "modelInput": model_input(backend, requests[key], settings.invocation_type),
+                },
+                ensure_ascii=False,
+            )
+            for key in chunk
+        ]
+        object_key = _join(in_prefix, f"{name}.jsonl")
+        s3.put_object(Bucket=in_bucket, Key=object_key, Body=("\n".join(lines) + "\n").encode("utf-8"))
+        input_uri = f"s3://{in_bucket}/{object_key}"
+        output_uri = settings.output_uri.rstrip("/") + f"/{name}/"
+        params: dict[str, Any] = {
+            "jobName": name,
+            "roleArn": settings.role_arn,
+            "clientRequestToken": token,
+            "modelId": backend.model_id,
+            "modelInvocationType": settings.invocation_type,
+            "inputDataConfig": {"s3InputDataConfig": {"s3Uri": input_uri, "s3InputFormat": "JSONL"}},
+            "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": output_uri}},
+        }
+        if settings.job_timeout_hours:
+            params["timeoutDurationInHours"] = int(settings.job_timeout_hours)
+        arn = bedrock.create_model_invocation_job(**params)["jobArn"]
+        log.info("batch job %s: %d records -> %s", name, len(chunk), output_uri)
+        submitted.append(BatchJob(arn, name, input_uri, output_uri, tuple(chunk)))
+    return submitted
+
+
+def wait(
+    jobs: Sequence[BatchJob],
+    *,
+    bedrock: Any,
+    poll_s: float = 60.0,
+    timeout_s: float = 72 * 3600.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, str]:
+    """Poll until every job is finished (Completed, PartiallyCompleted, Failed, Stopped, Expired)."""
+    deadline = clock() + timeout_s
+    statuses: dict[str, str] = {}
+    while True:
+        for job in jobs:
+            if statuses.get(job.job_arn) not in DONE:
+                reply = bedrock.get_model_invocation_job(jobIdentifier=job.job_arn)
+                statuses[job.job_arn] = str(reply["status"])
+                if reply["status"] in ("Failed", "Stopped", "Expired"):
+                    log.warning(
+                        "batch job %s ended %s: %s", job.job_name, reply["status"], reply.get("message")
+                    )
+        if all(status in DONE for status in statuses.values()):
+            return statuses
+        if clock() >= deadline:
+            running = {
+                job.job_name: statuses[job.job_arn] for job in jobs if statuses[job.job_arn] not in DONE
+            }
+            raise BatchTimeout(f"batch jobs still running after {timeout_s:.0f} s: {running}")
+        sleep(poll_s)
+
+
+def _output_lines(s3: Any, output_uri: str) -> list[tuple[str, int, str]]:
+    bucket, prefix = split_s3_uri(output_uri)
+    found: list[tuple[str, int, str]] = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=_join(prefix, "")):
+        for obj in page.get("Contents", []):
+            if obj["Key"].endswith(".jsonl.out"):
+                body = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read().decode("utf-8")
+                uri = f"s3://{bucket}/{obj['Key']}"
+                found.extend((uri, n, line) for n, line in enumerate(body.splitlines(), 1) if line.strip())
+    return found
+
+
+def read_outputs(
+    jobs: Sequence[BatchJob], *, s3: Any, invocation_type: str = "Converse"
+) -> dict[str, ModelResponse]:
+    """Cache key -> response for each record found in the jobs' output files (errors included)."""
+    expected = {key for job in jobs for key in job.keys}
+    responses: dict[str, ModelResponse] = {}
+    for job in jobs:
+        for uri, number, line in _output_lines(s3, job.output_uri):
+            try:
+                record = json.loads(line)
+                key = str(record["recordId"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                log.warning("%s", InputError(f"unreadable output record ({exc})", file=uri, line=number))
+                continue
+            if key not in expected:
+                log.warning("%s", InputError(f"unexpected recordId {key[:16]}...", file=uri, line=number))
+                continue
+            error = record.get("error")
+            output = record.get("modelOutput")
+            if error or not isinstance(output, Mapping):
+                error = error if isinstance(error, Mapping) else {"errorMessage": "no modelOutput"}
+                code = error.get("errorCode", "BatchRecordError")
+                responses[key] = ModelResponse(
+                    text="", status="error", error=f"Batch{code}: {error.get('errorMessage', '')}".strip(),
+                    meta={"batch_job": job.job_arn, "error_code": code},
+                )  # fmt: skip
+                continue
+            try:
+                response = parse_model_output(output, invocation_type)
+            except (AttributeError, KeyError, TypeError) as exc:
+                response = ModelResponse(text="", status="error", error=f"BatchOutputMalformed: {exc}")
+            response.meta["batch_job"] = job.job_arn
+            responses[key] = response
+    return responses
+
+
+def collect(
+    jobs: Sequence[BatchJob],
+    requests: Mapping[str, ModelRequest],
+    *,
+    s3: Any,
+    cache: ResponseCache,
+    backend_name: str,
+    invocation_type: str = "Converse",
+    statuses: Mapping[str, str] | None = None,
+) -> dict[str, ModelResponse]:
+    """Read the outputs into the cache; every submitted key gets a response (missing ones: ``error``)."""
+    found = read_outputs(jobs, s3=s3, invocation_type=invocation_type)
+    out: dict[str, ModelResponse] = {}
+    for job in jobs:
+        status = (statuses or {}).get(job.job_arn, "unknown")
+        for key in job.keys:
+            response = found.get(key) or ModelResponse(
+                text="", status="error",
+                error=f"BatchRecordMissing: no output record (job {job.job_name} {status})",
+                meta={"batch_job": job.job_arn, "error_code": "BatchRecordMissing"},
+            )  # fmt: skip
+            response.meta.setdefault("invocation", "batch")
+            cache.put(key, response, backend=backend_name, model=requests[key].model, time=utc_now())
+            out[key] = response
+    return out
+
+
+def _default_clients(backend: BedrockBackend, settings: BatchSettings) -> tuple[Any, Any]:
+    import boto3
+
+    region = settings.region or backend.pool.regions[0]
+    s3 = boto3.client("s3", region_name=region, endpoint_url=settings.s3_endpoint_url)
+    return s3, boto3.client("bedrock", region_name=region)
+
+
+def make_bedrock_backend(model_cfg: Mapping[str, Any]) -> BedrockBackend:
+    """The backend whose name and request bodies the batch shares with online calls; it never calls."""
+    if model_cfg.get("backend") != "bedrock":
+        raise ConfigError(
+            "model.backend", f"batch inference needs a bedrock model, got {model_cfg.get('backend')!r}"
+        )
+
+    def no_client(region: str) -> Any:
+        raise RuntimeError("the batch path makes no online calls")
+
+    return BedrockBackend(model_cfg, client_factory=no_client)
+
+
+def run_batch(
+    jobs: Sequence[tuple[str, ModelRequest]],
+    model_cfg: Mapping[str, Any],
+    settings: BatchSettings,
+    *,
+    cache: ResponseCache,
+    s3: Any = None,
+    bedrock: Any = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> BatchResult:
+    """Answer ``(job id, request)`` pairs by batch inference; returns a response for every job id.
+
+    Calls already cached are not sent again. When fewer than ``settings.min_records`` calls are
+    missing, nothing is submitted and those calls come back as ``error`` ``BatchTooSmall`` (an online
+    run then makes them).
+    """
+    backend = make_bedrock_backend(model_cfg)
+    if s3 is None or bedrock is None:
+        default_s3, default_bedrock = _default_clients(backend, settings)
+        s3, bedrock = s3 or default_s3, bedrock or default_bedrock
+    keys = {job_id: request.cache_key(backend.name) for job_id, request in jobs}
+    missing = pending(jobs, backend.name, cache)
+    result = BatchResult(responses={})
+    fresh: dict[str, ModelResponse] = {}
+    if len(missing) >= settings.min_records:
+        result.jobs = submit(missing, backend, settings, s3=s3, bedrock=bedrock)
+        result.statuses = wait(
+            result.jobs, bedrock=bedrock, poll_s=settings.poll_s, timeout_s=settings.timeout_s,
+            sleep=sleep, clock=clock,
+        )  # fmt: skip
+        fresh = collect(
+            result.jobs, missing, s3=s3, cache=cache, backend_name=backend.name,
+            invocation_type=settings.invocation_type, statuses=result.statuses,
+        )  # fmt: skip
+    elif missing:
+        for key in missing:
+            fresh[key] = ModelResponse(
+                text="", status="error", meta={"error_code": "BatchTooSmall"},
+                error=f"BatchTooSmall: {len(missing)} calls < min_records {settings.min_records}",
+            )  # fmt: skip
+    hits = cache.get_many([k for k in set(keys.values()) if k not in fresh])
+    counts = {"jobs": len(jobs), "from_cache": 0, "submitted": sum(len(j.keys) for j in result.jobs)}
+    for job_id, key in keys.items():
+        response = fresh[key] if key in fresh else hits[key].response
+        counts["from_cache"] += key not in fresh
+        result.responses[job_id] = response
+        counts[f"status_{response.status}"] = counts.get(f"status_{response.status}", 0) + 1
+    result.counts = counts
+    return result

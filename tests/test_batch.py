@@ -1,0 +1,330 @@
+"""Bedrock batch inference, offline: the control plane stubbed with botocore's Stubber (request shapes
+asserted), S3 served by moto's server on 127.0.0.1, and a fake batch worker that answers the uploaded
+input file the way Bedrock does (one ``.jsonl.out`` per input file, errors in place of modelOutput)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+
+from blindmcq.backends.base import ModelResponse
+from blindmcq.backends.bedrock import BedrockBackend
+from blindmcq.backends.registry import load_model_config
+from blindmcq.batch import (
+    BatchJob,
+    BatchSettings,
+    BatchTimeout,
+    model_input,
+    parse_model_output,
+    run_batch,
+    split_s3_uri,
+    wait,
+)
+from blindmcq.cache import ResponseCache
+from blindmcq.datasets.registry import load_dataset
+from blindmcq.errors import ConfigError
+from blindmcq.parsing import interpret
+from blindmcq.presentations import build_presentations, load_conf
+from blindmcq.probe import make_jobs
+from blindmcq.runner import run_calls
+
+BANK = "/work/shared/data/ua-customs-exam/questions.json"
+BUCKET = "blindmcq-batch-test"
+ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
+ARN = "arn:aws:bedrock:eu-central-1:123456789012:model-invocation-job/abc123def456"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    with pytest.MonkeyPatch.context() as mp:
+        # fake credentials from the environment only; nothing real is reachable or used
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": "eu-central-1",
+        }.items():
+            mp.setenv(name, value)
+        mp.delenv("AWS_PROFILE", raising=False)
+        port = _free_port()
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        server.start()
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def s3(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Any:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.setenv(name, "testing")
+    client = boto3.client("s3", region_name="eu-central-1", endpoint_url=s3_endpoint)
+    bucket = f"{BUCKET}-{abs(hash(request.node.name)) % 10**8}"
+    client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
+    client.test_bucket = bucket  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.fixture(scope="module")
+def model_cfg() -> dict[str, Any]:
+    return load_model_config("sonnet-4.6")
+
+
+@pytest.fixture(scope="module")
+def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
+    items = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:15]
+    presentations = build_presentations(
+        items, conditions=["blind"], blind_orders="all", forced=False,
+        prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
+        reasoning=load_conf("reasoning", "direct"),
+    )  # fmt: skip
+    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=load_conf("reasoning", "direct"))
+    return [(f"{job.presentation.item_id}/{job.presentation.order_id}", job) for job in jobs]
+
+
+def settings_for(s3: Any, **extra: Any) -> BatchSettings:
+    bucket = s3.test_bucket
+    return BatchSettings.from_cfg(
+        {"role_arn": ROLE, "input_uri": f"s3://{bucket}/in", "output_uri": f"s3://{bucket}/out",
+         "poll_s": 30, "timeout_s": 3600, **extra}
+    )  # fmt: skip
+
+
+class FakeWorker:
+    """Does what the batch service does while the job runs: reads the input, writes ``<file>.jsonl.out``.
+
+    Drops ``drop`` records, answers ``fail`` with an error object, adds one unreadable line."""
+
+    def __init__(self, s3: Any, *, drop: int = 1, fail: int = 1) -> None:
+        self.s3, self.drop, self.fail = s3, drop, fail
+        self.input_uri = self.output_uri = ""
+        self.records: list[dict[str, Any]] = []
+
+    def run(self) -> None:
+        bucket, key = split_s3_uri(self.input_uri)
+        body = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+        self.records = [json.loads(line) for line in body.splitlines()]
+        out = []
+        for n, record in enumerate(self.records):
+            if n < self.drop:
+                continue
+            if n < self.drop + self.fail:
+                out.append({**record, "error": {"errorCode": 400, "errorMessage": "Malformed input"}})
+                continue
+            output = {
+                "output": {"message": {"role": "assistant", "content": [{"text": "C"}]}},
+                "stopReason": "end_turn",
+                "usage": {"inputTokens": 90 + n, "outputTokens": 1},
+            }
+            out.append({**record, "modelOutput": output})
+        out_bucket, prefix = split_s3_uri(self.output_uri)
+        name = key.rsplit("/", 1)[-1]
+        text = "\n".join(json.dumps(r, ensure_ascii=False) for r in out) + "\n{not json\n"
+        self.s3.put_object(Bucket=out_bucket, Key=f"{prefix}/abc123def456/{name}.out", Body=text.encode())
+        self.s3.put_object(Bucket=out_bucket, Key=f"{prefix}/abc123def456/manifest.json.out", Body=b"{}")
+
+
+def stubbed_bedrock(s3: Any, settings: BatchSettings, model_id: str, n_records: int, worker: FakeWorker):
+    client = boto3.client("bedrock", region_name="eu-central-1")
+    stub = Stubber(client)
+    expected = {
+        "jobName": ANY,
+        "roleArn": ROLE,
+        "clientRequestToken": ANY,
+        "modelId": model_id,
+        "modelInvocationType": "Converse",
+        "inputDataConfig": {"s3InputDataConfig": {"s3Uri": ANY, "s3InputFormat": "JSONL"}},
+        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": ANY}},
+    }
+    stub.add_response("create_model_invocation_job", {"jobArn": ARN}, expected)
+    for status in ("Submitted", "InProgress", "Completed"):
+        stub.add_response(
+            "get_model_invocation_job",
+            {"jobArn": ARN, "jobName": "x", "modelId": model_id, "roleArn": ROLE, "status": status,
+             "submitTime": "2025-01-01T00:00:00Z",
+             "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://b/i.jsonl"}},
+             "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://b/o/"}}},
+            {"jobIdentifier": ARN},
+        )  # fmt: skip
+    # capture where the job reads and writes, from the real create call, for the fake worker
+    original = client.create_model_invocation_job
+
+    def create(**params: Any) -> Any:
+        worker.input_uri = params["inputDataConfig"]["s3InputDataConfig"]["s3Uri"]
+        worker.output_uri = params["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"]
+        assert worker.input_uri.startswith(settings.input_uri + "/") and worker.input_uri.endswith(".jsonl")
+        assert worker.output_uri.startswith(settings.output_uri + "/")
+        return original(**params)
+
+    client.create_model_invocation_job = create  # type: ignore[method-assign]
+    return client, stub
+
+
+def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_path) -> None:
+    settings = settings_for(s3, min_records=10)
+    worker = FakeWorker(s3, drop=1, fail=1)
+    bedrock, stub = stubbed_bedrock(s3, settings, model_cfg["model_id"], len(probe_jobs), worker)
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 1:
+            worker.run()
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    pairs = [(job_id, job.request) for job_id, job in probe_jobs]
+    with stub:
+        result = run_batch(pairs, model_cfg, settings, cache=cache, s3=s3, bedrock=bedrock, sleep=sleep)
+        stub.assert_no_pending_responses()
+    assert sleeps == [30, 30]
+
+    # the input file: one record per distinct call, recordId = the online cache key, Converse body
+    backend_name = f"bedrock:{model_cfg['model_id']}"
+    assert len(worker.records) == len(probe_jobs) == 15 * 8
+    first_job = probe_jobs[0][1]
+    assert worker.records[0]["recordId"] == first_job.request.cache_key(backend_name)
+    body = worker.records[0]["modelInput"]
+    assert set(body) == {"messages", "inferenceConfig"}
+    assert body["messages"][0]["content"][0]["text"] == first_job.request.user
+    assert body["inferenceConfig"] == {"maxTokens": 64, "temperature": 0.0}
+
+    # every job id answered: the dropped record and the failed one as errors, never dropped
+    assert set(result.responses) == {job_id for job_id, _ in probe_jobs}
+    by_status: dict[str, list[ModelResponse]] = {}
+    for response in result.responses.values():
+        by_status.setdefault(response.status, []).append(response)
+    assert len(by_status["ok"]) == len(probe_jobs) - 2
+    errors = sorted(r.error or "" for r in by_status["error"])
+    assert errors[0].startswith("Batch400: Malformed input")
+    assert errors[1].startswith("BatchRecordMissing")
+    assert result.counts["status_ok"] == len(probe_jobs) - 2 and result.counts["status_error"] == 2
+    assert result.statuses == {ARN: "Completed"}
+
+    # the online runner now pays only for the two calls the batch did not answer
+    calls: list[dict[str, Any]] = []
+
+    class Runtime:
+        def converse(self, **params: Any) -> dict[str, Any]:
+            calls.append(params)
+            return {"output": {"message": {"content": [{"text": "B"}]}}, "stopReason": "end_turn",
+                    "usage": {"inputTokens": 1, "outputTokens": 1}}  # fmt: skip
+
+    online = BedrockBackend(model_cfg, client_factory=lambda region: Runtime())
+    records = run_calls(
+        [job for _, job in probe_jobs], online, cache=cache, interpret=interpret, progress=False
+    )
+    assert len(calls) == 2
+    assert sum(r.cached for r in records) == len(probe_jobs) - 2
+    assert {r.picked_slot for r in records if r.cached} == {2}
+    assert all(r.parse_status == "ok" for r in records)
+    cache.close()
+
+
+def test_second_batch_run_submits_nothing(s3, model_cfg, probe_jobs, tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    pairs = [(job_id, job.request) for job_id, job in probe_jobs[:20]]
+    name = f"bedrock:{model_cfg['model_id']}"
+    for _, request in pairs:
+        cache.put(request.cache_key(name), ModelResponse("A"), backend=name, model=request.model, time="t")
+    bedrock = boto3.client("bedrock", region_name="eu-central-1")
+    with Stubber(bedrock) as stub:  # no responses queued: any control-plane call would fail the test
+        result = run_batch(pairs, model_cfg, settings_for(s3), cache=cache, s3=s3, bedrock=bedrock)
+        stub.assert_no_pending_responses()
+    assert result.counts["from_cache"] == 20 and result.counts["submitted"] == 0
+    assert not s3.list_objects_v2(Bucket=s3.test_bucket).get("Contents")
+
+
+def test_too_few_calls_are_left_to_the_online_run(s3, model_cfg, probe_jobs, tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    pairs = [(job_id, job.request) for job_id, job in probe_jobs[:5]]
+    bedrock = boto3.client("bedrock", region_name="eu-central-1")
+    with Stubber(bedrock):
+        result = run_batch(pairs, model_cfg, settings_for(s3), cache=cache, s3=s3, bedrock=bedrock)
+    assert {r.error.split(":")[0] for r in result.responses.values() if r.error} == {"BatchTooSmall"}
+    assert len(result.responses) == 5 and len(cache) == 0  # errors are not cached: the online run makes them
+
+
+def test_wait_times_out_with_a_named_error() -> None:
+    bedrock = boto3.client("bedrock", region_name="eu-central-1")
+    job = BatchJob(ARN, "blindmcq-x", "s3://b/i.jsonl", "s3://b/o/", ("k",))
+    now = [0.0]
+    with Stubber(bedrock) as stub:
+        for _ in range(3):
+            stub.add_response(
+                "get_model_invocation_job",
+                {"jobArn": ARN, "jobName": "blindmcq-x", "modelId": "m", "roleArn": ROLE,
+                 "status": "InProgress",
+                 "submitTime": "2025-01-01T00:00:00Z",
+                 "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://b/i.jsonl"}},
+                 "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://b/o/"}}},
+                {"jobIdentifier": ARN},
+            )  # fmt: skip
+
+        def sleep(seconds: float) -> None:
+            now[0] += seconds
+
+        with pytest.raises(BatchTimeout, match="blindmcq-x"):
+            wait([job], bedrock=bedrock, poll_s=60, timeout_s=120, sleep=sleep, clock=lambda: now[0])
+    assert now[0] == 120
+
+
+def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None:
+    backend = BedrockBackend(
+        {**model_cfg, "additional_fields": {"top_k": 1}}, client_factory=lambda region: None
+    )
+    request = probe_jobs[0][1].request
+    body = model_input(backend, request, "InvokeModel")
+    assert body == {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": request.user}]}],
+        "temperature": 0.0,
+        "top_k": 1,
+    }
+    think = replace(request, reasoning="thinking", extra={"thinking_budget_tokens": 2048})
+    thinking = model_input(backend, think, "InvokeModel")
+    assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert thinking["max_tokens"] == 64 + 2048 and "temperature" not in thinking
+    output = {
+        "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "В"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 120, "output_tokens": 40},
+    }
+    parsed = parse_model_output(output, "InvokeModel")
+    assert (parsed.text, parsed.status, parsed.input_tokens, parsed.output_tokens) == ("В", "ok", 120, 40)
+    assert parsed.meta["reasoning_text"] == "hmm"
+    assert parse_model_output({**output, "stop_reason": "refusal"}, "InvokeModel").status == "refused"
+    nova = BedrockBackend({**model_cfg, "model_id": "eu.amazon.nova-pro-v1:0"}, client_factory=lambda r: None)
+    with pytest.raises(ConfigError, match="invocation_type"):
+        model_input(nova, request, "InvokeModel")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "key"),
+    [
+        ({"input_uri": "s3://b/i", "output_uri": "s3://b/o"}, "batch.role_arn"),
+        ({"role_arn": ROLE, "input_uri": "http://b/i", "output_uri": "s3://b/o"}, "batch.input_uri"),
+        ({"role_arn": ROLE, "input_uri": "s3://b/i", "output_uri": "s3://b/o", "bogus": 1}, "batch.bogus"),
+        ({"role_arn": ROLE, "input_uri": "s3://b/i", "output_uri": "s3://b/o", "invocation_type": "X"},
+         "batch.invocation_type"),
+    ],
+)  # fmt: skip
+def test_bad_batch_settings_name_the_key(cfg: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        BatchSettings.from_cfg(cfg)
