@@ -29,3 +29,10 @@ def cases_bank(tmp_path_factory: pytest.TempPathFactory, customs_specs: list[Ite
 def cases_rows(cases_bank: Rendered) -> dict[str, list[Row]]:
     """Each path's rows of ``cases_bank``, read once."""
     return {m: rows_of(cases_bank.path, m) for m in PATHS}
+
+
+@pytest.fixture(scope="session")
+def small_bank(tmp_path_factory: pytest.TempPathFactory, customs_specs: list[ItemSpec]) -> Rendered:
+    """Six real items on one page: for tests about files, not layout."""
+    path = tmp_path_factory.mktemp("small") / "vkks-small.pdf"
+    return render_pdf(customs_specs[:6], path, source="vkks", bank="small")

@@ -159,7 +159,7 @@ def extract_items(
             m: assemble(rows[m], source=source, bank=name, file=path.name, n_options=n_options) for m in rows
         }
         for item in found["tables"] + found["rules"]:
-            if owner.setdefault(item.id, path.name) != path.name:
+            if owner.setdefault(item.id, str(path)) != str(path):
                 raise InputError(f"item id {item.id} also comes from {owner[item.id]}", file=str(path))
         with_table = {r.page for m in rows for r in rows[m]}
         report_files.append(

@@ -1,0 +1,111 @@
+"""The assembler's rules on hand-written rows: line joins, numbering, exclusions, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from blindmcq.corpus.assemble import assemble, hyphen_vocabulary, join_lines
+from blindmcq.corpus.rows import Row
+from blindmcq.errors import InputError
+
+HEADER = Row(1, "№", "Питання", "Варіанти відповіді", "Позначка")
+R, W = "правильна", "неправильна"
+
+
+def item_rows(page: int, number: str | None, question: str | None, options: list[str], key: int) -> list[Row]:
+    return [
+        Row(page, number if i == 0 else None, question if i == 0 else None, o, R if i == key else W)
+        for i, o in enumerate(options)
+    ]
+
+
+def build(rows: list[Row]):
+    return assemble([HEADER, *rows], source="vkks", bank="t", file="vkks-t.pdf")
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab", "want"),
+    [
+        ("митних орган-\nами надано", set(), "митних органами надано"),
+        ("Прем'єр-міністр, віце-прем'єр-\nміністри", set(), "Прем'єр-міністр, віце-прем'єрміністри"),
+        ("віце-прем'єр-\nміністри", {"прем'єр-міністри"}, "віце-прем'єр-міністри"),
+        ("Північно-\nЗахідний регіон", set(), "Північно-Західний регіон"),
+        ("перший рядок\nдругий  рядок ", set(), "перший рядок другий рядок"),
+        ("тощо -\nі так далі", set(), "тощо - і так далі"),
+        ("публічно- правових", set(), "публічно- правових"),
+        ("", set(), ""),
+    ],
+)
+def test_join_lines(text: str, vocab: set[str], want: str) -> None:
+    assert join_lines(text, vocab) == want
+
+
+def test_vocabulary_collects_pairs_printed_whole() -> None:
+    rows = [Row(1, "1", "Прем'єр-міністр України, віце-прем'єр-", "а-б-в, цивільно-правова", None)]
+    assert hyphen_vocabulary(rows) == {"прем'єр-міністр", "віце-прем'єр", "а-б", "б-в", "цивільно-правова"}
+
+
+def test_merged_number_cell_feeds_the_next_stem() -> None:
+    rows = item_rows(1, "7\n8", "Перше?", ["а", "б", "в", "г"], 0) + item_rows(
+        1, None, "Друге?", list("ґдеє"), 3
+    )
+    first, second = build(rows)
+    assert (first.number, second.number) == (7, 8)
+    assert first.flags == () and second.flags == ("recovered_merge",)
+    assert "number_inferred" not in second.meta and second.key == 3 and second.status == "ok"
+
+
+def test_missing_number_is_inferred_and_flagged() -> None:
+    rows = item_rows(1, "7", "Перше?", list("абвг"), 0) + item_rows(1, None, "Друге?", list("ґдеє"), 1)
+    _, second = build(rows)
+    assert second.id == "vkks-t-8" and second.meta["number_inferred"] is True
+
+
+def test_page_continuation_and_marks() -> None:
+    rows = [
+        *item_rows(1, "3", "Питання?", ["а", "б"], 5),
+        HEADER,
+        Row(2, "", "", "в", R),
+        Row(2, None, None, "г", W),
+    ]
+    (item,) = build(rows)
+    assert item.options == ("а", "б", "в", "г") and item.key == 2 and item.meta["pages"] == [1, 2]
+
+
+def test_excluded_note_in_mark_cell_leaves_no_key() -> None:
+    rows = [
+        Row(1, "4", "Питання?", "а", "Виключено рішенням\nКомісії від 1.01.2020"),
+        Row(1, None, None, "б", None),
+        Row(1, None, None, "в", None),
+        Row(1, None, None, "г", None),
+    ]
+    (item,) = build(rows)
+    assert item.status == "excluded" and item.key is None
+    assert item.flags == ("excluded", "invariant")
+    assert item.meta["excluded_note"] == "Виключено рішенням Комісії від 1.01.2020"
+
+
+def test_malformed_items_kept_as_printed() -> None:
+    rows = item_rows(1, "1", "П?", ["а", "", "в", "г"], 0) + item_rows(1, "2", "П?", list("абвгґ"), 0)
+    rows += [*item_rows(1, "3", "П?", list("аабв"), 1)]
+    rows += [Row(1, "4", "П?", "а", R), Row(1, None, None, "б", R), Row(1, None, None, "в", W)]
+    blank, five, dup, two = build(rows)
+    assert (blank.status, blank.flags, blank.options[1]) == ("malformed", ("blank_option",), "")
+    assert (five.key, five.flags) == (None, ("invariant",))
+    assert (dup.key, dup.flags) == (1, ("duplicate_options",))
+    assert (two.key, two.flags, two.status) == (None, ("invariant",), "malformed")
+
+
+def test_duplicate_number_names_file_number_and_pages() -> None:
+    rows = item_rows(1, "5", "А?", list("абвг"), 0) + item_rows(2, "5", "Б?", list("абвг"), 0)
+    with pytest.raises(
+        InputError, match=r"vkks-t\.pdf, page 2: item number 5 appears twice \(pages 1 and 2\)"
+    ):
+        build(rows)
+
+
+def test_bad_number_cell_and_orphan_rows_name_the_page() -> None:
+    with pytest.raises(InputError, match=r"page 3: number cell 'x1'"):
+        build(item_rows(3, "x1", "А?", list("абвг"), 0))
+    with pytest.raises(InputError, match=r"page 1: table row before any item number"):
+        build([Row(1, "", "", "а", W)])

@@ -1,0 +1,110 @@
+"""extract_pdfs end to end: outputs, agreement report, parallel = serial, and bad files named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from reportlab.lib.pdfencrypt import StandardEncryption
+from reportlab.pdfgen.canvas import Canvas
+
+from blindmcq.corpus.cli import main
+from blindmcq.corpus.extract import extract_items, extract_pdfs
+from blindmcq.corpus.render import Rendered, register_fonts
+from blindmcq.errors import InputError
+from blindmcq.items import read_items
+
+
+def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
+    """Pages read in parallel chunks (7 pages, 2 workers) and still exactly the ground truth."""
+    report = extract_pdfs([cases_bank.path], tmp_path, source="vkks", workers=2, pilot_per_bank=5)
+    items = read_items(tmp_path / "items.jsonl")
+    assert items == cases_bank.items  # bank "cases" comes from the file name vkks-cases.pdf
+    assert all(i.meta["confirmed"] == {"stem": True, "options": True, "key": True} for i in items)
+    assert json.loads((tmp_path / "verification.json").read_text(encoding="utf-8")) == report
+    assert report["confirmed_rate"] == {"stem": 1.0, "options": 1.0, "key": 1.0, "all": 1.0}
+    assert report["failing_ids"] == {k: [] for k in ("stem", "options", "key", "only_path1", "only_path2")}
+    want = cases_bank.items
+    assert report["counts"]["excluded"] == sum(i.status == "excluded" for i in want) == 2
+    assert report["counts"]["recovered"] == 2
+    assert report["counts"]["invariant_breaking"] == sum(i.status == "malformed" for i in want) + 1
+    assert report["files"] == [
+        {
+            "file": "vkks-cases.pdf",
+            "bank": "cases",
+            "pages": cases_bank.n_pages,
+            "items_path1": 40,
+            "items_path2": 40,
+            "pages_without_table": [],
+        }
+    ]
+    sample = report["pilot"]["sample"]["cases"]
+    assert len(sample) == 5 and len({s["id"] for s in sample}) == 5
+
+
+def text_pdf(path: Path, *, encrypt: bool = False, pages: int = 1) -> Path:
+    register_fonts()
+    canvas = Canvas(str(path), encrypt=StandardEncryption("user", "owner") if encrypt else None)
+    for _ in range(pages):
+        canvas.setFont("DejaVuSans", 10)
+        canvas.drawString(72, 720, "Лист без таблиці")
+        canvas.showPage()
+    canvas.save()
+    return path
+
+
+def three_column_pdf(path: Path) -> Path:
+    canvas = Canvas(str(path))
+    canvas.drawString(72, 760, "title")
+    canvas.showPage()
+    for x in (72, 172, 272, 372):
+        canvas.line(x, 700, x, 600)
+    for y in (700, 650, 600):
+        canvas.line(72, y, 372, y)
+    canvas.drawString(80, 680, "1")
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda p: p.write_bytes(b"%PDF-1.4\n1 0 obj garbage\n") and p,
+            r"file .*bad\.pdf: not a readable PDF",
+        ),
+        (lambda p: p.write_bytes(b"") or p, r"file .*bad\.pdf: empty file"),
+        (lambda p: text_pdf(p, encrypt=True), r"file .*bad\.pdf: encrypted PDF"),
+        (lambda p: text_pdf(p, pages=2), r"file .*bad\.pdf: no ruled question table found"),
+        (three_column_pdf, r"file .*bad\.pdf, page 2: page could not be read: .*3 columns, expected 4"),
+    ],
+    ids=["corrupt", "empty", "encrypted", "non-table", "three-columns"],
+)
+def test_bad_file_named_and_nothing_written(small_bank: Rendered, tmp_path: Path, make, message: str) -> None:
+    bad = tmp_path / "bad.pdf"
+    make(bad)
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=message):
+        extract_pdfs([small_bank.path, bad], out, source="vkks", workers=2)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_missing_file_and_colliding_banks(small_bank: Rendered, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"file .*nope\.pdf: PDF not found"):
+        extract_items([tmp_path / "nope.pdf"], source="vkks")
+    copy = tmp_path / "vkks-small.pdf"
+    copy.write_bytes(small_bank.path.read_bytes())
+    with pytest.raises(InputError, match="item id vkks-small-1 also comes from"):
+        extract_items([small_bank.path, copy], source="vkks", workers=1)
+
+
+def test_cli(small_bank: Rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(small_bank.path), "--out", str(tmp_path), "--source", "vkks", "--workers", "1"]) == 0
+    assert "6 items from 1 file(s)" in capsys.readouterr().out
+    assert read_items(tmp_path / "items.jsonl") == small_bank.items
+    assert main([str(small_bank.path), "--out", str(tmp_path / "x"), "--bank", "x", "--workers", "1"]) == 0
+    assert [i.id for i in read_items(tmp_path / "x" / "items.jsonl")] == [f"vkks-x-{n}" for n in range(1, 7)]
+    assert main([str(tmp_path / "missing.pdf"), "--out", str(tmp_path / "o")]) == 2
+    assert "missing.pdf: PDF not found" in capsys.readouterr().err
