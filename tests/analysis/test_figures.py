@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-from simulate import customs_items
 
 from blindmcq.analysis import analyze, bank_blind_accuracy, gate, stats, write_figures
 from blindmcq.analysis import figures as f
@@ -24,10 +23,8 @@ def test_figure1_draws_observed_beside_chance(analysis):
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
 
 
-def test_write_figures_all_four(tmp_path, analysis, predictions, items):
-    short = [
-        type(it)(**{**it.__dict__, "options": tuple(o[:33] for o in it.options)}) for it in customs_items(50)
-    ]
+def test_write_figures_all_four(tmp_path, analysis, predictions, items, bank):
+    short = [type(it)(**{**it.__dict__, "options": tuple(o[:33] for o in it.options)}) for it in bank[-50:]]
     acc = bank_blind_accuracy({"customs": predictions, "short": predictions})
     paths = write_figures(tmp_path, analysis, banks={"customs": items, "short": short}, bank_accuracy=acc)
     assert sorted(paths) == ["figure1", "figure2", "figure3", "figure4"]

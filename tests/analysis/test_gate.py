@@ -1,7 +1,7 @@
 import json
 
 import pytest
-from conftest import frame, make_row
+from simulate import frame, make_row
 
 from blindmcq.analysis import gate, read_gate, write_gate
 from blindmcq.errors import ConfigError, InputError

@@ -1,8 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import MODELS, frame, make_row
-from simulate import SimModel, simulate
+from simulate import MODELS, SimModel, frame, make_row, simulate
 
 from blindmcq.analysis import Baseline, analyze, gate, item_sets, prepare, split_halves, stats
 from blindmcq.analysis import metrics as m
@@ -95,7 +94,7 @@ def test_agreement_pairs_on_same_presentation():
     assert out.loc["x", "agreement"] == 0.5 and out.loc["x", "n_pairs"] == 2
 
 
-def test_sweeps_and_reasoning():
+def test_sweeps_and_reasoning(bank):
     sims = [
         SimModel(
             "a",
@@ -107,11 +106,9 @@ def test_sweeps_and_reasoning():
         ),
         SimModel("b", (0.7, 0.1, 0.1, 0.1), 0.05, 0.5),
     ]
-    from simulate import customs_items
-
     df = prepare(
         simulate(
-            customs_items(300),
+            bank[:300],
             sims,
             seed=6,
             phrasings=("original", "minimal"),
@@ -173,3 +170,10 @@ def test_prepare_names_bad_input():
         prepare(bad)
     with pytest.raises(InputError, match="condition"):
         prepare(frame([make_row(condition="half")]))
+
+
+def test_params_name_the_measurement(analysis):
+    p = analysis.params()
+    assert p["base.phrasing"] == "original" and p["gate.model"] == "gate" and p["gate.k"] == "5"
+    assert p["headline_set"] == "accepted" and p["detail_set"] == "sample200"
+    assert p["models"].split(",") == ["first", "gate", "good", "mid", "weak"]

@@ -25,6 +25,15 @@ def test_wilson_matches_closed_form():
     assert lo[0] == pytest.approx(centre - half) and math.isnan(value[1]) and math.isnan(lo[1])
 
 
+def test_vectorised_wilson_equals_scipy():
+    k = np.array([0, 1, 5, 37, 119, 120, 4186, 8128])
+    n = np.array([10, 10, 40, 120, 120, 120, 8128, 8128])
+    value, lo, hi = stats.wilson_columns(k, n)
+    want = np.array([stats.wilson(a, b) for a, b in zip(k, n, strict=True)])
+    assert np.allclose(lo, want[:, 0], atol=1e-12) and np.allclose(hi, want[:, 1], atol=1e-12)
+    assert np.allclose(value, k / n)
+
+
 def test_habit_of_sonnet_published_rates():
     h = stats.habit([0.08, 0.20, 0.30, 0.42], [0.289, 0.248, 0.248, 0.215])
     assert 0.237 <= h <= 0.238

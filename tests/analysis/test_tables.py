@@ -2,7 +2,7 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import frame, make_row
+from simulate import frame, make_row
 
 from blindmcq.analysis import analyze, build_tables, gate, headline_metrics, write_tables
 from blindmcq.analysis import tables as t
@@ -79,10 +79,8 @@ def test_table2_from_baselines(built, items):
         t.table_2(pd.DataFrame({"strategy": ["x"], "item_id": ["a"], "correct": [True]}))
 
 
-def test_bank_profile_matches_published_customs_facts():
-    from simulate import customs_items
-
-    prof = t.bank_profile(customs_items()).frame.set_index("measure")["value"]
+def test_bank_profile_matches_published_customs_facts(bank):
+    prof = t.bank_profile(bank).frame.set_index("measure")["value"]
     assert round(prof["key in slot A"] * 2950) == 1079
     assert (
         round(prof["mean key length (chars)"]) == 73 and round(prof["mean distractor length (chars)"]) == 55

@@ -15,6 +15,8 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.records import PREDICTION_COLUMNS
@@ -58,32 +60,52 @@ CONDITIONS = ("blind", "full")
 
 
 def read_predictions(path: str | Path) -> pd.DataFrame:
-    """Read released predictions (Parquet, or JSONL with one record a line) and ``prepare`` them."""
+    """Read released predictions (Parquet, or JSONL with one record a line) and ``prepare`` them.
+
+    The file must carry every released column (``records.PREDICTION_COLUMNS``); only the analysed
+    ones are loaded from Parquet, so raw responses never enter memory.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError("predictions file not found", file=str(path))
     try:
         if path.suffix in (".jsonl", ".json"):
             df = pd.read_json(path, lines=True, dtype=False)
+            names = list(df.columns)
         else:
-            df = pd.read_parquet(path)
-    except (ValueError, OSError) as exc:
+            names = pq.read_schema(path).names
+            df = pd.read_parquet(path, columns=[c for c in USED if c in names])
+    except (ValueError, OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read predictions: {exc}", file=str(path)) from exc
+    missing = [c for c in PREDICTION_COLUMNS if c not in names]
+    if missing:
+        raise InputError(f"missing prediction columns {missing}", file=str(path))
     return prepare(df, source=str(path))
 
 
+def _category(values: pd.Series) -> pd.Series:
+    """Labels as a categorical of strings, missing as "" (converting categories, not every row)."""
+    cat = values.astype("category")
+    if not all(isinstance(c, str) for c in cat.cat.categories):
+        cat = values.astype(str).where(values.notna(), "").astype("category")
+    if cat.isna().any():
+        cat = cat.cat.add_categories([""]) if "" not in cat.cat.categories else cat
+        cat = cat.fillna("")
+    return cat
+
+
 def prepare(predictions: pd.DataFrame, *, source: str = "predictions") -> pd.DataFrame:
-    """Check the released columns and return the analysed subset with compact dtypes.
+    """Check the analysed columns (``USED``) and return them with compact dtypes.
 
     Raises InputError naming ``source`` (and the first offending item) on missing columns, unknown
     conditions, slots outside ``0..N-1``, or a row marked correct whose pick is not the key.
     """
-    missing = [c for c in PREDICTION_COLUMNS if c not in predictions.columns]
+    missing = [c for c in USED if c not in predictions.columns]
     if missing:
         raise InputError(f"missing prediction columns {missing}", file=source)
     df = predictions.loc[:, list(USED)].copy()
     for col in CATEGORIES:
-        df[col] = df[col].fillna("").astype(str).astype("category")
+        df[col] = _category(df[col])
     for col in FLOATS:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     df["n_options"] = pd.to_numeric(df["n_options"], errors="coerce")

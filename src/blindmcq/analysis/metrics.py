@@ -290,6 +290,16 @@ class Analysis:
     second_bank: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: list[str] = field(default_factory=list)
 
+    def params(self) -> dict[str, str]:
+        """What the numbers were measured on, as flat strings (MLflow params)."""
+        b = self.base
+        out = {f"base.{f}": str(getattr(b, f)) for f in (*PRESENTATION, "orders")}
+        out.update(headline_set=self.headline_set, detail_set=self.detail_set, models=",".join(self.models))
+        if self.gate is not None:
+            out.update({"gate.model": self.gate.gate_model, "gate.k": str(self.gate.k)})
+            out["gate.orders"] = ",".join(self.gate.orders)
+        return out
+
 
 def analyze(
     predictions: pd.DataFrame,
