@@ -1,0 +1,468 @@
+"""Capacity plan: how many calls, tokens, dollars and hours a probe design costs, without calling a model.
+
+A plan config (YAML/JSON, or ``paper_config()``) names the items (``items: <count>`` with ``n_options``,
+or ``items_file: items.jsonl``), the quota per region, and a list of ``runs``; each run multiplies
+``items x models x (orders + forced slots per condition) x phrasings x labels x reasoning``.
+
+Tokens are estimated from real rendered prompts: ``build_presentations`` renders a sample of items
+(``sample_items`` from ``sample_file`` or the customs bank shipped in ``data/``) under each run's
+phrasing, labels, condition and reasoning, and the mean prompt length in characters is divided by
+``chars_per_token``. The default 3.0 is a rough figure for Ukrainian Cyrillic under current BPE
+tokenizers (about 2.5-3.5 characters a token; English runs nearer 4): calibrate it against the
+``input_tokens`` of a real run's predictions. Output tokens per call come from ``output_tokens`` by
+reasoning mode (defaults from the paper's Table 9: a label ~5, extended thinking ~60, step-by-step ~620).
+Prices are the model configs' ``price_per_1k_input/output`` (models without a price cost 0, marked).
+
+Wall time per model: calls per minute = min(rpm x regions, tpm x regions / tokens per call,
+concurrency x 60 / latency_s), regions and concurrency from the model config, rpm/tpm/latency from
+``quota`` (per model under ``quota.per_model``). Models have separate quotas, so they run side by side:
+the plan's wall time is the slowest model's; the sum is what one model at a time would take.
+Calls repeated across runs (a sweep's baseline setting) are counted in each run: the cache would
+answer them once, so the totals are an upper bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.items import Item, read_items
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF_DIR = ROOT / "conf"
+DEFAULT_SAMPLE = {"loader": "customs", "path": str(ROOT / "data/ua-customs-exam/questions.json")}
+DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
+RUN_KEYS = {
+    "name", "items", "models", "conditions", "orders", "forced", "forced_conditions",
+    "phrasings", "labels", "reasoning",
+}  # fmt: skip
+PLAN_KEYS = {
+    "items", "n_options", "items_file", "models", "runs", "quota", "chars_per_token", "output_tokens",
+    "sample_items", "sample_file", "seed",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Quota:
+    rpm: float = 250.0  # requests per minute per region
+    tpm: float = 1_000_000.0  # tokens (input + output) per minute per region
+    latency_s: float = 2.0  # mean seconds per call, for the concurrency limit
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str) -> Quota:
+        cfg = {k: v for k, v in dict(cfg or {}).items() if k != "per_model"}
+        unknown = set(cfg) - {"rpm", "tpm", "latency_s"}
+        if unknown:
+            raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown quota setting (rpm, tpm, latency_s)")
+        for name, value in cfg.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"{key}.{name}", f"must be a positive number, got {value!r}")
+        return cls(**{k: float(v) for k, v in cfg.items()})
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    items: int | None  # None = all items
+    models: tuple[str, ...]
+    conditions: tuple[str, ...]
+    orders: dict[str, Any]  # condition -> "all" | "published" | int | list of ids
+    forced: bool
+    forced_conditions: tuple[str, ...]
+    phrasings: tuple[str, ...]
+    labels: tuple[str, ...]
+    reasoning: tuple[str, ...]
+
+    @property
+    def settings(self) -> int:
+        return len(self.phrasings) * len(self.labels) * len(self.reasoning)
+
+
+@dataclass
+class Plan:
+    runs: list[dict[str, Any]]
+    models: list[dict[str, Any]]
+    totals: dict[str, Any]
+
+
+def _names(value: Any, key: str, default: Sequence[str] | None = None) -> tuple[str, ...]:
+    if value is None and default is not None:
+        return tuple(default)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(key, f"expected a non-empty list of names, got {value!r}")
+    return tuple(value)
+
+
+def parse_run(cfg: Mapping[str, Any], index: int, all_models: Sequence[str]) -> Run:
+    key = f"runs[{index}]"
+    if not isinstance(cfg, Mapping):
+        raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
+    unknown = set(cfg) - RUN_KEYS
+    if unknown:
+        raise ConfigError(f"{key}.{sorted(unknown)[0]}", f"unknown run setting; known: {sorted(RUN_KEYS)}")
+    items = cfg.get("items", "all")
+    if items != "all" and (isinstance(items, bool) or not isinstance(items, int) or items < 1):
+        raise ConfigError(f"{key}.items", f"expected 'all' or a positive count, got {items!r}")
+    models = cfg.get("models", "all")
+    conditions = _names(cfg.get("conditions"), f"{key}.conditions", ["blind"])
+    bad = set(conditions) - {"blind", "full"}
+    if bad:
+        raise ConfigError(f"{key}.conditions", f"unknown conditions {sorted(bad)}")
+    orders = cfg.get("orders", {"blind": "all", "full": "published"})
+    if not isinstance(orders, Mapping):
+        orders = dict.fromkeys(conditions, orders)
+    for condition in conditions:
+        order = orders.get(condition, "published")
+        ok = order in ("all", "published") or (isinstance(order, int) and order >= 0)
+        ok = ok or (isinstance(order, list) and bool(order))
+        if isinstance(order, bool) or not ok:
+            raise ConfigError(
+                f"{key}.orders.{condition}", f"expected all, published, a count or ids: {order!r}"
+            )
+    return Run(
+        name=str(cfg.get("name") or f"run {index}"),
+        items=None if items == "all" else int(items),
+        models=tuple(all_models) if models == "all" else _names(models, f"{key}.models"),
+        conditions=conditions,
+        orders={c: orders.get(c, "published") for c in conditions},
+        forced=bool(cfg.get("forced", False)),
+        forced_conditions=_names(cfg.get("forced_conditions"), f"{key}.forced_conditions", ["blind"]),
+        phrasings=_names(cfg.get("phrasings"), f"{key}.phrasings", ["original"]),
+        labels=_names(cfg.get("labels"), f"{key}.labels", ["latin"]),
+        reasoning=_names(cfg.get("reasoning"), f"{key}.reasoning", ["direct"]),
+    )
+
+
+def _n_orders(order: Any, n: int) -> int:
+    if order == "all":
+        return 2 * n
+    if order == "published":
+        return 1
+    return len(order) if isinstance(order, list) else int(order)
+
+
+def calls_per_item(run: Run, n_options: int) -> int:
+    """Presentations of one N-option item under one setting of ``run`` (one model)."""
+    per = 0
+    for condition in run.conditions:
+        per += _n_orders(run.orders[condition], n_options)
+        if run.forced and condition in run.forced_conditions:
+            per += n_options
+    return per
+
+
+def count_calls(run: Run, option_counts: Sequence[int]) -> int:
+    """Calls of ``run`` over items with these option counts (the first ``run.items`` of them)."""
+    chosen = option_counts if run.items is None else option_counts[: run.items]
+    return sum(calls_per_item(run, n) for n in chosen) * len(run.models) * run.settings
+
+
+# ---------------------------------------------------------------- tokens from rendered prompts
+
+
+def _load(group: str, name: str, conf_dir: Path) -> dict[str, Any]:
+    from blindmcq.presentations import load_conf
+
+    return load_conf(group, name, conf_dir)
+
+
+def mean_prompt_chars(
+    items: Sequence[Item], *, condition: str, phrasing: str, labels: str, reasoning: str, conf_dir: Path
+) -> float:
+    """Mean characters of system + user prompt over ``items`` in the published order."""
+    from blindmcq.presentations import build_presentations
+
+    protocol = "md" if labels == "dash" else "sl"
+    presentations = build_presentations(
+        items, conditions=[condition], blind_orders=["rot0"], full_orders=["rot0"], forced=False,
+        prompt=_load("prompt", phrasing, conf_dir), labels=_load("labels", labels, conf_dir),
+        reasoning=_load("reasoning", reasoning, conf_dir), protocol=protocol,
+    )  # fmt: skip
+    return sum(len(p.user) + len(p.system or "") for p in presentations) / max(1, len(presentations))
+
+
+def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> list[Item]:
+    """Up to ``sample_items`` usable items (seeded) to render: the plan's own items, else a real bank."""
+    import numpy as np
+
+    size = int(cfg.get("sample_items", 40))
+    if items is None:
+        if cfg.get("sample_file"):
+            items = read_items(cfg["sample_file"])
+        else:
+            from blindmcq.datasets.registry import load_dataset
+
+            items = load_dataset(DEFAULT_SAMPLE)
+    usable = [item for item in items if item.usable]
+    if not usable:
+        raise InputError("no usable items to estimate prompt lengths from", file=cfg.get("sample_file"))
+    if len(usable) <= size:
+        return usable
+    chosen = np.random.default_rng(int(cfg.get("seed", 0))).choice(len(usable), size=size, replace=False)
+    return [usable[i] for i in sorted(chosen)]
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def _model_cfg(name: str, conf_dir: Path) -> dict[str, Any]:
+    from blindmcq.backends.registry import load_model_config
+
+    return load_model_config(name, conf_dir / "model")
+
+
+def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) -> Plan:
+    """Count, price and time a plan config (see the module docstring); calls no model."""
+    conf = Path(conf_dir or CONF_DIR)
+    unknown = set(cfg) - PLAN_KEYS
+    if unknown:
+        raise ConfigError(sorted(unknown)[0], f"unknown plan setting; known: {sorted(PLAN_KEYS)}")
+    items: list[Item] | None = None
+    if cfg.get("items_file"):
+        items = [item for item in read_items(cfg["items_file"]) if item.usable]
+        option_counts = [item.n_options for item in items]
+    else:
+        n_items, n_options = cfg.get("items"), cfg.get("n_options", 4)
+        if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
+            raise ConfigError("items", f"expected a positive item count (or items_file), got {n_items!r}")
+        if isinstance(n_options, bool) or not isinstance(n_options, int) or n_options < 2:
+            raise ConfigError("n_options", f"expected an integer >= 2, got {n_options!r}")
+        option_counts = [n_options] * n_items
+    all_models = _names(cfg.get("models"), "models")
+    raw_runs = cfg.get("runs")
+    if not isinstance(raw_runs, list) or not raw_runs:
+        raise ConfigError("runs", "expected a non-empty list of runs")
+    runs = [parse_run(r, i, all_models) for i, r in enumerate(raw_runs)]
+    chars_per_token = float(cfg.get("chars_per_token", 3.0))
+    if chars_per_token <= 0:
+        raise ConfigError("chars_per_token", "must be positive")
+    out_tokens = {**DEFAULT_OUTPUT_TOKENS, **dict(cfg.get("output_tokens") or {})}
+    quota_cfg = dict(cfg.get("quota") or {})
+    default_quota = Quota.from_cfg(quota_cfg, "quota")
+    per_model_quota = dict(quota_cfg.get("per_model") or {})
+
+    sample = sample_for_tokens(cfg, items)
+    chars: dict[tuple[str, str, str, str], float] = {}
+    run_rows: list[dict[str, Any]] = []
+    per_model: dict[str, dict[str, float]] = {}
+    for run in runs:
+        run_calls = count_calls(run, option_counts)
+        run_in = run_out = 0.0
+        for condition in run.conditions:
+            share = _condition_calls(run, condition, option_counts)
+            for phrasing in run.phrasings:
+                for labels in run.labels:
+                    for reasoning in run.reasoning:
+                        setting = (condition, phrasing, labels, reasoning)
+                        if setting not in chars:
+                            chars[setting] = mean_prompt_chars(
+                                sample, condition=condition, phrasing=phrasing, labels=labels,
+                                reasoning=reasoning, conf_dir=conf,
+                            )  # fmt: skip
+                        if reasoning not in out_tokens:
+                            raise ConfigError(f"output_tokens.{reasoning}", "no output-token estimate")
+                        tin = share * chars[setting] / chars_per_token
+                        tout = share * float(out_tokens[reasoning])
+                        run_in, run_out = run_in + tin * len(run.models), run_out + tout * len(run.models)
+                        for model in run.models:
+                            acc = per_model.setdefault(
+                                model, {"calls": 0, "input_tokens": 0.0, "output_tokens": 0.0}
+                            )
+                            acc["calls"] += share
+                            acc["input_tokens"] += tin
+                            acc["output_tokens"] += tout
+        n_items = len(option_counts) if run.items is None else min(run.items, len(option_counts))
+        run_rows.append(
+            {"run": run.name, "items": n_items,
+             "models": len(run.models), "settings": run.settings, "calls": run_calls,
+             "input_tokens": run_in, "output_tokens": run_out}
+        )  # fmt: skip
+
+    model_rows = [
+        _price_and_time(name, acc, conf, default_quota, per_model_quota) for name, acc in per_model.items()
+    ]
+    totals = {
+        "calls": sum(r["calls"] for r in run_rows),
+        "input_tokens": sum(r["input_tokens"] for r in run_rows),
+        "output_tokens": sum(r["output_tokens"] for r in run_rows),
+        "cost_usd": sum(r["cost_usd"] for r in model_rows),
+        "wall_hours_parallel": max(r["wall_hours"] for r in model_rows),
+        "wall_hours_sequential": sum(r["wall_hours"] for r in model_rows),
+        "chars_per_token": chars_per_token,
+        "sample_items": len(sample),
+    }
+    return Plan(runs=run_rows, models=model_rows, totals=totals)
+
+
+def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> int:
+    """Calls of one model under one setting of ``run`` in ``condition``."""
+    chosen = option_counts if run.items is None else option_counts[: run.items]
+    single = Run(**{**run.__dict__, "conditions": (condition,)})
+    return sum(calls_per_item(single, n) for n in chosen)
+
+
+def _price_and_time(
+    name: str, acc: Mapping[str, float], conf: Path, default: Quota, per_model: Mapping[str, Any]
+) -> dict[str, Any]:
+    model = _model_cfg(name, conf)
+    quota = Quota.from_cfg({**default.__dict__, **dict(per_model.get(name) or {})}, f"quota.per_model.{name}")
+    regions = len(model.get("regions") or [model.get("region") or "local"])
+    concurrency = int(model.get("concurrency") or 1)
+    calls, tin, tout = acc["calls"], acc["input_tokens"], acc["output_tokens"]
+    pin, pout = model.get("price_per_1k_input"), model.get("price_per_1k_output")
+    priced = pin is not None and pout is not None
+    cost = (tin * float(pin) + tout * float(pout)) / 1000.0 if priced else 0.0
+    tokens_per_call = (tin + tout) / calls if calls else 0.0
+    limits = {
+        "rpm": quota.rpm * regions,
+        "tpm": quota.tpm * regions / tokens_per_call if tokens_per_call else float("inf"),
+        "concurrency": concurrency * 60.0 / quota.latency_s,
+    }
+    binding = min(limits, key=lambda k: limits[k])
+    per_minute = limits[binding]
+    return {
+        "model": name, "regions": regions, "concurrency": concurrency, "calls": int(calls),
+        "input_tokens": tin, "output_tokens": tout, "cost_usd": cost, "priced": priced,
+        "calls_per_min": per_minute, "limit": binding, "wall_hours": calls / per_minute / 60.0,
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------- the paper's design
+
+
+PAPER_MODELS = [
+    "sonnet-4.6", "haiku-4.5", "gpt-5.6", "nova-pro", "nova-2-lite", "nova-micro", "llama-3.3-70b",
+    "llama-3.1-8b", "qwen3-32b", "gemma", "ministral-8b", "pixtral-large",
+]  # fmt: skip
+SWEEP_MODELS = ["sonnet-4.6", "gpt-5.6", "nova-pro"]  # paper Tables 6-8
+
+
+def paper_config() -> dict[str, Any]:
+    """The paper's design at full scale (about 1.2 million calls): 11,990 items x 8 orders x 12 models
+    blind; full condition on the 600-item sample; on 400 gate-accepted items, forced placement, the
+    phrasing x label sweep (Tables 6-7) and the reasoning interventions (Table 9)."""
+    return {
+        "items": 11_990,
+        "n_options": 4,
+        "models": PAPER_MODELS,
+        "quota": {"rpm": 250, "tpm": 1_000_000, "latency_s": 2.0},
+        "runs": [
+            {"name": "blind, 8 orders (Tables 3-5, Fig. 1)", "conditions": ["blind"], "orders": "all"},
+            {"name": "full, published order, 600-item sample (Table 3)", "items": 600,
+             "conditions": ["full"], "orders": "published"},
+            {"name": "forced placement, 400 items (Table 8)", "items": 400, "models": SWEEP_MODELS,
+             "conditions": ["blind"], "orders": {"blind": 0}, "forced": True},
+            {"name": "phrasings x labels, 400 items (Tables 6-7)", "items": 400, "models": SWEEP_MODELS,
+             "conditions": ["blind", "full"], "orders": "published",
+             "phrasings": ["original", "minimal", "no_domain", "english", "guessing", "no_exam", "expert"],
+             "labels": ["latin", "cyrillic", "numerals"]},
+            {"name": "step-by-step, 400 items (Table 9)", "items": 400, "models": ["sonnet-4.6", "nova-pro"],
+             "conditions": ["blind", "full"], "orders": "published", "reasoning": ["step_by_step"]},
+            {"name": "extended thinking, 400 items (Table 9)", "items": 400,
+             "models": ["sonnet-4.6", "deepseek-r1"], "conditions": ["blind", "full"], "orders": "published",
+             "reasoning": ["thinking"]},
+        ],
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------- printing and CLI
+
+
+def _tok(x: float) -> str:
+    return f"{x / 1e6:,.1f}M"
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as plain-text tables (runs, models, totals)."""
+    lines = [
+        f"{'run':<52} {'items':>7} {'models':>6} {'settings':>8} {'calls':>11} {'in tok':>9} {'out tok':>8}"
+    ]
+    for r in plan.runs:
+        lines.append(
+            f"{r['run'][:52]:<52} {r['items']:>7,} {r['models']:>6} {r['settings']:>8} {r['calls']:>11,}"
+            f" {_tok(r['input_tokens']):>9} {_tok(r['output_tokens']):>8}"
+        )
+    lines += ["", f"{'model':<16} {'regions':>7} {'calls':>11} {'in tok':>9} {'out tok':>8} {'cost USD':>10}"
+              f" {'calls/min':>9} {'limit':>11} {'hours':>7}"]  # fmt: skip
+    for m in plan.models:
+        cost = f"{m['cost_usd']:,.0f}" if m["priced"] else "n/a"
+        lines.append(
+            f"{m['model']:<16} {m['regions']:>7} {m['calls']:>11,} {_tok(m['input_tokens']):>9}"
+            f" {_tok(m['output_tokens']):>8} {cost:>10} {m['calls_per_min']:>9,.0f} {m['limit']:>11}"
+            f" {m['wall_hours']:>7,.1f}"
+        )
+    t = plan.totals
+    lines += [
+        "",
+        f"total calls {t['calls']:,}; input tokens {_tok(t['input_tokens'])},"
+        f" output {_tok(t['output_tokens'])}"
+        f" (chars/token {t['chars_per_token']}, prompts rendered from {t['sample_items']} items)",
+        f"cost ~ ${t['cost_usd']:,.0f} at the model configs' prices",
+        f"wall time ~ {t['wall_hours_parallel']:,.1f} h with models side by side"
+        f" ({t['wall_hours_sequential']:,.1f} h one model at a time)",
+    ]
+    return "\n".join(lines)
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the plan config ({exc})", file=path) from exc
+    if not isinstance(data, dict):
+        raise InputError("the plan config is not a mapping", file=path)
+    return data
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``blindmcq plan --paper`` or ``blindmcq plan --config plan.yaml`` [--rpm --tpm --latency --json]."""
+    parser = argparse.ArgumentParser(
+        prog="blindmcq plan", description="Dry-run capacity plan: no model is called."
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--paper", action="store_true", help="the paper's full-scale design (~1.2M calls)")
+    source.add_argument("--config", help="a plan config (YAML or JSON)")
+    parser.add_argument("--items-file", help="count the items of this items.jsonl instead of the config's")
+    parser.add_argument("--rpm", type=float, help="requests per minute per region (all models)")
+    parser.add_argument("--tpm", type=float, help="tokens per minute per region (all models)")
+    parser.add_argument("--latency", type=float, help="mean seconds per call")
+    parser.add_argument("--chars-per-token", type=float)
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        cfg = paper_config() if args.paper else _read_config(args.config)
+        if args.items_file:
+            cfg["items_file"] = args.items_file
+        quota = dict(cfg.get("quota") or {})
+        for key, value in (("rpm", args.rpm), ("tpm", args.tpm), ("latency_s", args.latency)):
+            if value is not None:
+                quota[key] = value
+        cfg["quota"] = quota
+        if args.chars_per_token is not None:
+            cfg["chars_per_token"] = args.chars_per_token
+        plan = build_plan(cfg)
+    except BlindMCQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"runs": plan.runs, "models": plan.models, "totals": plan.totals}, indent=2))
+    else:
+        print(format_plan(plan))
+        print(f"(planned in {time.perf_counter() - started:.1f} s; no model was called)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Capacity plan: the arithmetic checked by hand on a tiny config, and the paper-scale totals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from blindmcq.backends.registry import load_model_config
+from blindmcq.capacity import build_plan, main, mean_prompt_chars, paper_config
+from blindmcq.datasets.registry import load_dataset
+from blindmcq.errors import ConfigError
+from blindmcq.items import Item, read_items, write_items
+
+BANK = "/work/shared/data/ua-customs-exam/questions.json"
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+
+@pytest.fixture(scope="module")
+def sample_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plan") / "sample.jsonl"
+    write_items(path, load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:5])
+    return path
+
+
+def tiny(sample_file: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "items": 10,
+        "n_options": 4,
+        "models": ["sonnet-4.6", "constant-a"],
+        "sample_file": str(sample_file),
+        "chars_per_token": 4.0,
+        "output_tokens": {"direct": 5, "step_by_step": 600},
+        "quota": {"rpm": 10, "tpm": 1e9, "latency_s": 1.0},
+        "runs": [
+            {"name": "A", "conditions": ["blind", "full"], "orders": {"blind": "all", "full": "published"},
+             "forced": True},
+            {"name": "B", "items": 3, "models": ["sonnet-4.6"], "phrasings": ["original", "minimal"],
+             "labels": ["latin", "cyrillic"], "reasoning": ["direct", "step_by_step"], "orders": "published"},
+        ],
+        **extra,
+    }  # fmt: skip
+
+
+def test_tiny_plan_by_hand(sample_file: Path) -> None:
+    plan = build_plan(tiny(sample_file))
+    # A: per item 8 blind orders + 4 forced slots + 1 full = 13; x 10 items x 2 models
+    # B: 3 items x 1 order x (2 phrasings x 2 labels x 2 reasoning) x 1 model
+    assert [r["calls"] for r in plan.runs] == [13 * 10 * 2, 3 * 8]
+    assert plan.totals["calls"] == 284
+
+    sample = read_items(sample_file)
+
+    def chars(condition: str, phrasing: str = "original", labels: str = "latin", reasoning: str = "direct"):
+        return mean_prompt_chars(
+            sample, condition=condition, phrasing=phrasing, labels=labels, reasoning=reasoning, conf_dir=CONF
+        )
+
+    a_in_per_model = 10 * (12 * chars("blind") + chars("full")) / 4.0
+    b_in = sum(
+        3 * chars("blind", p, lab, r) / 4.0
+        for p in ("original", "minimal")
+        for lab in ("latin", "cyrillic")
+        for r in ("direct", "step_by_step")
+    )
+    sonnet = next(m for m in plan.models if m["model"] == "sonnet-4.6")
+    constant = next(m for m in plan.models if m["model"] == "constant-a")
+    assert sonnet["calls"] == 130 + 24 and constant["calls"] == 130
+    assert sonnet["input_tokens"] == pytest.approx(a_in_per_model + b_in)
+    assert sonnet["output_tokens"] == pytest.approx(130 * 5 + 12 * 5 + 12 * 600)
+    prices = load_model_config("sonnet-4.6")
+    expected_cost = (
+        sonnet["input_tokens"] * prices["price_per_1k_input"]
+        + sonnet["output_tokens"] * prices["price_per_1k_output"]
+    ) / 1000
+    assert sonnet["cost_usd"] == pytest.approx(expected_cost)
+    assert not constant["priced"] and constant["cost_usd"] == 0
+    # 10 rpm x 4 regions binds before 8 in flight x 60 / 1 s
+    assert sonnet["limit"] == "rpm" and sonnet["calls_per_min"] == 40
+    assert sonnet["wall_hours"] == pytest.approx(154 / 40 / 60)
+    assert plan.totals["wall_hours_parallel"] == pytest.approx(max(m["wall_hours"] for m in plan.models))
+    # a blind prompt of this bank is a few hundred characters, a full one longer
+    assert 150 < chars("blind") < chars("full") < 3000
+
+
+def test_items_file_counts_each_items_own_options(sample_file: Path, tmp_path: Path) -> None:
+    base = read_items(sample_file)[0]
+    items = [
+        Item(**{**base.__dict__, "id": "x-1", "options": base.options[:3], "key": 0}),
+        Item(**{**base.__dict__, "id": "x-2", "options": (*base.options, "п'ятий"), "key": 1}),
+        Item(**{**base.__dict__, "id": "x-3", "status": "excluded"}),  # not usable: not counted
+    ]
+    write_items(tmp_path / "items.jsonl", items)
+    cfg = tiny(sample_file, items_file=str(tmp_path / "items.jsonl"))
+    del cfg["items"]
+    cfg["runs"] = [{"name": "blind", "orders": "all", "forced": True, "models": ["constant-a"]}]
+    plan = build_plan(cfg)
+    assert plan.totals["calls"] == (6 + 3) + (10 + 5)
+
+
+def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str]) -> None:
+    plan = build_plan(paper_config())
+    assert plan.runs[0]["calls"] == 11_990 * 8 * 12
+    assert 1_150_000 < plan.totals["calls"] < 1_300_000
+    assert plan.totals["cost_usd"] > 0 and plan.totals["wall_hours_parallel"] > 1
+    assert main(["--paper", "--rpm", "100"]) == 0
+    out = capsys.readouterr().out
+    assert f"total calls {plan.totals['calls']:,}" in out and "no model was called" in out
+
+
+def test_cli_json_and_config_file(
+    sample_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(tiny(sample_file)), encoding="utf-8")
+    assert main(["--config", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["calls"] == 284
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"items": 0}, "items"),
+        ({"bogus": 1}, "bogus"),
+        ({"runs": []}, "runs"),
+        ({"runs": [{"conditions": ["sideways"]}]}, r"runs\[0\].conditions"),
+        ({"runs": [{"orders": "some"}]}, r"runs\[0\].orders.blind"),
+        ({"runs": [{"reasoning": ["pondering"]}]}, "reasoning"),
+        ({"quota": {"rpm": -1}}, "quota.rpm"),
+        ({"models": ["no-such-model"]}, "model"),
+    ],
+)
+def test_bad_plan_configs_name_the_key(sample_file: Path, change: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        build_plan({**tiny(sample_file), **change})
+
+
+def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.yaml").write_text("- a list\n", encoding="utf-8")
+    assert main(["--config", str(tmp_path / "bad.yaml")]) == 2
+    assert "not a mapping" in capsys.readouterr().err
