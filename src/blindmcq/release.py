@@ -1,0 +1,199 @@
+"""Release: push the current commit's DVC-tracked artifacts to the DVC remote, then tag the commit.
+
+Refuses unless the release can be reproduced from the tag: ``dvc.lock``, ``dvc.yaml``, ``params.yaml``
+and ``*.dvc`` committed, ``dvc status`` clean, and no credentials in the committed ``.dvc/config``.
+Credentials come from the environment (``AWS_ACCESS_KEY_ID`` ...) or ``.dvc/config.local``; this module
+never reads, prints or logs them, and remote URLs are logged without any user-info part.
+
+    blindmcq release [--remote NAME] [--tag NAME] [--git-push ORIGIN] [-C DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import yaml
+
+from blindmcq.errors import BlindMCQError
+
+log = logging.getLogger(__name__)
+
+# Files that pin what a release contains; uncommitted changes to them make the tag lie.
+PINNED = ("dvc.lock", "dvc.yaml", "params.yaml", "*.dvc")
+# Remote options that hold secrets (S3, Azure, GCS, SSH/HTTP, GDrive); never allowed in the git-tracked config.
+SECRET_OPTIONS = frozenset(
+    {
+        "access_key_id", "secret_access_key", "session_token", "password", "account_key", "sas_token",
+        "connection_string", "client_secret", "gdrive_client_secret", "credentialpath", "key_file",
+    }
+)
+
+
+class ReleaseError(BlindMCQError):
+    """The workspace is not in a state that can be released; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Release:
+    tag: str
+    commit: str
+    remote: str
+    pushed: int  # files uploaded now (0 when the remote already held them all)
+    outputs: dict[str, str]  # path -> md5 of every DVC-tracked output at this commit
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ReleaseError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def safe_url(url: str) -> str:
+    """The URL without user name or password, for messages."""
+    parts = urlsplit(url)
+    if not parts.username and not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def default_tag(commit: str, today: dt.date | None = None) -> str:
+    today = today or dt.datetime.now(dt.UTC).date()
+    return f"release-{today:%Y%m%d}-{commit[:7]}"
+
+
+def locked_outputs(root: Path) -> dict[str, str]:
+    """path -> md5 of each output in ``dvc.lock`` and each ``*.dvc`` file at the project root."""
+    out: dict[str, str] = {}
+    lock = root / "dvc.lock"
+    if lock.exists():
+        stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages", {})
+        for stage in stages.values():
+            for o in stage.get("outs", []):
+                out[o["path"]] = o.get("md5", "")
+    for dvc_file in sorted(p for p in root.glob("*.dvc") if p.is_file()):
+        for o in (yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}).get("outs", []):
+            out[o["path"]] = o.get("md5", "")
+    return dict(sorted(out.items()))
+
+
+def check_committed(root: Path) -> None:
+    dirty = _git(root, "status", "--porcelain", "--", *PINNED)
+    if dirty:
+        names = ", ".join(line.split()[-1] for line in dirty.splitlines())
+        raise ReleaseError(f"uncommitted changes to {names}; commit them so the tag pins what is pushed")
+
+
+def check_up_to_date(repo: Any) -> None:
+    status = repo.status()
+    if status:
+        # keys are "path/dvc.yaml:stage" (relative to the cwd) or "path/x.dvc": name them shortly
+        stale = ", ".join(sorted(k.rsplit(":", 1)[-1] if ":" in k else Path(k).name for k in status))
+        raise ReleaseError(
+            f"outputs are not up to date ({stale}); run `dvc repro` and commit dvc.lock"
+        )
+
+
+def check_no_secrets(repo: Any) -> None:
+    committed = repo.config.load_one("repo")
+    for name, options in committed.get("remote", {}).items():
+        leaked = sorted(SECRET_OPTIONS & set(options))
+        if leaked:
+            raise ReleaseError(
+                f"remote {name!r} has {', '.join(leaked)} in the git-tracked .dvc/config; remove it "
+                f"(`dvc remote modify --unset {name} {leaked[0]}`) and pass credentials through the "
+                "environment or `dvc remote modify --local`"
+            )
+
+
+def resolve_remote(repo: Any, remote: str | None) -> tuple[str, str]:
+    """(name, URL) of the remote to push to: the one given, else the project's default."""
+    config = repo.config
+    name = remote or config.get("core", {}).get("remote")
+    if not name:
+        raise ReleaseError(
+            "no DVC remote given and no default set; e.g. `dvc remote add -d store s3://bucket/blindmcq`"
+        )
+    remotes = config.get("remote", {})
+    if name not in remotes:
+        raise ReleaseError(f"unknown DVC remote {name!r}; configured: {sorted(remotes) or 'none'}")
+    return name, safe_url(str(remotes[name].get("url", "")))
+
+
+def release(
+    root: str | Path = ".",
+    *,
+    remote: str | None = None,
+    tag: str | None = None,
+    jobs: int | None = None,
+    git_remote: str | None = None,
+) -> Release:
+    """Check, push every DVC-tracked output of HEAD to ``remote``, then ``git tag -a`` HEAD.
+
+    The tag is made only after the push succeeded, so a tag always names data the remote holds.
+    ``git_remote`` (e.g. "origin") also pushes the tag there.
+    """
+    from dvc.repo import Repo  # DVC stays out of import time for the rest of the package
+
+    root = Path(_git(Path(root), "rev-parse", "--show-toplevel"))
+    commit = _git(root, "rev-parse", "HEAD")
+    tag = tag or default_tag(commit)
+    if _git(root, "tag", "--list", tag):
+        raise ReleaseError(f"tag {tag!r} already exists; give another with --tag")
+    check_committed(root)
+    with Repo(str(root)) as repo:
+        check_no_secrets(repo)
+        name, url = resolve_remote(repo, remote)
+        check_up_to_date(repo)
+        outputs = locked_outputs(root)
+        log.info("pushing %d outputs of %s to remote %r (%s)", len(outputs), commit[:7], name, url)
+        try:
+            pushed = int(repo.push(remote=name, jobs=jobs) or 0)
+        except Exception as exc:  # DVC's own errors; the message names the file or the remote
+            raise ReleaseError(f"dvc push to remote {name!r} ({url}) failed: {exc}") from exc
+    lines = [f"blindmcq release of {commit}", f"DVC remote: {name} ({url})", ""]
+    lines += [f"{md5}  {path}" for path, md5 in outputs.items()]
+    _git(root, "tag", "-a", tag, "-m", "\n".join(lines), commit)
+    if git_remote:
+        _git(root, "push", git_remote, f"refs/tags/{tag}")
+    log.info("tagged %s as %s (%d files uploaded)", commit[:7], tag, pushed)
+    return Release(tag=tag, commit=commit, remote=name, pushed=pushed, outputs=outputs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="blindmcq release",
+        description="Push this commit's corpus, statute index, predictions and report to the DVC remote "
+        "and tag the commit. Credentials come from the environment only.",
+    )
+    parser.add_argument("-C", "--project", default=".", help="project root (default: here)")
+    parser.add_argument("--remote", help="DVC remote name (default: the project's default remote)")
+    parser.add_argument("--tag", help="tag name (default: release-<YYYYMMDD>-<shortsha>)")
+    parser.add_argument("-j", "--jobs", type=int, help="parallel uploads (DVC's default when unset)")
+    parser.add_argument("--git-push", metavar="GIT_REMOTE", help="also push the tag to this git remote")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="[release] %(message)s")
+    try:
+        done = release(args.project, remote=args.remote, tag=args.tag, jobs=args.jobs,
+                       git_remote=args.git_push)
+    except BlindMCQError as exc:
+        print(f"blindmcq release: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"released {done.commit[:7]} as {done.tag} to remote {done.remote!r} "
+          f"({len(done.outputs)} outputs, {done.pushed} files uploaded)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
