@@ -18,13 +18,19 @@ def analysis(predictions):
 
 @pytest.fixture(scope="module")
 def built(analysis, items):
+    # the shape blindmcq.baselines writes: one row per strategy and item
     base = pd.DataFrame(
-        {
-            "strategy": "longest",
-            "item_id": [it.id for it in items],
-            "picked_option": 0,
-            "correct": [it.key == 0 for it in items],
-        }
+        [
+            {
+                "strategy": name,
+                "item_id": it.id,
+                "n_options": 4,
+                "picked_option": slot,
+                "correct": it.key == slot,
+            }
+            for name, slot in (("longest", 0), ("constant_0", 0), ("constant_1", 1))
+            for it in items
+        ]
     )
     return build_tables(analysis, baselines=base, items=items)
 
@@ -75,6 +81,8 @@ def test_table2_from_baselines(built, items):
     frame2 = built["table2"].frame.set_index("strategy")
     assert frame2.loc["Chance", "acc"] == 0.25
     assert frame2.loc["longest", "acc"] == pytest.approx(sum(it.key == 0 for it in items) / len(items))
+    assert list(frame2.index) == ["Chance", "longest", "constant_0", "constant_1"]  # order as given
+    assert "Best constant position: constant_0" in built["table2"].note
     with pytest.raises(InputError, match="picked_option"):
         t.table_2(pd.DataFrame({"strategy": ["x"], "item_id": ["a"], "correct": [True]}))
 

@@ -137,17 +137,24 @@ def check_baselines(baselines: pd.DataFrame, source: str = "baselines") -> pd.Da
 def table_2(
     baselines: pd.DataFrame | None, *, chance: float = 0.25, item_ids: Sequence[str] | None = None
 ) -> Table:
-    """Surface strategies: accuracy with Wilson interval per strategy, under a chance row."""
+    """Surface strategies: accuracy with Wilson interval per strategy (in the frame's order), under a
+    chance row. With an ``n_options`` column (as ``blindmcq.baselines`` writes), chance is the mean of
+    1/N over the items counted, per strategy and overall; otherwise ``chance`` is used.
+    """
     if baselines is None or baselines.empty:
         return _empty("table2")
     b = check_baselines(baselines)
     if item_ids is not None:
         b = b[b["item_id"].isin(list(item_ids))]
-    rows = b.assign(
-        model=b["strategy"].astype(str), correct=b["correct"].astype(bool), n_options=1.0 / chance
+    n_opt = b["n_options"] if "n_options" in b else pd.Series(1.0 / chance, index=b.index)
+    rows = b.assign(model=b["strategy"].astype(str), correct=b["correct"].astype(bool), n_options=n_opt)
+    frame = accuracy_table(rows).rename(columns={"model": "strategy"})
+    order = list(dict.fromkeys(rows["model"]))
+    frame = frame.set_index("strategy").loc[order].reset_index()
+    overall = float((1.0 / rows.drop_duplicates("item_id")["n_options"]).mean())
+    chance_row = pd.DataFrame(
+        [{"strategy": "Chance", "n": np.nan, "k": np.nan, "acc": overall, "chance": overall}]
     )
-    frame = accuracy_table(rows).rename(columns={"model": "strategy"}).drop(columns="chance")
-    chance_row = pd.DataFrame([{"strategy": "Chance", "n": np.nan, "k": np.nan, "acc": chance}])
     frame = pd.concat([chance_row, frame], ignore_index=True)
     shown = pd.DataFrame(
         {
@@ -156,7 +163,14 @@ def table_2(
             "Accuracy": [fmt_ci(v, lo, hi) for v, lo, hi in frame[["acc", "lo", "hi"]].to_numpy()],
         }
     )
-    return Table("table2", TITLES["table2"], frame, shown, f"Chance is {fmt(chance)}.")
+    note = (
+        f"Chance is {fmt(overall)} (mean of 1/N). n counts items a strategy applies to; 95% Wilson intervals."
+    )
+    constants = frame[frame["strategy"].str.startswith("constant_")]
+    if not constants.empty:
+        best = constants.loc[constants["acc"].idxmax()]
+        note += f" Best constant position: {best['strategy']} ({fmt(best['acc'])}), chosen after the fact."
+    return Table("table2", TITLES["table2"], frame, shown, note)
 
 
 def bank_profile(items: Sequence[Item]) -> Table:
