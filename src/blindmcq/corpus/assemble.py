@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ def hyphen_vocabulary(rows: Iterable[Row]) -> set[str]:
     return vocab
 
 
-def join_lines(text: str, vocab: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     """A cell's printed lines as one string: soft hyphens removed, whitespace collapsed."""
     lines = [line.strip() for line in text.split("\n")]
     out = ""
@@ -134,7 +135,9 @@ def _drafts(rows: Sequence[Row], file: str) -> list[_Draft]:
     return drafts
 
 
-def _item(d: _Draft, vocab: set[str], *, source: str, bank: str, file: str, n_options: int | None) -> Item:
+def _item(
+    d: _Draft, vocab: AbstractSet[str], *, source: str, bank: str, file: str, n_options: int | None
+) -> Item:
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in d.options]
     marks = [join_lines(m or "") for m in d.marks]

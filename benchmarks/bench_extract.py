@@ -1,0 +1,108 @@
+"""Pages per second of each extraction path, and of the full parallel extraction.
+
+Renders a Commission-layout bank of at least --pages pages from the real customs items (all 2,950,
+renumbered, repeated when more pages are asked for), then times:
+  path 1 alone (pdfplumber tables), path 2 alone (ruling lines + words), each on one core, parse included;
+  extract_items with both paths over --workers processes (what the corpus stage runs).
+Prints the figures and the projected time for the real bank's 1,672 pages.
+
+Usage: python benchmarks/bench_extract.py [--pages 300] [--workers 2] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from blindmcq.corpus.default_bank import spec
+from blindmcq.corpus.extract import extract_items, read_rows
+from blindmcq.corpus.render import render_pdf
+
+QUESTIONS = Path(__file__).resolve().parents[2] / "shared/data/ua-customs-exam/questions.json"
+REAL_PAGES = 1672
+
+
+def customs_records(path: Path) -> list[dict]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    records = [r for items in data["legislation"].values() for r in items]
+    for competency in data["operational_competencies"].values():
+        for items in competency["levels"].values():
+            records += items
+    return records
+
+
+def render_bank(pages: int, out: Path, questions: Path) -> tuple[Path, int, int]:
+    records = customs_records(questions)
+    specs = []
+    while True:
+        specs += [dataclasses.replace(spec(r), number=len(specs) + i + 1) for i, r in enumerate(records)]
+        rendered = render_pdf(specs, out, source="bench", bank="customs")
+        if rendered.n_pages >= pages:
+            break
+    keep = [s for s, item in zip(specs, rendered.items, strict=True) if item.page <= pages]
+    rendered = render_pdf(keep, out, source="bench", bank="customs")
+    return out, rendered.n_pages, len(keep)
+
+
+def timed(fn) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (this process and its finished worker processes)."""
+
+    def cpu() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, start_cpu = time.perf_counter(), cpu()
+    fn()
+    return time.perf_counter() - start, cpu() - start_cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--pages", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--out", type=Path, default=None, help="keep the rendered PDF here")
+    args = parser.parse_args()
+    folder = args.out or Path(tempfile.mkdtemp(prefix="bench-extract-"))
+    t = time.perf_counter()
+    pdf, n_pages, n_items = render_bank(args.pages, folder / "bench-customs.pdf", args.questions)
+    size = pdf.stat().st_size / 1e6
+    print(f"rendered {n_pages} pages, {n_items} items, {size:.1f} MB in {time.perf_counter() - t:.0f} s")
+    print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {os.getloadavg()[0]:.1f}")
+    print("pages/s by wall clock (what a user waits) and per CPU-second (unaffected by other processes)")
+    for method, label in (
+        ("tables", "path 1 (pdfplumber tables)"),
+        ("rules", "path 2 (ruling lines + words)"),
+    ):
+        wall, cpu = timed(lambda m=method: read_rows([pdf], methods=(m,), workers=1))
+        print(
+            f"{label}, 1 process: {wall:.1f} s, {n_pages / wall:.2f} pages/s; {n_pages / cpu:.2f} pages/CPU-s"
+        )
+    out: dict = {}
+    wall, cpu = timed(
+        lambda: out.update(report=extract_items([pdf], source="bench", workers=args.workers)[1])
+    )
+    report = out["report"]
+    print(
+        f"both paths + assembly + verification, {args.workers} workers: {wall:.1f} s, "
+        f"{n_pages / wall:.2f} pages/s; {n_pages / cpu:.2f} pages/CPU-s"
+    )
+    print(f"  items {report['n_items']}, confirmed in all fields: {report['confirmed_rate']['all']:.4f}")
+    now, alone = REAL_PAGES * wall / n_pages / 60, REAL_PAGES * cpu / n_pages / args.workers / 60
+    print(
+        f"projected for {REAL_PAGES} pages on {args.workers} cores: {now:.1f} min at this wall clock, "
+        f"{alone:.1f} min with the cores to itself (aim < 10 min)"
+    )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
