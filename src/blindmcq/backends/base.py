@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 
@@ -23,7 +23,9 @@ class ModelRequest:
 
     def cache_key(self, backend: str) -> str:
         """Hash of (backend, model, full request): the response-cache key."""
-        payload = json.dumps({"backend": backend, **asdict(self)}, sort_keys=True, ensure_ascii=False)
+        # A shallow field dict gives the same JSON as dataclasses.asdict without its deep copy.
+        request = {f.name: getattr(self, f.name) for f in fields(self)}
+        payload = json.dumps({"backend": backend, **request}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

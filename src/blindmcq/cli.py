@@ -1,0 +1,45 @@
+"""``blindmcq`` command line: one subcommand per job, each a thin wrapper over the core.
+
+    blindmcq extract PDF... --out DIR     extract the Commission's PDF tables (two paths, verified)
+    blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall time (no model call)
+    blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
+    blindmcq html [--out DIR]             the browsable HTML report of the current run
+    blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS = {
+    "extract": ("blindmcq.corpus.cli", "extract the Commission's PDF question bank"),
+    "plan": ("blindmcq.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
+    "release": ("blindmcq.release", "push versioned outputs to the DVC remote and tag the commit"),
+    "html": ("blindmcq.html_report", "write the static HTML report with the item explorer"),
+    "nonsense": ("blindmcq.protocols.nonsense_run", "NonsenseQA diagnostic: SL vs MD"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
+    return "usage: blindmcq COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"blindmcq: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[command][0])
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

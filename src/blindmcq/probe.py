@@ -1,0 +1,123 @@
+"""The probe: items -> presentations -> model requests -> one PredictionRecord per call.
+
+Plain typed Python; the ``probe`` stage and the Hydra sweep entry point both call ``run_probe``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.backends.base import Backend, ModelRequest
+from blindmcq.backends.registry import make_backend
+from blindmcq.cache import ResponseCache
+from blindmcq.errors import ConfigError
+from blindmcq.items import Item
+from blindmcq.parsing import interpret
+from blindmcq.predictions import to_frame, to_table
+from blindmcq.presentations import Presentation, build_presentations, load_conf, to_request
+from blindmcq.protocols.components import protocol_spec
+from blindmcq.runner import Job, run_calls
+
+log = logging.getLogger(__name__)
+
+
+def sample_items(items: Sequence[Item], size: int | None, seed: int) -> list[Item]:
+    """A seeded sample of the usable items, kept in bank order; ``None`` keeps them all."""
+    usable = [item for item in items if item.usable]
+    if size is None or size >= len(usable):
+        return usable
+    if size <= 0:
+        raise ConfigError("probe.sample", f"must be positive or null, got {size}")
+    chosen = np.random.default_rng(seed).choice(len(usable), size=size, replace=False)
+    return [usable[i] for i in sorted(chosen)]
+
+
+def scores_labels(model_cfg: Mapping[str, Any], protocol: str) -> bool:
+    """Base models (the local backend) are scored by label log-probabilities; MD always generates."""
+    default = model_cfg.get("backend") == "local"
+    return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
+
+
+def make_jobs(
+    presentations: Sequence[Presentation],
+    *,
+    model_cfg: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+) -> list[Job]:
+    """One request per presentation. Heuristic backends also get the option texts they judge by."""
+    name = str(model_cfg["name"])
+    score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
+    max_tokens = int(reasoning.get("max_tokens") or model_cfg.get("max_tokens") or 16)
+    heuristic = model_cfg.get("backend") == "heuristic"
+    jobs = []
+    for p in presentations:
+        request: ModelRequest = to_request(
+            p, model=name, temperature=0.0, max_tokens=max_tokens, score_labels=score,
+            thinking_budget=reasoning.get("thinking_budget_tokens"),
+        )
+        if heuristic:
+            extra = {**request.extra, "option_texts": list(p.option_texts), "label_strings": list(p.label_strings)}
+            request = dataclasses.replace(request, extra=extra)
+        jobs.append(Job(p, request))
+    return jobs
+
+
+def run_probe(
+    items: Sequence[Item],
+    *,
+    model_cfg: Mapping[str, Any],
+    prompt: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+    condition: Mapping[str, Any],
+    protocol_cfg: Mapping[str, Any],
+    cache_path: str | Path,
+    concurrency: int | None = None,
+    backend: Backend | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Ask ``model_cfg``'s model every presentation of ``items``; returns the predictions frame."""
+    spec = protocol_spec(protocol_cfg)
+    if spec.fewshot != "none":
+        raise ConfigError("protocol.fewshot", "few-shot prompts are run by `blindmcq nonsense`, not the probe")
+    if spec.labels is not None:
+        labels = load_conf("labels", spec.labels)
+    orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
+    presentations = build_presentations(
+        items,
+        conditions=condition["conditions"],
+        blind_orders=orders or condition.get("blind_orders", "all"),
+        full_orders=orders or condition.get("full_orders", ["rot0"]),
+        forced=bool(condition.get("forced", False)),
+        prompt=prompt,
+        labels=labels,
+        reasoning=reasoning,
+        protocol="md" if spec.uses_matcher else "sl",
+        protocol_cfg=protocol_cfg,
+    )
+    backend = backend or make_backend(model_cfg)
+    matcher = None
+    if spec.uses_matcher:
+        from blindmcq.protocols.md import make_md_matcher
+
+        matcher = make_md_matcher(protocol_cfg)
+    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
+    limit = int(concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)
+    cache = ResponseCache(cache_path)
+    try:
+        records = run_calls(
+            jobs, backend, cache=cache, concurrency=limit, progress=progress,
+            interpret=lambda p, r: interpret(p, r, md_matcher=matcher),
+            desc=f"{model_cfg['name']} ({len(items)} items)",
+            batch_size=int(model_cfg.get("batch_size", 1)),
+        )
+    finally:
+        cache.close()
+    return to_frame(to_table(records))

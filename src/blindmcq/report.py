@@ -1,0 +1,113 @@
+"""The report folder of one run: Markdown with every table and figure, and the headline metrics.
+
+Reads only what earlier steps wrote (corpus verification, baselines, analysis tables/figures/metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blindmcq.atomic import write_text
+from blindmcq.errors import InputError
+
+FIGURE_CAPTIONS = {
+    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against Binomial(2N, 1/N).",
+    "figure2": "Figure 2: blind against full accuracy per model, 95% Wilson intervals.",
+    "figure3": "Figure 3: blind accuracy with the key forced into each slot (bars) against the pick rate.",
+    "figure4": "Figure 4: option-length distribution of the bank(s) and blind accuracy per bank.",
+}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError("expected output of an earlier stage is missing", file=str(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def run_summary(config: Mapping[str, Any]) -> list[str]:
+    def name(key: str) -> str:
+        value = config.get(key)
+        return str(value.get("name")) if isinstance(value, Mapping) else str(value)
+
+    keys = ("dataset", "model", "gate_model", "prompt", "labels", "condition", "protocol", "reasoning")
+    lines = [f"| {key} | {name(key)} |" for key in keys if key in config]
+    gate = config.get("gate", {})
+    probe = config.get("probe", {})
+    lines.append(f"| gate k | {gate.get('k')} of 2N orders |")
+    lines.append(f"| probe sample | {probe.get('sample') or 'every usable item'} (seed {probe.get('seed')}) |")
+    return ["| setting | value |", "|---|---|", *lines]
+
+
+def corpus_metrics(verification: Mapping[str, Any]) -> dict[str, float]:
+    """Numeric corpus facts worth tracking (counts and confirmation rates)."""
+    out: dict[str, float] = {}
+    for key, value in verification.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            out[f"corpus/{key}"] = float(value)
+        elif isinstance(value, Mapping) and key in ("confirmation", "confirmed", "rates", "counts", "status"):
+            for sub, v in value.items():
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    out[f"corpus/{key}/{sub}"] = float(v)
+    return out
+
+
+def build_report(
+    *,
+    corpus_dir: Path,
+    baselines_dir: Path,
+    analysis_dir: Path,
+    out_dir: Path,
+    config: Mapping[str, Any],
+) -> dict[str, float]:
+    """Write ``out_dir/report.md``, ``tables/``, ``figures/`` and ``metrics.json``; return the metrics."""
+    verification = _read_json(corpus_dir / "verification.json")
+    facts = _read_json(baselines_dir / "facts.json")
+    metrics = {k: float(v) for k, v in _read_json(analysis_dir / "metrics.json").items()}
+    summary = pd.read_csv(baselines_dir / "summary.csv")
+    for row in summary.itertuples():
+        metrics[f"table2/{row.strategy}"] = round(float(row.accuracy), 3)
+    metrics["bank/key_minus_distractor_chars"] = round(float(facts["key_minus_distractor_chars"]), 3)
+    metrics |= corpus_metrics(verification)
+
+    for sub in ("tables", "figures"):
+        target = out_dir / sub
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(analysis_dir / sub, target)
+
+    shares = facts.get("key_slot_shares") or {}
+    lines = [
+        "# blindmcq report",
+        "",
+        *run_summary(config),
+        "",
+        "## Corpus",
+        "",
+        f"Items: {verification.get('n_items', '?')}. Verification: `results/corpus/verification.json`.",
+        "",
+        "## The bank",
+        "",
+        "Key-position shares: "
+        + ", ".join(f"slot {k}: {float(v):.3f}" for k, v in (shares.items() if isinstance(shares, dict) else [])),
+        f"Mean key length minus mean distractor length: {float(facts['key_minus_distractor_chars']):+.1f} characters "
+        f"(key {float(facts['key_chars_mean']):.1f}, distractors {float(facts['distractor_chars_mean']):.1f}).",
+        "",
+        (analysis_dir / "tables" / "tables.md").read_text(encoding="utf-8"),
+        "",
+        "## Figures",
+        "",
+    ]
+    for name, caption in FIGURE_CAPTIONS.items():
+        if (out_dir / "figures" / f"{name}.png").exists():
+            lines += [f"![{caption}](figures/{name}.png)", "", caption, ""]
+    write_text(out_dir / "report.md", "\n".join(lines) + "\n")
+    write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return metrics

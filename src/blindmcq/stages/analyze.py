@@ -1,0 +1,79 @@
+"""Stage ``analyze``: predictions + gate + baselines -> every table (CSV, Markdown), figure and metric.
+
+Outputs in ``results/analysis/``: ``tables/`` (Tables 2-10 and the gate, each ``.csv`` and ``.md``),
+``figures/`` (Figures 1-4, PNG), ``metrics.json`` (the same numbers, rounded as the tables show them).
+Predictions listed in ``analysis.extra_predictions`` (the released format, from any source) are
+analysed beside this run's own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blindmcq import paths
+from blindmcq.analysis.figures import write_figures
+from blindmcq.analysis.frame import read_predictions
+from blindmcq.analysis.gate import read_gate
+from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
+from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
+from blindmcq.atomic import write_text
+from blindmcq.items import read_items
+from blindmcq.params import section
+from blindmcq.stages._baseline import baseline_from_params
+from blindmcq.stages._main import run_stage
+
+log = logging.getLogger(__name__)
+
+
+def load_all_predictions(extra: list[str]) -> pd.DataFrame:
+    parts = [paths.PREDICTIONS]
+    gate_predictions = paths.GATE_DIR / "predictions.parquet"
+    if gate_predictions.exists():
+        parts.append(gate_predictions)
+    parts += [Path(p) for p in extra]
+    frames = [read_predictions(p) for p in parts]
+    combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    for col in combined.columns:  # categories differ between files; re-unify them
+        if isinstance(frames[0][col].dtype, pd.CategoricalDtype):
+            combined[col] = combined[col].astype(str).astype("category")
+    return combined
+
+
+def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> dict[str, float]:
+    cfg = section(params, "analysis")
+    predictions = load_all_predictions(list(cfg.get("extra_predictions") or []))
+    gate = read_gate(paths.GATE_DIR / "gate.json")
+    items = read_items(paths.ITEMS)
+    baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
+    base = baseline_from_params(params)
+    analysis = analyze(
+        predictions, gate=gate, base=base, sample_sizes=list(cfg.get("sample_sizes") or []),
+        seed=int(cfg.get("seed", 0)),
+    )
+    tables = build_tables(analysis, baselines=baselines, items=items)
+    write_tables(out_dir / "tables", tables)
+    bank = str(params["dataset"]["name"])
+    write_figures(
+        out_dir / "figures", analysis, banks={bank: items},
+        bank_accuracy=bank_blind_accuracy({bank: predictions}, base),
+    )
+    metrics = headline_metrics(analysis)
+    write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return metrics
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        metrics = run_analysis(params)
+        log.info("%d metrics -> %s", len(metrics), paths.ANALYSIS_DIR)
+
+    run_stage("analyze", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Stage ``baselines``: what can be recovered without reasoning over the question (paper Table 2).
+
+items.jsonl + statute index -> ``results/baselines/``: ``picks.parquet`` (one row per strategy and item,
+surface strategies and lexical search alike), ``lexical.parquet`` (the matched provision per option, so a
+reader can see why), ``summary.csv`` and ``facts.json`` (key-position shares, key minus distractor length).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pandas as pd
+
+from blindmcq import paths
+from blindmcq.atomic import atomic_path, write_text
+from blindmcq.baselines import surface_strategies, wilson
+from blindmcq.items import read_items
+from blindmcq.stages._main import run_stage
+from blindmcq.statutes.lexical import lexical_baseline
+
+log = logging.getLogger(__name__)
+LEXICAL = "lexical_search"
+
+
+def build_baselines(seed: int = 0) -> pd.DataFrame:
+    items = read_items(paths.ITEMS)
+    surface = surface_strategies(items)
+    out = paths.BASELINES_DIR
+    lexical, lex_summary = lexical_baseline(paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed)
+    lexical = lexical[lexical["usable"]]
+    lex_picks = pd.DataFrame(
+        {
+            "strategy": LEXICAL,
+            "item_id": lexical["item_id"],
+            "n_options": lexical["n_options"],
+            "picked_option": lexical["picked_option"],
+            "key": lexical["key"],
+            "correct": lexical["correct"].astype(bool),
+            "tie": lexical["tie"].astype(bool),
+            "n_tied": lexical["tied_options"].map(len),
+        }
+    )
+    picks = pd.concat([surface.picks, lex_picks], ignore_index=True, join="inner")
+    k, n = int(lex_picks["correct"].sum()), len(lex_picks)
+    lo, hi = wilson(k, n)
+    lex_row = {
+        "strategy": LEXICAL, "n": n, "n_correct": k, "accuracy": k / n if n else float("nan"),
+        "ci_low": lo, "ci_high": hi, "chance": float((1 / lex_picks["n_options"]).mean()),
+        "n_ties": int(lex_picks["tie"].sum()), "n_not_applicable": 0, "n_skipped": surface.n_skipped,
+    }
+    summary = pd.concat([surface.summary, pd.DataFrame([lex_row])], ignore_index=True)
+    with atomic_path(out / "picks.parquet") as tmp:
+        picks.to_parquet(tmp, index=False)
+    write_text(out / "summary.csv", summary.to_csv(index=False))
+    facts = {**surface.facts, "n_skipped": surface.n_skipped, "lexical": lex_summary.to_json()}
+    write_text(out / "facts.json", json.dumps(facts, ensure_ascii=False, indent=2, default=float) + "\n")
+    return summary
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        summary = build_baselines(seed=int(params.get("seed", 0)))
+        log.info("\n%s", summary[["strategy", "n", "accuracy", "ci_low", "ci_high"]].to_string(index=False))
+
+    run_stage("baselines", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Stage ``gate``: the gate model's blind calls over the 2N orders -> accepted and rejected item ids.
+
+When the gate model is the probed model (the default), its blind calls are already in the predictions;
+otherwise the gate model is probed blind here (through the same response cache) and its calls are
+written to ``results/gate/predictions.parquet`` so the analysis can measure agreement with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from blindmcq import paths
+from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.params import require, section
+from blindmcq.predictions import read_predictions, write_predictions
+from blindmcq.stages._baseline import baseline_from_params
+from blindmcq.stages._main import run_stage
+from blindmcq.stages.probe import probe_from_params
+
+log = logging.getLogger(__name__)
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        cfg = section(params, "gate")
+        gate_name = require(params, "gate_model.name")
+        out = paths.GATE_DIR / "predictions.parquet"
+        if gate_name == require(params, "model.name"):
+            predictions = read_predictions(paths.PREDICTIONS)
+            out.unlink(missing_ok=True)
+        else:
+            blind = {"name": "gate", "conditions": ["blind"], "blind_orders": cfg.get("orders", "all"),
+                     "full_orders": [], "forced": False}
+            predictions = probe_from_params({**params, "condition": blind}, model_key="gate_model")
+            write_predictions(predictions, out)
+        result = gate(predictions, gate_model=gate_name, k=int(require(params, "gate.k")),
+                      orders=cfg.get("orders", "all"), base=baseline_from_params(params))
+        write_gate(paths.GATE_DIR / "gate.json", result)
+        log.info("gate %s k=%d: %d accepted, %d rejected (retained %.3f)", gate_name, result.k,
+                 len(result.accepted), len(result.rejected), result.retained_share)
+
+    run_stage("gate", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Stage ``probe``: items -> the configured model's answers -> ``results/predictions/``.
+
+Writes ``predictions.parquet`` (the released format), ``predictions.jsonl`` (the same rows) and
+``calls.json`` (how many calls were made, served from the cache, failed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pandas as pd
+
+from blindmcq import paths
+from blindmcq.atomic import write_text
+from blindmcq.items import read_items
+from blindmcq.params import require, section
+from blindmcq.predictions import write_predictions, write_predictions_jsonl
+from blindmcq.probe import run_probe, sample_items
+from blindmcq.stages._main import run_stage
+
+log = logging.getLogger(__name__)
+
+
+def probe_from_params(params: dict[str, Any], *, model_key: str = "model") -> pd.DataFrame:
+    probe = section(params, "probe")
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    return run_probe(
+        items,
+        model_cfg=section(params, model_key),
+        prompt=section(params, "prompt"),
+        labels=section(params, "labels"),
+        reasoning=section(params, "reasoning"),
+        condition=section(params, "condition"),
+        protocol_cfg=section(params, "protocol"),
+        cache_path=require(params, "probe.cache"),
+        concurrency=probe.get("concurrency"),
+    )
+
+
+def call_counts(predictions: pd.DataFrame) -> dict[str, int]:
+    return {
+        "calls": len(predictions),
+        "from_cache": int(predictions["cached"].sum()),
+        "new_calls": int((~predictions["cached"]).sum()),
+        **{f"status_{k}": int(v) for k, v in predictions["parse_status"].value_counts().items()},
+    }
+
+
+def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, int]:
+    write_predictions(predictions, out_dir / "predictions.parquet")
+    write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
+    counts = call_counts(predictions)
+    write_text(out_dir / "calls.json", json.dumps(counts, indent=2) + "\n")
+    return counts
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        predictions = probe_from_params(params)
+        counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
+        log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
+
+    run_stage("probe", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Stage ``report``: the report folder under ``reports/`` and its MLflow run."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from blindmcq import paths
+from blindmcq.params import section
+from blindmcq.report import build_report
+from blindmcq.stages._main import run_stage
+from blindmcq.tracking import log_run
+
+log = logging.getLogger(__name__)
+
+
+def run_name(params: dict[str, Any]) -> str:
+    parts = [params[k]["name"] for k in ("model", "dataset", "prompt", "labels", "protocol") if k in params]
+    return "/".join(map(str, parts))
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        metrics = build_report(
+            corpus_dir=paths.CORPUS_DIR, baselines_dir=paths.BASELINES_DIR, analysis_dir=paths.ANALYSIS_DIR,
+            out_dir=paths.REPORT_DIR, config=params,
+        )
+        run_id = log_run(
+            section(params, "tracking"), run_name=run_name(params), config=params, metrics=metrics,
+            artifacts_dir=paths.REPORT_DIR, sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"),
+            tags={"stage": "report"},
+        )
+        log.info("report -> %s (%d metrics; MLflow run %s)", paths.REPORT_DIR, len(metrics), run_id)
+
+    run_stage("report", body)
+
+
+if __name__ == "__main__":
+    main()

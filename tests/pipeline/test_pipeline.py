@@ -1,0 +1,143 @@
+"""The whole pipeline on the real default bank, composed from the real configs, with a fast heuristic model.
+
+Runs every stage entry point in order in a scratch copy of the project (so nothing here touches the
+working tree), then checks the report against a hand count on the bank and against MLflow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from blindmcq.errors import InputError
+from blindmcq.items import read_items
+
+STAGES = ("corpus", "statutes", "baselines", "probe", "gate", "analyze", "report")
+
+
+def compose_params(root: Path, overrides: list[str]) -> dict:
+    with initialize_config_dir(config_dir=str(root / "conf"), version_base=None):
+        cfg = compose(config_name="config", overrides=overrides)
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def run_stage(name: str) -> None:
+    import importlib
+
+    importlib.import_module(f"blindmcq.stages.{name}").main()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
+    work = tmp_path_factory.mktemp("project")
+    for sub in ("conf", "defaults"):
+        shutil.copytree(repo_root / sub, work / sub)
+    params = compose_params(
+        work,
+        [
+            "model=longest", "model@gate_model=longest", "probe.sample=40",
+            f"probe.cache={work}/cache.sqlite",
+            f"tracking.uri=sqlite:///{work}/mlruns/mlflow.db",
+            f"tracking.artifact_location={work}/mlruns/artifacts",
+        ],
+    )
+    (work / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    old = Path.cwd()
+    os.chdir(work)
+    try:
+        for stage in STAGES:
+            run_stage(stage)
+        yield work, params
+    finally:
+        os.chdir(old)
+
+
+def test_corpus_is_the_real_bank_with_stable_ids(project):
+    work, _ = project
+    items = read_items(work / "results/corpus/items.jsonl")
+    assert len(items) == 340
+    assert len({i.id for i in items}) == 340
+    assert all(i.id.startswith("dmsu-") and i.usable for i in items)
+
+
+def test_table2_matches_a_hand_count_on_the_source_bank(project, shared_data: Path):
+    work, _ = project
+    bank = json.loads((shared_data / "ua-customs-exam/questions.json").read_text(encoding="utf-8"))
+    questions = [q for act in bank["legislation"].values() for q in act]
+    keys = [q["correct_index"] for q in questions]
+    lengths = [[len(a["text"]) for a in q["answers"]] for q in questions]
+    longest_right = sum(ls.index(max(ls)) == k for ls, k in zip(lengths, keys, strict=True))
+    metrics = json.loads((work / "reports/metrics.json").read_text())
+    assert metrics["table2/constant_0"] == round(keys.count(0) / len(keys), 3)
+    assert metrics["table2/constant_3"] == round(keys.count(3) / len(keys), 3)
+    # the source's own text lengths; the PDF round trip must not change which option is longest
+    assert metrics["table2/longest"] == round(longest_right / len(keys), 3)
+
+
+def test_report_has_every_table_and_figure(project):
+    work, _ = project
+    report = (work / "reports/report.md").read_text(encoding="utf-8")
+    for n in range(2, 11):
+        assert (work / f"reports/tables/table{n}.md").exists()
+    for n in range(1, 5):
+        png = work / f"reports/figures/figure{n}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"figures/figure{n}.png" in report
+    assert "lexical_search" in (work / "reports/tables/table2.md").read_text(encoding="utf-8")
+
+
+def test_the_heuristic_model_earns_its_habit_and_no_excess(project):
+    """`longest` always answers by length, so on a blind order its picks follow the options, and the
+    gate (same model) rejects every item it gets right on all 8 orders."""
+    work, _ = project
+    metrics = json.loads((work / "reports/metrics.json").read_text())
+    gate = json.loads((work / "results/gate/gate.json").read_text())
+    counts = dict(zip(gate["counts"]["item_id"], gate["counts"]["solved"], strict=True))
+    items = {i.id: i for i in read_items(work / "results/corpus/items.jsonl")}
+    for item_id, solved in counts.items():
+        lengths = [len(o) for o in items[item_id].options]
+        if lengths.count(max(lengths)) == 1:  # a unique longest option: right on all orders or none
+            assert solved == (8 if lengths.index(max(lengths)) == items[item_id].key else 0), item_id
+    assert sorted(gate["rejected"]) == sorted(i for i, c in counts.items() if c >= 5)
+    assert metrics["blind_acc/longest/rejected"] == 1.0
+
+
+def test_mlflow_run_has_the_report_metrics(project):
+    import mlflow
+
+    work, params = project
+    mlflow.set_tracking_uri(params["tracking"]["uri"])
+    runs = mlflow.search_runs(experiment_names=[params["tracking"]["experiment"]], output_format="list")
+    assert len(runs) == 1
+    logged = runs[0].data.metrics
+    metrics = json.loads((work / "reports/metrics.json").read_text())
+    assert logged == pytest.approx(metrics)
+    assert runs[0].data.params["model.name"] == "longest"
+
+
+def test_probe_rerun_makes_no_new_call(project):
+    work, _ = project
+    run_stage("probe")
+    calls = json.loads((work / "results/predictions/calls.json").read_text())
+    assert calls["new_calls"] == 0
+    assert calls["from_cache"] == calls["calls"] > 0
+
+
+def test_missing_items_file_names_it(tmp_path: Path):
+    from blindmcq.stages.baselines import build_baselines
+
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(InputError, match="items.jsonl"):
+            build_baselines()
+    finally:
+        os.chdir(old)
+    assert not (tmp_path / "results/baselines").exists()
