@@ -177,3 +177,14 @@ def test_params_name_the_measurement(analysis):
     assert p["base.phrasing"] == "original" and p["gate.model"] == "gate" and p["gate.k"] == "5"
     assert p["headline_set"] == "accepted" and p["detail_set"] == "sample200"
     assert p["models"].split(",") == ["first", "gate", "good", "mid", "weak"]
+
+
+def test_gate_rejecting_nothing_and_full_only(items):
+    df = simulate(items[:50], [SimModel("g", (0.25,) * 4, 0.0, 0.5)], seed=8, forced=False)
+    g = gate(df, gate_model="g", k=8)
+    assert g.rejected == []
+    a = analyze(df, gate=g)
+    row = a.agreement.iloc[0]
+    assert np.isnan(row["gap"]) and row["blind_accepted"] == pytest.approx(a.summary.iloc[0]["blind_acc"])
+    full_only = analyze(df[df["condition"] == "full"])
+    assert full_only.summary.iloc[0]["chance"] == 0.25 and "habit" not in full_only.summary

@@ -119,7 +119,7 @@ def model_summary(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     b = accuracy_table(blind).set_index("model").add_prefix("blind_")
     f = accuracy_table(full).set_index("model").drop(columns="chance").add_prefix("full_")
     out = b.join(f, how="outer")
-    out["chance"] = out.pop("blind_chance")
+    out["chance"] = out.pop("blind_chance").fillna(accuracy_table(full).set_index("model")["chance"])
     if not blind.empty:
         out = out.join(_item_interval(blind).add_prefix("blind_"))
         pick = _shares(blind, "picked_slot", n_slots)
@@ -333,12 +333,11 @@ def analyze(
     agree = pd.DataFrame()
     if gate is not None:
         agree = agreement(df, base, gate.gate_model)
-        acc = summary.pivot(index="model", columns="set", values="blind_acc")
-        gap = (acc["rejected"] - acc["accepted"]).rename("gap") if "rejected" in acc else None
-        agree = agree.set_index("model").join(acc[["accepted", "rejected"]].add_prefix("blind_"), how="outer")
-        if gap is not None:
-            agree = agree.join(gap)
-        agree = agree.reset_index()
+        acc = summary.pivot(index="model", columns="set", values="blind_acc") if not summary.empty else None
+        acc = (acc if acc is not None else pd.DataFrame()).reindex(columns=["accepted", "rejected"])
+        acc["gap"] = acc["rejected"] - acc["accepted"]  # NaN when a side has no items
+        acc = acc.rename(columns={"accepted": "blind_accepted", "rejected": "blind_rejected"})
+        agree = agree.set_index("model").join(acc, how="outer").reset_index()
     exclude = correlation_exclude if correlation_exclude is not None else ([gate.gate_model] if gate else [])
     return Analysis(
         base=base,
