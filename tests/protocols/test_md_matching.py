@@ -152,3 +152,10 @@ def test_make_md_matcher_is_the_parsing_callable() -> None:
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         make_md_matcher(cfg)
+
+
+def test_pronoun_i_is_not_the_pointer_i() -> None:
+    options = ("i", "ii", "iii", "none of the statements")
+    response = "Having checked every statement, I conclude: only statement iii is correct."
+    result = matcher(NoEmbedder()).match(response, options)
+    assert (result.slot, result.method) == (2, "contained")

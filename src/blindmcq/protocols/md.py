@@ -8,7 +8,8 @@ Pipeline for one response (SPEC, "Matched-and-Dashed protocol"):
    punctuation, whitespace, a leading dash or bullet).
 3. Containment (``containment: true``): exactly one option occurs whole, word-bounded, inside the
    normalised answer ("The correct statements are i and iii."); an option found only as part of a longer
-   matched option is discarded. Several distinct options found -> go on to embeddings.
+   matched option is discarded. Several distinct options found -> the same check keeping case (so the
+   pronoun "I" is not the pointer "i"), and if still several -> go on to embeddings.
 4. Embedding: cosine similarity between the answer and each option. Best below ``threshold`` ->
    ``uncertain``; several options within ``tie_epsilon`` of the best -> ``tie``.
 
@@ -106,9 +107,10 @@ class MatchResult:
     similarities: tuple[float, ...] | None = None  # per slot, when embeddings were used
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, *, casefold: bool = True) -> str:
     """Casefolded, NFKC, no quotes/apostrophes, punctuation as spaces, no leading dash, single spaces."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text)
+    text = text.casefold() if casefold else text
     text = _BULLET.sub("", _EMPHASIS.sub("", text))
     text = _NON_WORD.sub(" ", _QUOTES.sub("", text))
     return " ".join(text.split())
@@ -195,6 +197,10 @@ class MDMatcher:
         method: Method = "exact"
         if not exact and self.config.containment:
             exact, method = _contained(answer, normalised), "contained"
+            if len(exact) > 1:  # retry keeping case: the pronoun "I" is not the statement pointer "i"
+                exact = _contained(
+                    normalise(extracted, casefold=False), [normalise(o, casefold=False) for o in options]
+                )
             if len(exact) > 1:  # several distinct options mentioned: let embeddings decide
                 return None
         if not exact:
