@@ -1,0 +1,454 @@
+"""AnswerPool: several questions sharing a context answer from one pooled, numbered option list.
+
+Groups. The usable items of one context (``group_by``: the bank, or an item ``meta`` key such as
+``act``) are shuffled with the seed and split into groups of ``group_size`` (the last groups one
+smaller when the count does not divide: ``numpy.array_split``).
+Pool. All options of a group, deduplicated (case and whitespace folded), shuffled with the seed,
+numbered from 1. Deletion: ``delete_share`` of all usable items (seeded, exact count rounded) lose
+their key's entry from their group's pool, so their correct response is abstention ("немає"/"none").
+Any question whose key text no longer appears in its pool is unanswerable, so ground truth is exact.
+Conditions. ``full``: the pool and the question stems. ``blind``: the pool and the question *slots*
+only ("Питання 1" .. "Питання n", no stem). Since the slots are in random order, a blind per-slot
+hit is chance by construction; what a blind model can exploit is pool structure only, which entries
+look like answers. So the blind condition also reports ``set_hit``: the picked entry answers *some*
+question of the group (order-free), against its chance, answer entries / (pool size + 1).
+Asking. ``generate``: one request per group, one line per question ("1: 17" or "1: немає"),
+parsed by ``parse_assignment``. ``score`` (the default for the local base model): one request per
+question, the prompt ending "Питання k:", the choices "1".."P" and the abstain word, the best
+log-probability wins (the backend's choices mechanism). Heuristic backends score too (they get the
+pool texts, abstain as an empty text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.backends.base import Backend, ModelRequest
+from blindmcq.backends.registry import make_backend
+from blindmcq.errors import ConfigError
+from blindmcq.interventions._calls import CallTag, call_all
+from blindmcq.items import Item
+
+ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
+CONDITIONS = ("blind", "full")
+SCORINGS = ("auto", "generate", "score")
+
+TEXT: dict[str, dict[str, str]] = {
+    "uk": {
+        "none": "немає",
+        "full_intro": (
+            "Нижче наведено {n} тестових запитань юридичного кваліфікаційного іспиту і спільний перелік "
+            "варіантів відповіді до них. Кожному запитанню відповідає щонайбільше один варіант із "
+            "переліку; для деяких запитань правильного варіанта в переліку може не бути."
+        ),
+        "blind_intro": (
+            "Нижче наведено спільний перелік варіантів відповіді до {n} тестових запитань юридичного "
+            "кваліфікаційного іспиту. Самі запитання не наведено: вони позначені лише номерами 1–{n}. "
+            "Кожному запитанню відповідає щонайбільше один варіант із переліку; для деяких запитань "
+            "правильного варіанта в переліку може не бути."
+        ),
+        "pool": "Перелік варіантів:",
+        "questions": "Запитання:",
+        "question": "Питання {k}",
+        "hidden": "(текст запитання не наведено)",
+        "instruction": (
+            "Для кожного запитання напишіть окремий рядок у формі «номер запитання: номер варіанта», "
+            "наприклад «1: 17», або «1: немає», якщо правильного варіанта в переліку немає."
+        ),
+        "answers": "Відповіді:",
+    },
+    "en": {
+        "none": "none",
+        "full_intro": (
+            "Below are {n} questions from a law qualification exam and one shared list of answer options. "
+            "Each question has at most one correct option in the list; for some questions the correct "
+            "option may be missing."
+        ),
+        "blind_intro": (
+            "Below is one shared list of answer options to {n} questions from a law qualification exam. "
+            "The questions themselves are not shown: they are numbered 1–{n} only. Each question has at "
+            "most one correct option in the list; for some questions the correct option may be missing."
+        ),
+        "pool": "Options:",
+        "questions": "Questions:",
+        "question": "Question {k}",
+        "hidden": "(question text not shown)",
+        "instruction": (
+            'For each question write one line "question number: option number", e.g. "1: 17", or '
+            '"1: none" when the list has no correct option for it.'
+        ),
+        "answers": "Answers:",
+    },
+}
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    group_size: int = 5
+    group_by: str = "bank"  # "bank" or a key of item.meta (e.g. "act")
+    delete_share: float = 0.2
+    seed: int = 0
+    conditions: tuple[str, ...] = CONDITIONS
+    language: str = "uk"
+    scoring: str = "auto"  # auto = score for local/heuristic backends, generate otherwise
+    max_tokens: int = 128
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in cfg.items() if k in known}
+        if "conditions" in values:
+            values["conditions"] = tuple(values["conditions"])
+        conf = cls(**values)
+        if int(conf.group_size) < 2:
+            raise ConfigError(f"{prefix}.group_size", f"must be >= 2, got {conf.group_size}")
+        if not 0 <= float(conf.delete_share) <= 1:
+            raise ConfigError(f"{prefix}.delete_share", f"must be in [0, 1], got {conf.delete_share}")
+        bad = [c for c in conf.conditions if c not in CONDITIONS]
+        if bad or not conf.conditions:
+            raise ConfigError(
+                f"{prefix}.conditions", f"expected a non-empty subset of {CONDITIONS}, got {bad}"
+            )
+        if conf.language not in TEXT:
+            raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(TEXT)}")
+        if conf.scoring not in SCORINGS:
+            raise ConfigError(f"{prefix}.scoring", f"{conf.scoring!r} is not one of {', '.join(SCORINGS)}")
+        return conf
+
+
+@dataclass(frozen=True)
+class PoolGroup:
+    group_id: str
+    context: str
+    item_ids: tuple[str, ...]
+    questions: tuple[str, ...]
+    pool: tuple[str, ...]  # entry number k is pool[k - 1]
+    truth: tuple[int | None, ...]  # 0-based pool index per question; None = unanswerable
+    deleted: tuple[str, ...]  # items whose key entry was deleted
+
+    @property
+    def answer_entries(self) -> set[int]:
+        return {t for t in self.truth if t is not None}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _seed(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:8], "big")
+
+
+def _context(item: Item, group_by: str) -> str:
+    if group_by == "bank":
+        return item.bank
+    value = item.meta.get(group_by)
+    if value is None:
+        raise ConfigError("intervention.answerpool.group_by", f"item {item.id} has no meta[{group_by!r}]")
+    return str(value)
+
+
+def build_groups(items: Sequence[Item], conf: PoolConfig) -> list[PoolGroup]:
+    """Seeded groups of usable items sharing a context, their pools, deletions and exact truth."""
+    usable = [item for item in items if item.usable]
+    n_delete = round(float(conf.delete_share) * len(usable))
+    order = np.random.default_rng(_seed(conf.seed, "delete")).permutation(len(usable))
+    deleted = {usable[i].id for i in order[:n_delete]}
+    contexts: dict[str, list[Item]] = {}
+    for item in usable:
+        contexts.setdefault(_context(item, conf.group_by), []).append(item)
+    groups: list[PoolGroup] = []
+    for context in sorted(contexts):
+        members = contexts[context]
+        perm = np.random.default_rng(_seed(conf.seed, context)).permutation(len(members))
+        for g, chunk in enumerate(np.array_split(perm, math.ceil(len(members) / int(conf.group_size)))):
+            groups.append(
+                _group(f"{context}-g{g:03d}", context, [members[i] for i in chunk], deleted, conf.seed)
+            )
+    return groups
+
+
+def _group(group_id: str, context: str, members: list[Item], deleted: set[str], seed: int) -> PoolGroup:
+    removed = {_norm(m.options[m.key]) for m in members if m.id in deleted}  # type: ignore[index]
+    entries: dict[str, str] = {}
+    for member in members:
+        for option in member.options:
+            if option.strip() and _norm(option) not in removed:
+                entries.setdefault(_norm(option), option)
+    keys = list(entries)
+    perm = np.random.default_rng(_seed(seed, group_id)).permutation(len(keys))
+    pool = [entries[keys[i]] for i in perm]
+    index = {_norm(text): i for i, text in enumerate(pool)}
+    return PoolGroup(
+        group_id=group_id,
+        context=context,
+        item_ids=tuple(m.id for m in members),
+        questions=tuple(m.question for m in members),
+        pool=tuple(pool),
+        truth=tuple(index.get(_norm(m.options[m.key])) for m in members),  # type: ignore[index]
+        deleted=tuple(m.id for m in members if m.id in deleted),
+    )
+
+
+# ------------------------------------------------------------------- prompts and parsing
+
+
+def render_prompt(group: PoolGroup, condition: str, language: str = "uk", slot: int | None = None) -> str:
+    """The pooled prompt; with ``slot`` (0-based) it ends "Питання k:" for log-probability scoring."""
+    t = TEXT[language]
+    n = len(group.item_ids)
+    lines = [t[f"{condition}_intro"].format(n=n), "", t["pool"]]
+    lines += [f"{k}. {text}" for k, text in enumerate(group.pool, start=1)]
+    lines += ["", t["questions"]]
+    for k, question in enumerate(group.questions, start=1):
+        shown = question if condition == "full" else t["hidden"]
+        lines.append(f"{t['question'].format(k=k)}: {shown}")
+    lines += ["", t["instruction"]]
+    if slot is not None:
+        lines += ["", t["answers"], f"{t['question'].format(k=slot + 1)}:"]
+    return "\n".join(lines)
+
+
+_ABSTAIN_WORDS = r"немає|нема|жоден|жодного|none|no answer|n/a|—|–"
+_LINE = re.compile(
+    r"^[\W_]*(?:питання|запитання|question|q)?\s*№?\s*(\d+)\s*\**\s*[:.)=–—-]\s*\**\s*"
+    r"(?:варіант|option|entry|№|#)?\s*(\d+|" + _ABSTAIN_WORDS + r")",
+    re.IGNORECASE,
+)
+
+
+def parse_answer_token(token: str, pool_size: int) -> int | None:
+    """One answer: a 0-based entry, ``ABSTAIN``, or None (a number outside 1..pool_size)."""
+    token = token.strip()
+    if token.isdigit():
+        value = int(token)
+        return value - 1 if 1 <= value <= pool_size else None
+    return ABSTAIN if re.fullmatch(_ABSTAIN_WORDS, token, re.IGNORECASE) else None
+
+
+def parse_assignment(text: str, n_questions: int, pool_size: int) -> list[int | None]:
+    """Per question (in order) its 0-based entry, ``ABSTAIN``, or None when no valid line names it.
+
+    Reads lines such as "1: 17", "Питання 2 — немає", "**3**: 5", "4) 12"; the first line for a
+    question wins; a question number outside 1..n is ignored.
+    """
+    answers: list[int | None] = [None] * n_questions
+    seen: set[int] = set()
+    for line in text.splitlines():
+        match = _LINE.match(line.strip())
+        if not match:
+            continue
+        q = int(match.group(1)) - 1
+        if 0 <= q < n_questions and q not in seen:
+            seen.add(q)
+            answers[q] = parse_answer_token(match.group(2), pool_size)
+    return answers
+
+
+# ------------------------------------------------------------------- exact chance rates
+
+
+def chance_question(pool_size: int, abstain: bool = True) -> Fraction:
+    """A uniform guess among the P entries (and abstention): 1/(P+1), whatever the truth."""
+    return Fraction(1, pool_size + int(abstain))
+
+
+def _assignments(pool_size: int, n_questions: int, abstain: bool) -> int:
+    """Assignments of n questions to distinct entries (abstention may repeat when allowed)."""
+    if not abstain:
+        return math.perm(pool_size, n_questions)
+    return sum(math.comb(n_questions, k) * math.perm(pool_size, k) for k in range(n_questions + 1))
+
+
+def chance_group(
+    pool_size: int, truth: Sequence[int | None], *, abstain: bool = True, distinct: bool = False
+) -> Fraction:
+    """Probability that a uniformly random assignment answers every question of a group correctly.
+
+    Independent guesses (``distinct=False``): (P + a)^-n, a = 1 with abstention (0 when some question
+    needs abstention and it is not allowed). Distinct entries (``distinct=True``, the paper's
+    AnswerPool count): 1 / sum_k C(n, k) P!/(P-k)! over k questions answered by entries, the rest
+    abstaining (1 / P!/(P-n)! without abstention); 0 when the truth repeats an entry.
+    """
+    n = len(truth)
+    if not abstain and any(t is None for t in truth):
+        return Fraction(0)
+    if not distinct:
+        return Fraction(1, (pool_size + int(abstain)) ** n)
+    answered = [t for t in truth if t is not None]
+    if len(set(answered)) != len(answered):
+        return Fraction(0)
+    return Fraction(1, _assignments(pool_size, n, abstain))
+
+
+def chance_question_distinct(
+    pool_size: int, n_questions: int, answerable: bool, abstain: bool = True
+) -> Fraction:
+    """One question's chance under a uniformly random *distinct* assignment of the whole group."""
+    total = _assignments(pool_size, n_questions, abstain)
+    if answerable:  # this question holds its entry; the others share the remaining P-1
+        return Fraction(_assignments(pool_size - 1, n_questions - 1, abstain), total)
+    if not abstain:
+        return Fraction(0)
+    return Fraction(_assignments(pool_size, n_questions - 1, abstain), total)
+
+
+# ------------------------------------------------------------------- running
+
+
+def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any]) -> str:
+    if conf.scoring != "auto":
+        return conf.scoring
+    return "score" if model_cfg.get("backend") in ("local", "heuristic") else "generate"
+
+
+def pool_requests(
+    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any]
+) -> list[tuple[CallTag, ModelRequest]]:
+    """The calls: per group and condition one generation, or per question one scored request."""
+    name, none = str(model_cfg["name"]), TEXT[conf.language]["none"]
+    heuristic = model_cfg.get("backend") == "heuristic"
+    calls = []
+    for group in groups:
+        for condition in conf.conditions:
+            if _scoring(conf, model_cfg) == "generate":
+                user = render_prompt(group, condition, conf.language)
+                request = ModelRequest(
+                    model=name, system=None, user=user, max_tokens=int(conf.max_tokens),
+                    extra={"answer_prefix": "", "item_id": group.group_id},
+                )  # fmt: skip
+                calls.append((CallTag(group.group_id, "all", condition, "answerpool"), request))
+                continue
+            choices = (*[str(k) for k in range(1, len(group.pool) + 1)], none)
+            extra: dict[str, Any] = {"answer_prefix": "", "item_id": group.group_id}
+            if heuristic:  # surface strategies judge the entry texts; abstention has none
+                extra |= {"option_texts": [*group.pool, ""], "label_strings": list(choices)}
+            for slot in range(len(group.item_ids)):
+                user = render_prompt(group, condition, conf.language, slot=slot)
+                request = ModelRequest(model=name, system=None, user=user, choices=choices, extra=extra)
+                calls.append((CallTag(group.group_id, f"q{slot + 1}", condition, "answerpool"), request))
+    return calls
+
+
+def run_answerpool(
+    items: Sequence[Item],
+    conf: PoolConfig,
+    *,
+    model_cfg: Mapping[str, Any],
+    cache: str | Path = ":memory:",
+    backend: Backend | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``."""
+    groups = build_groups(items, conf)
+    calls = pool_requests(groups, conf, model_cfg)
+    backend = backend or make_backend(model_cfg)
+    results = call_all(
+        [t for t, _ in calls], [r for _, r in calls], backend, cache=cache,
+        concurrency=model_cfg.get("concurrency"), progress=progress, desc="answerpool",
+    )  # fmt: skip
+    by_group = {g.group_id: g for g in groups}
+    answers: dict[tuple[str, str], list[int | None]] = {}
+    record_of: dict[tuple[str, str, int], Any] = {}
+    for (tag, _), (record, _) in zip(calls, results, strict=True):
+        group = by_group[tag.item_id]
+        failed = record.parse_status in ("error", "refused")
+        n, size = len(group.item_ids), len(group.pool)
+        slots = range(n) if tag.order_id == "all" else [int(tag.order_id[1:]) - 1]
+        parsed = [None] * n if failed else parse_assignment(record.raw_response, n, size)
+        if tag.order_id != "all" and not failed:  # a scored call answers with one bare label
+            parsed[slots[0]] = parse_answer_token(record.raw_response, size)
+        got = answers.setdefault((tag.item_id, tag.condition), [None] * n)
+        for s in slots:
+            got[s] = parsed[s]
+            record_of[(tag.item_id, tag.condition, s)] = record
+    rows = []
+    for group in groups:
+        for condition in conf.conditions:
+            for s, item_id in enumerate(group.item_ids):
+                pick = answers[(group.group_id, condition)][s]
+                rows.append(
+                    _row(group, condition, s, item_id, pick, record_of[(group.group_id, condition, s)])
+                )
+    frame = pd.DataFrame(rows)
+    return frame.astype({"truth_entry": "Int64", "picked_entry": "Int64"}) if rows else frame
+
+
+def _row(
+    group: PoolGroup, condition: str, s: int, item_id: str, pick: int | None, record: Any
+) -> dict[str, Any]:
+    truth = group.truth[s]
+    size = len(group.pool)
+    if record.parse_status in ("error", "refused"):
+        status = record.parse_status
+    else:
+        status = "unparseable" if pick is None else "ok"
+    correct = pick is not None and (pick == ABSTAIN if truth is None else pick == truth)
+    return {
+        "group_id": group.group_id, "context": group.context, "item_id": item_id, "condition": condition,
+        "question": s + 1, "n_questions": len(group.item_ids), "pool_size": size,
+        "answerable": truth is not None,
+        "truth_entry": None if truth is None else truth + 1,
+        "picked_entry": pick + 1 if pick is not None and pick != ABSTAIN else None,
+        "abstained": pick == ABSTAIN,
+        "parse_status": status,
+        "correct": bool(correct),
+        "set_hit": pick is not None and pick != ABSTAIN and pick in group.answer_entries,
+        "chance": float(chance_question(size)),
+        "set_chance": len(group.answer_entries) / (size + 1),
+        "group_chance": float(chance_group(size, group.truth)),
+        "model": record.model, "backend": record.backend, "raw_response": record.raw_response,
+        "request_hash": record.request_hash, "cached": bool(record.cached),
+    }  # fmt: skip
+
+
+# ------------------------------------------------------------------- scoring
+
+
+def _share(mask: pd.Series, within: pd.Series) -> tuple[int, int]:
+    return int((mask & within).sum()), int(within.sum())
+
+
+def score_pool(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per condition: pooled accuracy, accuracy on answerable questions, abstention on unanswerable
+    (its correct response), false abstention on answerable, unparseable rate, order-free set hits,
+    whole-group success, each with its exact chance (the test uses the mean per-question chance:
+    a binomial at the mean chance is conservative for the Poisson-binomial of unequal pools)."""
+    from blindmcq.analysis.stats import accuracy, chance_test
+
+    rows = []
+    for condition, part in frame.groupby("condition", sort=True):
+        every = pd.Series(True, index=part.index)
+        answerable, unanswerable = part["answerable"], ~part["answerable"]
+        k, n = _share(part["correct"], every)
+        acc = accuracy(k, n)
+        groups = part.groupby("group_id").agg(ok=("correct", "all"), chance=("group_chance", "first"))
+        row: dict[str, Any] = {"condition": condition, "questions": n, "groups": len(groups)}
+        row |= {"pooled_acc": acc.value, "pooled_lo": acc.lo, "pooled_hi": acc.hi}
+        row |= {"chance": float(part["chance"].mean())}
+        row |= {"p_above": chance_test(k, n, row["chance"], "greater")}
+        row |= {"p_below": chance_test(k, n, row["chance"], "less")}
+        for name, (hits, within) in {
+            "answerable_acc": _share(part["correct"], answerable),
+            "abstention": _share(part["abstained"], unanswerable),
+            "false_abstention": _share(part["abstained"], answerable),
+            "unparseable": _share(part["parse_status"] != "ok", every),
+            "set_hit": _share(part["set_hit"], every),
+        }.items():
+            p = accuracy(hits, within)
+            row |= {f"{name}_n": within, name: p.value, f"{name}_lo": p.lo, f"{name}_hi": p.hi}
+        row |= {"set_chance": float(part["set_chance"].mean())}
+        row |= {"group_acc": float(groups["ok"].mean()), "group_chance": float(groups["chance"].mean())}
+        rows.append(row)
+    return pd.DataFrame(rows)

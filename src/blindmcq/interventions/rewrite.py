@@ -1,0 +1,389 @@
+"""Distractor rewriting: a new bank version whose distractors look like the key, keys untouched.
+
+Two rewriters (config ``rewriter``):
+
+``model``
+    A model (any backend) rewrites each distractor under ``PROMPTS[language]``: match the key's
+    register and length, stay wrong, answer with the rewritten option on one line. The first non-empty
+    line of the generation is taken, stripped of quotes, a leading dash or label.
+``length_match``
+    No model: each distractor is moved toward the key's length in characters. One within
+    ``tolerance`` x key length is kept. A shorter one is padded: ", " and then the words of filler
+    fragments until its length is closest to the key's. A fragment is drawn (seeded by seed, item id
+    and option index) from ``pad_source``: ``bank`` = the distractors of the other items of the same
+    bank (text already known to be wrong there), ``statutes`` = sentences of the provisions of the
+    item's act (``meta.act`` = provision ``act_title``; all provisions when no act matches). A longer
+    one is cut at the word boundary closest to the key's length, trailing punctuation dropped.
+
+Either way an item is never dropped and its key and stem are never changed. A rewrite that fails
+(call error, refusal, empty, equal to the key or to another option) keeps the original distractor,
+and the reason is recorded per option in ``meta.rewrite.status``: ``rewritten``, ``padded``,
+``trimmed`` (applied); ``within_tolerance``, ``kept`` (nothing to do); ``error``, ``refused``,
+``empty``, ``equals_key``, ``duplicate`` (failed, original kept). ``meta.rewrite`` also holds
+``source_item``, ``rewriter``, ``model``, ``prompt_sha256`` (model rewriter), ``original_options`` and
+``changed`` (option indices whose text changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blindmcq.atomic import write_text
+from blindmcq.backends.base import Backend, ModelRequest
+from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.errors import ConfigError
+from blindmcq.interventions._calls import CallTag, call_all
+from blindmcq.items import Item
+
+PROMPTS: dict[str, str] = {
+    "uk": (
+        "Ви редагуєте тестове запитання юридичного іспиту. Перепишіть неправильний варіант відповіді "
+        "так, щоб він залишився неправильним, але стилем, юридичною термінологією і довжиною (близько "
+        "{key_chars} символів) був схожий на правильний варіант. Не копіюйте правильний варіант і не "
+        "робіть переписаний варіант правильним. Напишіть лише переписаний варіант одним рядком.\n\n"
+        "Запитання: {question}\n"
+        "Правильний варіант: {key}\n"
+        "Неправильний варіант: {distractor}\n"
+        "Переписаний неправильний варіант:"
+    ),
+    "en": (
+        "You are editing a question from a law exam. Rewrite the wrong answer option so that it stays "
+        "wrong but matches the correct option in register, legal terminology and length (about "
+        "{key_chars} characters). Do not copy the correct option and do not make the rewritten option "
+        "correct. Write only the rewritten option, on one line.\n\n"
+        "Question: {question}\n"
+        "Correct option: {key}\n"
+        "Wrong option: {distractor}\n"
+        "Rewritten wrong option:"
+    ),
+}
+REWRITERS = ("model", "length_match")
+PAD_SOURCES = ("bank", "statutes")
+_LEAD = re.compile(r"^\s*(?:[-*•–—]\s*|[A-Za-zА-ЯІЇЄҐа-яіїєґ0-9][.)]\s+)?[\"'«“„]*")
+_TRAIL = re.compile(r"[\"'»”]*\s*$")
+_SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n+")
+
+
+def prompt_sha256(template: str) -> str:
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class RewriteConfig:
+    rewriter: str = "length_match"
+    language: str = "uk"
+    model: str | Mapping[str, Any] | None = "gemma3-270m"  # a conf/model name or a model config
+    max_tokens: int = 96
+    tolerance: float = 0.15
+    pad_source: str = "bank"
+    statutes: str | None = None  # provisions file for pad_source statutes
+    seed: int = 0
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in cfg.items() if k in known}
+        conf = cls(**values)
+        if conf.rewriter not in REWRITERS:
+            raise ConfigError(f"{prefix}.rewriter", f"{conf.rewriter!r} is not one of {', '.join(REWRITERS)}")
+        if conf.language not in PROMPTS:
+            raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(PROMPTS)}")
+        if conf.pad_source not in PAD_SOURCES:
+            raise ConfigError(f"{prefix}.pad_source", f"{conf.pad_source!r} is not one of {PAD_SOURCES}")
+        if conf.pad_source == "statutes" and conf.rewriter == "length_match" and not conf.statutes:
+            raise ConfigError(f"{prefix}.statutes", "pad_source statutes needs a provisions file")
+        if not 0 <= float(conf.tolerance) < 1:
+            raise ConfigError(f"{prefix}.tolerance", f"must be in [0, 1), got {conf.tolerance}")
+        if conf.rewriter == "model" and not conf.model:
+            raise ConfigError(f"{prefix}.model", "the model rewriter needs a model")
+        return conf
+
+    def model_cfg(self) -> dict[str, Any]:
+        if isinstance(self.model, Mapping):
+            return dict(self.model)
+        return load_model_config(str(self.model))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def clean_generation(text: str) -> str:
+    """The first non-empty line of a generation, without quotes, a leading dash or a label."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return _TRAIL.sub("", _LEAD.sub("", line)).strip()
+
+
+def check_rewrite(options: Sequence[str], key: int | None, index: int, text: str) -> str:
+    """``ok`` or why ``text`` cannot replace option ``index`` (the original is then kept)."""
+    if not text.strip():
+        return "empty"
+    if key is not None and _norm(text) == _norm(options[key]):
+        return "equals_key"
+    if any(_norm(text) == _norm(o) for j, o in enumerate(options) if j != index):
+        return "duplicate"
+    return "ok"
+
+
+_APPLY = ("rewritten", "padded", "trimmed")
+
+
+def _with_rewrites(
+    item: Item, texts: Mapping[int, str], status: Mapping[int, str], provenance: Mapping[str, Any]
+) -> Item:
+    """Apply the accepted rewrites in option order, each checked against the options as they stand."""
+    options = list(item.options)
+    final: dict[str, str] = {}
+    for index in sorted(texts):
+        verdict = status[index]
+        if verdict in _APPLY:
+            problem = check_rewrite(options, item.key, index, texts[index])
+            if problem == "ok":
+                options[index] = texts[index]
+            else:
+                verdict = problem
+        final[str(index)] = verdict
+    assert options[item.key] == item.options[item.key]  # type: ignore[index]  # the key is never touched
+    meta = {
+        **item.meta,
+        "rewrite": {
+            **provenance,
+            "source_item": item.id,
+            "original_options": list(item.options),
+            "status": final,
+            "changed": [i for i, (a, b) in enumerate(zip(item.options, options, strict=True)) if a != b],
+        },
+    }
+    return dataclasses.replace(item, options=tuple(options), meta=meta)
+
+
+# ------------------------------------------------------------------- model rewriter
+
+
+def rewrite_requests(
+    items: Sequence[Item], conf: RewriteConfig, model_name: str
+) -> list[tuple[CallTag, ModelRequest]]:
+    """One generation request per distractor of every usable item."""
+    template = PROMPTS[conf.language]
+    calls = []
+    for item in items:
+        if not item.usable:
+            continue
+        key_text = item.options[item.key]  # type: ignore[index]
+        for j, distractor in enumerate(item.options):
+            if j == item.key:
+                continue
+            user = template.format(
+                question=item.question, key=key_text, distractor=distractor, key_chars=len(key_text)
+            )
+            request = ModelRequest(
+                model=model_name, system=None, user=user, max_tokens=int(conf.max_tokens),
+                # the template ends with its own cue: a base model gets no extra "Відповідь:"
+                extra={"answer_prefix": "", "item_id": item.id},
+            )  # fmt: skip
+            calls.append((CallTag(item.id, f"opt{j}", "rewrite", "rewrite"), request))
+    return calls
+
+
+def rewrite_with_model(
+    items: Sequence[Item],
+    conf: RewriteConfig,
+    *,
+    cache: str | Path,
+    backend: Backend | None = None,
+    progress: bool = False,
+) -> list[Item]:
+    model_cfg = conf.model_cfg()
+    backend = backend or make_backend(model_cfg)
+    calls = rewrite_requests(items, conf, str(model_cfg["name"]))
+    results = call_all(
+        [t for t, _ in calls], [r for _, r in calls], backend, cache=cache,
+        concurrency=model_cfg.get("concurrency"), progress=progress, desc="rewrite",
+    )  # fmt: skip
+    texts: dict[str, dict[int, str]] = {}
+    status: dict[str, dict[int, str]] = {}
+    for (tag, _), (record, _) in zip(calls, results, strict=True):
+        j = int(tag.order_id.removeprefix("opt"))
+        failed = record.parse_status in ("error", "refused")
+        texts.setdefault(tag.item_id, {})[j] = "" if failed else clean_generation(record.raw_response)
+        status.setdefault(tag.item_id, {})[j] = record.parse_status if failed else "rewritten"
+    provenance = {
+        "rewriter": "model",
+        "model": str(model_cfg["name"]),
+        "backend": backend.name,
+        "language": conf.language,
+        "prompt_sha256": prompt_sha256(PROMPTS[conf.language]),
+    }
+    return [
+        _with_rewrites(item, texts.get(item.id, {}), status.get(item.id, {}), provenance)
+        if item.usable
+        else item
+        for item in items
+    ]
+
+
+# ------------------------------------------------------------------- length-match rewriter
+
+
+def _rng(seed: int, item_id: str, index: int) -> random.Random:
+    digest = hashlib.sha256(f"{seed}:{item_id}:{index}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def pad_or_trim(text: str, target: int, fragments: Sequence[str], rng: random.Random) -> tuple[str, str]:
+    """``text`` moved to the length closest to ``target``: (new text, "padded" | "trimmed" | "kept")."""
+    if len(text) > target:
+        words = text.split()
+        best = " ".join(words[:1])
+        for n in range(1, len(words) + 1):
+            candidate = " ".join(words[:n]).rstrip(" ,;:.-–—")
+            if abs(len(candidate) - target) <= abs(len(best) - target):
+                best = candidate
+        return (best, "trimmed") if best != text else (text, "kept")
+    if not fragments:
+        return text, "kept"
+    out = text.rstrip(" .;")
+    sep = ", "
+    for _ in range(len(fragments)):  # bounded: every draw adds at least one word or stops
+        words = rng.choice(fragments).split()
+        for word in words:
+            candidate = f"{out}{sep}{word}"
+            if abs(len(candidate) - target) >= abs(len(out) - target):
+                return out, "padded" if out != text else "kept"
+            out, sep = candidate, " "
+        sep = ", "
+    return out, "padded" if out != text else "kept"
+
+
+def _statute_fragments(path: str) -> dict[str, list[str]]:
+    from blindmcq.statutes.corpus import read_provisions
+
+    by_act: dict[str, list[str]] = {}
+    for provision in read_provisions(path):
+        for sentence in _SENTENCE.split(provision.text):
+            sentence = sentence.strip().rstrip(".;:")
+            if len(sentence.split()) >= 3:
+                by_act.setdefault(provision.act_title, []).append(sentence[:1].lower() + sentence[1:])
+    return by_act
+
+
+def _bank_fragments(items: Sequence[Item]) -> dict[str, list[tuple[str, str]]]:
+    by_bank: dict[str, list[tuple[str, str]]] = {}
+    for item in items:
+        if item.usable:
+            by_bank.setdefault(item.bank, []).extend(
+                (item.id, o) for j, o in enumerate(item.options) if j != item.key and o.strip()
+            )
+    return by_bank
+
+
+def rewrite_length_match(items: Sequence[Item], conf: RewriteConfig) -> list[Item]:
+    bank = _bank_fragments(items)
+    statutes = _statute_fragments(str(conf.statutes)) if conf.pad_source == "statutes" else {}
+    every_statute = [s for sentences in statutes.values() for s in sentences]
+    provenance = {
+        "rewriter": "length_match",
+        "model": None,
+        "pad_source": conf.pad_source,
+        "tolerance": float(conf.tolerance),
+        "seed": int(conf.seed),
+    }
+    out = []
+    for item in items:
+        if not item.usable:
+            out.append(item)
+            continue
+        if conf.pad_source == "bank":
+            fragments = [text for source, text in bank.get(item.bank, []) if source != item.id]
+        else:
+            fragments = statutes.get(str(item.meta.get("act")), every_statute)
+        target = len(item.options[item.key])  # type: ignore[index]
+        texts: dict[int, str] = {}
+        status: dict[int, str] = {}
+        for j, option in enumerate(item.options):
+            if j == item.key:
+                continue
+            if abs(len(option) - target) <= conf.tolerance * target:
+                texts[j], status[j] = option, "within_tolerance"
+                continue
+            texts[j], status[j] = pad_or_trim(option, target, fragments, _rng(conf.seed, item.id, j))
+        out.append(_with_rewrites(item, texts, status, provenance))
+    return out
+
+
+# ------------------------------------------------------------------- entry point and diff
+
+
+def rewrite_items(
+    items: Sequence[Item],
+    conf: RewriteConfig,
+    *,
+    cache: str | Path = ":memory:",
+    backend: Backend | None = None,
+    progress: bool = False,
+) -> list[Item]:
+    """The rewritten bank: same items, same order, same keys; unusable items pass through unchanged."""
+    if conf.rewriter == "model":
+        return rewrite_with_model(items, conf, cache=cache, backend=backend, progress=progress)
+    return rewrite_length_match(items, conf)
+
+
+def diff_frame(rewritten: Sequence[Item]) -> pd.DataFrame:
+    """One row per distractor: original and rewritten text, lengths, and the rewrite status."""
+    rows = []
+    for item in rewritten:
+        info = item.meta.get("rewrite")
+        if not info or item.key is None:
+            continue
+        for j, original in enumerate(info["original_options"]):
+            if j == item.key:
+                continue
+            rows.append({
+                "item_id": item.id, "option": j, "status": info["status"].get(str(j), ""),
+                "changed": j in info["changed"], "key_chars": len(item.options[item.key]),
+                "original_chars": len(original), "rewritten_chars": len(item.options[j]),
+                "original": original, "rewritten": item.options[j],
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=[
+        "item_id", "option", "status", "changed", "key_chars", "original_chars", "rewritten_chars",
+        "original", "rewritten",
+    ])  # fmt: skip
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def write_diff(rewritten: Sequence[Item], out_dir: str | Path) -> pd.DataFrame:
+    """``diff.csv`` and ``diff.md`` (original vs rewritten distractors per item) under ``out_dir``."""
+    frame = diff_frame(rewritten)
+    out_dir = Path(out_dir)
+    write_text(out_dir / "diff.csv", frame.to_csv(index=False))
+    lines = ["# Rewritten distractors", ""]
+    for item in rewritten:
+        part = frame[frame["item_id"] == item.id]
+        if part.empty:
+            continue
+        lines += [
+            f"## {item.id}",
+            "",
+            f"Key ({len(item.options[item.key])} chars): {_cell(item.options[item.key])}",
+            "",
+        ]  # type: ignore[index]
+        lines += ["| option | status | original | rewritten |", "|---|---|---|---|"]
+        lines += [
+            f"| {r.option} | {r.status} | {_cell(r.original)} | {_cell(r.rewritten)} |"
+            for r in part.itertuples()
+        ]
+        lines.append("")
+    write_text(out_dir / "diff.md", "\n".join(lines))
+    return frame

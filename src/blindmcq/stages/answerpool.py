@@ -1,0 +1,60 @@
+"""Stage ``answerpool``: items -> pooled probe (blind and full) and ordinary probe -> comparison.
+
+Reads ``intervention.answerpool`` from params.yaml, or ``conf/intervention/answerpool.yaml``. Writes
+under ``results/interventions/answerpool/``: ``predictions.parquet`` (one row per pooled question),
+``ordinary.parquet`` (the ordinary probe of the same items), ``comparison.csv``/``comparison.md``
+and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from blindmcq.atomic import write_bytes, write_text
+from blindmcq.interventions.answerpool import PoolConfig, run_answerpool
+from blindmcq.interventions.compare import pool_comparison, pool_table
+from blindmcq.params import require, section
+from blindmcq.predictions import write_predictions
+from blindmcq.stages._main import run_stage
+from blindmcq.stages.rewrite import OUT_ROOT, intervention_cfg, probe, probe_condition, stage_items, track
+
+log = logging.getLogger(__name__)
+
+
+def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerpool") -> dict[str, float]:
+    cfg = intervention_cfg(params, "answerpool")
+    conf = PoolConfig.from_cfg(cfg)
+    items = stage_items(params, cfg)
+    pooled = run_answerpool(
+        items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True
+    )
+    orders = list(cfg.get("ordinary_orders") or ["rot0"])
+    ordinary = probe(params, items, probe_condition(list(conf.conditions), orders, orders))
+    write_bytes(out_dir / "predictions.parquet", pooled.to_parquet(index=False))
+    write_predictions(ordinary, out_dir / "ordinary.parquet")
+    comparison = pool_comparison(pooled, ordinary)
+    write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))
+    write_text(out_dir / "comparison.md", pool_table(comparison).markdown())
+    metrics: dict[str, float] = {"items": len(items), "groups": int(pooled["group_id"].nunique())}
+    for row in comparison.to_dict("records"):
+        for field in ("ordinary_acc", "pooled_acc", "elimination_credit", "abstention", "false_abstention",
+                      "chance", "set_hit", "set_chance", "group_acc"):  # fmt: skip
+            metrics[f"{row['condition']}_{field}"] = float(row[field])
+    write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    track(params, "answerpool", metrics, out_dir)
+    return metrics
+
+
+def main() -> None:
+    def body(params: dict[str, Any]) -> None:
+        metrics = answerpool_stage(params)
+        log.info("answerpool -> %s: %s", OUT_ROOT / "answerpool", metrics)
+
+    run_stage("answerpool", body)
+
+
+if __name__ == "__main__":
+    main()
