@@ -4,10 +4,10 @@ Normalisation (`normalise`): Unicode NFC; soft hyphens (U+00AD) removed; every a
 (ʼ U+02BC, ’ U+2019, ‘ U+2018, ` U+0060, ´ U+00B4, ′ U+2032) becomes the ASCII apostrophe U+0027, the
 form the pymorphy3 Ukrainian dictionary uses; then case folding.
 
-Tokens (`tokenize`): maximal runs of letters (any script, so Ukrainian і ї є ґ are included) that may
-contain an apostrophe between two letters (``здоров'я``), and maximal runs of digits. Hyphens,
-punctuation and underscores separate tokens, so ``будь-який`` gives ``будь``, ``який`` and ``1700-18``
-gives ``1700``, ``18``.
+Tokens (`tokenize`): maximal runs of Latin or Cyrillic letters (Ukrainian і ї є ґ included; other
+scripts are dropped) that may contain an apostrophe between two letters (``здоров'я``), and maximal runs
+of digits. Hyphens, punctuation and underscores separate tokens, so ``будь-який`` gives ``будь``,
+``який`` and ``1700-18`` gives ``1700``, ``18``.
 
 Lemmas (`Lemmatizer`): pymorphy3 has no frequency model for Ukrainian, so its parses come in dictionary
 order with equal scores and the first is often wrong (``людина`` -> ``людин``, an adjective reading;
@@ -30,10 +30,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 APOSTROPHE = "'"
-_APOSTROPHE_VARIANTS = "\u02bc\u2019\u2018\u0060\u00b4\u2032"
-_TRANSLATE = {ord(ch): APOSTROPHE for ch in _APOSTROPHE_VARIANTS} | {0x00AD: None}
-_LETTERS = r"[^\W\d_]+"
+# str.replace per variant: several times faster than str.translate with a dict on Cyrillic text
+_REPLACEMENTS = (("\u00ad", ""), *((ch, APOSTROPHE) for ch in "\u02bc\u2019\u2018\u0060\u00b4\u2032"))
 _NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr"})
+# Latin and Cyrillic letters spelled out: a negated class like [^\W\d_] is ~1.6x slower
+_LETTERS = "[a-z\u00df-\u00f6\u00f8-\u024f\u0400-\u0481\u048a-\u052f]+"
 TOKEN_RE = re.compile(rf"{_LETTERS}(?:'{_LETTERS})*|\d+")
 
 STOPWORDS_UK: frozenset[str] = frozenset(
@@ -48,7 +49,10 @@ STOPWORDS_UK: frozenset[str] = frozenset(
 
 def normalise(text: str) -> str:
     """NFC, soft hyphens removed, apostrophes unified, case folded."""
-    return unicodedata.normalize("NFC", text).translate(_TRANSLATE).casefold()
+    text = unicodedata.normalize("NFC", text)
+    for old, new in _REPLACEMENTS:
+        text = text.replace(old, new)
+    return text.casefold()
 
 
 def tokenize(text: str) -> list[str]:
