@@ -50,7 +50,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     gate = read_gate(paths.GATE_DIR / "gate.json")
     items = read_items(paths.ITEMS)
     baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
-    base = baseline_from_params(params)
+    base = baseline_from_params(params, orders=cfg.get("headline_orders", "all"))
     analysis = analyze(
         predictions, gate=gate, base=base, sample_sizes=list(cfg.get("sample_sizes") or []),
         seed=int(cfg.get("seed", 0)),
