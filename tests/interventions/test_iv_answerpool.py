@@ -1,0 +1,244 @@
+"""AnswerPool: exact chance rates (checked by enumeration), exact ground truth, abstention, parsing."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.datasets.registry import load_dataset
+from blindmcq.errors import ConfigError
+from blindmcq.interventions.answerpool import (
+    ABSTAIN,
+    PoolConfig,
+    PoolGroup,
+    build_groups,
+    chance_group,
+    chance_question,
+    chance_question_distinct,
+    parse_assignment,
+    render_prompt,
+    run_answerpool,
+    score_pool,
+)
+from blindmcq.items import Item
+
+
+@pytest.fixture(scope="module")
+def bank(shared_data: Path) -> list[Item]:
+    path = shared_data / "ua-customs-exam" / "questions.json"
+    return load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
+
+
+# ------------------------------------------------------------------- chance, by brute force
+
+
+def _enumerate(pool: int, n: int, abstain: bool, distinct: bool) -> list[tuple[int, ...]]:
+    answers = [*range(pool), *([ABSTAIN] if abstain else [])]
+    out = []
+    for a in itertools.product(answers, repeat=n):
+        entries = [x for x in a if x != ABSTAIN]
+        if not distinct or len(set(entries)) == len(entries):
+            out.append(a)
+    return out
+
+
+def _truths(pool: int, n: int) -> list[tuple[int | None, ...]]:
+    return list(itertools.product([*range(pool), None], repeat=n))
+
+
+@pytest.mark.parametrize("abstain", [True, False])
+@pytest.mark.parametrize("distinct", [True, False])
+@pytest.mark.parametrize(("pool", "n"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 2), (3, 3)])
+def test_group_chance_matches_enumeration(pool: int, n: int, abstain: bool, distinct: bool) -> None:
+    space = _enumerate(pool, n, abstain, distinct)
+    for truth in _truths(pool, n):
+        target = tuple(ABSTAIN if t is None else t for t in truth)
+        exact = Fraction(sum(a == target for a in space), len(space)) if space else Fraction(0)
+        assert chance_group(pool, truth, abstain=abstain, distinct=distinct) == exact, truth
+
+
+@pytest.mark.parametrize("abstain", [True, False])
+@pytest.mark.parametrize(("pool", "n"), [(2, 2), (4, 3), (5, 3), (6, 2)])
+def test_question_chance_matches_enumeration(pool: int, n: int, abstain: bool) -> None:
+    for distinct in (False, True):
+        space = _enumerate(pool, n, abstain, distinct)
+        for answer in [0, ABSTAIN]:
+            exact = Fraction(sum(a[0] == answer for a in space), len(space))
+            if distinct:
+                assert chance_question_distinct(pool, n, answer != ABSTAIN, abstain) == exact
+            elif answer != ABSTAIN or abstain:
+                assert chance_question(pool, abstain) == exact
+
+
+def test_paper_figures_for_five_four_option_questions() -> None:
+    ordinary = Fraction(1, 4) ** 5
+    pooled = chance_group(20, list(range(5)), abstain=False, distinct=True)
+    assert float(ordinary) == pytest.approx(9.8e-4, rel=0.01)  # "10^-3"
+    assert pooled == Fraction(1, 20 * 19 * 18 * 17 * 16) and float(pooled) == pytest.approx(5.4e-7, rel=0.01)
+
+
+# ------------------------------------------------------------------- groups and truth
+
+
+def test_groups_pool_every_option_and_delete_keys_exactly(bank: list[Item]) -> None:
+    conf = PoolConfig(group_size=5, delete_share=0.2, seed=3)
+    groups = build_groups(bank, conf)
+    by_id = {i.id: i for i in bank}
+    grouped = [i for g in groups for i in g.item_ids]
+    assert sorted(grouped) == sorted(by_id)  # every item in exactly one group
+    deleted = {i for g in groups for i in g.deleted}
+    assert len(deleted) == round(0.2 * len(bank))
+    norm = lambda s: " ".join(s.split()).casefold()  # noqa: E731
+    for g in groups:
+        assert {by_id[i].bank for i in g.item_ids} == {g.context} and len(g.item_ids) in (4, 5)
+        assert len({norm(e) for e in g.pool}) == len(g.pool)  # deduplicated
+        removed = {norm(by_id[i].options[by_id[i].key]) for i in g.deleted}
+        every = {norm(o) for i in g.item_ids for o in by_id[i].options}
+        assert {norm(e) for e in g.pool} == every - removed
+        for item_id, truth in zip(g.item_ids, g.truth, strict=True):
+            item = by_id[item_id]
+            if truth is None:
+                assert norm(item.options[item.key]) in removed
+            else:
+                assert norm(g.pool[truth]) == norm(item.options[item.key])
+    assert build_groups(bank, conf) == groups  # seeded
+    assert build_groups(bank, PoolConfig(seed=4)) != groups
+
+
+def test_group_by_meta_key(bank: list[Item]) -> None:
+    groups = build_groups(bank[:120], PoolConfig(group_by="act", group_size=6))
+    assert {g.context for g in groups} <= {i.meta["act"] for i in bank}
+    with pytest.raises(ConfigError, match="group_by"):
+        build_groups(bank[:5], PoolConfig(group_by="chapter"))
+
+
+def test_blind_prompt_hides_stems_full_shows_them(bank: list[Item]) -> None:
+    group = build_groups(bank[:10], PoolConfig())[0]
+    blind, full = render_prompt(group, "blind"), render_prompt(group, "full")
+    for k, entry in enumerate(group.pool, start=1):
+        assert f"\n{k}. {entry}\n" in blind + "\n" and f"\n{k}. {entry}\n" in full + "\n"
+    assert all(q not in blind and q in full for q in group.questions)
+    assert "Питання 5: (текст запитання не наведено)" in blind
+    scored = render_prompt(group, "blind", slot=2)
+    assert scored.endswith("Відповіді:\nПитання 3:")
+
+
+# ------------------------------------------------------------------- answering and scoring
+
+
+class Oracle:
+    """Generates the right assignment (abstaining where the key was deleted), or always abstains."""
+
+    name = "oracle"
+
+    def __init__(self, groups: list[PoolGroup], always_abstain: bool = False) -> None:
+        self.truth = {render_prompt(g, c): g.truth for g in groups for c in ("blind", "full")}
+        self.always_abstain = always_abstain
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        truth = self.truth[request.user]
+        lines = [f"{k}: {'немає' if t is None or self.always_abstain else t + 1}" for k, t in enumerate(truth, 1)]
+        return ModelResponse(text="Ось відповіді:\n" + "\n".join(lines))
+
+
+def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: list[Item]) -> None:
+    conf = PoolConfig(delete_share=0.3, scoring="generate")
+    groups = build_groups(bank[:40], conf)
+    model = {"name": "oracle", "backend": "oracle"}
+    right = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups))
+    assert right["correct"].all() and (right["abstained"] == ~right["answerable"]).all()
+    abstain = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups, always_abstain=True))
+    assert (abstain["correct"] == ~abstain["answerable"]).all()
+    scores = score_pool(abstain).set_index("condition")
+    assert (scores["abstention"] == 1.0).all() and (scores["false_abstention"] == 1.0).all()
+    assert (scores["answerable_acc"] == 0.0).all()
+    assert scores.loc["full", "pooled_acc"] == pytest.approx((~abstain["answerable"]).mean())
+    full = score_pool(right).set_index("condition")
+    assert (full["group_acc"] == 1.0).all() and (full["set_hit"] == right.groupby("condition")["answerable"].mean()).all()
+
+
+def test_heuristic_scoring_end_to_end_on_real_items(bank: list[Item]) -> None:
+    conf = PoolConfig(delete_share=0.2)
+    frame = run_answerpool(bank[:20], conf, model_cfg={"name": "longest", "backend": "heuristic", "strategy": "longest"})
+    groups = {g.group_id: g for g in build_groups(bank[:20], conf)}
+    assert len(frame) == 40 and (frame["parse_status"] == "ok").all() and not frame["abstained"].any()
+    for row in frame.itertuples():
+        pool = groups[row.group_id].pool
+        assert pool[row.picked_entry - 1] == max(pool, key=len)  # the longest entry (first on ties)
+        assert row.chance == pytest.approx(1 / (len(pool) + 1))
+        assert row.correct == (row.answerable and row.picked_entry == row.truth_entry)
+
+
+class Scorer:
+    """A scoring backend that prefers a fixed label when offered, else the first choice."""
+
+    name = "scorer"
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.requests: list[ModelRequest] = []
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        pick = self.label if self.label in request.choices else request.choices[0]
+        return ModelResponse(text=pick, choice_logprobs=[0.0 if c == pick else -9.0 for c in request.choices])
+
+
+def test_scored_requests_offer_every_entry_and_abstention(bank: list[Item]) -> None:
+    conf = PoolConfig(scoring="score", conditions=("blind",))
+    scorer = Scorer("немає")
+    frame = run_answerpool(bank[:10], conf, model_cfg={"name": "s", "backend": "local"}, backend=scorer)
+    assert len(scorer.requests) == 10 and frame["abstained"].all()
+    for request in scorer.requests:
+        n_pool = int(re.findall(r"^(\d+)\. ", request.user, re.M)[-1])
+        assert request.choices == (*[str(k) for k in range(1, n_pool + 1)], "немає")
+        assert request.extra["answer_prefix"] == "" and re.search(r"Питання \d+:$", request.user)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1: 17\n2: немає\n3: 4", [16, ABSTAIN, 3]),
+        ("Питання 1 — 5\nПитання 2: варіант 12\nПитання 3: Немає", [4, 11, ABSTAIN]),
+        ("**1**: 2\n**2**: 3\n3) 1", [1, 2, 0]),
+        ("Відповіді:\n1. 7\n2 - none\n3: 99", [6, ABSTAIN, None]),
+        ("1: 3\n1: 4\n3: №8", [2, None, 7]),
+        ("Question 2: option 6\nQ3: N/A", [None, 5, ABSTAIN]),
+        ("I cannot answer this.", [None, None, None]),
+        ("4: 1\n0: 2", [None, None, None]),
+    ],
+)
+def test_parse_assignment(text: str, expected: list[int | None]) -> None:
+    assert parse_assignment(text, 3, 20) == expected
+
+
+def test_unparseable_counts_as_wrong(bank: list[Item]) -> None:
+    class Mute:
+        name = "mute"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            return ModelResponse(text="не знаю")
+
+    frame = run_answerpool(bank[:10], PoolConfig(scoring="generate"), model_cfg={"name": "m"}, backend=Mute())
+    assert (frame["parse_status"] == "unparseable").all() and not frame["correct"].any()
+    assert (score_pool(frame)["unparseable"] == 1.0).all()
+
+
+@pytest.mark.parametrize(
+    ("cfg", "key"),
+    [
+        ({"group_size": 1}, "group_size"),
+        ({"delete_share": 1.2}, "delete_share"),
+        ({"conditions": ["hidden"]}, "conditions"),
+        ({"scoring": "vote"}, "scoring"),
+        ({"language": "fr"}, "language"),
+    ],
+)
+def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"intervention.answerpool.{key}"):
+        PoolConfig.from_cfg(cfg)

@@ -1,0 +1,59 @@
+"""Comparison tables: counts, Wilson intervals, chance tests both ways, McNemar pairing, credit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from blindmcq.interventions.compare import pool_comparison, pool_table, rewrite_comparison, rewrite_table
+
+
+def _calls(correct: list[bool], condition: str = "blind", n_options: int = 4) -> pd.DataFrame:
+    return pd.DataFrame({
+        "item_id": [f"i{k // 8}" for k in range(len(correct))],
+        "order_id": [f"rot{k % 8}" for k in range(len(correct))],
+        "condition": condition, "n_options": n_options, "correct": correct,
+    })  # fmt: skip
+
+
+def test_rewrite_comparison_tests_both_sides_of_chance() -> None:
+    rng = np.random.default_rng(0)
+    before = _calls(list(rng.random(400) < 0.40))
+    after = _calls(list(rng.random(400) < 0.15))
+    table = rewrite_comparison(before, after, ["blind"]).set_index("version")
+    k_b, k_a = int(before["correct"].sum()), int(after["correct"].sum())
+    assert table.loc["before", "correct"] == k_b and table.loc["after", "calls"] == 400
+    ci = sps.binomtest(k_a, 400).proportion_ci(method="wilson")
+    assert (table.loc["after", "lo"], table.loc["after", "hi"]) == pytest.approx((ci.low, ci.high))
+    assert table.loc["before", "above_chance"] and not table.loc["before", "below_chance"]
+    assert table.loc["after", "below_chance"] and not table.loc["after", "above_chance"]
+    assert table.loc["after", "p_below"] == pytest.approx(sps.binomtest(k_a, 400, 0.25, alternative="less").pvalue)
+    assert table.loc["after", "pairs"] == 400 and table.loc["after", "mcnemar_p"] < 0.001
+    md = rewrite_table(rewrite_comparison(before, after, ["blind"])).markdown()
+    assert "| blind | after | 400 |" in md and "<.001" in md
+
+
+def test_rewrite_comparison_at_chance_is_neither_side() -> None:
+    same = _calls([k % 4 == 0 for k in range(400)])
+    row = rewrite_comparison(same, same, ["blind"]).iloc[1]
+    assert row["acc"] == 0.25 and not row["above_chance"] and not row["below_chance"] and row["mcnemar_p"] == 1.0
+
+
+def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:
+    pooled = pd.DataFrame({
+        "group_id": ["g0"] * 4 + ["g1"] * 4, "item_id": [f"i{k}" for k in range(8)], "condition": "full",
+        "answerable": [True, True, True, False] * 2, "correct": [True, False, False, True, True, False, False, False],
+        "abstained": [False, False, True, True, False, False, False, False], "parse_status": "ok",
+        "set_hit": [True, True, False, False, True, True, False, False],
+        "chance": 1 / 17, "set_chance": 3 / 17, "group_chance": 17.0**-4,
+    })  # fmt: skip
+    ordinary = _calls([True, True, False, True, True, True, True, False], condition="full")
+    ordinary["item_id"] = [f"i{k}" for k in range(8)]
+    row = pool_comparison(pooled, ordinary).iloc[0]
+    assert row["ordinary_acc"] == pytest.approx(5 / 6)  # i3 and i7 (unanswerable) left out
+    assert row["pooled_acc"] == pytest.approx(2 / 6) and row["elimination_credit"] == pytest.approx(0.5)
+    assert row["abstention"] == 0.5 and row["false_abstention"] == pytest.approx(1 / 6)
+    assert row["group_acc"] == 0.0 and row["pooled_all_acc"] == pytest.approx(3 / 8)
+    assert "+0.500" in pool_table(pool_comparison(pooled, ordinary)).markdown()

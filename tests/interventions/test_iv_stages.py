@@ -1,0 +1,71 @@
+"""Both stages end to end on real customs items with a heuristic model, in a scratch project folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blindmcq.datasets.registry import load_dataset
+from blindmcq.items import read_items, write_items
+from blindmcq.predictions import read_predictions
+from blindmcq.stages.answerpool import answerpool_stage
+from blindmcq.stages.rewrite import intervention_cfg, rewrite_stage
+
+
+@pytest.fixture
+def project(shared_data: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    items = load_dataset({
+        "loader": "customs", "path": str(shared_data / "ua-customs-exam" / "questions.json"), "parts": ["legislation"],
+    })  # fmt: skip
+    write_items(tmp_path / "results" / "corpus" / "items.jsonl", items)
+    monkeypatch.chdir(tmp_path)
+    conf = lambda group, name: yaml.safe_load((repo_root / "conf" / group / f"{name}.yaml").read_text())  # noqa: E731
+    return {
+        "model": {"name": "longest", "backend": "heuristic", "strategy": "longest"},
+        "prompt": conf("prompt", "original"), "labels": conf("labels", "latin"),
+        "reasoning": conf("reasoning", "direct"), "protocol": conf("protocol", "sl"),
+        "probe": {"sample": 12, "seed": 0, "cache": str(tmp_path / "cache.sqlite")},
+        "tracking": {"enabled": False},
+    }  # fmt: skip
+
+
+def test_defaults_come_from_conf_when_params_have_none() -> None:
+    assert intervention_cfg({}, "rewrite")["rewriter"] == "length_match"
+    assert intervention_cfg({}, "answerpool")["group_size"] == 5
+    assert intervention_cfg({"intervention": {"rewrite": {"rewriter": "model"}}}, "rewrite") == {"rewriter": "model"}
+
+
+def test_rewrite_stage(project: dict) -> None:
+    metrics = rewrite_stage(project)
+    out = Path("results/interventions/rewrite")
+    rewritten = read_items(out / "items.jsonl")
+    source = {i.id: i for i in read_items("results/corpus/items.jsonl")}
+    assert len(rewritten) == 12
+    assert all(i.options[i.key] == source[i.id].options[source[i.id].key] for i in rewritten)
+    assert all(i.meta["rewrite"]["original_options"] == list(source[i.id].options) for i in rewritten)
+    before, after = read_predictions(out / "predictions_before.parquet"), read_predictions(out / "predictions_after.parquet")
+    assert len(before) == len(after) == 12 * 8 and set(before["condition"]) == {"blind"}
+    assert metrics["blind_before_acc"] == pytest.approx(before["correct"].mean())
+    assert metrics["blind_after_acc"] == pytest.approx(after["correct"].mean())
+    assert json.loads((out / "metrics.json").read_text()) == pytest.approx(metrics)
+    assert "| blind | after | 96 |" in (out / "comparison.md").read_text()
+    assert (out / "diff.md").exists() and (out / "diff.csv").exists()
+
+
+def test_answerpool_stage(project: dict) -> None:
+    metrics = answerpool_stage(project)
+    out = Path("results/interventions/answerpool")
+    import pandas as pd
+
+    pooled = pd.read_parquet(out / "predictions.parquet")
+    ordinary = read_predictions(out / "ordinary.parquet")
+    assert len(pooled) == 24 and set(pooled["condition"]) == {"blind", "full"}
+    assert len(ordinary) == 24 and set(ordinary["order_id"]) == {"rot0"}
+    answerable = pooled[(pooled["condition"] == "full") & pooled["answerable"]]
+    assert metrics["full_pooled_acc"] == pytest.approx(answerable["correct"].mean())
+    same = ordinary[(ordinary["condition"] == "full") & ordinary["item_id"].isin(answerable["item_id"])]
+    assert metrics["full_elimination_credit"] == pytest.approx(same["correct"].mean() - answerable["correct"].mean())
+    assert "elimination credit" in (out / "comparison.md").read_text()
