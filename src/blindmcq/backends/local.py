@@ -9,7 +9,8 @@ Scoring (``request.choices`` given), as lm-evaluation-harness does for multiple 
 the context, each label is a continuation ``label_delimiter + label`` (default " Б" after
 "Відповідь:"), and its score is the summed log-probability of its tokens. Context and continuation are
 encoded the harness's way (whole string, then split at the context's length), so " A" and "A" never
-mix. When every label is one token, one forward pass gives all the scores. ``choice_logprobs`` are the
+mix. When the labels' tokens differ only in the last one (one token each, or Gemma's "▁" + digit),
+one forward pass gives all the scores; otherwise one pass per label. ``choice_logprobs`` are the
 raw log-probabilities (their probabilities sum to at most 1); the answer text is the best label, the
 first on ties. Without choices the model generates greedily (Matched-and-Dashed).
 
@@ -51,6 +52,19 @@ def cache_root(cfg: Mapping[str, Any]) -> Path:
 
 def _short_hash(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:10]
+
+
+def _forget_gguf_origin(model: Any) -> None:
+    """transformers refuses to save a model loaded from GGUF, although its loader has already
+    dequantised every weight to float. Check that it has, then drop the quantizer so the plain float
+    checkpoint can be saved (and reloaded without the GGUF path)."""
+    import torch
+
+    packed = [n for n, p in model.named_parameters() if not torch.is_floating_point(p)]
+    if packed:
+        raise ConfigError("path", f"GGUF weights were not dequantised (e.g. {packed[0]}); cannot cache them")
+    # the library's own undo: quantizer, its config entry and the GGUF key renamings used on save
+    model.hf_quantizer.remove_quantization_config(model)
 
 
 class LocalBackend:
@@ -112,7 +126,7 @@ class LocalBackend:
             else:
                 folder, self.loaded_from = self._convert_gguf(), "gguf"
             self.tokenizer = AutoTokenizer.from_pretrained(folder)
-            self.model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+            self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
             self.model.eval()
             self.load_seconds = time.perf_counter() - started
 
@@ -126,9 +140,10 @@ class LocalBackend:
             gguf = self.path if self.path is not None else self._assemble_package(Path(tmp))
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
-                gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
             )
             out = Path(tmp) / "hf"
+            _forget_gguf_origin(model)
             model.save_pretrained(out)
             tokenizer.save_pretrained(out)
             del model
@@ -206,11 +221,10 @@ class LocalBackend:
         delim = "" if self.use_chat_template and self.tokenizer.chat_template else self.delimiter
         pairs = [self.encode_pair(context, delim + label) for label in labels]
         ctx_ids = pairs[0][0]
+        conts = [cont for _, cont in pairs]
         with self._lock, torch.inference_mode():
-            if all(len(cont) == 1 for _, cont in pairs):
-                logprobs = self._next_token_logprobs(ctx_ids)
-                scores = [float(logprobs[cont[0]]) for _, cont in pairs]
-            else:
+            scores = self._shared_pass_scores(ctx_ids, conts)
+            if scores is None:
                 scores = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
         return ModelResponse(
@@ -221,19 +235,30 @@ class LocalBackend:
             meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
         )
 
-    def _next_token_logprobs(self, ids: Sequence[int]) -> Any:
+    def _shared_pass_scores(self, ctx: Sequence[int], conts: Sequence[Sequence[int]]) -> list[float] | None:
+        """One forward pass when the continuations differ only in their last token (" A" is one token;
+        Gemma writes " 1" as "▁" + "1"): feed context + shared tokens, read every score off the logits.
+        ``None`` when the continuations are not of that shape."""
         import torch
 
-        logits = self.model(torch.tensor([list(ids)])).logits[0, -1]
-        return torch.log_softmax(logits.float(), dim=-1)
+        common = list(conts[0][:-1])
+        if any(len(c) != len(common) + 1 or list(c[:-1]) != common for c in conts):
+            return None
+        # logits only where they are read: the full vocabulary (262k) at every position would cost more
+        # than the rest of the model
+        logits = self.model(torch.tensor([[*ctx, *common]]), logits_to_keep=len(common) + 1).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        shared = float(sum(logprobs[i, t] for i, t in enumerate(common)))
+        return [shared + float(logprobs[len(common), c[-1]]) for c in conts]
 
     def _continuation_logprob(self, ctx: Sequence[int], cont: Sequence[int]) -> float:
         import torch
 
         ids = torch.tensor([list(ctx) + list(cont)])
-        logprobs = torch.log_softmax(self.model(ids).logits[0].float(), dim=-1)
-        positions = range(len(ctx) - 1, len(ctx) + len(cont) - 1)
-        return float(sum(logprobs[p, t] for p, t in zip(positions, cont, strict=True)))
+        # positions len(ctx)-1 .. end-1 predict the continuation's tokens
+        logits = self.model(ids, logits_to_keep=len(cont) + 1).logits[0, :-1]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        return float(sum(logprobs[i, t] for i, t in enumerate(cont)))
 
     def _generate(self, request: ModelRequest) -> ModelResponse:
         import torch

