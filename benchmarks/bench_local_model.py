@@ -93,9 +93,8 @@ def main() -> None:
             for it in items
         ]
         rate, median, tokens = time_calls(backend, requests)
-        print(
-            f"score {condition:5s}: {rate:5.2f} calls/s, median {median * 1000:5.0f} ms, {tokens:5.0f} input tokens"
-        )
+        ms = median * 1000
+        print(f"score {condition:5s}: {rate:5.2f} calls/s, median {ms:5.0f} ms, {tokens:5.0f} input tokens")
     gen = [
         ModelRequest(
             model=cfg["name"], system=SYSTEM, user=prompt(it, "blind"), max_tokens=args.generate_tokens
