@@ -24,8 +24,9 @@ import yaml
 from blindmcq.release import ReleaseError, default_tag, locked_outputs, release, safe_url
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = next((p for p in (REPO.parent / "shared" / "data", REPO / "data") if (p / "ua-customs-exam").exists()),
-            None)
+DATA = next(
+    (p for p in (REPO.parent / "shared" / "data", REPO / "data") if (p / "ua-customs-exam").exists()), None
+)
 BIN = Path(sys.executable).parent
 CACHE = ".cache/blindmcq/responses.sqlite"
 
@@ -44,9 +45,12 @@ def base_env(home: Path) -> dict[str, str]:
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",  # `python`/`dvc` in stage commands: this venv
         PYTHONPATH=str(REPO / "src"),
         HOME=str(home),  # no user-level git/dvc config leaks in
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
-        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org",
-        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.org",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.org",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
         DVC_NO_ANALYTICS="1",
     )
     return env
@@ -66,8 +70,14 @@ def mini_params() -> dict:
     conf = REPO / "conf"
     heuristic = yaml.safe_load((conf / "model" / "constant-a.yaml").read_text(encoding="utf-8"))
     params["dataset"] = {
-        "name": "customs-mini", "loader": "customs", "path": "data/bank/questions.json",
-        "parts": ["legislation"], "acts": None, "competencies": None, "levels": None, "dep": "data/bank",
+        "name": "customs-mini",
+        "loader": "customs",
+        "path": "data/bank/questions.json",
+        "parts": ["legislation"],
+        "acts": None,
+        "competencies": None,
+        "levels": None,
+        "dep": "data/bank",
     }
     params["statutes"] = {"name": "mini", "path": "data/statutes/provisions.jsonl"}
     params["model"] = params["gate_model"] = heuristic
@@ -128,8 +138,11 @@ def s3() -> Iterator[dict[str, str]]:
     }
     endpoint = f"http://127.0.0.1:{port}"
     client = boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"], region_name="us-east-1",
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"],
+        region_name="us-east-1",
     )
     client.create_bucket(Bucket="blindmcq-test")
     try:
@@ -196,7 +209,7 @@ def git_project(root: Path, env: dict[str, str]) -> None:
         ["git", "init", "-q", "-b", "main"],
         ["dvc", "init", "-q"],
         ["dvc", "repro", "-q"],
-        ["dvc", "remote", "add", "-d", "store", "../../remote"],  # relative to .dvc/: beside the project
+        ["dvc", "remote", "add", "-d", "store", "../remote"],  # beside the project, relative: survives a copy
         ["git", "add", "-A"],
         ["git", "commit", "-q", "-m", "tiny"],
     ):
@@ -227,8 +240,9 @@ def test_release_tags_after_push_to_a_local_remote(tiny):
     assert done.outputs == locked_outputs(tiny) and "out.txt" in done.outputs
     assert done.pushed >= 1
     assert any((tiny.parent / "remote").rglob("*"))
-    tagged = subprocess.run(["git", "-C", str(tiny), "rev-list", "-n1", done.tag], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    tagged = subprocess.run(
+        ["git", "-C", str(tiny), "rev-list", "-n1", done.tag], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert tagged == done.commit
     with pytest.raises(ReleaseError, match="already exists"):
         release(tiny, tag=done.tag)

@@ -29,11 +29,20 @@ log = logging.getLogger(__name__)
 
 # Files that pin what a release contains; uncommitted changes to them make the tag lie.
 PINNED = ("dvc.lock", "dvc.yaml", "params.yaml", "*.dvc")
-# Remote options that hold secrets (S3, Azure, GCS, SSH/HTTP, GDrive); never allowed in the git-tracked config.
+# Remote options that hold secrets (S3, Azure, GCS, SSH/HTTP, GDrive): never in the git-tracked config.
 SECRET_OPTIONS = frozenset(
     {
-        "access_key_id", "secret_access_key", "session_token", "password", "account_key", "sas_token",
-        "connection_string", "client_secret", "gdrive_client_secret", "credentialpath", "key_file",
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "password",
+        "account_key",
+        "sas_token",
+        "connection_string",
+        "client_secret",
+        "gdrive_client_secret",
+        "credentialpath",
+        "key_file",
     }
 )
 
@@ -100,9 +109,7 @@ def check_up_to_date(repo: Any) -> None:
     if status:
         # keys are "path/dvc.yaml:stage" (relative to the cwd) or "path/x.dvc": name them shortly
         stale = ", ".join(sorted(k.rsplit(":", 1)[-1] if ":" in k else Path(k).name for k in status))
-        raise ReleaseError(
-            f"outputs are not up to date ({stale}); run `dvc repro` and commit dvc.lock"
-        )
+        raise ReleaseError(f"outputs are not up to date ({stale}); run `dvc repro` and commit dvc.lock")
 
 
 def check_no_secrets(repo: Any) -> None:
@@ -185,13 +192,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="[release] %(message)s")
     try:
-        done = release(args.project, remote=args.remote, tag=args.tag, jobs=args.jobs,
-                       git_remote=args.git_push)
+        done = release(
+            args.project, remote=args.remote, tag=args.tag, jobs=args.jobs, git_remote=args.git_push
+        )
     except BlindMCQError as exc:
         print(f"blindmcq release: error: {exc}", file=sys.stderr)
         return 2
-    print(f"released {done.commit[:7]} as {done.tag} to remote {done.remote!r} "
-          f"({len(done.outputs)} outputs, {done.pushed} files uploaded)")
+    print(
+        f"released {done.commit[:7]} as {done.tag} to remote {done.remote!r} "
+        f"({len(done.outputs)} outputs, {done.pushed} files uploaded)"
+    )
     return 0
 
 

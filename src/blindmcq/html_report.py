@@ -1,0 +1,266 @@
+"""A static HTML report of one run: one folder that opens from disk, no server, no network.
+
+``index.html`` holds the paper's tables (from the analysis Markdown) and figures (PNG, copied beside it,
+linked relatively), and an item explorer: filter by bank, gate decision and blind-solved count, search,
+sortable columns; per item its question, options with the key marked, each model's blind picks over
+the 2N orders, the lexical match from the statutes with its provision, and the option lengths.
+The explorer's data sits in the page as JSON; the script and style are packaged templates.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blindmcq.atomic import write_text
+from blindmcq.errors import InputError
+from blindmcq.items import Item, read_items
+
+ASSETS = ("report.css", "report.js")
+ORDER_RANK = {"rot": 0, "rev": 1}  # rot0..rot3 then rev0..rev3, as the paper lists them
+
+
+def _template(name: str) -> str:
+    return resources.files("blindmcq").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside ``<script>``: no ``</script>``, ``<!--`` or ``&`` can appear literally."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _order_key(order_id: str) -> tuple[int, str]:
+    return ORDER_RANK.get(order_id[:3], 2), order_id
+
+
+def _required(path: Path) -> Path:
+    if not path.exists():
+        raise InputError("expected output of an earlier stage is missing", file=str(path))
+    return path
+
+
+def markdown_tables(analysis_dir: Path) -> list[dict[str, Any]]:
+    """The analysis tables (``### title``, a pipe table, note lines) in report order."""
+    tables_dir = analysis_dir / "tables"
+    combined = tables_dir / "tables.md"
+    files = [combined] if combined.exists() else sorted(tables_dir.glob("*.md"))
+    out: list[dict[str, Any]] = []
+    for path in files:
+        for block in re.split(r"^### ", path.read_text(encoding="utf-8"), flags=re.M):
+            lines = [line for line in block.strip().splitlines() if line.strip()]
+            if not lines:
+                continue
+            rows = [_cells(line) for line in lines[1:] if line.startswith("|")]
+            rows = [r for r in rows if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
+            notes = [line for line in lines[1:] if not line.startswith("|")]
+            out.append({"title": lines[0], "header": rows[:1], "rows": rows[1:], "notes": notes})
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def tables_html(tables: list[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    esc = html.escape
+    for t in tables:
+        parts.append(f"<section class='table'><h3>{esc(t['title'])}</h3>")
+        if t["header"]:
+            head = "".join(f"<th>{esc(c)}</th>" for c in t["header"][0])
+            body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in t["rows"])
+            parts.append(
+                f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+                "</table></div>"
+            )
+        parts += [f"<p class='note'>{esc(n)}</p>" for n in t["notes"]]
+        parts.append("</section>")
+    return "\n".join(parts) or "<p class='note'>No analysis tables were found.</p>"
+
+
+def copy_figures(analysis_dir: Path, out_dir: Path) -> list[str]:
+    """Copy the PNG figures into ``out_dir/figures``; their paths relative to ``index.html``."""
+    figures = sorted((analysis_dir / "figures").glob("*.png"))
+    target = out_dir / "figures"
+    if figures:
+        target.mkdir(parents=True, exist_ok=True)
+    for fig in figures:
+        shutil.copyfile(fig, target / fig.name)
+    return [f"figures/{fig.name}" for fig in figures]
+
+
+def figures_html(paths: list[str]) -> str:
+    if not paths:
+        return "<p class='note'>No figures were found.</p>"
+    return "\n".join(
+        f"<figure><img src='{html.escape(p)}' alt='{html.escape(Path(p).stem)}' loading='lazy'>"
+        f"<figcaption>{html.escape(Path(p).stem)}</figcaption></figure>"
+        for p in paths
+    )
+
+
+def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """item -> run label -> the blind calls over the rotations and reversals, in order.
+
+    A run label is the model, with phrasing/labels/protocol/reasoning added when the predictions hold
+    more than one presentation, so sweeps stay apart.
+    """
+    blind = predictions[
+        (predictions["condition"] == "blind")
+        & predictions["order_id"].astype(str).str.fullmatch(r"(rot|rev)\d+")
+    ].copy()
+    if blind.empty:
+        return {}
+    setting_cols = ["phrasing", "labels", "protocol", "reasoning"]
+    blind["setting"] = blind[setting_cols].astype(str).agg("/".join, axis=1)
+    several = blind["setting"].nunique() > 1
+    blind["run"] = blind["model"].astype(str) + (" · " + blind["setting"] if several else "")
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for (item_id, run), rows in blind.groupby(["item_id", "run"], observed=True, sort=True):
+        calls = sorted(
+            (
+                {
+                    "o": str(r.order_id),
+                    "p": None if pd.isna(r.picked_option) else int(r.picked_option),
+                    "c": bool(r.correct),
+                    "s": str(r.parse_status),
+                }
+                for r in rows.itertuples(index=False)
+            ),
+            key=lambda c: _order_key(c["o"]),
+        )
+        out.setdefault(str(item_id), {})[str(run)] = calls
+    return out
+
+
+def lexical_matches(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.exists():
+        return {}
+    lex = pd.read_parquet(path)
+    keep = [
+        "picked_option",
+        "correct",
+        "tie",
+        "match_score",
+        "match_act",
+        "match_act_title",
+        "match_ref",
+        "match_title",
+        "match_snippet",
+        "match_issued",
+    ]
+    out: dict[str, dict[str, Any]] = {}
+    for r in lex.to_dict(orient="records"):
+        row = {k: _plain(r.get(k)) for k in keep if k in r}
+        row["refs"] = [str(x) for x in r.get("option_match_refs", [])] if r.get("usable", True) else []
+        row["scores"] = [round(float(x), 3) for x in r.get("option_scores", [])]
+        out[str(r["item_id"])] = row
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready scalar (numpy types, NaN -> None)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if hasattr(value, "item"):
+        return _plain(value.item())
+    if isinstance(value, float):
+        return round(value, 3)
+    return value
+
+
+def surface_strategies(path: Path) -> dict[str, list[str]]:
+    """item -> the surface strategies (Table 2) that pick its key."""
+    if not path.exists():
+        return {}
+    picks = pd.read_parquet(path, columns=["strategy", "item_id", "correct"])
+    right = picks[picks["correct"].astype(bool)]
+    return {str(k): sorted(map(str, g["strategy"])) for k, g in right.groupby("item_id", observed=True)}
+
+
+def item_rows(
+    items: list[Item],
+    gate: dict[str, Any],
+    picks: dict[str, dict[str, list[dict[str, Any]]]],
+    lexical: dict[str, dict[str, Any]],
+    strategies: dict[str, list[str]],
+) -> list[dict[str, Any]]:
+    accepted, rejected = set(gate.get("accepted", [])), set(gate.get("rejected", []))
+    counts = gate.get("counts", {})
+    solved = dict(zip(counts.get("item_id", []), counts.get("solved", []), strict=False))
+    n_orders = dict(zip(counts.get("item_id", []), counts.get("n_orders", []), strict=False))
+    rows = []
+    for item in items:
+        decision = "accepted" if item.id in accepted else "rejected" if item.id in rejected else "not gated"
+        rows.append(
+            {
+                "id": item.id,
+                "bank": item.bank,
+                "number": item.number,
+                "status": item.status,
+                "flags": list(item.flags),
+                "question": item.question,
+                "options": list(item.options),
+                "key": item.key,
+                "gate": decision,
+                "solved": _plain(solved.get(item.id)),
+                "orders": _plain(n_orders.get(item.id)),
+                "lengths": [len(o) for o in item.options],
+                "words": [len(o.split()) for o in item.options],
+                "picks": picks.get(item.id, {}),
+                "lexical": lexical.get(item.id),
+                "strategies": strategies.get(item.id, []),
+            }
+        )
+    return rows
+
+
+def write_html_report(
+    out_dir: str | Path,
+    *,
+    items_path: str | Path,
+    predictions_path: str | Path,
+    gate_path: str | Path,
+    baselines_dir: str | Path,
+    analysis_dir: str | Path,
+    title: str = "blindmcq report",
+) -> Path:
+    """Write ``out_dir/index.html`` (+ ``assets/``, ``figures/``); returns the path of ``index.html``."""
+    out, analysis, baselines = Path(out_dir), Path(analysis_dir), Path(baselines_dir)
+    items = read_items(_required(Path(items_path)))
+    predictions = pd.read_parquet(_required(Path(predictions_path)))
+    gate_file = _required(Path(gate_path))
+    try:
+        gate = json.loads(gate_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=str(gate_file), line=exc.lineno) from exc
+    rows = item_rows(
+        items,
+        gate,
+        blind_picks(predictions),
+        lexical_matches(baselines / "lexical.parquet"),
+        surface_strategies(baselines / "picks.parquet"),
+    )
+    data = {"items": rows, "gate": {k: gate.get(k) for k in ("gate_model", "k", "orders", "retained_share")}}
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    for name in ASSETS:
+        write_text(out / "assets" / name, _template(name))
+    values = {
+        "TITLE": html.escape(title),
+        "TABLES": tables_html(markdown_tables(analysis)),
+        "FIGURES": figures_html(copy_figures(analysis, out)),
+        "DATA": script_json(data),
+    }
+    # one pass, so a placeholder-like text inside the data is never substituted again
+    page = re.sub(r"\{\{([A-Z]+)\}\}", lambda m: values[m.group(1)], _template("report.html"))
+    index = out / "index.html"
+    write_text(index, page)
+    return index

@@ -1,0 +1,312 @@
+"""The static HTML report: its data and, in headless Chromium, the page itself.
+
+Built from real customs items (two acts of the bank) with seeded synthetic predictions over them, the
+real gate over those predictions, a lexical-match frame in the baseline stage's columns, a Markdown
+table and a PNG figure.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.datasets.customs import load_customs
+from blindmcq.errors import InputError
+from blindmcq.html_report import markdown_tables, script_json, write_html_report
+from blindmcq.items import Item, write_items
+from blindmcq.predictions import write_predictions
+from blindmcq.records import PredictionRecord
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = next(
+    (p for p in (REPO.parent / "shared" / "data", REPO / "data") if (p / "ua-customs-exam").exists()), None
+)
+ORDERS = [f"rot{i}" for i in range(4)] + [f"rev{i}" for i in range(4)]
+MODELS = {"gate-model": 0.55, "other-model": 0.25}  # chance of a correct blind pick
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(DATA is None, reason="real data (ua-customs-exam) not found")
+
+
+def displayed(order_id: str, n: int) -> list[int]:
+    base = list(range(n)) if order_id.startswith("rot") else list(range(n))[::-1]
+    r = int(order_id[3:])
+    return base[r:] + base[:r]
+
+
+def synthetic_predictions(items: list[Item], seed: int = 0) -> pd.DataFrame:
+    rng = random.Random(seed)
+    rows = []
+    for item in items:
+        n = len(item.options)
+        for model, p_right in MODELS.items():
+            for order_id in ORDERS:
+                order = displayed(order_id, n)
+                pick = (
+                    item.key if rng.random() < p_right else rng.choice([i for i in range(n) if i != item.key])
+                )
+                rows.append(
+                    PredictionRecord(
+                        item_id=item.id,
+                        model=model,
+                        condition="blind",
+                        phrasing="original",
+                        labels="latin",
+                        protocol="sl",
+                        reasoning="direct",
+                        order=order,
+                        order_id=order_id,
+                        forced_slot=None,
+                        key_slot=order.index(item.key),
+                        n_options=n,
+                        picked_slot=order.index(pick),
+                        picked_option=pick,
+                        correct=pick == item.key,
+                        parse_status="ok",
+                        raw_response="ABCD"[order.index(pick)],
+                        input_tokens=1,
+                        output_tokens=1,
+                        latency_s=0.0,
+                        region=None,
+                        request_hash=f"{item.id}-{model}-{order_id}",
+                        time="2025-01-01T00:00:00Z",
+                    ).to_row()
+                )
+    return pd.DataFrame(rows)
+
+
+def lexical_frame(items: list[Item]) -> pd.DataFrame:
+    rows = []
+    for i, item in enumerate(items):
+        pick = item.key if i % 2 == 0 else (item.key + 1) % len(item.options)
+        rows.append(
+            {
+                "item_id": item.id,
+                "n_options": len(item.options),
+                "key": item.key,
+                "usable": True,
+                "picked_option": pick,
+                "correct": pick == item.key,
+                "tie": False,
+                "tied_options": [pick],
+                "option_scores": [1.0 + j for j in range(len(item.options))],
+                "option_match_refs": [f"ua-law-test art{j}" for j in range(len(item.options))],
+                "match_score": 12.5,
+                "match_act": "ua-law-test",
+                "match_act_title": "Митний кодекс України",
+                "match_ref": f"art{pick}",
+                "match_issued": "2012-03-13",
+                "match_title": f"Стаття {pick}. Митне оформлення",
+                "match_snippet": "Митне оформлення здійснюється…",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict:
+    tmp = tmp_path_factory.mktemp("html")
+    acts = ["customs-code", "anticorruption"]
+    items = [
+        it
+        for act in acts
+        for it in load_customs(
+            DATA / "ua-customs-exam" / "questions.json", parts=["legislation"], acts=[act]
+        )[:6]
+    ]
+    # A stem that tries to close the data script: it must stay inert text.
+    items[0] = Item(**{**items[0].__dict__, "question": items[0].question + " </script><b>x</b>"})
+    write_items(tmp / "items.jsonl", items)
+    predictions = synthetic_predictions(items)
+    write_predictions(predictions, tmp / "predictions.parquet")
+    result = gate(predictions, gate_model="gate-model", k=5)
+    write_gate(tmp / "gate.json", result)
+    (tmp / "baselines").mkdir()
+    lexical_frame(items).to_parquet(tmp / "baselines" / "lexical.parquet")
+    pd.DataFrame(
+        {"strategy": "longest", "item_id": [it.id for it in items], "correct": [True, False] * 6}
+    ).to_parquet(tmp / "baselines" / "picks.parquet")
+    tables = tmp / "analysis" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "tables.md").write_text(
+        "### Table 2: Точність стратегій\n\n| strategy | accuracy |\n|---|---|\n| longest | 0.412 |\n"
+        "| лексичний пошук | 0.380 |\n\nChance is 0.25.\n\n"
+        "### Gate\n\n| k | retained |\n|---|---|\n| 5 | 0.9 |\n",
+        encoding="utf-8",
+    )
+    (tmp / "analysis" / "figures").mkdir()
+    Image.new("RGB", (64, 32), (30, 90, 160)).save(tmp / "analysis" / "figures" / "figure1.png")
+    index = write_html_report(
+        tmp / "report",
+        items_path=tmp / "items.jsonl",
+        predictions_path=tmp / "predictions.parquet",
+        gate_path=tmp / "gate.json",
+        baselines_dir=tmp / "baselines",
+        analysis_dir=tmp / "analysis",
+        title="Звіт blindmcq",
+    )
+    return {"index": index, "items": items, "gate": result, "tmp": tmp}
+
+
+def page_data(index: Path) -> dict:
+    text = index.read_text(encoding="utf-8")
+    raw = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)
+    assert raw, "no data script in the page"
+    return json.loads(raw.group(1))
+
+
+def test_page_embeds_every_item_with_gate_picks_lexical_and_lengths(built):
+    index, items, result = built["index"], built["items"], built["gate"]
+    data = page_data(index)
+    assert [row["id"] for row in data["items"]] == [it.id for it in items]
+    first = data["items"][0]
+    assert first["question"].endswith("</script><b>x</b>")  # round-trips, yet never closed the script
+    assert first["lengths"] == [len(o) for o in items[0].options]
+    assert first["gate"] == ("rejected" if items[0].id in result.rejected else "accepted")
+    solved = dict(zip(result.counts["item_id"], result.counts["solved"], strict=True))
+    assert all(row["solved"] == solved[row["id"]] for row in data["items"])
+    picks = first["picks"]
+    assert sorted(picks) == sorted(MODELS)
+    assert [c["o"] for c in picks["gate-model"]] == ORDERS
+    assert sum(c["c"] for c in picks["gate-model"]) == solved[items[0].id]
+    assert first["lexical"]["match_act_title"] == "Митний кодекс України"
+    assert first["strategies"] == ["longest"] and data["items"][1]["strategies"] == []
+    html = index.read_text(encoding="utf-8")
+    assert '<meta charset="utf-8">' in html
+    assert "Точність стратегій" in html and "<td>лексичний пошук</td>" in html
+    assert "src='figures/figure1.png'" in html and (index.parent / "figures" / "figure1.png").exists()
+    assert (index.parent / "assets" / "report.js").exists() and "http" not in html.split("<script")[0]
+
+
+def test_script_json_cannot_break_out_of_the_script_tag():
+    text = script_json({"q": "</script><!-- & -->"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"q": "</script><!-- & -->"}
+
+
+def test_markdown_tables_split_titles_rows_and_notes(built):
+    tables = markdown_tables(built["tmp"] / "analysis")
+    assert [t["title"] for t in tables] == ["Table 2: Точність стратегій", "Gate"]
+    assert tables[0]["header"] == [["strategy", "accuracy"]]
+    assert tables[0]["rows"] == [["longest", "0.412"], ["лексичний пошук", "0.380"]]
+    assert tables[0]["notes"] == ["Chance is 0.25."]
+
+
+def test_missing_gate_names_the_file(built, tmp_path):
+    tmp = built["tmp"]
+    with pytest.raises(InputError, match=r"nope\.json"):
+        write_html_report(
+            tmp_path,
+            items_path=tmp / "items.jsonl",
+            predictions_path=tmp / "predictions.parquet",
+            gate_path=tmp / "nope.json",
+            baselines_dir=tmp / "baselines",
+            analysis_dir=tmp / "analysis",
+        )
+    assert not (tmp_path / "index.html").exists()
+
+
+# --- in the browser -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("no browser: install Debian's chromium and chromium-driver (see .ci/run)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1366,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def rows(driver) -> list[list[str]]:
+    script = (
+        "return [...document.querySelectorAll('#items tbody tr')]"
+        ".map(tr => [...tr.cells].map(td => td.textContent));"
+    )
+    return driver.execute_script(script)
+
+
+@pytest.mark.slow
+def test_page_filters_sorts_opens_an_item_and_renders(built, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    items, result = built["items"], built["gate"]
+    browser.get(built["index"].as_uri())
+    assert browser.execute_script("return document.characterSet") == "UTF-8"
+    assert len(rows(browser)) == len(items)
+
+    Select(browser.find_element(By.ID, "f-bank")).select_by_value(items[-1].bank)
+    shown = rows(browser)
+    assert 0 < len(shown) < len(items) and {r[1] for r in shown} == {items[-1].bank}
+    Select(browser.find_element(By.ID, "f-bank")).select_by_value("")
+
+    Select(browser.find_element(By.ID, "f-gate")).select_by_value("rejected")
+    assert sorted(r[0] for r in rows(browser)) == sorted(result.rejected)
+    Select(browser.find_element(By.ID, "f-gate")).select_by_value("")
+
+    browser.find_element(By.ID, "f-min").send_keys("4")  # the field holds "0": now "04"
+    assert all(int(r[3].split("/")[0]) >= 4 for r in rows(browser))
+    browser.find_element(By.ID, "f-min").clear()
+
+    word = items[2].options[items[2].key].split()[0]
+    browser.find_element(By.ID, "f-search").send_keys(word)
+    found = [r[0] for r in rows(browser)]
+    assert items[2].id in found and len(found) < len(items)
+    browser.find_element(By.ID, "f-search").clear()
+    browser.execute_script("document.getElementById('f-search').dispatchEvent(new Event('input'))")
+
+    browser.find_element(By.CSS_SELECTOR, "th[data-key=solved]").click()
+    counts = [int(r[3].split("/")[0]) for r in rows(browser)]
+    assert counts == sorted(counts)
+
+    target = items[1]
+    browser.find_element(By.CSS_SELECTOR, f"#items tbody tr[data-id='{target.id}']").click()
+    detail = browser.find_element(By.ID, "detail")
+    assert detail.is_displayed()
+    assert target.question in detail.text
+    key = detail.find_element(By.CSS_SELECTOR, ".options li.key").text
+    assert target.options[target.key] in key and "✓" in key
+    assert len(detail.find_elements(By.CSS_SELECTOR, "table.picks tbody tr")) == len(MODELS)
+    assert len(detail.find_elements(By.CSS_SELECTOR, "table.picks thead th")) == len(ORDERS) + 2
+    assert "Митний кодекс України" in detail.text
+
+    shot = tmp_path / "page.png"
+    assert browser.save_screenshot(str(shot))
+    image = Image.open(shot).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20)
+    non_white = sum(n for n, c in colours if sum(c) < 3 * 245) / (image.width * image.height)
+    assert len(colours) > 50 and non_white > 0.03, (len(colours), non_white)
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
