@@ -274,6 +274,8 @@ def render_pdf(
     result = Rendered(path=path, items=[], n_pages=0)
     above_starts_here = False  # the number cell right above was begun on this page (not a continuation)
     for spec in specs:
+        if not spec.options:
+            raise ValueError(f"item {spec.number} has no options to print")
         lay = _layout(spec, hyphenate)
         remaining = list(range(len(spec.options)))
         first, start_page, fused = True, page.number, False
@@ -314,7 +316,8 @@ def render_pdf(
             remaining = remaining[k:]
             above_starts_here = first
             if remaining:
-                result.crossing.append(item_id(source, bank, spec.number))
+                if first:
+                    result.crossing.append(item_id(source, bank, spec.number))
                 page.close()
                 page = _Page(canvas, page.number + 1, title=None)
             first = False
