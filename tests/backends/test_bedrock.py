@@ -109,6 +109,27 @@ def test_thinking_request_shape_drops_temperature(stubs: Any, converse_response:
     assert response.meta["temperature_sent"] is False
 
 
+def test_thinking_budget_from_the_request_wins(stubs: Any, converse_response: Any) -> None:
+    cfg = load("haiku-4.5")
+    expected = {
+        "modelId": "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "system": [{"text": SYSTEM}],
+        "messages": [{"role": "user", "content": [{"text": USER}]}],
+        "inferenceConfig": {"maxTokens": 16 + 1024},
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+    }
+    stubs.stub("eu-central-1").add_response("converse", converse_response("А"), expected)
+    asked = ModelRequest(
+        model="haiku-4.5",
+        system=SYSTEM,
+        user=USER,
+        max_tokens=16,
+        reasoning="thinking",
+        extra={"thinking_budget_tokens": 1024},
+    )
+    assert backend(cfg, stubs).complete(asked).text == "А"
+
+
 def test_thinking_on_a_model_without_it_names_the_key(stubs: Any) -> None:
     cfg = load("llama-3.1-8b")
     with pytest.raises(ConfigError, match="'thinking'"):

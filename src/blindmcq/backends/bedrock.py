@@ -250,11 +250,13 @@ class BedrockBackend:
         if request.reasoning == "thinking":
             if not self.thinking:
                 raise ConfigError("thinking", f"model '{self.cfg.get('name')}' has no provider-side thinking")
-            fields = self.thinking.get("fields")
+            # the run's budget (request.extra, from conf/reasoning) wins over the model config's
+            budget = int(request.extra.get("thinking_budget_tokens") or self.thinking.get("budget_tokens", 0))
+            fields = _with_budget(self.thinking.get("fields") or {}, budget)
             if fields:
                 params["additionalModelRequestFields"] = fields
             # the reasoning budget comes on top of the answer's own tokens
-            inference["maxTokens"] += int(self.thinking.get("budget_tokens", 0))
+            inference["maxTokens"] += budget
             send_temperature = send_temperature and bool(self.thinking.get("temperature", False))
         if send_temperature:
             inference["temperature"] = float(request.temperature)  # type: ignore[arg-type]
@@ -303,6 +305,13 @@ class BedrockBackend:
         if pin is None or pout is None or response.input_tokens is None or response.output_tokens is None:
             return None
         return (response.input_tokens * float(pin) + response.output_tokens * float(pout)) / 1000.0
+
+
+def _with_budget(fields: Any, budget: int) -> Any:
+    """``fields`` with every ``budget_tokens`` value set to ``budget`` (Anthropic's thinking shape)."""
+    if isinstance(fields, Mapping):
+        return {k: budget if k == "budget_tokens" else _with_budget(v, budget) for k, v in fields.items()}
+    return fields
 
 
 def parse_converse_response(raw: Mapping[str, Any]) -> ModelResponse:

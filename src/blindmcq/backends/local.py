@@ -14,8 +14,9 @@ one forward pass gives all the scores; otherwise one pass per label. ``choice_lo
 raw log-probabilities (their probabilities sum to at most 1); the answer text is the best label, the
 first on ties. Without choices the model generates greedily (Matched-and-Dashed).
 
-Prompt: a base model gets plain text, ``system + "\\n\\n" + user`` then ``answer_prefix`` unless the user
-text already ends with it (``request.extra["answer_prefix"]`` overrides the config). With
+Prompt: a base model gets plain text, ``system + "\\n\\n" + user``. The answer cue ("Відповідь:") is the
+presentation's: it ends the user text of scoring requests. A config (or ``request.extra["answer_prefix"]``)
+may set ``answer_prefix`` to append one to requests that lack it; the default appends nothing. With
 ``chat_template: true`` and a tokenizer that has one, the chat template is used and labels are scored
 with no delimiter. Calls are serialised by a lock (one forward pass at a time uses all threads).
 """
@@ -78,7 +79,7 @@ class LocalBackend:
             raise ConfigError("path", f"no model file or folder at {self.path}")
         if self.path is not None and self.path.is_file() and self.path.suffix != ".gguf":
             raise ConfigError("path", f"{self.path} is neither a .gguf file nor a model folder")
-        self.answer_prefix = str(self.cfg.get("answer_prefix", "\nВідповідь:"))
+        self.answer_prefix = str(self.cfg.get("answer_prefix") or "")
         self.delimiter = str(self.cfg.get("label_delimiter", " "))
         self.use_chat_template = bool(self.cfg.get("chat_template", False))
         threads = self.cfg.get("threads")
