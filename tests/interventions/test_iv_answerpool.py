@@ -20,6 +20,7 @@ from blindmcq.interventions.answerpool import (
     chance_group,
     chance_question,
     chance_question_distinct,
+    entry_labels,
     parse_assignment,
     render_prompt,
     run_answerpool,
@@ -142,7 +143,9 @@ class Oracle:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         truth = self.truth[request.user]
-        lines = [f"{k}: {'немає' if t is None or self.always_abstain else t + 1}" for k, t in enumerate(truth, 1)]
+        lines = [
+            f"{k}: {'немає' if t is None or self.always_abstain else t + 1}" for k, t in enumerate(truth, 1)
+        ]
         return ModelResponse(text="Ось відповіді:\n" + "\n".join(lines))
 
 
@@ -159,12 +162,16 @@ def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: li
     assert (scores["answerable_acc"] == 0.0).all()
     assert scores.loc["full", "pooled_acc"] == pytest.approx((~abstain["answerable"]).mean())
     full = score_pool(right).set_index("condition")
-    assert (full["group_acc"] == 1.0).all() and (full["set_hit"] == right.groupby("condition")["answerable"].mean()).all()
+    assert (full["group_acc"] == 1.0).all() and (
+        full["set_hit"] == right.groupby("condition")["answerable"].mean()
+    ).all()
 
 
 def test_heuristic_scoring_end_to_end_on_real_items(bank: list[Item]) -> None:
     conf = PoolConfig(delete_share=0.2)
-    frame = run_answerpool(bank[:20], conf, model_cfg={"name": "longest", "backend": "heuristic", "strategy": "longest"})
+    frame = run_answerpool(
+        bank[:20], conf, model_cfg={"name": "longest", "backend": "heuristic", "strategy": "longest"}
+    )
     groups = {g.group_id: g for g in build_groups(bank[:20], conf)}
     assert len(frame) == 40 and (frame["parse_status"] == "ok").all() and not frame["abstained"].any()
     for row in frame.itertuples():
@@ -189,15 +196,25 @@ class Scorer:
         return ModelResponse(text=pick, choice_logprobs=[0.0 if c == pick else -9.0 for c in request.choices])
 
 
-def test_scored_requests_offer_every_entry_and_abstention(bank: list[Item]) -> None:
-    conf = PoolConfig(scoring="score", conditions=("blind",))
+@pytest.mark.parametrize(("style", "pattern"), [("auto", r"^([A-Z])\. "), ("numbers", r"^(\d+)\. ")])
+def test_scored_requests_offer_every_entry_and_abstention(bank: list[Item], style: str, pattern: str) -> None:
+    conf = PoolConfig(scoring="score", conditions=("blind",), entry_labels=style)
     scorer = Scorer("немає")
     frame = run_answerpool(bank[:10], conf, model_cfg={"name": "s", "backend": "local"}, backend=scorer)
-    assert len(scorer.requests) == 10 and frame["abstained"].all()
+    assert len(scorer.requests) == 10 and frame["abstained"].all() and frame["parse_status"].eq("ok").all()
     for request in scorer.requests:
-        n_pool = int(re.findall(r"^(\d+)\. ", request.user, re.M)[-1])
-        assert request.choices == (*[str(k) for k in range(1, n_pool + 1)], "немає")
+        labels = re.findall(pattern, request.user, re.M)
+        assert request.choices == (*labels, "немає") and len(labels) == frame["pool_size"].iloc[0]
         assert request.extra["answer_prefix"] == "" and re.search(r"Питання \d+:$", request.user)
+    second = Scorer("B" if style == "auto" else "2")
+    picks = run_answerpool(bank[:10], conf, model_cfg={"name": "s", "backend": "local"}, backend=second)
+    assert (picks["picked_entry"] == 2).all()
+
+
+def test_letter_labels_parse_and_cap(bank: list[Item]) -> None:
+    assert parse_assignment("1: C\n2: немає\n3 - Z", 3, entry_labels(20, "letters")) == [2, ABSTAIN, None]
+    with pytest.raises(ConfigError, match="entry_labels"):
+        entry_labels(27, "letters")
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,9 @@ def test_rewrite_comparison_tests_both_sides_of_chance() -> None:
     assert (table.loc["after", "lo"], table.loc["after", "hi"]) == pytest.approx((ci.low, ci.high))
     assert table.loc["before", "above_chance"] and not table.loc["before", "below_chance"]
     assert table.loc["after", "below_chance"] and not table.loc["after", "above_chance"]
-    assert table.loc["after", "p_below"] == pytest.approx(sps.binomtest(k_a, 400, 0.25, alternative="less").pvalue)
+    assert table.loc["after", "p_below"] == pytest.approx(
+        sps.binomtest(k_a, 400, 0.25, alternative="less").pvalue
+    )
     assert table.loc["after", "pairs"] == 400 and table.loc["after", "mcnemar_p"] < 0.001
     md = rewrite_table(rewrite_comparison(before, after, ["blind"])).markdown()
     assert "| blind | after | 400 |" in md and "<.001" in md
@@ -38,13 +40,16 @@ def test_rewrite_comparison_tests_both_sides_of_chance() -> None:
 def test_rewrite_comparison_at_chance_is_neither_side() -> None:
     same = _calls([k % 4 == 0 for k in range(400)])
     row = rewrite_comparison(same, same, ["blind"]).iloc[1]
-    assert row["acc"] == 0.25 and not row["above_chance"] and not row["below_chance"] and row["mcnemar_p"] == 1.0
+    assert (
+        row["acc"] == 0.25 and not row["above_chance"] and not row["below_chance"] and row["mcnemar_p"] == 1.0
+    )
 
 
 def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:
     pooled = pd.DataFrame({
         "group_id": ["g0"] * 4 + ["g1"] * 4, "item_id": [f"i{k}" for k in range(8)], "condition": "full",
-        "answerable": [True, True, True, False] * 2, "correct": [True, False, False, True, True, False, False, False],
+        "answerable": [True, True, True, False] * 2,
+        "correct": [True, False, False, True, True, False, False, False],
         "abstained": [False, False, True, True, False, False, False, False], "parse_status": "ok",
         "set_hit": [True, True, False, False, True, True, False, False],
         "chance": 1 / 17, "set_chance": 3 / 17, "group_chance": 17.0**-4,

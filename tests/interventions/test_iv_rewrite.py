@@ -58,7 +58,12 @@ class FakeRewriter:
 def _assert_same_bank(before: list[Item], after: list[Item]) -> None:
     assert [i.id for i in after] == [i.id for i in before]
     for old, new in zip(before, after, strict=True):
-        assert (new.key, new.question, new.n_options, new.status) == (old.key, old.question, old.n_options, old.status)
+        assert (new.key, new.question, new.n_options, new.status) == (
+            old.key,
+            old.question,
+            old.n_options,
+            old.status,
+        )
         assert new.options[new.key] == old.options[old.key]
         info = new.meta["rewrite"]
         assert info["source_item"] == old.id and info["original_options"] == list(old.options)
@@ -113,7 +118,9 @@ def test_english_prompt_has_its_own_hash(bank: list[Item]) -> None:
             return ModelResponse(text="a different wrong statement " + str(len(seen)))
 
     out = rewrite_items(bank[:2], conf, backend=Echo())
-    assert all(u.startswith("You are editing") and u.rstrip().endswith("Rewritten wrong option:") for u in seen)
+    assert all(
+        u.startswith("You are editing") and u.rstrip().endswith("Rewritten wrong option:") for u in seen
+    )
     assert out[0].meta["rewrite"]["prompt_sha256"] == hashlib.sha256(PROMPTS["en"].encode()).hexdigest()
     assert PROMPTS["en"] != PROMPTS["uk"]
 
@@ -137,11 +144,16 @@ def test_length_match_moves_distractors_toward_the_key(bank: list[Item]) -> None
 
 def test_length_match_pads_from_statutes_of_the_items_act(bank: list[Item], repo_root: Path) -> None:
     statutes = repo_root / "defaults" / "statutes" / "provisions-default.jsonl"
-    conf = RewriteConfig.from_cfg({"rewriter": "length_match", "pad_source": "statutes", "statutes": str(statutes)})
+    conf = RewriteConfig.from_cfg(
+        {"rewriter": "length_match", "pad_source": "statutes", "statutes": str(statutes)}
+    )
     out = rewrite_items(bank[:30], conf)
     _assert_same_bank(bank[:30], out)
     padded = [(i, j) for i in out for j, s in i.meta["rewrite"]["status"].items() if s == "padded"]
-    assert padded and all(i.options[int(j)].startswith(i.meta["rewrite"]["original_options"][int(j)].rstrip(" .;")) for i, j in padded)
+    assert padded and all(
+        i.options[int(j)].startswith(i.meta["rewrite"]["original_options"][int(j)].rstrip(" .;"))
+        for i, j in padded
+    )
 
 
 _text = st.text(alphabet="абвгдежзийклмнопрстуфхцчшщ ", min_size=1, max_size=60).filter(str.strip)
@@ -153,7 +165,9 @@ _text = st.text(alphabet="абвгдежзийклмнопрстуфхцчшщ "
     key_seed=st.integers(0, 100),
     others=st.lists(_text, min_size=0, max_size=8),
 )
-def test_length_match_never_touches_key_or_drops_item(options: list[str], key_seed: int, others: list[str]) -> None:
+def test_length_match_never_touches_key_or_drops_item(
+    options: list[str], key_seed: int, others: list[str]
+) -> None:
     key = key_seed % len(options)
     item = Item("s-b-1", "s", "b", 1, "питання", tuple(options), key)
     pad = Item("s-b-2", "s", "b", 2, "інше", (*others, "ключ"), len(others)) if others else None
@@ -184,7 +198,10 @@ def test_diff_view(bank: list[Item], tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [
-        ("  «не більше третини його штатної чисельності»\nПояснення: ...", "не більше третини його штатної чисельності"),
+        (
+            "  «не більше третини його штатної чисельності»\nПояснення: ...",
+            "не більше третини його штатної чисельності",
+        ),
         ("- Кабінет Міністрів України", "Кабінет Міністрів України"),
         ("Б) Верховна Рада України", "Верховна Рада України"),
         ('\n\n"Президент України"', "Президент України"),

@@ -17,9 +17,8 @@ from blindmcq.stages.rewrite import intervention_cfg, rewrite_stage
 
 @pytest.fixture
 def project(shared_data: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    items = load_dataset({
-        "loader": "customs", "path": str(shared_data / "ua-customs-exam" / "questions.json"), "parts": ["legislation"],
-    })  # fmt: skip
+    path = shared_data / "ua-customs-exam" / "questions.json"
+    items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", items)
     monkeypatch.chdir(tmp_path)
     conf = lambda group, name: yaml.safe_load((repo_root / "conf" / group / f"{name}.yaml").read_text())  # noqa: E731
@@ -35,7 +34,9 @@ def project(shared_data: Path, repo_root: Path, tmp_path: Path, monkeypatch: pyt
 def test_defaults_come_from_conf_when_params_have_none() -> None:
     assert intervention_cfg({}, "rewrite")["rewriter"] == "length_match"
     assert intervention_cfg({}, "answerpool")["group_size"] == 5
-    assert intervention_cfg({"intervention": {"rewrite": {"rewriter": "model"}}}, "rewrite") == {"rewriter": "model"}
+    assert intervention_cfg({"intervention": {"rewrite": {"rewriter": "model"}}}, "rewrite") == {
+        "rewriter": "model"
+    }
 
 
 def test_rewrite_stage(project: dict) -> None:
@@ -46,7 +47,10 @@ def test_rewrite_stage(project: dict) -> None:
     assert len(rewritten) == 12
     assert all(i.options[i.key] == source[i.id].options[source[i.id].key] for i in rewritten)
     assert all(i.meta["rewrite"]["original_options"] == list(source[i.id].options) for i in rewritten)
-    before, after = read_predictions(out / "predictions_before.parquet"), read_predictions(out / "predictions_after.parquet")
+    before, after = (
+        read_predictions(out / "predictions_before.parquet"),
+        read_predictions(out / "predictions_after.parquet"),
+    )
     assert len(before) == len(after) == 12 * 8 and set(before["condition"]) == {"blind"}
     assert metrics["blind_before_acc"] == pytest.approx(before["correct"].mean())
     assert metrics["blind_after_acc"] == pytest.approx(after["correct"].mean())
@@ -67,5 +71,7 @@ def test_answerpool_stage(project: dict) -> None:
     answerable = pooled[(pooled["condition"] == "full") & pooled["answerable"]]
     assert metrics["full_pooled_acc"] == pytest.approx(answerable["correct"].mean())
     same = ordinary[(ordinary["condition"] == "full") & ordinary["item_id"].isin(answerable["item_id"])]
-    assert metrics["full_elimination_credit"] == pytest.approx(same["correct"].mean() - answerable["correct"].mean())
+    assert metrics["full_elimination_credit"] == pytest.approx(
+        same["correct"].mean() - answerable["correct"].mean()
+    )
     assert "elimination credit" in (out / "comparison.md").read_text()

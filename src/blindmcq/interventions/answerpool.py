@@ -14,9 +14,12 @@ look like answers. So the blind condition also reports ``set_hit``: the picked e
 question of the group (order-free), against its chance, answer entries / (pool size + 1).
 Asking. ``generate``: one request per group, one line per question ("1: 17" or "1: немає"),
 parsed by ``parse_assignment``. ``score`` (the default for the local base model): one request per
-question, the prompt ending "Питання k:", the choices "1".."P" and the abstain word, the best
-log-probability wins (the backend's choices mechanism). Heuristic backends score too (they get the
-pool texts, abstain as an empty text).
+question, the prompt ending "Питання k:", the choices = the entry labels and the abstain word, the
+best log-probability wins (the backend's choices mechanism). Heuristic backends score too (they get
+the pool texts, abstain as an empty text).
+Entry labels (``entry_labels``): ``numbers`` "1".."P" or ``letters`` "A".."Z". ``auto`` = letters
+when scoring a pool of at most 26 entries, because " A" and " немає" are single Gemma tokens, so one
+forward pass scores every choice (" 17" is three tokens: one pass per choice); numbers otherwise.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from blindmcq.items import Item
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 CONDITIONS = ("blind", "full")
 SCORINGS = ("auto", "generate", "score")
+ENTRY_LABELS = ("auto", "numbers", "letters")
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 TEXT: dict[str, dict[str, str]] = {
     "uk": {
@@ -63,10 +68,12 @@ TEXT: dict[str, dict[str, str]] = {
         "question": "Питання {k}",
         "hidden": "(текст запитання не наведено)",
         "instruction": (
-            "Для кожного запитання напишіть окремий рядок у формі «номер запитання: номер варіанта», "
-            "наприклад «1: 17», або «1: немає», якщо правильного варіанта в переліку немає."
+            "Для кожного запитання напишіть окремий рядок у формі «номер запитання: {what} варіанта», "
+            "наприклад «1: {example}», або «1: немає», якщо правильного варіанта в переліку немає."
         ),
         "answers": "Відповіді:",
+        "numbers": "номер",
+        "letters": "літера",
     },
     "en": {
         "none": "none",
@@ -85,10 +92,12 @@ TEXT: dict[str, dict[str, str]] = {
         "question": "Question {k}",
         "hidden": "(question text not shown)",
         "instruction": (
-            'For each question write one line "question number: option number", e.g. "1: 17", or '
+            'For each question write one line "question number: option {what}", e.g. "1: {example}", or '
             '"1: none" when the list has no correct option for it.'
         ),
         "answers": "Answers:",
+        "numbers": "number",
+        "letters": "letter",
     },
 }
 
@@ -103,6 +112,7 @@ class PoolConfig:
     language: str = "uk"
     scoring: str = "auto"  # auto = score for local/heuristic backends, generate otherwise
     max_tokens: int = 128
+    entry_labels: str = "auto"  # auto = letters when scoring and the pool has <= 26 entries, else numbers
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
@@ -122,6 +132,8 @@ class PoolConfig:
             )
         if conf.language not in TEXT:
             raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(TEXT)}")
+        if conf.entry_labels not in ENTRY_LABELS:
+            raise ConfigError(f"{prefix}.entry_labels", f"{conf.entry_labels!r} is not one of {ENTRY_LABELS}")
         if conf.scoring not in SCORINGS:
             raise ConfigError(f"{prefix}.scoring", f"{conf.scoring!r} is not one of {', '.join(SCORINGS)}")
         return conf
@@ -204,17 +216,32 @@ def _group(group_id: str, context: str, members: list[Item], deleted: set[str], 
 # ------------------------------------------------------------------- prompts and parsing
 
 
-def render_prompt(group: PoolGroup, condition: str, language: str = "uk", slot: int | None = None) -> str:
+def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
+    """Pool entry labels: "1".."P", or "A".. (single tokens, so one forward pass scores them all)."""
+    if style == "letters":
+        if pool_size > len(LETTERS):
+            raise ConfigError(
+                "intervention.answerpool.entry_labels", f"letters label at most 26 entries, not {pool_size}"
+            )
+        return tuple(LETTERS[:pool_size])
+    return tuple(str(k) for k in range(1, pool_size + 1))
+
+
+def render_prompt(
+    group: PoolGroup, condition: str, language: str = "uk", slot: int | None = None, style: str = "numbers"
+) -> str:
     """The pooled prompt; with ``slot`` (0-based) it ends "Питання k:" for log-probability scoring."""
     t = TEXT[language]
     n = len(group.item_ids)
+    labels = entry_labels(len(group.pool), style)
     lines = [t[f"{condition}_intro"].format(n=n), "", t["pool"]]
-    lines += [f"{k}. {text}" for k, text in enumerate(group.pool, start=1)]
+    lines += [f"{label}. {text}" for label, text in zip(labels, group.pool, strict=True)]
     lines += ["", t["questions"]]
     for k, question in enumerate(group.questions, start=1):
         shown = question if condition == "full" else t["hidden"]
         lines.append(f"{t['question'].format(k=k)}: {shown}")
-    lines += ["", t["instruction"]]
+    example = labels[min(16, len(labels) - 1)] if labels else "1"
+    lines += ["", t["instruction"].format(what=t[style], example=example)]
     if slot is not None:
         lines += ["", t["answers"], f"{t['question'].format(k=slot + 1)}:"]
     return "\n".join(lines)
@@ -223,26 +250,33 @@ def render_prompt(group: PoolGroup, condition: str, language: str = "uk", slot: 
 _ABSTAIN_WORDS = r"немає|нема|жоден|жодного|none|no answer|n/a|—|–"
 _LINE = re.compile(
     r"^[\W_]*(?:питання|запитання|question|q)?\s*№?\s*(\d+)\s*\**\s*[:.)=–—-]\s*\**\s*"
-    r"(?:варіант|option|entry|№|#)?\s*(\d+|" + _ABSTAIN_WORDS + r")",
+    r"(?:варіант|option|entry|№|#)?\s*(\d+|" + _ABSTAIN_WORDS + r"|[A-Z]\b)",
     re.IGNORECASE,
 )
 
 
-def parse_answer_token(token: str, pool_size: int) -> int | None:
-    """One answer: a 0-based entry, ``ABSTAIN``, or None (a number outside 1..pool_size)."""
+def _labels(pool: int | Sequence[str]) -> tuple[str, ...]:
+    return entry_labels(pool) if isinstance(pool, int) else tuple(pool)
+
+
+def parse_answer_token(token: str, pool: int | Sequence[str]) -> int | None:
+    """One answer: a 0-based entry, ``ABSTAIN``, or None (not a label of the pool).
+
+    ``pool``: the entry labels, or the pool size for the labels "1".."P"."""
     token = token.strip()
-    if token.isdigit():
-        value = int(token)
-        return value - 1 if 1 <= value <= pool_size else None
-    return ABSTAIN if re.fullmatch(_ABSTAIN_WORDS, token, re.IGNORECASE) else None
+    if re.fullmatch(_ABSTAIN_WORDS, token, re.IGNORECASE):
+        return ABSTAIN
+    labels = _labels(pool)
+    return labels.index(token) if token in labels else None
 
 
-def parse_assignment(text: str, n_questions: int, pool_size: int) -> list[int | None]:
+def parse_assignment(text: str, n_questions: int, pool: int | Sequence[str]) -> list[int | None]:
     """Per question (in order) its 0-based entry, ``ABSTAIN``, or None when no valid line names it.
 
     Reads lines such as "1: 17", "Питання 2 — немає", "**3**: 5", "4) 12"; the first line for a
     question wins; a question number outside 1..n is ignored.
     """
+    labels = _labels(pool)
     answers: list[int | None] = [None] * n_questions
     seen: set[int] = set()
     for line in text.splitlines():
@@ -252,7 +286,7 @@ def parse_assignment(text: str, n_questions: int, pool_size: int) -> list[int | 
         q = int(match.group(1)) - 1
         if 0 <= q < n_questions and q not in seen:
             seen.add(q)
-            answers[q] = parse_answer_token(match.group(2), pool_size)
+            answers[q] = parse_answer_token(match.group(2), labels)
     return answers
 
 
@@ -313,6 +347,13 @@ def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any]) -> str:
     return "score" if model_cfg.get("backend") in ("local", "heuristic") else "generate"
 
 
+def label_style(conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int) -> str:
+    if conf.entry_labels != "auto":
+        return conf.entry_labels
+    scored = _scoring(conf, model_cfg) == "score"
+    return "letters" if scored and pool_size <= len(LETTERS) else "numbers"
+
+
 def pool_requests(
     groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any]
 ) -> list[tuple[CallTag, ModelRequest]]:
@@ -321,21 +362,22 @@ def pool_requests(
     heuristic = model_cfg.get("backend") == "heuristic"
     calls = []
     for group in groups:
+        style = label_style(conf, model_cfg, len(group.pool))
         for condition in conf.conditions:
             if _scoring(conf, model_cfg) == "generate":
-                user = render_prompt(group, condition, conf.language)
+                user = render_prompt(group, condition, conf.language, style=style)
                 request = ModelRequest(
                     model=name, system=None, user=user, max_tokens=int(conf.max_tokens),
                     extra={"answer_prefix": "", "item_id": group.group_id},
                 )  # fmt: skip
                 calls.append((CallTag(group.group_id, "all", condition, "answerpool"), request))
                 continue
-            choices = (*[str(k) for k in range(1, len(group.pool) + 1)], none)
+            choices = (*entry_labels(len(group.pool), style), none)
             extra: dict[str, Any] = {"answer_prefix": "", "item_id": group.group_id}
             if heuristic:  # surface strategies judge the entry texts; abstention has none
                 extra |= {"option_texts": [*group.pool, ""], "label_strings": list(choices)}
             for slot in range(len(group.item_ids)):
-                user = render_prompt(group, condition, conf.language, slot=slot)
+                user = render_prompt(group, condition, conf.language, slot=slot, style=style)
                 request = ModelRequest(model=name, system=None, user=user, choices=choices, extra=extra)
                 calls.append((CallTag(group.group_id, f"q{slot + 1}", condition, "answerpool"), request))
     return calls
@@ -364,11 +406,14 @@ def run_answerpool(
     for (tag, _), (record, _) in zip(calls, results, strict=True):
         group = by_group[tag.item_id]
         failed = record.parse_status in ("error", "refused")
-        n, size = len(group.item_ids), len(group.pool)
+        n, labels = (
+            len(group.item_ids),
+            entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool))),
+        )
         slots = range(n) if tag.order_id == "all" else [int(tag.order_id[1:]) - 1]
-        parsed = [None] * n if failed else parse_assignment(record.raw_response, n, size)
+        parsed = [None] * n if failed else parse_assignment(record.raw_response, n, labels)
         if tag.order_id != "all" and not failed:  # a scored call answers with one bare label
-            parsed[slots[0]] = parse_answer_token(record.raw_response, size)
+            parsed[slots[0]] = parse_answer_token(record.raw_response, labels)
         got = answers.setdefault((tag.item_id, tag.condition), [None] * n)
         for s in slots:
             got[s] = parsed[s]
