@@ -122,12 +122,12 @@ def read_table(path: PathLike) -> pa.Table:
     path = Path(path)
     if path.suffix == ".jsonl":
         return _read_jsonl(path)
-    try:
-        names = pq.read_schema(path).names
-    except (OSError, pa.ArrowException) as exc:
+    try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
+        _check_columns(pq.read_schema(path).names, file=str(path))
+        table = pq.read_table(path, columns=list(PREDICTION_COLUMNS))
+    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({exc})", file=str(path)) from exc
-    _check_columns(names, file=str(path))
-    return _conform(pq.read_table(path, columns=list(PREDICTION_COLUMNS)), source=str(path))
+    return _conform(table, source=str(path))
 
 
 def read_predictions(path: PathLike) -> pd.DataFrame:
