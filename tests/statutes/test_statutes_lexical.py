@@ -30,6 +30,7 @@ ITEMS = [
     _item(2, ["корупція заборонена", "Корупція   заборонена!", "митний", "нічого"], 1),
     _item(3, ["ааа", "ббб"], 1),
     _item(4, ["митний кодекс", "ніщо"], None, status="excluded"),
+    _item(5, [], None, status="malformed"),
 ]
 
 
@@ -87,7 +88,8 @@ def test_options_without_corpus_terms(tiny: tuple[BM25Index, Analyzer]) -> None:
 
 def test_summary_counts_usable_items_with_wilson_interval(tiny: tuple[BM25Index, Analyzer]) -> None:
     picks = lexical_search(ITEMS, *tiny, tie_break="first")
-    assert list(picks["usable"]) == [True, True, True, False]
+    assert list(picks["usable"]) == [True, True, True, False, False]
+    assert pd.isna(picks.at[4, "picked_option"]) and pd.isna(picks.at[4, "correct"])
     s = summarise(picks)
     assert (s.n, s.correct, s.ties, s.no_match) == (3, 1, 2, 1)
     assert s.accuracy == pytest.approx(1 / 3) and s.chance == pytest.approx((0.25 + 0.25 + 0.5) / 3)
@@ -108,7 +110,7 @@ def test_lexical_baseline_from_files(tiny: tuple[BM25Index, Analyzer], tmp_path:
         tmp_path / "items.jsonl", tmp_path / "index", tmp_path / "out/lexical.parquet"
     )
     stored = pd.read_parquet(tmp_path / "out/lexical.parquet")
-    assert list(stored["item_id"]) == [i.id for i in ITEMS] and list(stored["picked_option"]) == list(
-        picks["picked_option"]
-    )
+    assert list(stored["item_id"]) == [i.id for i in ITEMS]
+    pd.testing.assert_series_equal(stored["picked_option"], picks["picked_option"])
+    pd.testing.assert_series_equal(stored["correct"], picks["correct"])
     assert summary == summarise(picks) and summary.n == 3

@@ -74,6 +74,9 @@ def lexical_search(
         span = slice(start, start + item.n_options)
         start += item.n_options
         scores, docs, has_match = best_score[span], best_idx[span], matched[span]
+        if not item.options:  # a malformed item kept as published: nothing to pick
+            rows.append({"item_id": item.id, "n_options": 0, "key": item.key, "usable": item.usable})
+            continue
         picked, tied = _pick(scores, item.id, seed, tie_rtol, tie_break)
         refs = [
             f"{prov.at[d, 'act']} {prov.at[d, 'ref']}" if m else None
@@ -102,7 +105,7 @@ def lexical_search(
                 ("match_act", "match_act_title", "match_ref", "match_issued", "match_title", "match_snippet")
             )
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"picked_option": "Int64", "correct": "boolean", "tie": "boolean"})
 
 
 @dataclass(frozen=True)
