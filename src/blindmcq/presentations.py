@@ -147,7 +147,9 @@ def label_list(labels: Sequence[str], or_word: str) -> str:
     return f"{', '.join(labels[:-1])} {or_word} {labels[-1]}"
 
 
-def _fields(template: str, key: str) -> set[str]:
+def _fields(template: Any, key: str) -> set[str]:
+    if not isinstance(template, str):
+        raise ConfigError(key, f"expected a template string, got {type(template).__name__}")
     try:
         return {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
     except ValueError as exc:
@@ -172,6 +174,17 @@ def _check_prompt(prompt: Mapping[str, Any]) -> None:
     key = f"prompt.{name}.answer_instruction"
     if _fields(prompt["answer_instruction"], key) - INSTRUCTION_FIELDS:
         raise ConfigError(key, f"only {sorted(INSTRUCTION_FIELDS)} may be used")
+
+
+LINE_FIELDS = {"label", "text"}
+
+
+def _check_line(labels: Mapping[str, Any]) -> None:
+    """The option-line template (``labels.line``) may use only {label} and {text}."""
+    key = f"labels.{labels.get('name', '?')}.line"
+    used = _fields(labels.get("line", "{label}) {text}"), key)
+    if not used <= LINE_FIELDS or "text" not in used:
+        raise ConfigError(key, f"must use {{text}}, may use only {sorted(LINE_FIELDS)}; got {sorted(used)}")
 
 
 def _by_language(value: Any, language: str, key: str) -> str | None:
@@ -258,6 +271,7 @@ class _Setup:
             )
         setup = cls(_plain(prompt), _plain(labels), _plain(reasoning), protocol, _plain(protocol_cfg), {})
         _check_prompt(setup.prompt)
+        _check_line(setup.labels)
         return setup
 
     def labels_and_instruction(self, n: int) -> tuple[tuple[str, ...], str]:
