@@ -13,6 +13,7 @@ import html
 import json
 import re
 import shutil
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -227,16 +228,20 @@ def write_html_report(
     out_dir: str | Path,
     *,
     items_path: str | Path,
-    predictions_path: str | Path,
+    predictions_path: str | Path | Sequence[str | Path],
     gate_path: str | Path,
     baselines_dir: str | Path,
     analysis_dir: str | Path,
     title: str = "blindmcq report",
 ) -> Path:
-    """Write ``out_dir/index.html`` (+ ``assets/``, ``figures/``); returns the path of ``index.html``."""
+    """Write ``out_dir/index.html`` (+ ``assets/``, ``figures/``); returns the path of ``index.html``.
+
+    ``predictions_path`` may list several files (e.g. the probe's and a separate gate model's calls).
+    """
     out, analysis, baselines = Path(out_dir), Path(analysis_dir), Path(baselines_dir)
     items = read_items(_required(Path(items_path)))
-    predictions = pd.read_parquet(_required(Path(predictions_path)))
+    sources = [predictions_path] if isinstance(predictions_path, str | Path) else list(predictions_path)
+    predictions = pd.concat([pd.read_parquet(_required(Path(p))) for p in sources], ignore_index=True)
     gate_file = _required(Path(gate_path))
     try:
         gate = json.loads(gate_file.read_text(encoding="utf-8"))
