@@ -1,0 +1,45 @@
+"""The local base model (Gemma 3 270M) through both repairs, on a few real customs items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.cache import ResponseCache
+from blindmcq.datasets.registry import load_dataset
+from blindmcq.interventions.answerpool import PoolConfig, build_groups, run_answerpool
+from blindmcq.interventions.rewrite import RewriteConfig, rewrite_items
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def gemma() -> tuple[dict, object]:
+    cfg = {**load_model_config("gemma3-270m"), "threads": 1}
+    return cfg, make_backend(cfg)
+
+
+def test_local_model_rewrites_and_pools(
+    shared_data: Path, tmp_path: Path, gemma: tuple[dict, object]
+) -> None:
+    cfg, backend = gemma
+    path = shared_data / "ua-customs-exam" / "questions.json"
+    items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})[:4]
+
+    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": cfg, "max_tokens": 8})
+    out = rewrite_items(items[:1], conf, backend=backend, cache=tmp_path / "c.sqlite")
+    info = out[0].meta["rewrite"]
+    assert out[0].options[out[0].key] == items[0].options[items[0].key]
+    assert info["model"] == "gemma3-270m" and info["backend"].startswith("local:")
+    assert set(info["status"]) == {str(j) for j in range(4) if j != items[0].key}
+
+    pool_conf = PoolConfig(group_size=4, delete_share=0.25, conditions=("blind",))
+    frame = run_answerpool(items, pool_conf, model_cfg=cfg, backend=backend, cache=tmp_path / "c.sqlite")
+    group = build_groups(items, pool_conf)[0]
+    assert len(frame) == 4 and frame["parse_status"].eq("ok").all() and (~frame["answerable"]).sum() == 1
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        scored = [cache.get(h).response for h in frame["request_hash"]]
+    assert all(len(r.choice_logprobs) == len(group.pool) + 1 for r in scored)
+    assert all(r.meta["mode"] == "score" for r in scored)
