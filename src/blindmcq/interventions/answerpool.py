@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.stats import accuracy, chance_test
 from blindmcq.backends.base import Backend, ModelRequest
 from blindmcq.backends.registry import make_backend
 from blindmcq.errors import ConfigError
@@ -470,8 +471,6 @@ def score_pool(frame: pd.DataFrame) -> pd.DataFrame:
     (its correct response), false abstention on answerable, unparseable rate, order-free set hits,
     whole-group success, each with its exact chance (the test uses the mean per-question chance:
     a binomial at the mean chance is conservative for the Poisson-binomial of unequal pools)."""
-    from blindmcq.analysis.stats import accuracy, chance_test
-
     rows = []
     for condition, part in frame.groupby("condition", sort=True):
         every = pd.Series(True, index=part.index)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from blindmcq.analysis.stats import accuracy, chance_test, mcnemar
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
+from blindmcq.interventions.answerpool import score_pool
 
 ALPHA = 0.05
 
@@ -78,8 +79,6 @@ def rewrite_table(comparison: pd.DataFrame) -> Table:
 
 def pool_comparison(pooled: pd.DataFrame, ordinary: pd.DataFrame) -> pd.DataFrame:
     """Per condition: ordinary vs pooled accuracy on the answerable questions, and the credit."""
-    from blindmcq.interventions.answerpool import score_pool
-
     scores = score_pool(pooled).set_index("condition")
     rows = []
     for condition, part in pooled.groupby("condition", sort=True):
