@@ -1,0 +1,335 @@
+"""NonsenseQA diagnostic: Select-and-Letter against Matched-and-Dashed under skewed few-shot prompts.
+
+Every test item is asked in the ``full`` condition (its nonsense question and four random-word options),
+so content can never earn a point: any accuracy above chance (1/N) is bias. Each run is a (protocol,
+few-shot skew) pair; ``none`` means no examples.
+
+Key placement (``keys``). ``skew`` (default): the test keys follow the prompt's skew (``all_a``: every
+key in slot A; ``a70``: 70%; ``uniform``: even; ``none``: as drawn), the seed's setting of a benchmark
+whose answer pattern the examples reveal: a model that follows the examples' pattern scores above
+chance. ``drawn``: every run uses the keys as drawn (uniform), where the pattern cannot pay and the bias
+shows only as the share of picks in slot A.
+
+Outputs (``out_dir``, each written atomically): ``predictions.parquet`` (one row per call, ``setting``
+= ``fewshot=<skew>``), ``nonsenseqa_results.csv`` (per protocol x skew: accuracy with Wilson interval,
+one-sided binomial p against chance, key and pick shares of slot A, MD statuses, explicit and implicit
+few-shot bias, order variance), ``nonsenseqa_variance.csv`` (variance across orders, ratio MD/SL),
+``nonsenseqa.md`` and ``nonsenseqa.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import itertools
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.analysis.stats import chance_test
+from blindmcq.atomic import write_bytes, write_text
+from blindmcq.backends.base import Backend
+from blindmcq.backends.registry import load_model_config
+from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
+from blindmcq.errors import ConfigError
+from blindmcq.items import Item
+from blindmcq.predictions import write_predictions
+from blindmcq.presentations import load_conf
+from blindmcq.probe import run_probe
+from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+
+log = logging.getLogger(__name__)
+
+ALL_SKEWS = ("all_a", "a70", "uniform", "none")
+KEYS = ("skew", "drawn")
+BY = ["model", "protocol", "setting"]
+
+
+def place_keys(items: Sequence[Item], skew: str, seed: int) -> list[Item]:
+    """The items with their keys moved to the slots ``skew_slots`` gives (distractors keep their
+    relative order); ``none`` leaves them as drawn. Ids stay: the content is the same item's."""
+    if skew == "none":
+        return list(items)
+    n_options = {item.n_options for item in items}
+    if len(n_options) > 1:
+        raise ValueError("key placement needs items with one number of options")
+    slots = skew_slots(len(items), skew, n_options.pop() if items else 4, seed)  # type: ignore[arg-type]
+    return [
+        dataclasses.replace(item, options=key_at(item, slot), key=slot)
+        for item, slot in zip(items, slots, strict=True)
+    ]
+
+
+def _runs(
+    protocols: Sequence[str], skews: Sequence[str], runs: Sequence[tuple[str, str]] | None
+) -> list[tuple[str, str]]:
+    chosen = list(runs) if runs is not None else list(itertools.product(protocols, skews))
+    for protocol, skew in chosen:
+        if protocol not in ("sl", "md"):
+            raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
+        if skew not in ALL_SKEWS:
+            raise ConfigError("protocol.fewshot", f"expected one of {ALL_SKEWS}, got {skew!r}")
+    if not chosen:
+        raise ConfigError("runs", "nothing to run")
+    return chosen
+
+
+def run_nonsense(
+    model_cfg: Mapping[str, Any],
+    *,
+    n_test: int = 1000,
+    skews: Sequence[str] = ALL_SKEWS,
+    protocols: Sequence[str] = ("sl", "md"),
+    runs: Sequence[tuple[str, str]] | None = None,
+    orders: str | Sequence[str] = "all",
+    keys: str = "skew",
+    seed: int = 0,
+    n_shots: int = 5,
+    phrasing: str = "minimal",
+    labels: str = "latin",
+    md_max_tokens: int = 48,
+    cache_path: str | Path,
+    out_dir: str | Path | None,
+    backend: Backend | None = None,
+    words: Sequence[str] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run NonsenseQA for every (protocol, skew) in ``runs`` (default: ``protocols`` x ``skews``);
+    returns the predictions and, with ``out_dir``, writes the outputs listed in the module docstring.
+
+    ``orders``: ``"all"`` (the 2N rotations) or order ids such as ``["rot0"]``. ``md_max_tokens`` caps
+    MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
+    base model). ``words`` replaces the dictionary word list (tests)."""
+    if keys not in KEYS:
+        raise ConfigError("keys", f"expected one of {KEYS}, got {keys!r}")
+    bank = generate_nonsenseqa(seed, n_test=n_test, words=words)
+    prompt = load_conf("prompt", phrasing)
+    condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
+    parts = []
+    for protocol, skew in _runs(protocols, skews, runs):
+        items = place_keys(bank.test, skew if keys == "skew" else "none", seed)
+        protocol_cfg = {
+            **load_conf("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
+        }  # fmt: skip
+        reasoning = load_conf("reasoning", "direct")
+        if protocol == "md":
+            reasoning["max_tokens"] = md_max_tokens
+        df = run_probe(
+            items, model_cfg=model_cfg, prompt=prompt, labels=load_conf("labels", labels),
+            reasoning=reasoning, condition=condition, protocol_cfg=protocol_cfg, cache_path=cache_path,
+            backend=backend, progress=progress, fewshot_examples=bank.fewshot,
+        )  # fmt: skip
+        df["setting"] = f"fewshot={skew}"
+        parts.append(df)
+    predictions = pd.concat(parts, ignore_index=True)
+    if out_dir is not None:
+        meta = {"n_test": n_test, "seed": seed, "n_shots": n_shots, "orders": orders, "keys": keys}
+        write_outputs(predictions, out_dir, meta={**meta, "phrasing": phrasing})
+    return predictions
+
+
+# ---------------------------------------------------------------- tables
+
+
+def summarise(predictions: pd.DataFrame) -> pd.DataFrame:
+    """One row per model x protocol x setting (see the module docstring for the columns)."""
+    acc = accuracy_by_protocol(predictions, BY)
+    rows = predictions.assign(
+        key_a=predictions["key_slot"].eq(0), pick_a=predictions["picked_slot"].eq(0),
+        chance=1.0 / predictions["n_options"],
+    )  # fmt: skip
+    shares = rows.groupby(BY).agg(
+        key_rate_a=("key_a", "mean"), pick_rate_a=("pick_a", "mean"), chance=("chance", "mean")
+    )
+    bias = fewshot_bias(predictions, BY).drop(columns=["n", "accuracy"])
+    var = order_variance(predictions, BY).rename(columns={"variance": "order_variance"})
+    out = acc.merge(shares.reset_index(), on=BY).merge(bias, on=BY).merge(var, on=BY)
+    out["p_above_chance"] = [
+        chance_test(int(k), int(n), float(c))
+        for k, n, c in zip(out["correct"], out["n"], out["chance"], strict=True)
+    ]
+    out.insert(2, "skew", out.pop("setting").str.removeprefix("fewshot="))
+    rank = {"protocol": {"sl": 0, "md": 1}.get, "skew": {s: i for i, s in enumerate(ALL_SKEWS)}.get}
+    out = out.sort_values(["model", "protocol", "skew"], key=lambda c: c.map(rank.get(c.name, lambda v: v)))
+    return out.reset_index(drop=True)
+
+
+def variance_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Variance of accuracy across orders per skew and its ratio MD/SL (NaN with a single order)."""
+    out = variance_ratio(predictions, ["model", "setting"])
+    out.insert(1, "skew", out.pop("setting").str.removeprefix("fewshot="))
+    return out
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    return "–" if pd.isna(x) else f"{x:.{digits}f}"
+
+
+def markdown(summary: pd.DataFrame, variance: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+    """The report section: setup, the table, the variance ratios and a plain reading of the numbers."""
+    lines = [
+        "## NonsenseQA: Select-and-Letter against Matched-and-Dashed",
+        "",
+        f"Questions and options of random Ukrainian words (seed {meta.get('seed')}, "
+        f"{meta.get('n_test')} test items, full condition, phrasing `{meta.get('phrasing')}`, orders "
+        f"{meta.get('orders')}), {meta.get('n_shots')} few-shot examples from the few-shot split. Test keys: "
+        + ("placed like the examples' answers." if meta.get("keys") == "skew" else "as drawn (uniform).")
+        + " Content cannot earn a point, so any accuracy above chance is bias. Accuracy with 95% Wilson "
+        "interval; p = one-sided exact binomial test against chance; uncertain, tie and unparseable count "
+        "as wrong.",
+        "",
+        "| model | protocol | few-shot | n | accuracy [95% CI] | p (> chance) | keys in A | picks in A "
+        "| unparseable | uncertain | tie | names pattern |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in summary.itertuples():
+        lines.append(
+            f"| {r.model} | {r.protocol.upper()} | {r.skew} | {r.n} | {_fmt(r.accuracy)} "
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.p_above_chance:.2g} | {_fmt(r.key_rate_a, 2)} "
+            f"| {_fmt(r.pick_rate_a, 2)} | {_fmt(r.unparseable_rate, 2)} | {_fmt(r.uncertain_rate, 2)} "
+            f"| {_fmt(r.tie_rate, 2)} | {_fmt(r.explicit_rate, 2)} |"
+        )
+    lines += ["", "Variance of accuracy across option orders (population variance over the orders run):", ""]
+    lines += ["| model | few-shot | var SL | var MD | MD/SL |", "|---|---|---:|---:|---:|"]
+    for r in variance.itertuples():
+        lines.append(
+            f"| {r.model} | {r.skew} | {_fmt(r.var_sl, 5)} | {_fmt(r.var_md, 5)} | {_fmt(r.ratio_md_sl, 2)} |"
+        )
+    lines += ["", *_reading(summary), ""]
+    return "\n".join(lines)
+
+
+def _reading(summary: pd.DataFrame) -> list[str]:
+    """One sentence per model and skewed prompt: is SL above chance, and where does MD land?"""
+    out = []
+    for (model, skew), group in summary.groupby(["model", "skew"], sort=True):
+        if skew in ("uniform", "none"):
+            continue
+        sides = {r.protocol: r for r in group.itertuples()}
+        sl, md = sides.get("sl"), sides.get("md")
+        if sl is None:
+            continue
+        chance = sl.chance
+        verdict = (
+            "above chance"
+            if sl.ci_low > chance
+            else "below chance"
+            if sl.ci_high < chance
+            else "not distinguishable from chance"
+        )
+        interval = f"{_fmt(sl.accuracy)} [{_fmt(sl.ci_low)}, {_fmt(sl.ci_high)}]"
+        text = f"- {model}, few-shot `{skew}`: SL {interval}, {verdict} (chance {chance:.2f})"
+        if md is not None:
+            moved = abs(md.accuracy - chance) < abs(sl.accuracy - chance)
+            overlap = md.ci_low <= sl.ci_high and sl.ci_low <= md.ci_high
+            text += (
+                f"; MD {_fmt(md.accuracy)} [{_fmt(md.ci_low)}, {_fmt(md.ci_high)}], "
+                f"{'closer to' if moved else 'not closer to'} chance"
+                f"{' (intervals overlap)' if overlap else ' (intervals disjoint)'}"
+            )
+        out.append(text + ".")
+    return out or ["- No skewed few-shot run with SL in this table."]
+
+
+def figure(summary: pd.DataFrame) -> bytes:
+    """PNG: SL against MD accuracy per skew (one panel per model), Wilson intervals, chance line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = sorted(summary["model"].unique())
+    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4), squeeze=False, sharey=True)
+    skews = [s for s in ALL_SKEWS if s in set(summary["skew"])]
+    for ax, model in zip(axes[0], models, strict=True):
+        part = summary[summary["model"] == model]
+        x = np.arange(len(skews))
+        for offset, protocol, colour in ((-0.18, "sl", "tab:blue"), (0.18, "md", "tab:orange")):
+            rows = part[part["protocol"] == protocol].set_index("skew").reindex(skews)
+            # clipped: the Wilson bound at 0 or 1 can sit a rounding error inside the estimate
+            err = np.clip(
+                np.vstack([rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]]), 0, None
+            )
+            ax.bar(
+                x + offset, rows["accuracy"], 0.36, yerr=err, capsize=3, color=colour, label=protocol.upper()
+            )
+        ax.axhline(float(part["chance"].mean()), color="grey", ls="--", lw=1, label="chance")
+        ax.set_xticks(x, skews)
+        ax.set_xlabel("few-shot answer distribution")
+        ax.set_title(f"NonsenseQA, {model}")
+        ax.set_ylim(0, 1)
+        ax.legend(frameon=False)
+    axes[0][0].set_ylabel("accuracy (95% Wilson CI)")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def write_outputs(predictions: pd.DataFrame, out_dir: str | Path, meta: Mapping[str, Any]) -> dict[str, Path]:
+    """Predictions, tables, Markdown and figure under ``out_dir``. Everything is rendered before the
+    first file is written, and each file is written all-or-nothing."""
+    out = Path(out_dir)
+    summary, variance = summarise(predictions), variance_table(predictions)
+    texts = {
+        out / "nonsenseqa_results.csv": summary.to_csv(index=False),
+        out / "nonsenseqa_variance.csv": variance.to_csv(index=False),
+        out / "nonsenseqa.md": markdown(summary, variance, meta),
+    }
+    png = figure(summary)
+    paths = {"predictions": write_predictions(predictions, out / "predictions.parquet")}
+    for path, text in texts.items():
+        write_text(path, text)
+    write_bytes(out / "nonsenseqa.png", png)
+    paths.update(results=out / "nonsenseqa_results.csv", variance=out / "nonsenseqa_variance.csv",
+                 markdown=out / "nonsenseqa.md", figure=out / "nonsenseqa.png")  # fmt: skip
+    return paths
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    pairs = []
+    for part in text.split(","):
+        protocol, _, skew = part.strip().partition(":")
+        if not skew:
+            raise ConfigError("--runs", f"expected protocol:skew, got {part!r}")
+        pairs.append((protocol, skew))
+    return pairs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="blindmcq nonsense", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
+    parser.add_argument("--n-test", type=int, default=1000)
+    parser.add_argument("--skews", default=",".join(ALL_SKEWS), help=f"comma list of {ALL_SKEWS}")
+    parser.add_argument("--protocols", default="sl,md")
+    parser.add_argument(
+        "--runs", type=_pairs, default=None, help="protocol:skew pairs, e.g. sl:all_a,md:all_a"
+    )
+    parser.add_argument("--orders", default="all", help="'all' or comma list of order ids (rot0,...)")
+    parser.add_argument("--keys", choices=KEYS, default="skew")
+    parser.add_argument("--n-shots", type=int, default=5)
+    parser.add_argument("--phrasing", default="minimal")
+    parser.add_argument("--md-max-tokens", type=int, default=48)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="results/nonsenseqa")
+    parser.add_argument("--cache", default=".cache/blindmcq/responses.sqlite")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    predictions = run_nonsense(
+        load_model_config(args.model), n_test=args.n_test, skews=args.skews.split(","),
+        protocols=args.protocols.split(","), runs=args.runs,
+        orders="all" if args.orders == "all" else args.orders.split(","), keys=args.keys, seed=args.seed,
+        n_shots=args.n_shots, phrasing=args.phrasing, md_max_tokens=args.md_max_tokens,
+        cache_path=args.cache, out_dir=args.out,
+    )  # fmt: skip
+    print(Path(args.out, "nonsenseqa.md").read_text(encoding="utf-8"))
+    log.info("%d calls; outputs in %s", len(predictions), args.out)
+    return 0

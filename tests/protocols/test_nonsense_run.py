@@ -1,0 +1,130 @@
+"""NonsenseQA end to end with the constant-slot-A heuristic: its accuracy is the share of keys in slot A."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import blindmcq.protocols.nonsense_run as nr
+from blindmcq.backends.registry import load_model_config
+from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.errors import ConfigError
+from blindmcq.predictions import read_predictions
+
+WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
+N = 40
+CONSTANT_A = load_model_config("constant-a")
+
+
+def run(tmp_path, out=True, **kwargs) -> pd.DataFrame:
+    args = {"n_test": N, "seed": 1, "words": WORDS, "progress": False, "n_shots": 4}
+    return nr.run_nonsense(
+        CONSTANT_A, cache_path=tmp_path / "cache.sqlite", out_dir=tmp_path / "out" if out else None,
+        **{**args, **kwargs},
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rot0(tmp_path_factory) -> tuple[pd.DataFrame, object]:
+    tmp = tmp_path_factory.mktemp("rot0")
+    return run(tmp, orders=["rot0"]), tmp
+
+
+def drawn_in_a() -> int:
+    return sum(item.key == 0 for item in generate_nonsenseqa(1, n_test=N, words=WORDS).test)
+
+
+def test_accuracy_is_the_share_of_keys_in_slot_a(rot0) -> None:
+    df, _ = rot0
+    assert len(df) == 2 * 4 * N and set(df["order_id"]) == {"rot0"}
+    summary = nr.summarise(df).set_index(["protocol", "skew"])
+    expected = {"all_a": N, "a70": round(0.7 * N), "uniform": N // 4, "none": drawn_in_a()}
+    for protocol in ("sl", "md"):
+        for skew, in_a in expected.items():
+            row = summary.loc[(protocol, skew)]
+            assert (row["n"], row["correct"]) == (N, in_a), (protocol, skew)
+            assert row["key_rate_a"] == in_a / N and row["pick_rate_a"] == 1.0
+    assert summary.loc[("sl", "all_a"), "ci_low"] > 0.9
+    assert summary.loc[("sl", "uniform"), "p_above_chance"] > 0.4
+
+
+def test_drawn_keys_keep_every_run_at_the_drawn_share(tmp_path) -> None:
+    df = run(tmp_path, out=False, orders=["rot0"], keys="drawn", runs=[("sl", "all_a"), ("md", "uniform")])
+    per_run = df.groupby(["protocol", "setting"])["correct"].sum()
+    assert per_run.to_dict() == {
+        ("md", "fewshot=uniform"): drawn_in_a(),
+        ("sl", "fewshot=all_a"): drawn_in_a(),
+    }
+
+
+def test_all_orders_balance_the_key_so_a_constant_scores_chance(tmp_path) -> None:
+    df = run(tmp_path, out=False, runs=[("sl", "all_a"), ("md", "all_a")])
+    summary = nr.summarise(df)
+    assert (summary["n"] == 8 * N).all() and (summary["accuracy"] == 0.25).all()
+    assert (summary["n_orders"] == 8).all()
+    # all_a puts every key in A at rot0: the constant scores 1 there and 0 at rot1..rot3
+    assert summary["order_variance"].round(6).tolist() == [0.1875, 0.1875]
+    variance = nr.variance_table(df)
+    assert variance[["var_sl", "var_md", "ratio_md_sl"]].round(6).values.tolist() == [[0.1875, 0.1875, 1.0]]
+
+
+def test_outputs_are_written_and_consistent(rot0) -> None:
+    df, tmp = rot0
+    out = tmp / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "nonsenseqa.md", "nonsenseqa.png", "nonsenseqa_results.csv", "nonsenseqa_variance.csv",
+        "predictions.parquet",
+    ]  # fmt: skip
+    stored = read_predictions(out / "predictions.parquet")
+    assert len(stored) == len(df) and stored["correct"].sum() == df["correct"].sum()
+    results = pd.read_csv(out / "nonsenseqa_results.csv")
+    assert results[["protocol", "skew"]].values.tolist()[:4] == [
+        ["sl", "all_a"],
+        ["sl", "a70"],
+        ["sl", "uniform"],
+        ["sl", "none"],
+    ]
+    text = (out / "nonsenseqa.md").read_text(encoding="utf-8")
+    assert "| constant-a | SL | all_a | 40 | 1.000 [0.912, 1.000] |" in text
+    assert "few-shot `all_a`: SL 1.000 [0.912, 1.000], above chance (chance 0.25); MD 1.000" in text
+    assert (out / "nonsenseqa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_same_config_same_outputs(rot0, tmp_path) -> None:
+    _, first = rot0
+    run(tmp_path, orders=["rot0"])
+    for name in ("nonsenseqa.md", "nonsenseqa_results.csv", "nonsenseqa.png"):
+        assert (first / "out" / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
+
+
+def test_a_failure_while_rendering_writes_nothing(tmp_path, monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(nr, "figure", broken)
+    with pytest.raises(RuntimeError, match="figure failed"):
+        run(tmp_path, orders=["rot0"], runs=[("sl", "all_a")])
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize(("kwargs", "key"), [
+    ({"runs": [("sl", "most_a")]}, "protocol.fewshot"),
+    ({"runs": [("xl", "all_a")]}, "protocol"),
+    ({"runs": []}, "runs"),
+    ({"keys": "sorted"}, "keys"),
+    ({"orders": ["rot9"]}, "full_orders"),
+])  # fmt: skip
+def test_bad_settings_name_the_key(tmp_path, kwargs: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        run(tmp_path, out=False, **kwargs)
+
+
+def test_cli_runs_and_prints_the_section(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(nr, "generate_nonsenseqa", lambda seed, n_test, words=None: generate_nonsenseqa(
+        seed, n_test=n_test, words=WORDS))  # fmt: skip
+    code = nr.main([
+        "--model", "constant-a", "--n-test", "12", "--orders", "rot0", "--runs", "sl:all_a,md:all_a",
+        "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c.sqlite"),
+    ])  # fmt: skip
+    assert code == 0
+    assert "| constant-a | MD | all_a | 12 | 1.000" in capsys.readouterr().out
