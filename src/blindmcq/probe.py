@@ -22,7 +22,7 @@ from blindmcq.items import Item
 from blindmcq.parsing import interpret
 from blindmcq.predictions import to_frame, to_table
 from blindmcq.presentations import Presentation, build_presentations, load_conf, to_request
-from blindmcq.protocols.components import protocol_spec
+from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.runner import Job, run_calls
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,28 @@ def make_jobs(
     return jobs
 
 
+def _with_fewshot(
+    presentations: list[Presentation],
+    spec: ProtocolSpec,
+    protocol_cfg: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    examples: Sequence[Item] | None,
+) -> list[Presentation]:
+    from blindmcq.protocols.fewshot import apply_fewshot
+
+    seed = protocol_cfg.get("fewshot_seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError("protocol.fewshot_seed", f"expected an integer, got {seed!r}")
+    if examples is None:
+        from blindmcq.datasets.nonsense import generate_nonsenseqa
+
+        examples = generate_nonsenseqa(seed, n_test=0).fewshot
+    return apply_fewshot(
+        presentations, examples=examples, skew=spec.fewshot, n_shots=spec.n_shots, seed=seed,  # type: ignore[arg-type]
+        labels_cfg=labels, protocol="md" if spec.uses_matcher else "sl",
+    )  # fmt: skip
+
+
 def run_probe(
     items: Sequence[Item],
     *,
@@ -82,11 +104,14 @@ def run_probe(
     concurrency: int | None = None,
     backend: Backend | None = None,
     progress: bool = True,
+    fewshot_examples: Sequence[Item] | None = None,
 ) -> pd.DataFrame:
-    """Ask ``model_cfg``'s model every presentation of ``items``; returns the predictions frame."""
+    """Ask ``model_cfg``'s model every presentation of ``items``; returns the predictions frame.
+
+    ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
+    drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
+    (0); the skew is recorded in the ``setting`` column."""
     spec = protocol_spec(protocol_cfg)
-    if spec.fewshot != "none":
-        raise ConfigError("protocol.fewshot", "few-shot prompts are run by `blindmcq nonsense`, not the probe")
     if spec.labels is not None:
         labels = load_conf("labels", spec.labels)
     orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
@@ -102,6 +127,8 @@ def run_probe(
         protocol="md" if spec.uses_matcher else "sl",
         protocol_cfg=protocol_cfg,
     )
+    if spec.fewshot != "none":
+        presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
     backend = backend or make_backend(model_cfg)
     matcher = None
     if spec.uses_matcher:
@@ -117,6 +144,7 @@ def run_probe(
             interpret=lambda p, r: interpret(p, r, md_matcher=matcher),
             desc=f"{model_cfg['name']} ({len(items)} items)",
             batch_size=int(model_cfg.get("batch_size", 1)),
+            setting="" if spec.fewshot == "none" else f"fewshot={spec.fewshot}",
         )
     finally:
         cache.close()
