@@ -91,6 +91,8 @@ def test_report_has_every_table_and_figure(project):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"figures/figure{n}.png" in report
     assert "lexical_search" in (work / "reports/tables/table2.md").read_text(encoding="utf-8")
+    html = (work / "reports/html/index.html").read_text(encoding="utf-8")
+    assert "dmsu-constitution-1" in html  # the item explorer embeds the bank
 
 
 def test_the_heuristic_model_earns_its_habit_and_no_excess(project):
