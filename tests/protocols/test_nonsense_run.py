@@ -128,3 +128,29 @@ def test_cli_runs_and_prints_the_section(tmp_path, monkeypatch, capsys) -> None:
     ])  # fmt: skip
     assert code == 0
     assert "| constant-a | MD | all_a | 12 | 1.000" in capsys.readouterr().out
+
+
+class Echo:
+    name = "echo"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def complete(self, request):
+        from blindmcq.backends.base import ModelResponse
+
+        return ModelResponse(text=self.text)
+
+
+def test_base_model_generation_is_cut_at_the_first_blank_line() -> None:
+    from blindmcq.backends.base import ModelRequest
+
+    invented = " правильний варіант — «слово».\n\nПитання: нове?\n- а\nОстаточна відповідь: а"
+    backend = nr.UntilBlankLine(Echo(invented))
+    assert backend.name == "echo:until-blank-line"  # its own cache keys
+    assert (
+        backend.complete(ModelRequest(model="m", system=None, user="q")).text
+        == " правильний варіант — «слово»."
+    )
+    scored = ModelRequest(model="m", system=None, user="q", choices=("A", "B"))
+    assert backend.complete(scored).text == invented  # scoring answers are left alone

@@ -33,8 +33,8 @@ import pandas as pd
 
 from blindmcq.analysis.stats import chance_test
 from blindmcq.atomic import write_bytes, write_text
-from blindmcq.backends.base import Backend
-from blindmcq.backends.registry import load_model_config
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
+from blindmcq.backends.registry import load_model_config, make_backend
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
 from blindmcq.items import Item
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 ALL_SKEWS = ("all_a", "a70", "uniform", "none")
 KEYS = ("skew", "drawn")
 BY = ["model", "protocol", "setting"]
+# The answer heading of the MD few-shot examples (blindmcq.datasets.nonsense.fewshot_block).
+_MD_HEADING = {"uk": "Остаточна відповідь:", "en": "Final answer:"}
 
 
 def place_keys(items: Sequence[Item], skew: str, seed: int) -> list[Item]:
@@ -63,6 +65,30 @@ def place_keys(items: Sequence[Item], skew: str, seed: int) -> list[Item]:
         dataclasses.replace(item, options=key_at(item, slot), key=slot)
         for item, slot in zip(items, slots, strict=True)
     ]
+
+
+class UntilBlankLine:
+    """A base model's generation cut at the first blank line (lm-evaluation-harness's ``until``): after
+    its answer a base model goes on to invent the next few-shot example, whose answer line would
+    otherwise be the one extracted."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}:until-blank-line"
+        self.concurrency = getattr(inner, "concurrency", 1)
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        response = self.inner.complete(request)
+        if not request.choices:
+            response.text = response.text.lstrip("\n").split("\n\n", 1)[0]
+        return response
+
+
+def _base_model_md(model_cfg: Mapping[str, Any], language: str) -> tuple[dict[str, Any], Backend]:
+    """A local base model under MD: cued with the examples' answer heading, cut at a blank line."""
+    heading = _MD_HEADING[language]
+    cfg = {**model_cfg, "answer_prefix": f"\n{heading}"}
+    return cfg, UntilBlankLine(make_backend(cfg))
 
 
 def _runs(
@@ -117,12 +143,15 @@ def run_nonsense(
             **load_conf("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
         }  # fmt: skip
         reasoning = load_conf("reasoning", "direct")
+        cfg, run_backend = model_cfg, backend
         if protocol == "md":
             reasoning["max_tokens"] = md_max_tokens
+            if backend is None and model_cfg.get("backend") == "local":
+                cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = run_probe(
-            items, model_cfg=model_cfg, prompt=prompt, labels=load_conf("labels", labels),
+            items, model_cfg=cfg, prompt=prompt, labels=load_conf("labels", labels),
             reasoning=reasoning, condition=condition, protocol_cfg=protocol_cfg, cache_path=cache_path,
-            backend=backend, progress=progress, fewshot_examples=bank.fewshot,
+            backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
         )  # fmt: skip
         df["setting"] = f"fewshot={skew}"
         parts.append(df)
