@@ -226,3 +226,17 @@ def test_clean_generation(raw: str, clean: str) -> None:
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(key)):
         RewriteConfig.from_cfg(cfg)
+
+
+@pytest.mark.parametrize("raw", ["\n1.\n2.\n3.", "  ...", "«»", "17"])
+def test_a_rewrite_without_letters_keeps_the_original(bank: list[Item], raw: str) -> None:
+    class Junk:
+        name = "junk"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            return ModelResponse(text=raw)
+
+    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": {"name": "junk"}})
+    out = rewrite_items(bank[:3], conf, backend=Junk())
+    assert [i.options for i in out] == [i.options for i in bank[:3]]
+    assert {s for i in out for s in i.meta["rewrite"]["status"].values()} == {"empty"}

@@ -125,7 +125,7 @@ def clean_generation(text: str) -> str:
 
 def check_rewrite(options: Sequence[str], key: int | None, index: int, text: str) -> str:
     """``ok`` or why ``text`` cannot replace option ``index`` (the original is then kept)."""
-    if not text.strip():
+    if not any(ch.isalpha() for ch in text):  # blank, or a bare "1." from a base model
         return "empty"
     if key is not None and _norm(text) == _norm(options[key]):
         return "equals_key"
