@@ -154,3 +154,12 @@ def test_base_model_generation_is_cut_at_the_first_blank_line() -> None:
     )
     scored = ModelRequest(model="m", system=None, user="q", choices=("A", "B"))
     assert backend.complete(scored).text == invented  # scoring answers are left alone
+
+
+def test_a_call_without_a_pick_counts_as_not_picking_a(rot0) -> None:
+    df, _ = rot0
+    part = df[(df["protocol"] == "md") & (df["setting"] == "fewshot=all_a")].copy()
+    part.loc[part.index[:10], ["picked_slot", "parse_status", "correct"]] = [None, "uncertain", False]
+    row = nr.summarise(part).iloc[0]
+    assert row["pick_rate_a"] == row["accuracy"] == (N - 10) / N
+    assert row["uncertain_rate"] == 10 / N

@@ -169,7 +169,9 @@ def summarise(predictions: pd.DataFrame) -> pd.DataFrame:
     """One row per model x protocol x setting (see the module docstring for the columns)."""
     acc = accuracy_by_protocol(predictions, BY)
     rows = predictions.assign(
-        key_a=predictions["key_slot"].eq(0), pick_a=predictions["picked_slot"].eq(0),
+        # a call with no pick (uncertain, tie, unparseable) did not pick A: it stays in the denominator
+        key_a=predictions["key_slot"].eq(0).fillna(False).astype(bool),
+        pick_a=predictions["picked_slot"].eq(0).fillna(False).astype(bool),
         chance=1.0 / predictions["n_options"],
     )  # fmt: skip
     shares = rows.groupby(BY).agg(
