@@ -55,7 +55,7 @@ def make_jobs(
     name = str(model_cfg["name"])
     score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
     max_tokens = int(reasoning.get("max_tokens") or model_cfg.get("max_tokens") or 16)
-    heuristic = model_cfg.get("backend") == "heuristic"
+    heuristic = model_cfg.get("backend") in ("heuristic", "fault")  # the fault fake wraps a heuristic
     jobs = []
     for p in presentations:
         request: ModelRequest = to_request(
