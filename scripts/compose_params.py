@@ -1,6 +1,6 @@
 """Recompose params.yaml from conf/ (what `dvc exp run -S ...` does), e.g. after editing a config file.
 
-    python scripts/compose_params.py [override ...]     # e.g. prompt=minimal model=longest
+python scripts/compose_params.py [override ...]     # e.g. prompt=minimal model=longest
 """
 
 from __future__ import annotations

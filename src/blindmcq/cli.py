@@ -1,10 +1,10 @@
 """``blindmcq`` command line: one subcommand per job, each a thin wrapper over the core.
 
-    blindmcq extract PDF... --out DIR     extract the Commission's PDF tables (two paths, verified)
-    blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall time (no model call)
-    blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
-    blindmcq html [--out DIR]             the browsable HTML report of the current run
-    blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
+blindmcq extract PDF... --out DIR     extract the Commission's PDF tables (two paths, verified)
+blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall time (no model call)
+blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
+blindmcq html [--out DIR]             the browsable HTML report of the current run
+blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 """
 
 from __future__ import annotations

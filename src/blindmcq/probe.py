@@ -59,11 +59,19 @@ def make_jobs(
     jobs = []
     for p in presentations:
         request: ModelRequest = to_request(
-            p, model=name, temperature=0.0, max_tokens=max_tokens, score_labels=score,
+            p,
+            model=name,
+            temperature=0.0,
+            max_tokens=max_tokens,
+            score_labels=score,
             thinking_budget=reasoning.get("thinking_budget_tokens"),
         )
         if heuristic:
-            extra = {**request.extra, "option_texts": list(p.option_texts), "label_strings": list(p.label_strings)}
+            extra = {
+                **request.extra,
+                "option_texts": list(p.option_texts),
+                "label_strings": list(p.label_strings),
+            }
             request = dataclasses.replace(request, extra=extra)
         jobs.append(Job(p, request))
     return jobs
@@ -140,7 +148,11 @@ def run_probe(
     cache = ResponseCache(cache_path)
     try:
         records = run_calls(
-            jobs, backend, cache=cache, concurrency=limit, progress=progress,
+            jobs,
+            backend,
+            cache=cache,
+            concurrency=limit,
+            progress=progress,
             interpret=lambda p, r: interpret(p, r, md_matcher=matcher),
             desc=f"{model_cfg['name']} ({len(items)} items)",
             batch_size=int(model_cfg.get("batch_size", 1)),

@@ -17,7 +17,8 @@ from blindmcq.atomic import write_text
 from blindmcq.errors import InputError
 
 FIGURE_CAPTIONS = {
-    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against Binomial(2N, 1/N).",
+    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
+    "against Binomial(2N, 1/N).",
     "figure2": "Figure 2: blind against full accuracy per model, 95% Wilson intervals.",
     "figure3": "Figure 3: blind accuracy with the key forced into each slot (bars) against the pick rate.",
     "figure4": "Figure 4: option-length distribution of the bank(s) and blind accuracy per bank.",
@@ -40,7 +41,9 @@ def run_summary(config: Mapping[str, Any]) -> list[str]:
     gate = config.get("gate", {})
     probe = config.get("probe", {})
     lines.append(f"| gate k | {gate.get('k')} of 2N orders |")
-    lines.append(f"| probe sample | {probe.get('sample') or 'every usable item'} (seed {probe.get('seed')}) |")
+    lines.append(
+        f"| probe sample | {probe.get('sample') or 'every usable item'} (seed {probe.get('seed')}) |"
+    )
     return ["| setting | value |", "|---|---|", *lines]
 
 
@@ -84,6 +87,9 @@ def build_report(
         shutil.copytree(analysis_dir / sub, target)
 
     shares = facts.get("key_slot_shares") or {}
+    slot_shares = ", ".join(f"{chr(65 + s)} {float(v):.3f}" for s, v in enumerate(shares))
+    diff = float(facts["key_minus_distractor_chars"])
+    key_mean, distractor_mean = float(facts["key_chars_mean"]), float(facts["distractor_chars_mean"])
     lines = [
         "# blindmcq report",
         "",
@@ -95,10 +101,10 @@ def build_report(
         "",
         "## The bank",
         "",
-        "Key-position shares: "
-        + ", ".join(f"slot {k}: {float(v):.3f}" for k, v in (shares.items() if isinstance(shares, dict) else [])),
-        f"Mean key length minus mean distractor length: {float(facts['key_minus_distractor_chars']):+.1f} characters "
-        f"(key {float(facts['key_chars_mean']):.1f}, distractors {float(facts['distractor_chars_mean']):.1f}).",
+        "Key-position shares: " + slot_shares + ".",
+        "",
+        f"Mean key length minus mean distractor length: {diff:+.1f} characters "
+        f"(key {key_mean:.1f}, distractors {distractor_mean:.1f}).",
         "",
         (analysis_dir / "tables" / "tables.md").read_text(encoding="utf-8"),
         "",

@@ -1,4 +1,7 @@
-"""Hydra entry point for sweeps: ``python -m blindmcq.sweep -m prompt=original,minimal labels=latin,cyrillic``.
+"""Hydra entry point for sweeps.
+
+    python -m blindmcq.sweep -m prompt=original,minimal labels=latin,cyrillic
+
 
 Each job probes the corpus already built by ``dvc repro corpus`` with its composed setting (through the
 shared response cache, so no call is paid twice across jobs or sweeps), analyses its predictions, writes
@@ -44,8 +47,9 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
     if gate_file.exists():
         gate = read_gate(gate_file)
     elif "blind" in params["condition"]["conditions"]:
-        gate = compute_gate(predictions, gate_model=params["model"]["name"], k=int(params["gate"]["k"]),
-                            base=base)
+        gate = compute_gate(
+            predictions, gate_model=params["model"]["name"], k=int(params["gate"]["k"]), base=base
+        )
     else:
         gate = None
     analysis = analyze(predictions, gate=gate, base=base)
@@ -56,8 +60,15 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
     # tables: one job at a time logs, under a lock file in the shared sweep folder.
     lock = FileLock(str(Path(sweep_id) / ".tracking.lock")) if sweep_id else contextlib.nullcontext()
     with lock:
-        log_run(params["tracking"], run_name=run_name(params), config=params, metrics=metrics,
-                artifacts_dir=out_dir, sweep_id=sweep_id, tags={"stage": "sweep"})
+        log_run(
+            params["tracking"],
+            run_name=run_name(params),
+            config=params,
+            metrics=metrics,
+            artifacts_dir=out_dir,
+            sweep_id=sweep_id,
+            tags={"stage": "sweep"},
+        )
     return metrics
 
 

@@ -47,7 +47,8 @@ def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
 
 def _parent_run_id(mlflow: Any, experiment_id: str, sweep_id: str) -> str:
     found = mlflow.search_runs(
-        [experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}' and tags.role = 'parent'",
+        [experiment_id],
+        filter_string=f"tags.sweep_id = '{sweep_id}' and tags.role = 'parent'",
         output_format="list",
     )
     if found:

@@ -42,7 +42,9 @@ def project(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     params = compose_params(
         work,
         [
-            "model=longest", "model@gate_model=longest", "probe.sample=40",
+            "model=longest",
+            "model@gate_model=longest",
+            "probe.sample=40",
             f"probe.cache={work}/cache.sqlite",
             f"tracking.uri=sqlite:///{work}/mlruns/mlflow.db",
             f"tracking.artifact_location={work}/mlruns/artifacts",
@@ -138,8 +140,28 @@ def test_missing_items_file_names_it(tmp_path: Path):
     old = Path.cwd()
     os.chdir(tmp_path)
     try:
-        with pytest.raises(InputError, match="items.jsonl"):
+        with pytest.raises(InputError, match=r"items\.jsonl"):
             build_baselines()
     finally:
         os.chdir(old)
     assert not (tmp_path / "results/baselines").exists()
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [("prompt=no_such_phrasing", "prompt"), ("probe.sampel=3", "sampel"), ("model=gpt-9", "model")],
+)
+def test_unknown_config_key_or_option_is_named(repo_root: Path, override: str, named: str) -> None:
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    with pytest.raises((HydraException, OmegaConfBaseException), match=named):
+        compose_params(repo_root, [override])
+
+
+def test_missing_params_key_is_named(tmp_path: Path) -> None:
+    from blindmcq.errors import ConfigError
+    from blindmcq.params import require
+
+    with pytest.raises(ConfigError, match=r"'probe\.cache'"):
+        require({"probe": {"sample": 3}}, "probe.cache")

@@ -1,1 +1,1 @@
-"""Thin DVC stage entry points: ``python -m blindmcq.stages.<stage>`` reads ``params.yaml`` and calls the core."""
+"""Thin DVC stage entry points: ``python -m blindmcq.stages.<stage>`` reads params.yaml, calls the core."""

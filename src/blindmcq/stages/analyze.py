@@ -52,14 +52,19 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
     base = baseline_from_params(params, orders=cfg.get("headline_orders", "all"))
     analysis = analyze(
-        predictions, gate=gate, base=base, sample_sizes=list(cfg.get("sample_sizes") or []),
+        predictions,
+        gate=gate,
+        base=base,
+        sample_sizes=list(cfg.get("sample_sizes") or []),
         seed=int(cfg.get("seed", 0)),
     )
     tables = build_tables(analysis, baselines=baselines, items=items)
     write_tables(out_dir / "tables", tables)
     bank = str(params["dataset"]["name"])
     write_figures(
-        out_dir / "figures", analysis, banks={bank: items},
+        out_dir / "figures",
+        analysis,
+        banks={bank: items},
         bank_accuracy=bank_blind_accuracy({bank: predictions}, base),
     )
     metrics = headline_metrics(analysis)

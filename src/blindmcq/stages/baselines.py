@@ -28,7 +28,9 @@ def build_baselines(seed: int = 0) -> pd.DataFrame:
     items = read_items(paths.ITEMS)
     surface = surface_strategies(items)
     out = paths.BASELINES_DIR
-    lexical, lex_summary = lexical_baseline(paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed)
+    lexical, lex_summary = lexical_baseline(
+        paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed
+    )
     lexical = lexical[lexical["usable"]]
     lex_picks = pd.DataFrame(
         {
@@ -46,9 +48,16 @@ def build_baselines(seed: int = 0) -> pd.DataFrame:
     k, n = int(lex_picks["correct"].sum()), len(lex_picks)
     lo, hi = wilson(k, n)
     lex_row = {
-        "strategy": LEXICAL, "n": n, "n_correct": k, "accuracy": k / n if n else float("nan"),
-        "ci_low": lo, "ci_high": hi, "chance": float((1 / lex_picks["n_options"]).mean()),
-        "n_ties": int(lex_picks["tie"].sum()), "n_not_applicable": 0, "n_skipped": surface.n_skipped,
+        "strategy": LEXICAL,
+        "n": n,
+        "n_correct": k,
+        "accuracy": k / n if n else float("nan"),
+        "ci_low": lo,
+        "ci_high": hi,
+        "chance": float((1 / lex_picks["n_options"]).mean()),
+        "n_ties": int(lex_picks["tie"].sum()),
+        "n_not_applicable": 0,
+        "n_skipped": surface.n_skipped,
     }
     summary = pd.concat([surface.summary, pd.DataFrame([lex_row])], ignore_index=True)
     with atomic_path(out / "picks.parquet") as tmp:

@@ -33,7 +33,10 @@ def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[
         from blindmcq.corpus.extract import extract_pdfs
 
         return extract_pdfs(
-            pdf_paths(dataset), out_dir, source=dataset.get("source", "vkks"), bank=dataset.get("bank"),
+            pdf_paths(dataset),
+            out_dir,
+            source=dataset.get("source", "vkks"),
+            bank=dataset.get("bank"),
             seed=seed,
         )
     from blindmcq.datasets.registry import load_dataset

@@ -30,15 +30,31 @@ def main() -> None:
             predictions = read_predictions(paths.PREDICTIONS)
             out.unlink(missing_ok=True)
         else:
-            blind = {"name": "gate", "conditions": ["blind"], "blind_orders": cfg.get("orders", "all"),
-                     "full_orders": [], "forced": False}
+            blind = {
+                "name": "gate",
+                "conditions": ["blind"],
+                "blind_orders": cfg.get("orders", "all"),
+                "full_orders": [],
+                "forced": False,
+            }
             predictions = probe_from_params({**params, "condition": blind}, model_key="gate_model")
             write_predictions(predictions, out)
-        result = gate(predictions, gate_model=gate_name, k=int(require(params, "gate.k")),
-                      orders=cfg.get("orders", "all"), base=baseline_from_params(params))
+        result = gate(
+            predictions,
+            gate_model=gate_name,
+            k=int(require(params, "gate.k")),
+            orders=cfg.get("orders", "all"),
+            base=baseline_from_params(params),
+        )
         write_gate(paths.GATE_DIR / "gate.json", result)
-        log.info("gate %s k=%d: %d accepted, %d rejected (retained %.3f)", gate_name, result.k,
-                 len(result.accepted), len(result.rejected), result.retained_share)
+        log.info(
+            "gate %s k=%d: %d accepted, %d rejected (retained %.3f)",
+            gate_name,
+            result.k,
+            len(result.accepted),
+            len(result.rejected),
+            result.retained_share,
+        )
 
     run_stage("gate", body)
 

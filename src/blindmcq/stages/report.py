@@ -24,19 +24,28 @@ def run_name(params: dict[str, Any]) -> str:
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         metrics = build_report(
-            corpus_dir=paths.CORPUS_DIR, baselines_dir=paths.BASELINES_DIR, analysis_dir=paths.ANALYSIS_DIR,
-            out_dir=paths.REPORT_DIR, config=params,
+            corpus_dir=paths.CORPUS_DIR,
+            baselines_dir=paths.BASELINES_DIR,
+            analysis_dir=paths.ANALYSIS_DIR,
+            out_dir=paths.REPORT_DIR,
+            config=params,
         )
         gate_predictions = paths.GATE_DIR / "predictions.parquet"
         write_html_report(
-            paths.REPORT_DIR / "html", items_path=paths.ITEMS,
+            paths.REPORT_DIR / "html",
+            items_path=paths.ITEMS,
             predictions_path=[paths.PREDICTIONS, *([gate_predictions] if gate_predictions.exists() else [])],
-            gate_path=paths.GATE_DIR / "gate.json", baselines_dir=paths.BASELINES_DIR,
+            gate_path=paths.GATE_DIR / "gate.json",
+            baselines_dir=paths.BASELINES_DIR,
             analysis_dir=paths.ANALYSIS_DIR,
         )
         run_id = log_run(
-            section(params, "tracking"), run_name=run_name(params), config=params, metrics=metrics,
-            artifacts_dir=paths.REPORT_DIR, sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"),
+            section(params, "tracking"),
+            run_name=run_name(params),
+            config=params,
+            metrics=metrics,
+            artifacts_dir=paths.REPORT_DIR,
+            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"),
             tags={"stage": "report"},
         )
         log.info("report -> %s (%d metrics; MLflow run %s)", paths.REPORT_DIR, len(metrics), run_id)

@@ -18,10 +18,15 @@ def main() -> None:
     def body(params: dict[str, Any]) -> None:
         statutes = section(params, "statutes")
         started = time.perf_counter()
-        index = build_statute_index(require(params, "statutes.path"), paths.STATUTE_INDEX,
-                                    acts=statutes.get("acts"))
-        log.info("indexed %d provisions in %.1f s -> %s", index.n_docs, time.perf_counter() - started,
-                 paths.STATUTE_INDEX)
+        index = build_statute_index(
+            require(params, "statutes.path"), paths.STATUTE_INDEX, acts=statutes.get("acts")
+        )
+        log.info(
+            "indexed %d provisions in %.1f s -> %s",
+            index.n_docs,
+            time.perf_counter() - started,
+            paths.STATUTE_INDEX,
+        )
 
     run_stage("statutes", body)
 
