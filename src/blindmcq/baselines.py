@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from scipy.stats import binomtest
 
+from blindmcq.analysis.stats import wilson
 from blindmcq.items import Item
 from blindmcq.profile import normalise, profile_bank
 
@@ -69,14 +69,6 @@ class SurfaceResult:
     summary: pd.DataFrame  # one row per strategy (SUMMARY_COLUMNS)
     n_skipped: int  # items not usable (no key, or status not ok)
     facts: dict[str, Any]  # key-position shares and key-minus-distractor length (Table 2's last lines)
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson interval for k successes of n (NaN when n is 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def strategy_names(items: Sequence[Item]) -> list[str]:

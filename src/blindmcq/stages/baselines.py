@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
+from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path, write_text
-from blindmcq.baselines import surface_strategies, wilson
+from blindmcq.baselines import surface_strategies
 from blindmcq.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.lexical import lexical_baseline

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
+from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
 from blindmcq.items import Item, read_items
@@ -132,15 +132,15 @@ def summarise(picks: pd.DataFrame, confidence: float = 0.95) -> LexicalSummary:
     if usable.empty:
         raise InputError("no usable items to summarise")
     n, k = len(usable), int(usable["correct"].sum())
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    ci_low, ci_high = wilson(k, n, confidence)
     pairs = zip(usable["key"], usable["tied_options"], strict=True)
     credit = [(key in tied) / len(tied) for key, tied in pairs]
     return LexicalSummary(
         n=n,
         correct=k,
         accuracy=k / n,
-        ci_low=float(ci.low),
-        ci_high=float(ci.high),
+        ci_low=ci_low,
+        ci_high=ci_high,
         expected_accuracy=float(np.mean(credit)),
         ties=int(usable["tie"].sum()),
         no_match=int(usable["option_match_refs"].map(lambda refs: all(r is None for r in refs)).sum()),
