@@ -228,8 +228,15 @@ def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
         RewriteConfig.from_cfg(cfg)
 
 
-@pytest.mark.parametrize("raw", ["\n1.\n2.\n3.", "  ...", "«»", "17"])
-def test_a_rewrite_without_letters_keeps_the_original(bank: list[Item], raw: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "status"),
+    [
+        ("\n1.\n2.\n3.", "empty"), ("  ...", "empty"), ("«»", "empty"), ("17", "empty"),
+        ("Неправильний варіант:", "echo"), ("Видаліть правильний варіант:", "echo"),
+        ("Rewritten wrong option", "echo"),
+    ],
+)  # fmt: skip
+def test_a_rewrite_without_content_keeps_the_original(bank: list[Item], raw: str, status: str) -> None:
     class Junk:
         name = "junk"
 
@@ -239,4 +246,4 @@ def test_a_rewrite_without_letters_keeps_the_original(bank: list[Item], raw: str
     conf = RewriteConfig.from_cfg({"rewriter": "model", "model": {"name": "junk"}})
     out = rewrite_items(bank[:3], conf, backend=Junk())
     assert [i.options for i in out] == [i.options for i in bank[:3]]
-    assert {s for i in out for s in i.meta["rewrite"]["status"].values()} == {"empty"}
+    assert {s for i in out for s in i.meta["rewrite"]["status"].values()} == {status}

@@ -19,7 +19,8 @@ Either way an item is never dropped and its key and stem are never changed. A re
 (call error, refusal, empty, equal to the key or to another option) keeps the original distractor,
 and the reason is recorded per option in ``meta.rewrite.status``: ``rewritten``, ``padded``,
 ``trimmed`` (applied); ``within_tolerance``, ``kept`` (nothing to do); ``error``, ``refused``,
-``empty``, ``equals_key``, ``duplicate`` (failed, original kept). ``meta.rewrite`` also holds
+``empty`` (no letters), ``echo`` (repeats a template cue, or ends with ":"), ``equals_key``,
+``duplicate`` (failed, original kept). ``meta.rewrite`` also holds
 ``source_item``, ``rewriter``, ``model``, ``prompt_sha256`` (model rewriter), ``original_options`` and
 ``changed`` (option indices whose text changed).
 """
@@ -70,6 +71,9 @@ REWRITERS = ("model", "length_match")
 PAD_SOURCES = ("bank", "statutes")
 _LEAD = re.compile(r"^\s*(?:[-*•–—]\s*|[A-Za-zА-ЯІЇЄҐа-яіїєґ0-9][.)]\s+)?[\"'«“„]*")
 _TRAIL = re.compile(r"[\"'»”]*\s*$")
+_ECHO = re.compile(
+    r"(правильн\w* варіант|переписан\w*|запитання:|correct option|wrong option|rewritten|question:)", re.I
+)
 _SENTENCE = re.compile(r"(?<=[.;:!?])\s+|\n+")
 
 
@@ -127,6 +131,8 @@ def check_rewrite(options: Sequence[str], key: int | None, index: int, text: str
     """``ok`` or why ``text`` cannot replace option ``index`` (the original is then kept)."""
     if not any(ch.isalpha() for ch in text):  # blank, or a bare "1." from a base model
         return "empty"
+    if text.rstrip().endswith(":") or _ECHO.search(text):  # a base model continuing the template
+        return "echo"
     if key is not None and _norm(text) == _norm(options[key]):
         return "equals_key"
     if any(_norm(text) == _norm(o) for j, o in enumerate(options) if j != index):
