@@ -21,10 +21,11 @@ install: $(STAMP)
 data: $(STAMP)
 	@if [ -d data ]; then echo "data/ present"; \
 	elif [ -d "$(SHARED_DATA)" ]; then cp -r --no-preserve=mode "$(SHARED_DATA)" data && $(BIN)/dvc add -q data; \
-	else $(BIN)/dvc pull data.dvc; fi
+	else $(BIN)/dvc pull data.dvc || echo "data/ unavailable (no $(SHARED_DATA), no DVC remote): the default run needs only defaults/"; fi
 
+# OMP_WAIT_POLICY=PASSIVE: torch threads sleep instead of spinning when the two cores are shared.
 run: data
-	$(BIN)/dvc repro
+	PATH="$(abspath $(BIN)):$$PATH" OMP_WAIT_POLICY=PASSIVE $(BIN)/dvc repro
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
