@@ -62,6 +62,16 @@ def corpus_metrics(verification: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def interventions_section(root: Path) -> list[str]:
+    """The repairs (distractor rewriting, AnswerPool) measured on the same items, where they were run."""
+    parts = [
+        (root / name / "comparison.md").read_text(encoding="utf-8")
+        for name in ("rewrite", "answerpool")
+        if (root / name / "comparison.md").exists()
+    ]
+    return ["## Interventions", "", *parts, ""] if parts else []
+
+
 def build_report(
     *,
     corpus_dir: Path,
@@ -79,6 +89,11 @@ def build_report(
         metrics[f"table2/{row.strategy}"] = round(float(row.accuracy), 3)
     metrics["bank/key_minus_distractor_chars"] = round(float(facts["key_minus_distractor_chars"]), 3)
     metrics |= corpus_metrics(verification)
+    for name in ("rewrite", "answerpool"):
+        path = Path("results/interventions") / name / "metrics.json"
+        if path.exists():
+            flat = json.loads(path.read_text(encoding="utf-8"))
+            metrics |= {f"{name}/{k}": float(v) for k, v in flat.items() if isinstance(v, int | float)}
 
     for sub in ("tables", "figures"):
         target = out_dir / sub
@@ -108,6 +123,7 @@ def build_report(
         "",
         (analysis_dir / "tables" / "tables.md").read_text(encoding="utf-8"),
         "",
+        *interventions_section(Path("results/interventions")),
         "## Figures",
         "",
     ]

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from blindmcq.errors import InputError
 from blindmcq.items import read_items
 
-STAGES = ("corpus", "statutes", "baselines", "probe", "gate", "analyze", "report")
+STAGES = ("corpus", "statutes", "baselines", "probe", "gate", "analyze", "rewrite", "answerpool", "report")
 
 
 def compose_params(root: Path, overrides: list[str]) -> dict:
@@ -93,6 +93,7 @@ def test_report_has_every_table_and_figure(project):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"figures/figure{n}.png" in report
     assert "lexical_search" in (work / "reports/tables/table2.md").read_text(encoding="utf-8")
+    assert "## Interventions" in report
     html = (work / "reports/html/index.html").read_text(encoding="utf-8")
     assert "dmsu-constitution-1" in html  # the item explorer embeds the bank
 
@@ -119,11 +120,11 @@ def test_mlflow_run_has_the_report_metrics(project):
     work, params = project
     mlflow.set_tracking_uri(params["tracking"]["uri"])
     runs = mlflow.search_runs(experiment_names=[params["tracking"]["experiment"]], output_format="list")
-    assert len(runs) == 1
-    logged = runs[0].data.metrics
+    (run,) = [r for r in runs if r.data.tags.get("stage") == "report"]
+    logged = run.data.metrics
     metrics = json.loads((work / "reports/metrics.json").read_text())
     assert logged == pytest.approx(metrics)
-    assert runs[0].data.params["model.name"] == "longest"
+    assert run.data.params["model.name"] == "longest"
 
 
 def test_probe_rerun_makes_no_new_call(project):
