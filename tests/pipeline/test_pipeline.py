@@ -166,3 +166,9 @@ def test_missing_params_key_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"'probe\.cache'"):
         require({"probe": {"sample": 3}}, "probe.cache")
+
+
+def test_committed_params_yaml_is_the_composed_default(repo_root: Path) -> None:
+    """params.yaml is what `dvc repro` reads: it must equal conf/ composed (scripts/compose_params.py)."""
+    committed = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    assert committed == compose_params(repo_root, []), "run: python scripts/compose_params.py"
