@@ -75,3 +75,13 @@ def test_invariant_flags() -> None:
     assert invariant_flags(["a", "b", "c", "d"], [0, 1], 4) == ["invariant"]
     assert invariant_flags(["a", "", "c", "d"], [0], 4) == ["blank_option"]
     assert invariant_flags(["a", "A ", "c", "d"], [0], 4) == ["duplicate_options"]
+
+
+def test_written_files_get_the_usual_mode_not_mkstemps_0600(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "items.jsonl"
+    write_items(path, [ITEM])
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
