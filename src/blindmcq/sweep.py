@@ -42,7 +42,7 @@ CONF_DIR = os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
 def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> dict[str, float]:
     predictions = probe_from_params(params)
     write_predictions(predictions, out_dir / "predictions.parquet")
-    base = baseline_from_params(params)
+    base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
     gate_file = paths.GATE_DIR / "gate.json"
     if gate_file.exists():
         gate = read_gate(gate_file)

@@ -51,21 +51,27 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     items = read_items(paths.ITEMS)
     baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
     base = baseline_from_params(params, orders=cfg.get("headline_orders", "all"))
+    bank = str(params["dataset"]["name"])
+    banks, bank_predictions = {bank: items}, {bank: predictions}
+    second = cfg.get("second_bank") or {}
+    second_predictions = None
+    if second.get("predictions"):  # Table 10 and Figure 4: another bank's predictions (and items)
+        name = str(second.get("name") or "second bank")
+        second_predictions = bank_predictions[name] = read_predictions(second["predictions"])
+        if second.get("items"):
+            banks[name] = read_items(second["items"])
     analysis = analyze(
         predictions,
         gate=gate,
         base=base,
         sample_sizes=list(cfg.get("sample_sizes") or []),
         seed=int(cfg.get("seed", 0)),
+        second_bank=second_predictions,
     )
     tables = build_tables(analysis, baselines=baselines, items=items)
     write_tables(out_dir / "tables", tables)
-    bank = str(params["dataset"]["name"])
     write_figures(
-        out_dir / "figures",
-        analysis,
-        banks={bank: items},
-        bank_accuracy=bank_blind_accuracy({bank: predictions}, base),
+        out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
     )
     metrics = headline_metrics(analysis)
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
