@@ -39,7 +39,13 @@ from blindmcq.items import Item, read_items
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = ROOT / "conf"
-DEFAULT_SAMPLE = {"loader": "customs", "path": str(ROOT / "data/ua-customs-exam/questions.json")}
+# Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
+# clone, or the corpus a `dvc repro` extracted from the committed default PDFs.
+SAMPLE_SOURCES = (
+    {"loader": "customs", "path": str(ROOT / "data/ua-customs-exam/questions.json")},
+    {"loader": "customs", "path": str(ROOT.parent / "shared/data/ua-customs-exam/questions.json")},
+    {"loader": "items", "path": str(ROOT / "results/corpus/items.jsonl")},
+)
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 RUN_KEYS = {
     "name", "items", "models", "conditions", "orders", "forced", "forced_conditions",
@@ -192,6 +198,16 @@ def mean_prompt_chars(
     return sum(len(p.user) + len(p.system or "") for p in presentations) / max(1, len(presentations))
 
 
+def default_sample() -> list[Item]:
+    from blindmcq.datasets.registry import load_dataset
+
+    for source in SAMPLE_SOURCES:
+        if Path(source["path"]).exists():
+            return load_dataset(source)
+    tried = ", ".join(s["path"] for s in SAMPLE_SOURCES)
+    raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
+
+
 def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> list[Item]:
     """Up to ``sample_items`` usable items (seeded) to render: the plan's own items, else a real bank."""
     import numpy as np
@@ -201,9 +217,7 @@ def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> l
         if cfg.get("sample_file"):
             items = read_items(cfg["sample_file"])
         else:
-            from blindmcq.datasets.registry import load_dataset
-
-            items = load_dataset(DEFAULT_SAMPLE)
+            items = default_sample()
     usable = [item for item in items if item.usable]
     if not usable:
         raise InputError("no usable items to estimate prompt lengths from", file=cfg.get("sample_file"))

@@ -60,7 +60,8 @@ def test_rewrite_stage(project: dict) -> None:
 
 
 def test_answerpool_stage(project: dict) -> None:
-    metrics = answerpool_stage(project)
+    cfg = {**intervention_cfg({}, "answerpool"), "sample": None}  # null: the probe's own 12 items
+    metrics = answerpool_stage({**project, "intervention": {"answerpool": cfg}})
     out = Path("results/interventions/answerpool")
     import pandas as pd
 
