@@ -61,11 +61,19 @@ class RetryPolicy:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "retry") -> RetryPolicy:
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
         cfg = dict(cfg or {})
         unknown = set(cfg) - {"max_attempts", "base_s", "max_s"}
         if unknown:
             raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown retry setting")
-        policy = cls(**{k: type(getattr(cls, k))(v) for k, v in cfg.items()})
+        values = {}
+        for k, v in cfg.items():
+            kind = type(getattr(cls, k))
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise ConfigError(f"{key}.{k}", f"expected a number, got {v!r}")
+            values[k] = kind(v)
+        policy = cls(**values)
         if policy.max_attempts < 1:
             raise ConfigError(f"{key}.max_attempts", "must be at least 1")
         return policy

@@ -40,6 +40,8 @@ class FaultRates:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any] | None) -> FaultRates:
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError("faults", f"expected a mapping of fault rates, got {type(cfg).__name__}")
         cfg = dict(cfg or {})
         known = {f.name: f for f in fields(cls)}
         for key, value in cfg.items():

@@ -13,6 +13,14 @@ BACKENDS = ("bedrock", "local", "heuristic", "fault", "instant", "slow")
 MODEL_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "model"
 
 
+def _number(cfg: Mapping[str, Any], key: str, kind: type, default: Any = None) -> Any:
+    """``cfg[key]`` as ``kind`` (int or float), or a ConfigError naming the key."""
+    value = cfg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, f"expected a number, got {value!r}")
+    return kind(value)
+
+
 def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
     """Dispatch on ``backend:``. Heavy libraries (torch, boto3) load only for the backend asked for.
 
@@ -25,7 +33,7 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
     if kind == "bedrock":
         from blindmcq.backends.bedrock import BedrockBackend
 
-        return BedrockBackend(model_cfg, seed=int(model_cfg.get("seed", 0)))
+        return BedrockBackend(model_cfg, seed=_number(model_cfg, "seed", int, 0))
     if kind == "local":
         from blindmcq.backends.local import LocalBackend
 
@@ -42,10 +50,10 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
         fault = FaultBackend(
             make_backend(inner_cfg),
             FaultRates.from_cfg(model_cfg.get("faults")),
-            seed=int(model_cfg.get("seed", 0)),
+            seed=_number(model_cfg, "seed", int, 0),
             policy=RetryPolicy.from_cfg(model_cfg.get("retry")),
         )
-        fault.concurrency = int(model_cfg.get("concurrency", fault.concurrency))
+        fault.concurrency = _number(model_cfg, "concurrency", int, fault.concurrency)
         return fault
     if kind == "instant":
         from blindmcq.backends.fault import InstantBackend
@@ -56,7 +64,9 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
 
         if "latency_s" not in model_cfg:
             raise ConfigError("latency_s", "the slow backend needs a latency in seconds")
-        return SlowBackend(float(model_cfg["latency_s"]), concurrency=int(model_cfg.get("concurrency", 8)))
+        return SlowBackend(
+            _number(model_cfg, "latency_s", float), concurrency=_number(model_cfg, "concurrency", int, 8)
+        )
     raise ConfigError("backend", f"unknown backend {kind!r}; expected one of {', '.join(BACKENDS)}")
 
 
