@@ -269,3 +269,37 @@ def write_html_report(
     index = out / "index.html"
     write_text(index, page)
     return index
+
+
+def report_from_results(out_dir: str | Path) -> Path:
+    """The HTML report of the pipeline's outputs under ``results/`` (the ``report`` stage's call)."""
+    from blindmcq import paths
+
+    gate_predictions = paths.GATE_DIR / "predictions.parquet"
+    return write_html_report(
+        out_dir,
+        items_path=paths.ITEMS,
+        predictions_path=[paths.PREDICTIONS, *([gate_predictions] if gate_predictions.exists() else [])],
+        gate_path=paths.GATE_DIR / "gate.json",
+        baselines_dir=paths.BASELINES_DIR,
+        analysis_dir=paths.ANALYSIS_DIR,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``blindmcq html [--out DIR]``: the HTML report of the pipeline outputs under ``results/``."""
+    import argparse
+    import sys
+
+    from blindmcq import paths
+
+    parser = argparse.ArgumentParser(prog="blindmcq html", description=main.__doc__)
+    parser.add_argument("--out", type=Path, default=paths.REPORT_DIR / "html")
+    args = parser.parse_args(argv)
+    try:
+        index = report_from_results(args.out)
+    except InputError as exc:
+        print(f"blindmcq html: error: {exc}", file=sys.stderr)
+        return 2
+    print(index)
+    return 0

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from blindmcq import paths
-from blindmcq.html_report import write_html_report
+from blindmcq.html_report import report_from_results
 from blindmcq.params import section
 from blindmcq.report import build_report
 from blindmcq.stages._main import run_stage
@@ -30,15 +30,7 @@ def main() -> None:
             out_dir=paths.REPORT_DIR,
             config=params,
         )
-        gate_predictions = paths.GATE_DIR / "predictions.parquet"
-        write_html_report(
-            paths.REPORT_DIR / "html",
-            items_path=paths.ITEMS,
-            predictions_path=[paths.PREDICTIONS, *([gate_predictions] if gate_predictions.exists() else [])],
-            gate_path=paths.GATE_DIR / "gate.json",
-            baselines_dir=paths.BASELINES_DIR,
-            analysis_dir=paths.ANALYSIS_DIR,
-        )
+        report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(
             section(params, "tracking"),
             run_name=run_name(params),
