@@ -37,7 +37,7 @@ def main() -> None:
                 "full_orders": [],
                 "forced": False,
             }
-            predictions = probe_from_params({**params, "condition": blind}, model_key="gate_model")
+            predictions = probe_from_params(params, condition=blind, model_key="gate_model")
             write_predictions(predictions, out)
         result = gate(
             predictions,

@@ -14,7 +14,7 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.atomic import write_text
-from blindmcq.items import read_items
+from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
 from blindmcq.predictions import write_predictions, write_predictions_jsonl
 from blindmcq.probe import run_probe, sample_items
@@ -23,20 +23,34 @@ from blindmcq.stages._main import run_stage
 log = logging.getLogger(__name__)
 
 
-def probe_from_params(params: dict[str, Any], *, model_key: str = "model") -> pd.DataFrame:
-    probe = section(params, "probe")
-    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+def probe_items(
+    params: dict[str, Any],
+    items: list[Item],
+    *,
+    condition: dict[str, Any] | None = None,
+    model_key: str = "model",
+) -> pd.DataFrame:
+    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group."""
     return run_probe(
         items,
         model_cfg=section(params, model_key),
         prompt=section(params, "prompt"),
         labels=section(params, "labels"),
         reasoning=section(params, "reasoning"),
-        condition=section(params, "condition"),
+        condition=condition if condition is not None else section(params, "condition"),
         protocol_cfg=section(params, "protocol"),
         cache_path=require(params, "probe.cache"),
-        concurrency=probe.get("concurrency"),
+        concurrency=section(params, "probe").get("concurrency"),
     )
+
+
+def probe_from_params(
+    params: dict[str, Any], *, condition: dict[str, Any] | None = None, model_key: str = "model"
+) -> pd.DataFrame:
+    """The probe stage's call: the seeded sample of the corpus, probed with the composed config."""
+    probe = section(params, "probe")
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    return probe_items(params, items, condition=condition, model_key=model_key)
 
 
 def call_counts(predictions: pd.DataFrame) -> dict[str, int]:

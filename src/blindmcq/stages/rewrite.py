@@ -24,8 +24,9 @@ from blindmcq.interventions.rewrite import RewriteConfig, rewrite_items, write_d
 from blindmcq.items import Item, read_items, write_items
 from blindmcq.params import require, section
 from blindmcq.predictions import write_predictions
-from blindmcq.probe import run_probe, sample_items
+from blindmcq.probe import sample_items
 from blindmcq.stages._main import run_stage
+from blindmcq.stages.probe import probe_items
 
 log = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "intervention"
@@ -63,12 +64,7 @@ def probe_condition(
 
 
 def probe(params: dict[str, Any], items: list[Item], condition: dict[str, Any]) -> pd.DataFrame:
-    return run_probe(
-        items, model_cfg=section(params, "model"), prompt=section(params, "prompt"),
-        labels=section(params, "labels"), reasoning=section(params, "reasoning"), condition=condition,
-        protocol_cfg=section(params, "protocol"), cache_path=require(params, "probe.cache"),
-        concurrency=(params.get("probe") or {}).get("concurrency"),
-    )  # fmt: skip
+    return probe_items(params, items, condition=condition)
 
 
 def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
