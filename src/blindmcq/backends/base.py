@@ -42,9 +42,44 @@ class ModelResponse:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Abilities:
+    """What a backend can do, declared by the backend; callers ask this, never the backend's name."""
+
+    generate: bool = True  # answers free text
+    score_labels: bool = False  # fills ModelResponse.choice_logprobs for request.choices
+    score_options: bool = False  # can score option texts (cloze log-likelihood)
+    needs_option_texts: bool = False  # reads the option texts (heuristic strategies), not the prompt
+    reasons: bool = False  # may think before answering (needs output-token room)
+    logprobs: bool = False  # returns token log-probabilities
+
+
 class Backend(Protocol):
-    """Anything that answers a ModelRequest. ``name`` goes into the cache key."""
+    """Anything that answers a ModelRequest. ``name`` goes into the cache key.
+
+    ``wire_request`` returns the exact body the backend would send for ``request`` (JSON-serialisable,
+    deterministic, after every model-config switch is applied) and ``endpoint`` what it is sent to where
+    that changes the answer (e.g. a base URL); ``request_key`` hashes both.
+    """
 
     name: str
+    abilities: Abilities
 
     def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]: ...
+
+
+def request_key(backend: Backend, request: ModelRequest) -> str:
+    """The response-cache key: the hash of the exact wire request (backends without ``wire_request``
+    fall back to the request's own fields)."""
+    wire_fn = getattr(backend, "wire_request", None)
+    if wire_fn is None:
+        return request.cache_key(backend.name)
+    payload = {
+        "backend": backend.name,
+        "endpoint": getattr(backend, "endpoint", None),
+        "wire": wire_fn(request),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
