@@ -9,12 +9,14 @@ from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.fault import FaultBackend, InstantBackend, SlowBackend
 from blindmcq.backends.heuristic import HeuristicBackend
 from blindmcq.backends.local import LocalBackend
+from blindmcq.backends.openai_api import OpenAIBackend
 from blindmcq.backends.registry import load_model_config, make_backend
 from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
 KINDS = {
     "bedrock": BedrockBackend,
+    "openai": OpenAIBackend,
     "local": LocalBackend,
     "heuristic": HeuristicBackend,
     "fault": FaultBackend,
@@ -52,7 +54,11 @@ def test_fakes_for_benchmarks() -> None:
 @pytest.mark.parametrize(
     ("cfg", "key"),
     [
-        ({"backend": "openai"}, "'backend'"),
+        ({"backend": "psychic"}, "'backend'"),
+        ({"backend": "openai"}, "'model_id'"),
+        ({"backend": "openai", "model_id": "m"}, "'base_url'"),
+        ({"backend": "openai", "model_id": "m", "base_url": "x", "api": "chat"}, "'base_url'"),
+        ({"backend": "openai", "model_id": "m", "base_url": "http://h/v1", "api": "rpc"}, "'api'"),
         ({}, "'backend'"),
         ({"backend": "slow"}, "'latency_s'"),
         ({"backend": "local", "path": "/nonexistent/model.gguf"}, "'path'"),

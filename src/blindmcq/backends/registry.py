@@ -9,7 +9,7 @@ from typing import Any
 from blindmcq.backends.base import Backend
 from blindmcq.errors import ConfigError
 
-BACKENDS = ("bedrock", "local", "heuristic", "fault", "instant", "slow")
+BACKENDS = ("bedrock", "openai", "local", "heuristic", "fault", "instant", "slow")
 MODEL_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "model"
 
 
@@ -24,13 +24,22 @@ def _number(cfg: Mapping[str, Any], key: str, kind: type, default: Any = None) -
 def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
     """Dispatch on ``backend:``. Heavy libraries (torch, boto3) load only for the backend asked for.
 
+    ``bedrock`` with ``api: responses`` goes to the OpenAI-style backend (Bedrock's ``bedrock-mantle``
+    endpoint); ``api: converse`` (the default) to the Converse backend.
     ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0 heuristic) with the
     rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the benchmark fakes.
     """
     if not isinstance(model_cfg, Mapping):
         raise ConfigError("model", f"expected a mapping, got {type(model_cfg).__name__}")
     kind = model_cfg.get("backend")
+    if kind == "openai" or (kind == "bedrock" and model_cfg.get("api", "converse") == "responses"):
+        # one backend for OpenAI-style APIs: local servers (chat) and Bedrock's bedrock-mantle (responses)
+        from blindmcq.backends.openai_api import OpenAIBackend
+
+        return OpenAIBackend(model_cfg, seed=_number(model_cfg, "seed", int, 0))
     if kind == "bedrock":
+        if model_cfg.get("api", "converse") != "converse":
+            raise ConfigError("api", f"bedrock takes converse or responses, got {model_cfg['api']!r}")
         from blindmcq.backends.bedrock import BedrockBackend
 
         return BedrockBackend(model_cfg, seed=_number(model_cfg, "seed", int, 0))

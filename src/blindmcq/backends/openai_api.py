@@ -1,0 +1,436 @@
+"""OpenAI-style HTTP APIs through the ``openai`` client: one backend, two wire formats.
+
+``api: chat``       chat completions (``POST {base_url}/chat/completions``): any OpenAI-compatible server
+                    (vLLM, llama.cpp's server, Ollama, TGI). Where the server returns top log-probabilities
+                    (``logprobs: true``), label scoring works as for the local model: ``choice_logprobs``
+                    come from the top log-probabilities of the first generated token.
+``api: responses``  the Responses API (``POST {base_url}/responses``), e.g. OpenAI's GPT-5.x models on
+                    Amazon Bedrock's ``bedrock-mantle`` endpoint (``https://bedrock-mantle.<region>.api.aws/v1``;
+                    Bedrock user guide, "Inference using Responses API",
+                    https://docs.aws.amazon.com/bedrock/latest/userguide/bedrock-mantle.html).
+
+Same rules as the Converse backend: one retry policy (``RetryPolicy``/``call_with_retries`` from
+``backends.bedrock``; the openai client's own retries are off), 429/5xx/timeouts/connection errors retried
+with jittered backoff, any other HTTP error final and recorded with the provider's message (a 400 that
+names a parameter is never retried as throttling), a malformed body an ``error``. The cache key hashes
+``wire_request`` (the exact JSON body) and ``endpoint`` (the base URL).
+
+Authentication (``auth``): ``api_key`` reads the key from the environment variable ``api_key_env``;
+``bedrock`` uses ``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key) when set, else SigV4 from botocore's
+usual credential chain (service ``bedrock-mantle``); ``none`` sends a placeholder (local servers).
+Keys are never logged, recorded or put in the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Callable, Generator, Mapping
+from typing import Any
+
+import httpx
+
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.bedrock import (
+    FinalError,
+    RetryableError,
+    RetryPolicy,
+    call_with_retries,
+)
+from blindmcq.errors import ConfigError
+
+APIS = ("chat", "responses")
+AUTHS = ("none", "api_key", "bedrock")
+MANTLE_URL = "https://bedrock-mantle.{region}.api.aws/v1"
+MANTLE_SIGNING_NAME = "bedrock-mantle"  # IAM/SigV4 service prefix of the mantle endpoint
+BEDROCK_KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
+# Parameters a provider may refuse by name; a 400 naming one is recorded as meta["rejected_parameter"].
+REJECTABLE = ("reasoning.effort", "reasoning_effort", "temperature", "top_logprobs", "logprobs")
+
+
+def _bool(cfg: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = cfg.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _int(cfg: Mapping[str, Any], key: str, default: int, minimum: int = 1) -> int:
+    value = cfg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(key, f"expected an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def mantle_base_url(region: str) -> str:
+    """The Bedrock ``bedrock-mantle`` OpenAI-compatible base URL of ``region``."""
+    return MANTLE_URL.format(region=region)
+
+
+class SigV4HttpxAuth(httpx.Auth):
+    """httpx auth that signs each request with botocore's SigV4 (credentials resolved per request, so
+    refreshable credentials refresh). Only host, content type and the body are signed: the openai client's
+    own headers stay out of the signature."""
+
+    requires_request_body = True
+
+    def __init__(self, region: str, service: str = MANTLE_SIGNING_NAME, session: Any = None) -> None:
+        import botocore.session
+
+        self.region, self.service = region, service
+        self._session = session or botocore.session.get_session()
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        credentials = self._session.get_credentials()
+        if credentials is None:
+            raise FinalError("NoCredentials", "no AWS credentials for SigV4 (or set a Bedrock API key)")
+        headers = {"Content-Type": request.headers.get("content-type", "application/json")}
+        aws = AWSRequest(method=request.method, url=str(request.url), data=request.content, headers=headers)
+        SigV4Auth(credentials.get_frozen_credentials(), self.service, self.region).add_auth(aws)
+        for name in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token"):
+            if name in aws.headers:
+                request.headers[name] = aws.headers[name]
+        yield request
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-style API. ``name`` carries the API and model (cache key)."""
+
+    def __init__(
+        self,
+        model_cfg: Mapping[str, Any],
+        *,
+        http_client: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        seed: int = 0,
+    ) -> None:
+        self.cfg = dict(model_cfg)
+        self.api = str(self.cfg.get("api", "chat"))
+        if self.api not in APIS:
+            raise ConfigError("api", f"expected one of {', '.join(APIS)}, got {self.api!r}")
+        model_id = self.cfg.get("responses_model_id") if self.api == "responses" else None
+        self.model_id = str(model_id or self.cfg.get("model_id") or "")
+        if not self.model_id:
+            raise ConfigError("model_id", f"missing in model config '{self.cfg.get('name', '?')}'")
+        self.region = self._region()
+        self.base_url = self._base_url()
+        self.endpoint = self.base_url  # part of the cache key
+        default_auth = "bedrock" if self.cfg.get("backend") == "bedrock" else "none"
+        self.auth = str(self.cfg.get("auth") or default_auth)
+        if self.auth not in AUTHS:
+            raise ConfigError("auth", f"expected one of {', '.join(AUTHS)}, got {self.auth!r}")
+        self.name = f"openai-{self.api}:{self.model_id}"
+        self.concurrency = _int(self.cfg, "concurrency", 4)
+        self.logprobs = _bool(self.cfg, "logprobs", False)
+        self.top_logprobs = _int(self.cfg, "top_logprobs", 20)
+        self.accepts_temperature = _bool(self.cfg, "accepts_temperature", True)
+        self.accepts_system = _bool(self.cfg, "accepts_system", True)
+        self.reasons_by_default = _bool(self.cfg, "reasons_by_default", False)
+        effort = self.cfg.get("reasoning_effort")
+        if effort is not None and not isinstance(effort, str):
+            raise ConfigError("reasoning_effort", f"expected a string or null, got {effort!r}")
+        self.reasoning_effort: str | None = effort
+        self.timeout_s = float(self.cfg.get("read_timeout_s", 300))
+        self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
+        if self.api == "responses" and self.logprobs:
+            raise ConfigError("logprobs", "label scoring needs api: chat (top_logprobs of the first token)")
+        self.abilities = Abilities(
+            generate=True,
+            score_labels=self.logprobs,
+            reasons=self.reasons_by_default,
+            logprobs=self.logprobs,
+        )
+        self._http_client = http_client
+        self._client: Any = None
+        self._sleep = sleep
+        self._rng = random.Random(seed)  # jitter only
+
+    def _region(self) -> str | None:
+        regions = self.cfg.get("regions") or ([self.cfg["region"]] if self.cfg.get("region") else [])
+        if regions and not all(isinstance(r, str) and r for r in regions):
+            raise ConfigError("regions", "expected a list of region names")
+        return regions[0] if regions else None
+
+    def _base_url(self) -> str:
+        url = self.cfg.get("base_url")
+        if url:
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ConfigError("base_url", f"expected an http(s) URL, got {url!r}")
+            return url.rstrip("/")
+        if self.cfg.get("backend") == "bedrock" and self.region:
+            return mantle_base_url(self.region)
+        raise ConfigError("base_url", f"model '{self.cfg.get('name', '?')}' needs a base_url (or a region)")
+
+    # -- the client -------------------------------------------------------------------------------------
+    def _api_key_and_auth(self) -> tuple[str, Any]:
+        if self.auth == "api_key":
+            env = self.cfg.get("api_key_env")
+            if not isinstance(env, str) or not env:
+                raise ConfigError("api_key_env", "auth: api_key needs the variable that holds the key")
+            key = os.environ.get(env)
+            if not key:
+                raise ConfigError("api_key_env", f"environment variable {env} is not set")
+            return key, None
+        if self.auth == "bedrock":
+            key = os.environ.get(BEDROCK_KEY_ENV)
+            if key:
+                return key, None
+            if not self.region:
+                raise ConfigError("regions", "SigV4 signing needs the endpoint's region")
+            return "sigv4", SigV4HttpxAuth(self.region)
+        env = self.cfg.get("api_key_env")
+        return (os.environ.get(env) if isinstance(env, str) and env else None) or "none", None
+
+    def client(self) -> Any:
+        if self._client is None:
+            from openai import OpenAI
+
+            key, auth = self._api_key_and_auth()
+            http = self._http_client
+            if http is None:
+                limits = httpx.Limits(max_connections=max(10, self.concurrency * 2))
+                http = httpx.Client(auth=auth, limits=limits, timeout=self.timeout_s)
+            elif auth is not None:
+                http.auth = auth
+            # max_retries=0: one retry policy, ours (call_with_retries)
+            self._client = OpenAI(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s, http_client=http
+            )
+        return self._client
+
+    # -- the request --------------------------------------------------------------------------------------
+    def scoring(self, request: ModelRequest) -> bool:
+        return bool(request.choices) and self.logprobs
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact JSON body sent for ``request`` (after every config switch)."""
+        if request.reasoning == "thinking":
+            raise ConfigError("reasoning", f"model '{self.cfg.get('name')}' has no thinking budget")
+        system, user = request.system, request.user
+        if system and not self.accepts_system:
+            system, user = None, f"{system}\n\n{user}"
+        max_tokens = int(request.max_tokens)
+        if self.reasons_by_default:
+            # hidden reasoning counts against the output ceiling: never give a reasoning model less than
+            # its config's room (conf/model max_tokens)
+            max_tokens = max(max_tokens, int(self.cfg.get("max_tokens") or 0))
+        send_temperature = self.accepts_temperature and request.temperature is not None
+        body: dict[str, Any] = {"model": self.model_id}
+        if self.api == "chat":
+            messages = [{"role": "system", "content": system}] if system else []
+            messages.append({"role": "user", "content": user})
+            body["messages"] = messages
+            if self.scoring(request):
+                # one token is enough: the labels are ranked by the first token's top log-probabilities
+                body["max_tokens"] = 1
+                body["logprobs"] = True
+                body["top_logprobs"] = self.top_logprobs
+            else:
+                body["max_tokens"] = max_tokens
+            if send_temperature:
+                body["temperature"] = float(request.temperature)  # type: ignore[arg-type]
+            if self.reasoning_effort:
+                body["reasoning_effort"] = self.reasoning_effort
+        else:
+            if system:
+                body["instructions"] = system
+            body["input"] = user
+            body["max_output_tokens"] = max_tokens
+            if send_temperature:
+                body["temperature"] = float(request.temperature)  # type: ignore[arg-type]
+            if self.reasoning_effort:
+                body["reasoning"] = {"effort": self.reasoning_effort}
+            body["store"] = False  # no server-side conversation state
+        extra = self.cfg.get("extra_body")
+        if extra:
+            if not isinstance(extra, Mapping):
+                raise ConfigError("extra_body", "expected a mapping")
+            body.update({k: v for k, v in extra.items() if k not in body})
+        return body
+
+    def _send(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST the body; map every failure to RetryableError/FinalError; return the parsed JSON."""
+        import openai
+
+        client = self.client()
+        path = "/chat/completions" if self.api == "chat" else "/responses"
+        try:
+            raw = client.post(path, body=dict(body), cast_to=httpx.Response)
+        except openai.APITimeoutError as exc:
+            raise RetryableError("Timeout", type(exc).__name__) from exc
+        except openai.APIConnectionError as exc:
+            raise RetryableError("ConnectionError", type(exc).__name__) from exc
+        except openai.APIStatusError as exc:
+            raise _status_error(exc.status_code, exc.response.text) from exc
+        text = raw.text
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise FinalError("MalformedResponse", f"not JSON: {text[:200]!r}") from exc
+        if not isinstance(data, dict):
+            raise FinalError("MalformedResponse", f"expected a JSON object, got {type(data).__name__}")
+        return data
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.wire_request(request)
+
+        def attempt(_: int) -> ModelResponse:
+            started = time.perf_counter()
+            data = self._send(body)
+            try:
+                response = (
+                    parse_chat(data, request.choices if self.scoring(request) else ())
+                    if self.api == "chat"
+                    else parse_responses(data)
+                )
+            except (KeyError, TypeError, IndexError, AttributeError) as exc:
+                raise FinalError("MalformedResponse", f"{type(exc).__name__}: {exc}") from exc
+            response.latency_s = time.perf_counter() - started
+            return response
+
+        response = call_with_retries(attempt, self.policy, sleep=self._sleep, rng=self._rng)
+        response.region = self.region
+        meta = response.meta
+        meta["api"] = self.api
+        meta["model_id"] = self.model_id
+        meta["temperature_sent"] = "temperature" in body
+        meta["reasoning_effort_sent"] = self.reasoning_effort if self.reasoning_effort else None
+        if response.status == "error":
+            _record_rejection(response)
+        return response
+
+
+def _status_error(status: int, text: str) -> RetryableError | FinalError:
+    message = _provider_message(text)
+    if status == 429:
+        return RetryableError("TooManyRequests", message, throttle=True)
+    if status >= 500 or status == 408:
+        return RetryableError(f"HTTP{status}", message)
+    return FinalError(f"HTTP{status}", message)
+
+
+def _provider_message(text: str) -> str:
+    """The provider's error message (OpenAI shape ``{"error": {"message", "param"}}``), else the body."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:500]
+    err = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(err, dict):
+        message = str(err.get("message") or err.get("Message") or json.dumps(err)[:500])
+        param = err.get("param")
+        return f"{message} [param={param}]" if param else message
+    return str(err)[:500]
+
+
+def _record_rejection(response: ModelResponse) -> None:
+    """A 400 that names a parameter: record which one, with the provider's message, for the paper's
+    'rejects temperature / reasoning_effort' column."""
+    code = response.meta.get("error_code", "")
+    if code != "HTTP400" or not response.error:
+        return
+    response.meta["provider_message"] = response.error
+    lowered = response.error.lower()
+    for name in REJECTABLE:
+        if name in lowered:
+            response.meta["rejected_parameter"] = "reasoning.effort" if "reasoning" in name else name
+            return
+
+
+def _label_logprobs(top: list[Mapping[str, Any]], choices: tuple[str, ...]) -> tuple[list[float], list[str]]:
+    """Per label, log P(first token is the label), summing whitespace variants (" A" and "A"). A label
+    absent from the top list gets -inf: its true value lies below the list's minimum, so the argmax over
+    labels stays exact whenever one label is listed; when none is, every score is -inf (a tie)."""
+    scores: list[float] = []
+    missing: list[str] = []
+    for label in choices:
+        values = [float(t["logprob"]) for t in top if str(t["token"]).strip() == label.strip()]
+        if values:
+            peak = max(values)
+            scores.append(peak + math.log(sum(math.exp(v - peak) for v in values)))
+        else:
+            scores.append(float("-inf"))
+            missing.append(label)
+    return scores, missing
+
+
+def parse_chat(data: Mapping[str, Any], choices: tuple[str, ...] = ()) -> ModelResponse:
+    """A chat-completions body -> ModelResponse; with ``choices``, the label scores from top logprobs."""
+    choice = data["choices"][0]
+    message = choice.get("message") or {}
+    text = message.get("content") or ""
+    finish = choice.get("finish_reason")
+    usage = data.get("usage") or {}
+    meta: dict[str, Any] = {"stop_reason": "max_tokens" if finish == "length" else finish}
+    details = usage.get("completion_tokens_details") or {}
+    if details.get("reasoning_tokens") is not None:
+        meta["reasoning_tokens"] = details["reasoning_tokens"]
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        meta["reasoning_text"] = reasoning
+    refused = bool(message.get("refusal")) or finish == "content_filter"
+    response = ModelResponse(
+        text=text,
+        status="refused" if refused else "ok",
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        meta=meta,
+    )
+    if choices:
+        content = ((choice.get("logprobs") or {}).get("content")) or []
+        if not content or not content[0].get("top_logprobs"):
+            raise FinalError("NoLogprobs", "the server returned no top_logprobs (set logprobs: false)")
+        scores, missing = _label_logprobs(content[0]["top_logprobs"], choices)
+        response.choice_logprobs = scores
+        meta["mode"] = "score"
+        meta["labels_outside_top"] = missing
+    return response
+
+
+def parse_responses(data: Mapping[str, Any]) -> ModelResponse:
+    """A Responses-API body -> ModelResponse: output text, refusals, reasoning tokens, incomplete status."""
+    texts: list[str] = []
+    summaries: list[str] = []
+    refused = False
+    for item in data.get("output") or []:
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or []:
+                if part.get("type") == "output_text":
+                    texts.append(part.get("text", ""))
+                elif part.get("type") == "refusal":
+                    refused = True
+        elif kind == "reasoning":
+            summaries.extend(s.get("text", "") for s in item.get("summary") or [])
+    status = data.get("status")
+    if status not in ("completed", "incomplete"):
+        if status == "failed":
+            err = data.get("error") or {}
+            raise FinalError(str(err.get("code") or "ResponseFailed"), str(err.get("message") or ""))
+        raise FinalError("MalformedResponse", f"unexpected response status {status!r}")
+    meta: dict[str, Any] = {"response_status": status}
+    if status == "incomplete":
+        reason = (data.get("incomplete_details") or {}).get("reason")
+        meta["incomplete_reason"] = reason
+        meta["stop_reason"] = "max_tokens" if reason == "max_output_tokens" else reason
+    else:
+        meta["stop_reason"] = "end_turn"
+    usage = data.get("usage") or {}
+    reasoning_tokens = (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
+    if reasoning_tokens is not None:
+        meta["reasoning_tokens"] = reasoning_tokens
+    if summaries:
+        meta["reasoning_text"] = "".join(summaries)
+    return ModelResponse(
+        text="".join(texts),
+        status="refused" if refused or (meta["stop_reason"] == "content_filter") else "ok",
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        meta=meta,
+    )
