@@ -13,13 +13,19 @@ so an output file maps straight back to the cache without a manifest, in any pro
 
 Body per ``invocation_type`` (``batch.invocation_type``; the output's ``modelOutput`` has the matching form):
 
-* ``Converse`` (default; every family: Anthropic Claude, Amazon Nova, Meta Llama, Mistral, DeepSeek, Qwen):
-  the Converse request body exactly as ``BedrockBackend.converse_params`` builds it for the online call,
-  less ``modelId``: ``messages``, ``system``, ``inferenceConfig``, ``additionalModelRequestFields``.
+* ``Converse`` (default): the Converse request body exactly as ``BedrockBackend.converse_params`` builds it
+  for the online call, less ``modelId``: ``messages``, ``system``, ``inferenceConfig``,
+  ``additionalModelRequestFields`` (user guide, "Format and upload your batch inference data":
+  "If you use the Converse type, the format must match the request body of the Converse API").
 * ``InvokeModel`` for Anthropic models: the Anthropic Messages API body, ``anthropic_version``
   ``bedrock-2023-05-31``, ``max_tokens``, ``system`` (string), ``messages`` (text blocks), ``temperature``
   when the online call sends one, and the model config's additional fields (e.g. ``thinking``) at the top
   level. Other families under ``InvokeModel`` are refused (use ``Converse``).
+
+Only model families that AWS's batch documentation was seen to list are submitted (``BATCH_FAMILIES``);
+any other is refused before anything is uploaded, unless ``batch.family_listed: true`` records that the
+user checked "Supported Regions and models for batch inference" for that model. Every batch setting is
+validated before any upload (``job_timeout_hours`` 24-168, as CreateModelInvocationJob takes).
 
 Bedrock quotas apply: at least ``min_records`` (100 by default) and at most ``max_records`` (50,000)
 records per job; larger sets are split into several jobs. Credentials come from boto3's chain only and
@@ -47,6 +53,30 @@ log = logging.getLogger(__name__)
 INVOCATION_TYPES = ("Converse", "InvokeModel")
 ANTHROPIC_VERSION = "bedrock-2023-05-31"
 DONE = frozenset({"Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"})
+# CreateModelInvocationJob: timeoutDurationInHours 24..168 (botocore service model, bedrock 2023-04-20).
+JOB_TIMEOUT_HOURS = (24, 168)
+BATCH_DOCS = "https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-supported.html"
+# Families whose batch support the documentation was seen to state, the invocation types whose body this
+# module builds for them, and where. A family absent here is refused (see the module docstring).
+BATCH_FAMILIES: dict[str, dict[str, Any]] = {
+    "amazon.nova": {
+        "invocation_types": ("Converse",),
+        "source": f"'Supported Regions and models for batch inference' ({BATCH_DOCS}): Nova Lite, Micro,"
+        " Pro, Premier, Nova 2 Lite",
+    },
+    "anthropic": {
+        "invocation_types": ("Converse", "InvokeModel"),
+        "source": "'Code example for batch inference' (https://docs.aws.amazon.com/bedrock/latest/"
+        "userguide/batch-inference-example.html): Anthropic Claude 3 Haiku, InvokeModel body",
+    },
+}
+_GEO_PREFIX = re.compile(r"^(us|eu|apac|global|us-gov|jp|au|ca)\.")
+
+
+def batch_family(model_id: str) -> str | None:
+    """The ``BATCH_FAMILIES`` key of a model or inference-profile id, or None when none is listed."""
+    bare = _GEO_PREFIX.sub("", model_id)
+    return next((family for family in BATCH_FAMILIES if bare.startswith(family)), None)
 
 
 class BatchTimeout(BlindMCQError):
@@ -68,6 +98,7 @@ class BatchSettings:
     timeout_s: float = 72 * 3600.0
     job_timeout_hours: int | None = None
     s3_endpoint_url: str | None = None  # a local S3 stand-in (tests)
+    family_listed: bool = False  # the user checked the batch documentation for an unlisted family
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "batch") -> BatchSettings:
@@ -81,12 +112,53 @@ class BatchSettings:
                 raise ConfigError(f"{key}.{required}", "missing")
         for uri in ("input_uri", "output_uri"):
             split_s3_uri(cfg[uri], key=f"{key}.{uri}")
+        for name in ("min_records", "max_records", "job_timeout_hours"):
+            value = cfg.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ConfigError(f"{key}.{name}", f"expected an integer, got {value!r}")
+        for name in ("poll_s", "timeout_s"):
+            value = cfg.get(name)
+            bad = isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+            if value is not None and bad:
+                raise ConfigError(f"{key}.{name}", f"expected a positive number of seconds, got {value!r}")
+        if not isinstance(cfg.get("family_listed", False), bool):
+            raise ConfigError(f"{key}.family_listed", "expected true or false")
+        if not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/\S+", cfg["role_arn"]):
+            raise ConfigError(f"{key}.role_arn", f"expected an IAM role ARN, got {cfg['role_arn']!r}")
         settings = cls(**cfg)
         if settings.invocation_type not in INVOCATION_TYPES:
             raise ConfigError(f"{key}.invocation_type", f"expected one of {INVOCATION_TYPES}")
         if not 1 <= settings.min_records <= settings.max_records:
             raise ConfigError(f"{key}.min_records", "need 1 <= min_records <= max_records")
+        if settings.max_records > 50_000:
+            raise ConfigError(f"{key}.max_records", "Bedrock takes at most 50,000 records per job")
+        low, high = JOB_TIMEOUT_HOURS
+        if settings.job_timeout_hours is not None and not low <= settings.job_timeout_hours <= high:
+            raise ConfigError(
+                f"{key}.job_timeout_hours", f"must be {low}-{high} hours, got {settings.job_timeout_hours}"
+            )
         return settings
+
+
+def check_batchable(model_id: str, settings: BatchSettings, key: str = "batch") -> str:
+    """The model's batch family, or a ConfigError (before any upload) naming the documentation."""
+    family = batch_family(model_id)
+    if family is None:
+        if settings.family_listed:
+            return "user-checked"
+        raise ConfigError(
+            "model.model_id",
+            f"{model_id}: its family is not among those the batch documentation was seen to list"
+            f" ({', '.join(BATCH_FAMILIES)}; {BATCH_DOCS}). Check that page, then set"
+            f" {key}.family_listed=true, or run online",
+        )
+    allowed = BATCH_FAMILIES[family]["invocation_types"]
+    if settings.invocation_type not in allowed:
+        raise ConfigError(
+            f"{key}.invocation_type",
+            f"{family} batch bodies are built here as {', '.join(allowed)}, not {settings.invocation_type}",
+        )
+    return family
 
 
 @dataclass(frozen=True)
@@ -215,6 +287,7 @@ def submit(
     job already created instead of paying for a second one (the API is idempotent on the token).
     """
     keys = list(requests)
+    check_batchable(backend.model_id, settings)  # before any upload
     if len(keys) < settings.min_records:
         raise ConfigError(
             "batch.min_records",

@@ -28,7 +28,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,15 @@ SAMPLE_SOURCES = (
     {"loader": "customs", "path": str(ROOT / "data/ua-customs-exam/questions.json")},
     {"loader": "customs", "path": str(ROOT.parent / "shared/data/ua-customs-exam/questions.json")},
     {"loader": "items", "path": str(ROOT / "results/corpus/items.jsonl")},
+    # a clean clone: the default bank's committed PDFs, extracted in memory (about 20 CPU-seconds)
+    {"loader": "pdf", "path": str(ROOT / "defaults/bank"), "source": "dmsu"},
 )
+# Bedrock batch inference is billed at 50% of the on-demand price of the same model: "a 50% lower price
+# compared to on-demand pricing" (AWS's Bedrock training module on Trailhead; the user guide's batch page
+# points to https://aws.amazon.com/bedrock/pricing/, not in the search corpus, for per-model prices).
+BATCH_PRICE_FACTOR = 0.5
+BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.batch.BatchSettings.max_records)
+ROUTES = ("on-demand", "batch", "server")
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 RUN_KEYS = {
     "name", "items", "models", "conditions", "orders", "forced", "forced_conditions",
@@ -53,7 +61,7 @@ RUN_KEYS = {
 }  # fmt: skip
 PLAN_KEYS = {
     "items", "n_options", "items_file", "models", "runs", "quota", "chars_per_token", "output_tokens",
-    "sample_items", "sample_file", "seed",
+    "throughput", "sample_items", "sample_file", "seed",
 }  # fmt: skip
 
 
@@ -98,6 +106,8 @@ class Plan:
     runs: list[dict[str, Any]]
     models: list[dict[str, Any]]
     totals: dict[str, Any]
+    routes: list[dict[str, Any]] = field(default_factory=list)
+    unverified: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _names(value: Any, key: str, default: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -202,8 +212,16 @@ def default_sample() -> list[Item]:
     from blindmcq.datasets.registry import load_dataset
 
     for source in SAMPLE_SOURCES:
-        if Path(source["path"]).exists():
-            return load_dataset(source)
+        if not Path(source["path"]).exists():
+            continue
+        if source["loader"] == "pdf":
+            from blindmcq.corpus.extract import extract_items
+
+            pdfs = sorted(Path(source["path"]).glob("*.pdf"))
+            if pdfs:
+                return extract_items(pdfs, source=source["source"])[0]
+            continue
+        return load_dataset(source)
     tried = ", ".join(s["path"] for s in SAMPLE_SOURCES)
     raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
 
@@ -316,7 +334,57 @@ def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) ->
         "chars_per_token": chars_per_token,
         "sample_items": len(sample),
     }
-    return Plan(runs=run_rows, models=model_rows, totals=totals)
+    names = [r["model"] for r in model_rows]
+    return Plan(
+        runs=run_rows, models=model_rows, totals=totals,
+        routes=routes(model_rows, conf, throughput=cfg.get("throughput")),
+        unverified=unverified_models(names, conf),
+    )  # fmt: skip
+
+
+def unverified_models(names: Sequence[str], conf: Path) -> list[dict[str, Any]]:
+    """Bedrock model configs not marked ``verified: true``, with what AWS's documentation did not confirm."""
+    out = []
+    for name in names:
+        model = _model_cfg(name, conf)
+        if model.get("backend") == "bedrock" and model.get("verified") is not True:
+            out.append({"model": name, "unverified": list(model.get("unverified") or ["(not recorded)"])})
+    return out
+
+
+def routes(
+    model_rows: Sequence[Mapping[str, Any]], conf: Path, *, throughput: float | None = None
+) -> list[dict[str, Any]]:
+    """The three ways to make the calls: on-demand (quota-bound), Bedrock batch (50% price, asynchronous,
+    only families the batch documentation lists) and a local/OpenAI-compatible server (no token price;
+    wall time = calls / measured ``throughput`` in calls per second, one server taking the models in turn)."""
+    from blindmcq.batch import batch_family
+
+    calls = sum(m["calls"] for m in model_rows)
+    cost = sum(m["cost_usd"] for m in model_rows)
+    batchable, refused = [], []
+    for m in model_rows:
+        model = _model_cfg(m["model"], conf)
+        family = batch_family(str(model.get("model_id", ""))) if model.get("backend") == "bedrock" else None
+        (batchable if family else refused).append(m)
+    jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
+    if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):
+        raise ConfigError("throughput", f"expected calls per second > 0, got {throughput!r}")
+    return [
+        {"route": "on-demand", "calls": calls, "cost_usd": cost,
+         "wall_hours": max((m["wall_hours"] for m in model_rows), default=0.0),
+         "note": "quota-bound, models side by side"},
+        {"route": "batch", "calls": sum(m["calls"] for m in batchable),
+         "cost_usd": BATCH_PRICE_FACTOR * sum(m["cost_usd"] for m in batchable), "wall_hours": None,
+         "jobs": jobs, "not_batchable": [m["model"] for m in refused],
+         "note": f"{BATCH_PRICE_FACTOR:.0%} of on-demand; asynchronous, each job within its"
+                 " job_timeout_hours (24-168)"},
+        {"route": "server", "calls": calls, "cost_usd": None,
+         "wall_hours": calls / float(throughput) / 3600.0 if throughput else None,
+         "throughput": throughput,
+         "note": "own hardware; wall time from measured throughput" if throughput
+                 else "pass --throughput CALLS_PER_S or --measure MODEL"},
+    ]  # fmt: skip
 
 
 def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> int:
@@ -426,7 +494,59 @@ def format_plan(plan: Plan) -> str:
         f"wall time ~ {t['wall_hours_parallel']:,.1f} h with models side by side"
         f" ({t['wall_hours_sequential']:,.1f} h one model at a time)",
     ]
+    if plan.routes:
+        lines += ["", f"{'route':<10} {'calls':>11} {'cost USD':>10} {'hours':>8}  note"]
+        for r in plan.routes:
+            cost = "n/a" if r["cost_usd"] is None else f"{r['cost_usd']:,.0f}"
+            hours = "n/a" if r["wall_hours"] is None else f"{r['wall_hours']:,.1f}"
+            note = r["note"]
+            if r["route"] == "batch":
+                note += f"; {r['jobs']} jobs"
+                if r["not_batchable"]:
+                    note += f"; not batchable (family not listed): {', '.join(r['not_batchable'])}"
+            if r["route"] == "server" and r.get("throughput"):
+                note += f" ({r['throughput']:g} calls/s)"
+            lines.append(f"{r['route']:<10} {r['calls']:>11,} {cost:>10} {hours:>8}  {note}")
+    if plan.unverified:
+        lines += ["", "model configs not verified against AWS documentation (conf/model/<name>.yaml):"]
+        lines += [f"  {u['model']:<16} {', '.join(u['unverified'])}" for u in plan.unverified]
     return "\n".join(lines)
+
+
+def measure_throughput(model: str, n_calls: int = 20, *, conf_dir: str | Path | None = None) -> float:
+    """Calls per second the model's backend sustains at its configured concurrency, from ``n_calls`` real
+    prompts (default-bank or sample items, no cache: every call is made)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from blindmcq.backends.registry import make_backend
+    from blindmcq.presentations import build_presentations, to_request
+
+    conf = Path(conf_dir or CONF_DIR)
+    if n_calls < 1:
+        raise ConfigError("measure_calls", "must be at least 1")
+    model_cfg = _model_cfg(model, conf)
+    backend = make_backend(model_cfg)
+    items = sample_for_tokens({"sample_items": n_calls}, None)
+    presentations = build_presentations(
+        items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
+        prompt=_load("prompt", "original", conf), labels=_load("labels", "latin", conf),
+        reasoning=_load("reasoning", "direct", conf), protocol="sl",
+    )[:n_calls]  # fmt: skip
+    requests = [
+        to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.get("max_tokens") or 16),
+                   score_labels=False)
+        for p in presentations
+    ]  # fmt: skip
+    workers = int(getattr(backend, "concurrency", 1) or 1)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        responses = list(pool.map(backend.complete, requests))
+    elapsed = time.perf_counter() - started
+    failed = sum(r.status == "error" for r in responses)
+    if failed:
+        first = next(r.error for r in responses if r.status == "error")
+        raise InputError(f"{failed} of {len(responses)} measuring calls to {model} failed: {first}")
+    return len(responses) / elapsed
 
 
 def _read_config(path: str) -> dict[str, Any]:
@@ -453,6 +573,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, help="mean seconds per call")
     parser.add_argument("--chars-per-token", type=float)
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument(
+        "--throughput", type=float, help="calls per second a local/OpenAI-compatible server sustains"
+    )
+    parser.add_argument("--measure", metavar="MODEL", help="measure --throughput with a short run of MODEL")
+    parser.add_argument("--measure-calls", type=int, default=20, help="calls in the measuring run (20)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
@@ -466,12 +591,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg["quota"] = quota
         if args.chars_per_token is not None:
             cfg["chars_per_token"] = args.chars_per_token
+        if args.measure:
+            args.throughput = measure_throughput(args.measure, args.measure_calls)
+            print(f"measured {args.throughput:.2f} calls/s with {args.measure} ({args.measure_calls} calls)")
+        if args.throughput is not None:
+            cfg["throughput"] = args.throughput
         plan = build_plan(cfg)
     except BlindMCQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"runs": plan.runs, "models": plan.models, "totals": plan.totals}, indent=2))
+        print(json.dumps({"runs": plan.runs, "models": plan.models, "totals": plan.totals,
+                          "routes": plan.routes, "unverified": plan.unverified}, indent=2))
     else:
         print(format_plan(plan))
         print(f"(planned in {time.perf_counter() - started:.1f} s; no model was called)")
