@@ -1,0 +1,256 @@
+"""``blindmcq batch submit|status|collect``: the probe's uncached calls through Bedrock batch inference.
+
+    blindmcq batch submit [OVERRIDES...] [--role-arn ARN --input-uri S3 --output-uri S3 ...]
+    blindmcq batch status
+    blindmcq batch collect
+
+``submit`` composes the config as the probe stage does (Hydra overrides, e.g. ``model=nova-pro
+probe.sample=null``), finds the calls the response cache lacks by running the probe itself against a
+recording stand-in for the model (so the requests and their cache keys are the probe's own), validates
+every batch setting and the model's batch family, then writes the JSONL to S3 and creates the jobs
+(``blindmcq.batch.submit``). One manifest per job goes to ``results/batch/<job name>.json``.
+``status`` polls the jobs; ``collect`` reads the outputs of finished jobs into the same response cache
+under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers from the cache.
+Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
+the flags, in that order of precedence (flags win). Credentials: boto3's chain only, never recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from blindmcq import paths
+from blindmcq.atomic import write_text
+from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
+from blindmcq.batch import (
+    DONE,
+    BatchJob,
+    BatchSettings,
+    check_batchable,
+    collect,
+    make_bedrock_backend,
+    submit,
+)
+from blindmcq.cache import ResponseCache
+from blindmcq.errors import BlindMCQError, ConfigError, InputError
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+STATE_DIR = paths.RESULTS / "batch"
+FLAGS = {
+    "role_arn": "--role-arn", "input_uri": "--input-uri", "output_uri": "--output-uri",
+    "invocation_type": "--invocation-type", "region": "--region", "job_timeout_hours": "--job-timeout-hours",
+    "min_records": "--min-records", "s3_endpoint_url": "--s3-endpoint-url",
+}  # fmt: skip
+
+
+def compose(overrides: Sequence[str], conf_dir: Path = CONF_DIR) -> dict[str, Any]:
+    """The composed config (as ``params.yaml`` would hold it) for Hydra ``overrides``."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
+            cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    except HydraException as exc:
+        raise ConfigError("overrides", str(exc).splitlines()[0]) from exc
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+
+
+class _Recorder:
+    """Stands in for the model inside ``run_probe``: same name, endpoint and wire request (so the same
+    cache keys); records each request the runner would send and answers ``error`` (never cached)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.name = real.name
+        self.endpoint = getattr(real, "endpoint", None)
+        if hasattr(real, "abilities"):
+            self.abilities = real.abilities
+        if hasattr(real, "wire_request"):
+            self.wire_request = real.wire_request
+        self.concurrency = 8
+        self.requests: dict[str, ModelRequest] = {}
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests[request_key(self.real, request)] = request
+        meta = {"error_code": "BatchPending"}
+        return ModelResponse(text="", status="error", error="BatchPending", meta=meta)
+
+
+def pending_requests(
+    params: Mapping[str, Any], backend: Any, items_path: Path = paths.ITEMS
+) -> dict[str, Any]:
+    """Cache key -> request for every call the probe would make that the cache lacks."""
+    from blindmcq.items import read_items
+    from blindmcq.probe import run_probe, sample_items
+
+    if not Path(items_path).is_file():
+        raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
+    probe = dict(params["probe"])
+    items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
+    recorder = _Recorder(backend)
+    run_probe(
+        items, model_cfg=params["model"], prompt=params["prompt"], labels=params["labels"],
+        reasoning=params["reasoning"], condition=params["condition"], protocol_cfg=params["protocol"],
+        cache_path=probe["cache"], backend=recorder, progress=False,
+    )  # fmt: skip
+    return recorder.requests
+
+
+def settings_from(params: Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
+    merged = {**dict(params.get("batch") or {}), **dict(params["model"].get("batch") or {})}
+    merged.update({k: v for k, v in flags.items() if v is not None})
+    return BatchSettings.from_cfg(merged)
+
+
+def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:
+    import boto3
+
+    region = settings.region or backend.pool.regions[0]
+    return (
+        boto3.client("s3", region_name=region, endpoint_url=settings.s3_endpoint_url),
+        boto3.client("bedrock", region_name=region),
+    )
+
+
+def submit_cmd(
+    overrides: Sequence[str],
+    flags: Mapping[str, Any],
+    *,
+    state_dir: Path = STATE_DIR,
+    items_path: Path = paths.ITEMS,
+    s3: Any = None,
+    bedrock: Any = None,
+) -> list[BatchJob]:
+    """Validate, find the uncached calls, upload and create the jobs; one manifest per job."""
+    params = compose(overrides)
+    model_cfg = params["model"]
+    if model_cfg.get("api", "converse") != "converse":
+        raise ConfigError("model.api", "batch inference takes Converse or InvokeModel bodies, not responses")
+    settings = settings_from(params, flags)  # every setting checked before anything else happens
+    backend = make_bedrock_backend(model_cfg)
+    family = check_batchable(backend.model_id, settings)
+    requests = pending_requests(params, backend, items_path)
+    if not requests:
+        print("nothing to submit: the cache answers every call")
+        return []
+    if s3 is None or bedrock is None:
+        s3, bedrock = _clients(settings, backend)
+    jobs = submit(requests, backend, settings, s3=s3, bedrock=bedrock)
+    for job in jobs:
+        manifest = {
+            "job_arn": job.job_arn, "job_name": job.job_name, "input_uri": job.input_uri,
+            "output_uri": job.output_uri, "keys": list(job.keys), "model": model_cfg["name"],
+            "model_id": backend.model_id, "backend": backend.name, "family": family,
+            "invocation_type": settings.invocation_type,
+            "region": settings.region or backend.pool.regions[0], "s3_endpoint_url": settings.s3_endpoint_url,
+            "cache": params["probe"]["cache"], "collected": False,
+        }  # fmt: skip
+        write_text(Path(state_dir) / f"{job.job_name}.json", json.dumps(manifest, indent=2) + "\n")
+        print(f"submitted {job.job_name}: {len(job.keys)} records -> {job.output_uri}")
+    return jobs
+
+
+def manifests(state_dir: Path = STATE_DIR) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for path in sorted(Path(state_dir).glob("*.json")):
+        try:
+            out.append((path, json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"unreadable batch manifest ({exc})", file=str(path)) from exc
+    return out
+
+
+def _bedrock_for(manifest: Mapping[str, Any]) -> Any:
+    import boto3
+
+    return boto3.client("bedrock", region_name=manifest["region"])
+
+
+def status_cmd(*, state_dir: Path = STATE_DIR, bedrock: Any = None) -> dict[str, str]:
+    """Job name -> status of every job not yet collected."""
+    statuses: dict[str, str] = {}
+    for _, manifest in manifests(state_dir):
+        if manifest.get("collected"):
+            continue
+        client = bedrock or _bedrock_for(manifest)
+        reply = client.get_model_invocation_job(jobIdentifier=manifest["job_arn"])
+        statuses[manifest["job_name"]] = str(reply["status"])
+        message = f" ({reply['message']})" if reply.get("message") else ""
+        print(f"{manifest['job_name']}: {reply['status']}{message}, {len(manifest['keys'])} records")
+    return statuses
+
+
+def collect_cmd(*, state_dir: Path = STATE_DIR, s3: Any = None, bedrock: Any = None) -> dict[str, int]:
+    """Load the outputs of every finished job into the response cache; running jobs are left alone."""
+    import boto3
+
+    counts = {"jobs": 0, "records": 0, "ok": 0, "error": 0, "running": 0}
+    for path, manifest in manifests(state_dir):
+        if manifest.get("collected"):
+            continue
+        client = bedrock or _bedrock_for(manifest)
+        status = str(client.get_model_invocation_job(jobIdentifier=manifest["job_arn"])["status"])
+        if status not in DONE:
+            counts["running"] += 1
+            print(f"{manifest['job_name']}: {status}, not collected yet")
+            continue
+        job = BatchJob(
+            manifest["job_arn"], manifest["job_name"], manifest["input_uri"], manifest["output_uri"],
+            tuple(manifest["keys"]),
+        )  # fmt: skip
+        reader = s3 or boto3.client(
+            "s3", region_name=manifest["region"], endpoint_url=manifest.get("s3_endpoint_url")
+        )
+        requests = {key: SimpleNamespace(model=manifest["model"]) for key in job.keys}
+        with ResponseCache(manifest["cache"]) as cache:
+            responses = collect(
+                [job], requests, s3=reader, cache=cache, backend_name=manifest["backend"],  # type: ignore[arg-type]
+                invocation_type=manifest["invocation_type"], statuses={job.job_arn: status},
+            )  # fmt: skip
+        counts["jobs"] += 1
+        counts["records"] += len(responses)
+        for response in responses.values():
+            counts["ok" if response.status != "error" else "error"] += 1
+        write_text(path, json.dumps({**manifest, "collected": True, "status": status}, indent=2) + "\n")
+        print(f"{manifest['job_name']}: {status}; {len(responses)} records into {manifest['cache']}")
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="blindmcq batch", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    p_submit = sub.add_parser("submit", help="write the uncached calls to S3 and create the batch jobs")
+    p_submit.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=nova-pro probe.sample=5")
+    for key, flag in FLAGS.items():
+        kind = int if key in ("job_timeout_hours", "min_records") else str
+        p_submit.add_argument(flag, dest=key, type=kind)
+    sub.add_parser("status", help="poll the submitted jobs")
+    sub.add_parser("collect", help="load finished jobs' outputs into the response cache")
+    for p in sub.choices.values():
+        p.add_argument("--state-dir", type=Path, default=STATE_DIR, help="where the job manifests live")
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "submit":
+            flags = {key: getattr(args, key) for key in FLAGS}
+            submit_cmd(args.overrides, flags, state_dir=args.state_dir)
+        elif args.action == "status":
+            status_cmd(state_dir=args.state_dir)
+        else:
+            print(json.dumps(collect_cmd(state_dir=args.state_dir)))
+    except BlindMCQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
