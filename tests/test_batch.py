@@ -328,3 +328,116 @@ def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None
 def test_bad_batch_settings_name_the_key(cfg: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         BatchSettings.from_cfg(cfg)
+
+
+# ---------------------------------------------------------------- the `blindmcq batch` command line
+
+
+@pytest.fixture
+def nonsense_items(tmp_path: Any) -> Any:
+    """Synthetic items (NonsenseQA, generated): the CLI reads them as the probe stage reads the corpus."""
+    from blindmcq.datasets.nonsense import generate_nonsenseqa
+    from blindmcq.items import write_items
+
+    path = tmp_path / "items.jsonl"
+    write_items(path, generate_nonsenseqa(0, n_test=6, n_fewshot=0).test)
+    return path
+
+
+def cli_flags(s3: Any, **extra: Any) -> dict[str, Any]:
+    bucket = s3.test_bucket
+    return {"role_arn": ROLE, "input_uri": f"s3://{bucket}/in", "output_uri": f"s3://{bucket}/out",
+            "min_records": 10, **extra}  # fmt: skip
+
+
+def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
+    s3: Any, nonsense_items: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from blindmcq.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
+    from blindmcq.items import read_items
+    from blindmcq.probe import run_probe
+
+    cache_path = tmp_path / "cache.sqlite"
+    overrides = ["model=nova-pro", "probe.sample=null", f"probe.cache={cache_path}"]
+    params = compose(overrides)
+    settings = settings_for(s3, min_records=10)
+    worker = FakeWorker(s3, drop=1, fail=1)
+    bedrock, stub = stubbed_bedrock(s3, settings, params["model"]["model_id"], 0, worker)
+    # the stub's queue: create, then three polls (Submitted, InProgress, Completed): status sees the
+    # first, collect's first look sees InProgress (left alone), its second sees Completed
+    with stub:
+        jobs = submit_cmd(overrides, cli_flags(s3), state_dir=tmp_path / "batch", items_path=nonsense_items,
+                          s3=s3, bedrock=bedrock)  # fmt: skip
+        assert len(jobs) == 1
+        n = len(jobs[0].keys)
+        assert n == len(set(jobs[0].keys)) >= 10
+        worker.run()
+        assert status_cmd(state_dir=tmp_path / "batch", bedrock=bedrock) == {jobs[0].job_name: "Submitted"}
+        assert collect_cmd(state_dir=tmp_path / "batch", s3=s3, bedrock=bedrock)["running"] == 1
+        counts = collect_cmd(state_dir=tmp_path / "batch", s3=s3, bedrock=bedrock)
+    assert counts == {"jobs": 1, "records": n, "ok": n - 2, "error": 2, "running": 0}
+    manifest = json.loads(next((tmp_path / "batch").glob("*.json")).read_text())
+    assert manifest["collected"] is True and manifest["family"] == "amazon.nova"
+    assert "testing" not in json.dumps(manifest)  # no credential in the manifest
+    # the uploaded bodies are the online Converse bodies (less modelId), keyed by the online cache key
+    assert all(set(r["modelInput"]) <= {"messages", "system", "inferenceConfig"} for r in worker.records)
+    assert {r["recordId"] for r in worker.records} == set(jobs[0].keys)
+
+    # the probe: every answered call from the cache; only the dropped and the failed record go online
+    calls: list[dict[str, Any]] = []
+
+    class Client:
+        def converse(self, **params: Any) -> dict[str, Any]:
+            calls.append(params)
+            return {"output": {"message": {"role": "assistant", "content": [{"text": "B"}]}},
+                    "stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 1}}  # fmt: skip
+
+    backend = BedrockBackend(params["model"], client_factory=lambda region: Client())
+    frame = run_probe(
+        read_items(nonsense_items), model_cfg=params["model"], prompt=params["prompt"],
+        labels=params["labels"], reasoning=params["reasoning"], condition=params["condition"],
+        protocol_cfg=params["protocol"], cache_path=cache_path, backend=backend, progress=False,
+    )  # fmt: skip
+    assert len(calls) == 2
+    assert int(frame["cached"].sum()) == len(frame) - 2
+    # a second submit finds nothing to send
+    assert submit_cmd(overrides, cli_flags(s3), state_dir=tmp_path / "batch", items_path=nonsense_items,
+                      s3=s3, bedrock=bedrock) == []  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flags", "key"),
+    [
+        (["model=nova-pro"], {"job_timeout_hours": 200}, "batch.job_timeout_hours"),
+        (["model=nova-pro"], {"job_timeout_hours": 12}, "batch.job_timeout_hours"),
+        (["model=nova-pro"], {"role_arn": "my-role"}, "batch.role_arn"),
+        (["model=llama-3.3-70b"], {}, "model.model_id"),  # family not listed for batch
+        (["model=gemma3-270m"], {}, "model.backend"),  # not a Bedrock model
+        (["model=gpt-5.6", "model.api=responses"], {}, "model.api"),
+        (["model=sonnet-4.6"], {"invocation_type": "Bogus"}, "batch.invocation_type"),
+        (["model=nova-pro"], {"invocation_type": "InvokeModel"}, "batch.invocation_type"),
+    ],
+)
+def test_cli_refuses_before_any_upload(
+    s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
+) -> None:
+    from blindmcq.batch_cli import submit_cmd
+
+    class NoBedrock:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"bedrock.{name} called")
+
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        submit_cmd([*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"], cli_flags(s3, **flags),
+                   state_dir=tmp_path / "batch", items_path=nonsense_items, s3=s3, bedrock=NoBedrock())
+    assert s3.list_objects_v2(Bucket=s3.test_bucket).get("KeyCount", 0) == 0
+    assert not (tmp_path / "batch").exists()
+
+
+def test_cli_lists_batch_and_maps_errors_to_exit_2(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from blindmcq.cli import main
+
+    assert main(["--help"]) == 0 and "batch" in capsys.readouterr().out
+    code = main(["batch", "submit", "model=nova-pro", "--role-arn", ROLE, "--input-uri", "s3://b/i",
+                 "--output-uri", "s3://b/o", "--job-timeout-hours", "500", "--state-dir", str(tmp_path)])
+    assert code == 2 and "batch.job_timeout_hours" in capsys.readouterr().err
