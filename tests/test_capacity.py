@@ -10,19 +10,26 @@ import pytest
 import yaml
 
 from blindmcq.backends.registry import load_model_config
-from blindmcq.capacity import build_plan, main, mean_prompt_chars, paper_config
-from blindmcq.datasets.registry import load_dataset
+from blindmcq.capacity import (
+    BATCH_PRICE_FACTOR,
+    build_plan,
+    main,
+    mean_prompt_chars,
+    measure_throughput,
+    paper_config,
+)
+from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.items import Item, read_items, write_items
 
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
 
 @pytest.fixture(scope="module")
 def sample_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("plan") / "sample.jsonl"
-    write_items(path, load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:5])
+    # synthetic items (NonsenseQA): the arithmetic needs real rendered prompts, not the real bank
+    write_items(path, generate_nonsenseqa(0, n_test=5, n_fewshot=0).test)
     return path
 
 
@@ -142,3 +149,54 @@ def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.C
     (tmp_path / "bad.yaml").write_text("- a list\n", encoding="utf-8")
     assert main(["--config", str(tmp_path / "bad.yaml")]) == 2
     assert "not a mapping" in capsys.readouterr().err
+
+
+def test_three_routes(sample_file: Path) -> None:
+    plan = build_plan({**tiny(sample_file), "throughput": 2.0})
+    routes = {r["route"]: r for r in plan.routes}
+    assert list(routes) == ["on-demand", "batch", "server"]
+    assert routes["on-demand"]["cost_usd"] == pytest.approx(plan.totals["cost_usd"])
+    assert routes["on-demand"]["wall_hours"] == pytest.approx(plan.totals["wall_hours_parallel"])
+    sonnet = next(m for m in plan.models if m["model"] == "sonnet-4.6")
+    # sonnet (Anthropic: listed for batch) at half price; the heuristic constant-a is not batchable
+    assert routes["batch"]["calls"] == sonnet["calls"] and routes["batch"]["jobs"] == 1
+    assert routes["batch"]["cost_usd"] == pytest.approx(BATCH_PRICE_FACTOR * sonnet["cost_usd"])
+    assert routes["batch"]["not_batchable"] == ["constant-a"]
+    assert routes["server"]["wall_hours"] == pytest.approx(284 / 2.0 / 3600)
+    assert build_plan(tiny(sample_file)).routes[2]["wall_hours"] is None  # no throughput, no guess
+    with pytest.raises(ConfigError, match="throughput"):
+        build_plan({**tiny(sample_file), "throughput": 0})
+
+
+def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = build_plan(tiny(sample_file))
+    fields = load_model_config("sonnet-4.6")["unverified"]
+    # constant-a is no Bedrock model
+    assert plan.unverified == [{"model": "sonnet-4.6", "unverified": fields}]
+    path = sample_file.parent / "plan.yaml"
+    path.write_text(yaml.safe_dump(tiny(sample_file)), encoding="utf-8")
+    assert main(["--config", str(path), "--throughput", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "not verified against AWS documentation" in out and "sonnet-4.6" in out.split("not verified")[1]
+    assert "(4 calls/s)" in out
+
+
+def test_every_paper_bedrock_config_names_its_source() -> None:
+    for name in [*paper_config()["models"], "deepseek-r1"]:
+        cfg = load_model_config(name)
+        text = (CONF / "model" / f"{name}.yaml").read_text(encoding="utf-8")
+        assert cfg["backend"] == "bedrock" and cfg["api"] in ("converse", "responses")
+        assert "docs.aws.amazon.com" in text, name  # the page (title and address) in a comment
+        assert cfg["verified"] is True or cfg["unverified"], name
+
+
+def test_measured_throughput_is_bounded_by_concurrency_over_latency(
+    sample_file: Path, tmp_path: Path
+) -> None:
+    conf = tmp_path / "conf"
+    (conf / "model").mkdir(parents=True)
+    for group in ("prompt", "labels", "reasoning"):
+        (conf / group).symlink_to(CONF / group, target_is_directory=True)
+    (conf / "model" / "slow.yaml").write_text("backend: slow\nlatency_s: 0.05\nconcurrency: 2\n")
+    rate = measure_throughput("slow", 6, conf_dir=conf, sample_file=str(sample_file))
+    assert 0 < rate <= 2 / 0.05  # each call sleeps 0.05 s, two at a time: never faster

@@ -513,7 +513,9 @@ def format_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def measure_throughput(model: str, n_calls: int = 20, *, conf_dir: str | Path | None = None) -> float:
+def measure_throughput(
+    model: str, n_calls: int = 20, *, conf_dir: str | Path | None = None, sample_file: str | None = None
+) -> float:
     """Calls per second the model's backend sustains at its configured concurrency, from ``n_calls`` real
     prompts (default-bank or sample items, no cache: every call is made)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -526,7 +528,7 @@ def measure_throughput(model: str, n_calls: int = 20, *, conf_dir: str | Path | 
         raise ConfigError("measure_calls", "must be at least 1")
     model_cfg = _model_cfg(model, conf)
     backend = make_backend(model_cfg)
-    items = sample_for_tokens({"sample_items": n_calls}, None)
+    items = sample_for_tokens({"sample_items": n_calls, "sample_file": sample_file}, None)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
         prompt=_load("prompt", "original", conf), labels=_load("labels", "latin", conf),
