@@ -403,3 +403,24 @@ def test_sigv4_signs_for_bedrock_mantle(server: FakeServer, monkeypatch: pytest.
     assert "/eu-central-1/bedrock-mantle/aws4_request" in auth
     assert "wJalrXUtn" not in auth and "X-Amz-Date" in server.requests[0][1]
     assert isinstance(gpt56(server).client()._client._auth, SigV4HttpxAuth)
+
+
+def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
+    """Issue 21: under reasoning=direct the probe asks 64 tokens; the Responses request still gives
+    GPT-5.6 its config's 4096 (built through make_jobs, as the probe builds requests)."""
+    from blindmcq.datasets.nonsense import generate_nonsenseqa
+    from blindmcq.presentations import build_presentations, load_conf
+    from blindmcq.probe import make_jobs
+
+    cfg = {**load_model_config("gpt-5.6"), "api": "responses"}
+    reasoning = load_conf("reasoning", "direct")
+    presentations = build_presentations(
+        generate_nonsenseqa(0, n_test=1, n_fewshot=0).test, conditions=["blind"], blind_orders=["rot0"],
+        forced=False, prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
+        reasoning=reasoning,
+    )  # fmt: skip
+    (job,) = make_jobs(presentations, model_cfg=cfg, reasoning=reasoning)
+    assert job.request.max_tokens == reasoning["max_tokens"] == 64
+    body = make_backend(cfg).wire_request(job.request)
+    assert body["max_output_tokens"] == 4096 and "temperature" not in body
+    assert body.get("instructions") == (job.request.system or None) and body["input"] == job.request.user
