@@ -424,3 +424,51 @@ def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
     body = make_backend(cfg).wire_request(job.request)
     assert body["max_output_tokens"] == 4096 and "temperature" not in body
     assert body.get("instructions") == (job.request.system or None) and body["input"] == job.request.user
+
+
+@pytest.mark.slow  # loads the local Gemma 3 270M (cached conversion: seconds; first ever: ~100 s)
+def test_a_server_on_the_local_model_scores_labels_as_the_local_backend(server: FakeServer) -> None:
+    """The server answers chat completions from the local model (top log-probabilities of the next token
+    after the prompt the local backend reads); the OpenAI backend's label scores then match the local
+    backend's own: each label token's log-probability is the same, and the ranking too."""
+    import torch
+
+    from blindmcq.backends.local import LocalBackend
+
+    gemma = LocalBackend(load_model_config("gemma3-270m"))
+    gemma.load()
+    tok = gemma.tokenizer
+
+    served: list[list[tuple[str, float]]] = []
+
+    def answer(path: str, body: dict) -> Reply:
+        messages = {m["role"]: m["content"] for m in body["messages"]}
+        prompt = gemma.prompt_text(ModelRequest("g", messages.get("system"), messages["user"]))
+        with torch.inference_mode():
+            logits = gemma.model(torch.tensor([tok(prompt).input_ids]), logits_to_keep=1).logits[0, -1]
+        values, ids = torch.log_softmax(logits.float(), dim=-1).topk(body["top_logprobs"])
+        top = [(tok.decode([int(i)]), float(v)) for v, i in zip(values, ids, strict=True)]
+        served.append(top)
+        return Reply(body=chat_body(top[0][0], top=top))
+
+    server.default = answer  # type: ignore[method-assign]
+    cyrillic = ("А", "Б", "В", "Г")
+    r = ModelRequest("gemma3-270m", "Оберіть правильну відповідь. Відповідайте лише літерою.",
+                     "Якою є Україна за державним устроєм?\nА. федеративною\nБ. конфедеративною\n"
+                     "В. унітарною\nГ. республікою\nВідповідь:", choices=cyrillic)  # fmt: skip
+    local = gemma.complete(r).choice_logprobs
+    remote = backend(server, logprobs=True, top_logprobs=20).complete(r)
+    assert local is not None and remote.choice_logprobs is not None and remote.status == "ok"
+    listed = dict(served[0])
+    outside = remote.meta["labels_outside_top"]
+    assert len(outside) < 4, "no label among the top 20: the test prompt is too weak"
+    for label, lp_local, lp_remote in zip(cyrillic, local, remote.choice_logprobs, strict=True):
+        if label in outside:
+            assert lp_remote == float("-inf") and lp_local <= min(listed.values()) + 1e-4
+            continue
+        # the server's " А" is the local backend's scored continuation (delimiter + label): same number
+        assert listed[" " + label] == pytest.approx(lp_local, abs=1e-4)
+        # the remote score adds the bare "А" when listed: never below the local one
+        assert lp_remote >= lp_local - 1e-4
+    best_local = max(range(4), key=lambda i: local[i])
+    assert max(range(4), key=lambda i: remote.choice_logprobs[i]) == best_local
