@@ -328,7 +328,9 @@ def test_model_config_selects_the_responses_api() -> None:
     assert isinstance(make_backend(cfg), BedrockBackend)
     b = make_backend({**cfg, "api": "responses"})
     assert isinstance(b, OpenAIBackend) and b.abilities.reasons
-    assert b.endpoint == mantle_base_url(cfg["regions"][0]) == "https://bedrock-mantle.eu-central-1.api.aws/v1"
+    assert (
+        b.endpoint == mantle_base_url(cfg["regions"][0]) == "https://bedrock-mantle.eu-central-1.api.aws/v1"
+    )
     with pytest.raises(ConfigError, match="api"):
         make_backend({**cfg, "api": "invoke"})
 

@@ -27,6 +27,7 @@ import json
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
@@ -148,6 +149,7 @@ class OpenAIBackend:
         )
         self._http_client = http_client
         self._client: Any = None
+        self._client_lock = threading.Lock()
         self._sleep = sleep
         self._rng = random.Random(seed)  # jitter only
 
@@ -188,21 +190,25 @@ class OpenAIBackend:
         return (os.environ.get(env) if isinstance(env, str) and env else None) or "none", None
 
     def client(self) -> Any:
-        if self._client is None:
-            from openai import OpenAI
+        with self._client_lock:  # one client (and connection pool) shared by the runner's threads
+            if self._client is None:
+                self._client = self._make_client()
+            return self._client
 
-            key, auth = self._api_key_and_auth()
-            http = self._http_client
-            if http is None:
-                limits = httpx.Limits(max_connections=max(10, self.concurrency * 2))
-                http = httpx.Client(auth=auth, limits=limits, timeout=self.timeout_s)
-            elif auth is not None:
-                http.auth = auth
-            # max_retries=0: one retry policy, ours (call_with_retries)
-            self._client = OpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s, http_client=http
-            )
-        return self._client
+    def _make_client(self) -> Any:
+        from openai import OpenAI
+
+        key, auth = self._api_key_and_auth()
+        http = self._http_client
+        if http is None:
+            limits = httpx.Limits(max_connections=max(10, self.concurrency * 2))
+            http = httpx.Client(auth=auth, limits=limits, timeout=self.timeout_s)
+        elif auth is not None:
+            http.auth = auth
+        # max_retries=0: one retry policy, ours (call_with_retries)
+        return OpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s, http_client=http
+        )
 
     # -- the request --------------------------------------------------------------------------------------
     def scoring(self, request: ModelRequest) -> bool:
