@@ -28,14 +28,13 @@ from blindmcq.batch import (
     wait,
 )
 from blindmcq.cache import ResponseCache
-from blindmcq.datasets.registry import load_dataset
+from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.parsing import interpret
 from blindmcq.presentations import build_presentations, load_conf
 from blindmcq.probe import make_jobs
 from blindmcq.runner import run_calls
 
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
 ARN = "arn:aws:bedrock:eu-central-1:123456789012:model-invocation-job/abc123def456"
@@ -88,7 +87,8 @@ def model_cfg() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
-    items = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:15]
+    # synthetic items (NonsenseQA): the batch path needs real rendered prompts, not the real bank
+    items = generate_nonsenseqa(0, n_test=15, n_fewshot=0).test
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", forced=False,
         prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
