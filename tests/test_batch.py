@@ -8,6 +8,7 @@ import json
 import socket
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -35,7 +36,7 @@ from blindmcq.presentations import build_presentations, load_conf
 from blindmcq.probe import make_jobs
 from blindmcq.runner import run_calls
 
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
+BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
 ARN = "arn:aws:bedrock:eu-central-1:123456789012:model-invocation-job/abc123def456"

@@ -15,7 +15,7 @@ from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
 from blindmcq.items import Item, read_items, write_items
 
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
+BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
 

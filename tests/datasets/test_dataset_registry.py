@@ -47,7 +47,8 @@ def test_shipped_configs_load_from_data(root, name, n_items, n_options):
 
 def test_generic_example_config_reads_an_mmlu_style_csv(tmp_path):
     (tmp_path / "banks").mkdir()
-    (tmp_path / "banks" / "my-bank.csv").write_text("question,A,B,C,D,answer\nq,a,b,c,d,D\n", encoding="utf-8")
+    csv = "question,A,B,C,D,answer\nq,a,b,c,d,D\n"
+    (tmp_path / "banks" / "my-bank.csv").write_text(csv, encoding="utf-8")
     (item,) = load_dataset(conf("generic-example"), root=tmp_path)
     assert item.id == "mybank-my-bank-1" and item.key == 3
 
