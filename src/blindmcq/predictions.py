@@ -117,6 +117,21 @@ def _split_volatile(table: pa.Table, path: Path) -> pa.Table:
     return table
 
 
+def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
+    """For a results table in another shape (AnswerPool's pooled rows): write the volatile columns it
+    has, with its key columns, to the call log of ``path``; return the frame with those columns null."""
+    volatile = [c for c in VOLATILE if c in frame.columns]
+    if not volatile:
+        return frame
+    keys = [c for c in (*CALL_LOG_KEYS, "group_id", "question") if c in frame.columns]
+    target = call_log_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        frame[keys + volatile].to_parquet(tmp, index=False)
+    empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame.assign(**dict.fromkeys(volatile, empty))
+
+
 def read_call_log(path: PathLike) -> pd.DataFrame:
     """The call log written beside a predictions file (``call_log_path``)."""
     return pq.read_table(call_log_path(path)).to_pandas()
