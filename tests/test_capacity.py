@@ -101,7 +101,12 @@ def test_items_file_counts_each_items_own_options(sample_file: Path, tmp_path: P
     assert plan.totals["calls"] == (6 + 3) + (10 + 5)
 
 
-def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str]) -> None:
+def test_paper_plan_is_about_1_2_million_calls(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the paper plan renders prompts from the real bank: the full inputs, wherever the fixture found them
+    bank = {"loader": "customs", "path": str(shared_data / "ua-customs-exam/questions.json")}
+    monkeypatch.setattr("blindmcq.capacity.SAMPLE_SOURCES", (bank,))
     plan = build_plan(paper_config())
     assert plan.runs[0]["calls"] == 11_990 * 8 * 12
     assert 1_150_000 < plan.totals["calls"] < 1_300_000
