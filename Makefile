@@ -17,12 +17,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# data/ (DVC-tracked by data.dvc), from the first source that has it: data/ itself, $(SHARED_DATA), the DVC
-# remote, the public upstreams (data-sources.yaml, sha256-checked). `dvc add data` then caches it, so
-# `dvc status` is clean; data.dvc changes only if the files differ from the ones it records.
+# data/, the full inputs, from the first source that has them: data/ itself, $(SHARED_DATA), a DVC remote
+# (if you track data/ with data.dvc), the public upstreams; every file sha256-checked (data-sources.yaml).
 data: $(STAMP)
-	$(BIN)/python -m blindmcq.fetch fill --shared "$(SHARED_DATA)"
-	@if [ -d data ]; then PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc add -q data; fi
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m blindmcq.fetch fill --shared "$(SHARED_DATA)"
 
 # OMP_WAIT_POLICY=PASSIVE: torch threads sleep instead of spinning when the two cores are shared.
 run: $(STAMP)

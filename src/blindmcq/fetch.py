@@ -1,10 +1,10 @@
-"""``make data``: fill ``data/`` (the full inputs, tracked by ``data.dvc``) and check a config's inputs.
+"""``make data``: fill ``data/``, the full inputs (recorded in ``data-sources.yaml``); check a config's.
 
 Sources, in order, each file checked against the sha256 in ``data-sources.yaml`` before it is used:
 
 1. an existing ``data/`` (nothing to do when every file is there and intact);
 2. ``../shared/data`` beside the clone (or ``--shared DIR``);
-3. the configured DVC remote (``dvc pull data.dvc``), if one is configured;
+3. a DVC remote, if you track ``data/`` yourself (``dvc add data``, ``dvc push``): ``dvc pull data.dvc``;
 4. the public upstream of each file, at a pinned revision (``url`` in the manifest).
 
 Files are gathered in a staging folder (``.cache/blindmcq/data-staging``) and ``data/`` appears only
@@ -13,8 +13,12 @@ temporary file and kept only if its checksum matches. When nothing works (no net
 sources it tried and that the default run needs only ``defaults/``; that is not an error.
 
 ``python -m blindmcq.fetch check`` is the pipeline's first stage: a config that names inputs under
-``data/`` that are absent stops there with one line saying ``make data``, before DVC's own
-"missing data 'source'".
+``data/`` that are absent stops there with one line saying ``make data``.
+
+Why ``data/`` is not a DVC-tracked unit in the repository: DVC verifies a tracked ``data/`` before any
+stage that reads a file in it and, when it is absent, stops with its own "missing data 'source'" before
+this check can run; and a tracked ``data/`` shows as changed in every clone that has not fetched it. The
+manifest's per-file sha256 records the inputs instead.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from blindmcq.errors import InputError
 MANIFEST = "data-sources.yaml"
 DATA = "data"
 STAGING = Path(".cache") / "blindmcq" / "data-staging"
-DEFAULT_NOTE = "the default run needs only defaults/ (make run works without data/)"
+DEFAULT_NOTE = "the default run needs only defaults/: make run works without data/"
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ def fill(
                     log("data/ pulled from the DVC remote")
                     return Report(tried, [], True)
         else:
-            tried.append("the DVC remote (none configured, or the pull failed)")
+            tried.append("a DVC remote (no data.dvc, no remote configured, or the pull failed)")
 
     if still_missing():
         tried.append("upstream downloads")
@@ -188,7 +192,9 @@ def _try(step: Callable[[], None], log: Callable[[str], None]) -> None:
 
 
 def _dvc_pull(root: Path) -> bool:
-    """``dvc pull data.dvc`` when a remote is configured; False when none is or the pull fails."""
+    """``dvc pull data.dvc`` when you track data/ in DVC and a remote is configured; else False."""
+    if not (root / "data.dvc").is_file():
+        return False
     dvc = shutil.which("dvc") or str(Path(sys.executable).with_name("dvc"))
     try:
         listed = [dvc, "remote", "list"]
@@ -224,7 +230,7 @@ def check(root: Path, out: Path | None = None) -> int:
     if missing:
         key, path = missing[0]
         print(f"{key}: {path} not found: run `make data` to fetch the full inputs ({DEFAULT_NOTE})",
-              file=sys.stderr)
+              file=sys.stderr)  # one line, before DVC's own missing-dependency error
         return 2
     if out is not None:
         inputs = {
