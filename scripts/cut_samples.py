@@ -18,7 +18,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "tests" / "fixtures" / "samples"
 CODE_ACT = "Митний кодекс України"  # the corpus tests render 40 Customs Code items
-PER_ACT, CODE_ITEMS, COMPETENCIES, PER_LEVEL = 8, 40, 3, 4
+PER_ACT, CODE_ITEMS, COMPETENCIES, PER_LEVEL = 10, 40, 3, 4
 LEXAM_ROWS, PERTURBATION_ROWS, PROVISIONS = 40, 20, 300
 
 

@@ -52,7 +52,7 @@ def test_default_sample_reproduces_the_sampled_source_items(extracted, samples: 
     want = expected_items(samples)  # the first items of each act
     assert len(items) == 340 and report["confirmed_rate"]["all"] == 1.0
     assert_items_match([i for i in items if i.id in want], want)
-    assert len({i.id for i in items} & set(want)) == len(want) == 64
+    assert len({i.id for i in items} & set(want)) == len(want) == 70
 
 
 @pytest.mark.slow
