@@ -92,6 +92,7 @@ def test_what_varies_per_run_stays_out_of_the_hashed_file(tmp_path: Path, suffix
     assert log["cached"].all() and log["request_hash"].tolist() == [r.request_hash for r in RECORDS]
     assert read_records(path) == rerun  # the log fills the volatile columns back
     call_log_path(path).unlink()  # a file without its log reads with those columns empty
+    assert call_log_path(tmp_path / "elsewhere" / "p.parquet") is None  # outside results/: every column
     frame = read_predictions(path)
     assert frame["time"].isna().all() and frame["cached"].isna().all()
     assert frame.drop(columns=["time", "latency_s", "cached"]).equals(

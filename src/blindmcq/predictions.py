@@ -22,12 +22,12 @@ Format (the released predictions):
 Files are written all-or-nothing; reading checks every column is present and typed as above.
 
 What varies from run to run of the same calls (``VOLATILE``: ``latency_s``, ``time``, ``cached``) is
-written as null in a predictions file, so a rerun from the response cache writes the same bytes and DVC
-sees the same hash. The real values go to a call log beside the results, outside every DVC output
-(``call_log_path``: ``results/predictions/predictions.parquet`` -> ``results/calls/predictions/
-predictions.parquet``), one row per prediction row in the same order, keyed by ``request_hash``.
-Reading a predictions file fills those columns back from its call log when the log's keys match row for
-row; otherwise (a file pulled without its log) they stay null.
+written as null in a predictions file under a ``results`` folder (the pipeline's outputs), so a rerun
+from the response cache writes the same bytes and DVC sees the same hash. The real values go to a call
+log outside every DVC output (``call_log_path``: ``results/predictions/predictions.parquet`` ->
+``results/calls/predictions/predictions.parquet``), one row per prediction row in the same order,
+keyed by ``request_hash``. Reading a predictions file fills those columns back from its call log when
+the log's keys match row for row; otherwise (a file pulled without its log) they stay null.
 """
 
 from __future__ import annotations
@@ -90,24 +90,22 @@ VOLATILE: tuple[str, ...] = ("latency_s", "time", "cached")
 CALL_LOG_KEYS: tuple[str, ...] = ("item_id", "model", "condition", "order_id", "request_hash")
 
 
-def call_log_path(path: PathLike) -> Path:
-    """Where the call log of a results file goes: under ``results/calls/`` (not a DVC output).
-
-    ``results/x/y.parquet`` -> ``results/calls/x/y.parquet``; a file outside any ``results`` folder gets
-    ``calls/<name>`` beside it.
-    """
-    path = Path(path)
-    parts = path.parts
-    if "results" in parts:
-        i = len(parts) - 1 - parts[::-1].index("results")
-        return Path(*parts[: i + 1], "calls", *parts[i + 1 :]).with_suffix(".parquet")
-    return (path.parent / "calls" / path.name).with_suffix(".parquet")
+def call_log_path(path: PathLike) -> Path | None:
+    """Where the call log of a results file goes: ``results/x/y.parquet`` -> ``results/calls/x/y.parquet``
+    (not a DVC output); None for a file outside any ``results`` folder, which keeps every column."""
+    parts = Path(path).parts
+    if "results" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("results")
+    return Path(*parts[: i + 1], "calls", *parts[i + 1 :]).with_suffix(".parquet")
 
 
 def _split_volatile(table: pa.Table, path: Path) -> pa.Table:
     """Write the call log for ``path``; return the table with the volatile columns nulled."""
-    log = table.select([*CALL_LOG_KEYS, *VOLATILE])
     target = call_log_path(path)
+    if target is None:
+        return table
+    log = table.select([*CALL_LOG_KEYS, *VOLATILE])
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
         pq.write_table(log, tmp, compression="zstd")
@@ -121,10 +119,10 @@ def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
     """For a results table in another shape (AnswerPool's pooled rows): write the volatile columns it
     has, with its key columns, to the call log of ``path``; return the frame with those columns null."""
     volatile = [c for c in VOLATILE if c in frame.columns]
-    if not volatile:
+    target = call_log_path(path)
+    if not volatile or target is None:
         return frame
     keys = [c for c in (*CALL_LOG_KEYS, "group_id", "question") if c in frame.columns]
-    target = call_log_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
         frame[keys + volatile].to_parquet(tmp, index=False)
@@ -133,14 +131,17 @@ def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
 
 
 def read_call_log(path: PathLike) -> pd.DataFrame:
-    """The call log written beside a predictions file (``call_log_path``)."""
-    return pq.read_table(call_log_path(path)).to_pandas()
+    """The call log written beside a predictions file under ``results`` (``call_log_path``)."""
+    target = call_log_path(path)
+    if target is None:
+        raise InputError("no call log: the file is not under a results folder", file=str(path))
+    return pq.read_table(target).to_pandas()
 
 
 def _join_call_log(table: pa.Table, path: Path) -> pa.Table:
     """Fill the volatile columns from the call log if it belongs to this file (same keys, same order)."""
     log_path = call_log_path(path)
-    if not log_path.is_file():
+    if log_path is None or not log_path.is_file():
         return table
     try:
         log = pq.read_table(log_path, columns=[*CALL_LOG_KEYS, *VOLATILE])

@@ -67,9 +67,10 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, in
     write_predictions(predictions, out_dir / "predictions.parquet")
     write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
     counts = call_counts(predictions)
-    log = call_log_path(out_dir / "calls.json").with_suffix(".json")  # varies per run: not hashed
-    log.parent.mkdir(parents=True, exist_ok=True)
-    write_text(log, json.dumps(counts, indent=2) + "\n")
+    log = call_log_path(out_dir / "calls.json")  # varies per run: beside the results, not hashed
+    calls = log.with_suffix(".json") if log is not None else out_dir / "calls.json"
+    calls.parent.mkdir(parents=True, exist_ok=True)
+    write_text(calls, json.dumps(counts, indent=2) + "\n")
     return counts
 
 
