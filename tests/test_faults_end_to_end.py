@@ -21,7 +21,7 @@ from blindmcq.presentations import load_conf
 from blindmcq.probe import run_probe, sample_items
 from blindmcq.records import PARSE_STATUSES
 
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
+BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 RATES = FaultRates(
     throttle=0.3, throttle_burst=3, timeout=0.05, server_error=0.05, truncate=0.05, empty=0.05,
     refuse=0.05, latency_s=0.01, tail_rate=0.05, tail_s=5.0,

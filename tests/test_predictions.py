@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +12,9 @@ import pytest
 from blindmcq.errors import InputError
 from blindmcq.predictions import (
     SCHEMA,
+    call_log_path,
     concat_predictions,
+    read_call_log,
     read_predictions,
     read_records,
     to_records,
@@ -76,6 +79,27 @@ def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
     # a frame written back reads the same
     again = write_predictions(frame, tmp_path / f"again{suffix}")
     assert read_records(again) == RECORDS
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_what_varies_per_run_stays_out_of_the_hashed_file(tmp_path: Path, suffix: str) -> None:
+    first = write_predictions(RECORDS, tmp_path / "results" / "a" / f"pred{suffix}").read_bytes()
+    rerun = [replace(r, time="2030-01-01T00:00:00+00:00", latency_s=0.0, cached=True) for r in RECORDS]
+    path = write_predictions(rerun, tmp_path / "results" / "a" / f"pred{suffix}")
+    assert path.read_bytes() == first  # a rerun from the cache writes the same bytes
+    assert call_log_path(path) == tmp_path / "results" / "calls" / "a" / "pred.parquet"
+    log = read_call_log(path)
+    assert log["cached"].all() and log["request_hash"].tolist() == [r.request_hash for r in RECORDS]
+    assert read_records(path) == rerun  # the log fills the volatile columns back
+    call_log_path(path).unlink()  # a file without its log reads with those columns empty
+    assert call_log_path(tmp_path / "elsewhere" / "p.parquet") is None  # outside results/: every column
+    frame = read_predictions(path)
+    assert frame["time"].isna().all() and frame["cached"].isna().all()
+    assert frame.drop(columns=["time", "latency_s", "cached"]).equals(
+        read_predictions(write_predictions(rerun, tmp_path / f"b{suffix}")).drop(
+            columns=["time", "latency_s", "cached"]
+        )
+    )
 
 
 def test_parquet_types_are_fixed(tmp_path: Path) -> None:

@@ -10,33 +10,30 @@ from blindmcq.datasets.lexam import load_lexam
 from blindmcq.items import Item
 from blindmcq.profile import compare_profiles, length_cdf, pointer_kind, profile_bank
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = next(p for p in (REPO.parent / "shared" / "data", REPO / "data") if (p / "lexam").exists())
+
+@pytest.fixture(scope="module")
+def lexam(shared_data: Path) -> list[Item]:
+    return load_lexam(shared_data / "lexam" / "MCQs_test.xlsx")
 
 
 @pytest.fixture(scope="module")
-def lexam() -> list[Item]:
-    return load_lexam(DATA / "lexam" / "MCQs_test.xlsx")
+def customs(shared_data: Path) -> list[Item]:
+    return load_customs(shared_data / "ua-customs-exam" / "questions.json")
 
 
-@pytest.fixture(scope="module")
-def customs() -> list[Item]:
-    return load_customs(DATA / "ua-customs-exam" / "questions.json")
-
-
-def test_lexam_profile_1660_items_no_option_over_33_characters(lexam):
+def test_lexam_profile_1660_items_no_option_over_33_characters(lexam, shared_data):
     profile = profile_bank(lexam)
     assert profile["n_items"] == profile["n_usable"] == 1660
     assert profile["n_options_distribution"] == {4: 1660}
     assert profile["option_chars"]["max"] == 33
     assert profile["share_options_longer"] == 0.0
     assert profile["pointer_share"] == 1.0  # every option points into the stem
-    raw = pd.read_excel(DATA / "lexam" / "MCQs_test.xlsx")["choices"]
+    raw = pd.read_excel(shared_data / "lexam" / "MCQs_test.xlsx")["choices"]
     assert profile["n_options_total"] == sum(len(ast.literal_eval(c)) for c in raw)
 
 
-def test_customs_profile_key_first_on_1079_items_and_longer_keys(customs):
-    raw = json.loads((DATA / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
+def test_customs_profile_key_first_on_1079_items_and_longer_keys(customs, shared_data):
+    raw = json.loads((shared_data / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
     every = [r for v in raw["legislation"].values() for r in v] + [
         r for c in raw["operational_competencies"].values() for v in c["levels"].values() for r in v
     ]
@@ -113,3 +110,16 @@ def test_side_by_side_and_cdf(lexam, customs):
     customs_cdf = length_cdf(customs)
     at_33 = customs_cdf.loc[customs_cdf["length"] <= 33, "share"].iloc[-1]
     assert at_33 == pytest.approx(1 - profile_bank(customs)["share_options_longer"])
+
+
+def test_profiles_of_the_real_samples_hold_the_banks_known_shapes(samples: Path):
+    lexam = profile_bank(load_lexam(samples / "lexam" / "MCQs_test.xlsx"))
+    assert lexam["n_items"] == lexam["n_usable"] == 40 and lexam["option_chars"]["max"] <= 33
+    assert lexam["pointer_share"] == 1.0
+    raw = json.loads((samples / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
+    every = [r for v in raw["legislation"].values() for r in v] + [
+        r for c in raw["operational_competencies"].values() for v in c["levels"].values() for r in v
+    ]
+    customs = profile_bank(load_customs(samples / "ua-customs-exam" / "questions.json"))
+    assert customs["n_items"] == len(every) and customs["n_usable"] == len(every) - 1  # q00452 has no key
+    assert customs["key_slot_counts"][0] == sum(r["correct_index"] == 0 for r in every)

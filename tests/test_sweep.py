@@ -16,7 +16,7 @@ from blindmcq.items import write_items
 from blindmcq.predictions import read_predictions
 
 REPO = Path(__file__).resolve().parents[1]
-BANK = "/work/shared/data/ua-customs-exam/questions.json"
+BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 
 
 @pytest.mark.slow  # two Python processes import the analysis stack and MLflow (~1 min on 2 cores)

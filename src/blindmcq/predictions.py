@@ -20,6 +20,14 @@ Format (the released predictions):
   compression. JSONL: UTF-8, one JSON object per line with the same keys, ``null`` for missing values.
 
 Files are written all-or-nothing; reading checks every column is present and typed as above.
+
+What varies from run to run of the same calls (``VOLATILE``: ``latency_s``, ``time``, ``cached``) is
+written as null in a predictions file under a ``results`` folder (the pipeline's outputs), so a rerun
+from the response cache writes the same bytes and DVC sees the same hash. The real values go to a call
+log outside every DVC output (``call_log_path``: ``results/predictions/predictions.parquet`` ->
+``results/calls/predictions/predictions.parquet``), one row per prediction row in the same order,
+keyed by ``request_hash``. Reading a predictions file fills those columns back from its call log when
+the log's keys match row for row; otherwise (a file pulled without its log) they stay null.
 """
 
 from __future__ import annotations
@@ -77,6 +85,78 @@ _PANDAS_TYPES = {_STR: pd.StringDtype(), _INT: pd.Int64Dtype(), _BOOL: pd.Boolea
 Predictions = Sequence[PredictionRecord] | pd.DataFrame | pa.Table
 PathLike = str | os.PathLike[str]
 
+# per-call facts that differ between a first run and a rerun from the cache: kept out of hashed files
+VOLATILE: tuple[str, ...] = ("latency_s", "time", "cached")
+CALL_LOG_KEYS: tuple[str, ...] = ("item_id", "model", "condition", "order_id", "request_hash")
+
+
+def call_log_path(path: PathLike) -> Path | None:
+    """Where the call log of a results file goes: ``results/x/y.parquet`` -> ``results/calls/x/y.parquet``
+    (not a DVC output); None for a file outside any ``results`` folder, which keeps every column."""
+    parts = Path(path).parts
+    if "results" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("results")
+    return Path(*parts[: i + 1], "calls", *parts[i + 1 :]).with_suffix(".parquet")
+
+
+def _split_volatile(table: pa.Table, path: Path) -> pa.Table:
+    """Write the call log for ``path``; return the table with the volatile columns nulled."""
+    target = call_log_path(path)
+    if target is None:
+        return table
+    log = table.select([*CALL_LOG_KEYS, *VOLATILE])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        pq.write_table(log, tmp, compression="zstd")
+    for name in VOLATILE:
+        index = table.schema.get_field_index(name)
+        table = table.set_column(index, name, pa.nulls(len(table), SCHEMA.field(name).type))
+    return table
+
+
+def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
+    """For a results table in another shape (AnswerPool's pooled rows): write the volatile columns it
+    has, with its key columns, to the call log of ``path``; return the frame with those columns null."""
+    volatile = [c for c in VOLATILE if c in frame.columns]
+    target = call_log_path(path)
+    if not volatile or target is None:
+        return frame
+    keys = [c for c in (*CALL_LOG_KEYS, "group_id", "question") if c in frame.columns]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        frame[keys + volatile].to_parquet(tmp, index=False)
+    empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame.assign(**dict.fromkeys(volatile, empty))
+
+
+def read_call_log(path: PathLike) -> pd.DataFrame:
+    """The call log written beside a predictions file under ``results`` (``call_log_path``)."""
+    target = call_log_path(path)
+    if target is None:
+        raise InputError("no call log: the file is not under a results folder", file=str(path))
+    return pq.read_table(target).to_pandas()
+
+
+def _join_call_log(table: pa.Table, path: Path) -> pa.Table:
+    """Fill the volatile columns from the call log if it belongs to this file (same keys, same order)."""
+    log_path = call_log_path(path)
+    if log_path is None or not log_path.is_file():
+        return table
+    try:
+        log = pq.read_table(log_path, columns=[*CALL_LOG_KEYS, *VOLATILE])
+    except (OSError, pa.ArrowException, ValueError):
+        return table  # the log is a convenience; the predictions file stands without it
+    if log.num_rows != table.num_rows or not all(
+        log.column(k).cast(_STR).equals(table.column(k)) for k in CALL_LOG_KEYS
+    ):
+        return table
+    for name in VOLATILE:
+        if table.column(name).null_count == table.num_rows:  # written nulled by this module
+            column = log.column(name).cast(SCHEMA.field(name).type)
+            table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table
+
 
 def to_table(predictions: Predictions) -> pa.Table:
     """Records, a DataFrame or a Table -> an Arrow table with exactly SCHEMA."""
@@ -102,7 +182,7 @@ def write_predictions(predictions: Predictions, path: PathLike) -> Path:
     path = Path(path)
     if path.suffix == ".jsonl":
         return write_predictions_jsonl(predictions, path)
-    table = to_table(predictions)
+    table = _split_volatile(to_table(predictions), path)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return path
@@ -110,7 +190,7 @@ def write_predictions(predictions: Predictions, path: PathLike) -> Path:
 
 def write_predictions_jsonl(predictions: Predictions, path: PathLike) -> Path:
     path = Path(path)
-    rows = to_table(predictions).to_pylist()
+    rows = _split_volatile(to_table(predictions), path).to_pylist()
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -121,13 +201,13 @@ def read_table(path: PathLike) -> pa.Table:
     """A validated predictions table from Parquet or JSONL (by suffix)."""
     path = Path(path)
     if path.suffix == ".jsonl":
-        return _read_jsonl(path)
+        return _join_call_log(_read_jsonl(path), path)
     try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
         _check_columns(pq.read_schema(path).names, file=str(path))
         table = pq.read_table(path, columns=list(PREDICTION_COLUMNS))
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({exc})", file=str(path)) from exc
-    return _conform(table, source=str(path))
+    return _join_call_log(_conform(table, source=str(path)), path)
 
 
 def read_predictions(path: PathLike) -> pd.DataFrame:

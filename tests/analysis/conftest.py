@@ -1,22 +1,42 @@
-"""Session fixtures: simulated predictions over real customs items."""
+"""Session fixtures: simulated predictions over real customs items.
+
+The simulations need a few hundred items for their statistical checks; a clone has only the real-text
+sample (about a hundred items), so ``bank`` repeats the sample's real items under distinct ids. Checks of
+the published bank facts use the full bank (``full_bank``, needs the full inputs).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pandas as pd
 import pytest
-from simulate import CUSTOMS, MODELS, customs_items, simulate
+from simulate import MODELS, customs_items, simulate
+
+from blindmcq.items import Item
+
+CUSTOMS = Path("ua-customs-exam") / "questions.json"
 
 
 @pytest.fixture(scope="session")
-def bank():
+def full_bank(shared_data: Path) -> list[Item]:
     """Every four-option item of the customs bank (2,950)."""
-    if not CUSTOMS.exists():
-        pytest.skip(f"shared data not found at {CUSTOMS}")
-    return customs_items()
+    return customs_items(shared_data / CUSTOMS)
 
 
 @pytest.fixture(scope="session")
-def items(bank):
+def bank(samples: Path) -> list[Item]:
+    """600 items: the sample's real items, repeated under distinct ids (copy 0 keeps the original id)."""
+    real = customs_items(samples / CUSTOMS)
+    return [
+        dataclasses.replace(it, id=f"{it.id}-{n // len(real)}" if n >= len(real) else it.id)
+        for n, it in ((n, real[n % len(real)]) for n in range(600))
+    ]
+
+
+@pytest.fixture(scope="session")
+def items(bank: list[Item]) -> list[Item]:
     return bank[:600]
 
 

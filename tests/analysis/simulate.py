@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,17 +22,12 @@ import pandas as pd
 from blindmcq.items import Item
 from blindmcq.records import PREDICTION_COLUMNS
 
-# the shared real data, located as tests/conftest.py does
-SHARED_DATA = Path(
-    os.environ.get("BLINDMCQ_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
-CUSTOMS = SHARED_DATA / "ua-customs-exam" / "questions.json"
 ORDERS8 = ("rot0", "rot1", "rot2", "rot3", "rev0", "rev1", "rev2", "rev3")
 
 
-def customs_items(limit: int | None = None) -> list[Item]:
-    """The customs bank's real four-option items (legislation first), keys as published."""
-    data = json.loads(CUSTOMS.read_text(encoding="utf-8"))
+def customs_items(path: Path, limit: int | None = None) -> list[Item]:
+    """The real four-option items of a customs bank file (legislation first), keys as published."""
+    data = json.loads(path.read_text(encoding="utf-8"))
     raw = [q for qs in data["legislation"].values() for q in qs]
     for comp in data["operational_competencies"].values():
         for qs in comp["levels"].values():

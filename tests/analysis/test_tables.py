@@ -87,7 +87,8 @@ def test_table2_from_baselines(built, items):
         t.table_2(pd.DataFrame({"strategy": ["x"], "item_id": ["a"], "correct": [True]}))
 
 
-def test_bank_profile_matches_published_customs_facts(bank):
+def test_bank_profile_matches_published_customs_facts(full_bank):
+    bank = full_bank
     prof = t.bank_profile(bank).frame.set_index("measure")["value"]
     assert round(prof["key in slot A"] * 2950) == 1079
     assert (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from corpus_support import PATHS, questions_json, rows_of
@@ -13,8 +14,10 @@ from blindmcq.corpus.rows import Row
 
 
 @pytest.fixture(scope="session")
-def customs_specs() -> list[ItemSpec]:
-    records = json.loads(questions_json().read_text(encoding="utf-8"))["legislation"]["Митний кодекс України"]
+def customs_specs(samples: Path) -> list[ItemSpec]:
+    """The real Customs Code items of the sample (40), in published order."""
+    bank = json.loads(questions_json(samples).read_text(encoding="utf-8"))
+    records = bank["legislation"]["Митний кодекс України"]
     return [spec(r) for r in records]
 
 

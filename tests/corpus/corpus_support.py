@@ -18,9 +18,6 @@ def rows_of(path: Path, method: str) -> list[Row]:
         return [r for n, page in enumerate(pdf.pages, 1) for r in PATHS[method](page, n)]
 
 
-def questions_json() -> Path:
-    for candidate in (REPO.parent / "shared" / "data", REPO / "data"):
-        path = candidate / "ua-customs-exam" / "questions.json"
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"ua-customs-exam/questions.json not found beside {REPO}")
+def questions_json(data: Path) -> Path:
+    """The customs bank file inside a data folder (the full inputs or tests/fixtures/samples)."""
+    return data / "ua-customs-exam" / "questions.json"

@@ -10,27 +10,42 @@ from blindmcq.errors import ConfigError, InputError
 
 
 @pytest.fixture(scope="module")
-def raw(data_dir: Path) -> dict:
-    return json.loads((data_dir / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
+def raw(inputs: Path) -> dict:
+    return json.loads((inputs / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def bank(data_dir: Path):
-    return load_customs(data_dir / "ua-customs-exam" / "questions.json")
+def bank(inputs: Path):
+    return load_customs(inputs / "ua-customs-exam" / "questions.json")
+
+
+@pytest.fixture(scope="module")
+def full_raw(shared_data: Path) -> dict:
+    return json.loads((shared_data / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def full_bank(shared_data: Path):
+    return load_customs(shared_data / "ua-customs-exam" / "questions.json")
 
 
 def test_whole_bank_has_every_item_once_with_stable_ids(bank, raw):
     raw_count = sum(len(v) for v in raw["legislation"].values()) + sum(
         len(items) for comp in raw["operational_competencies"].values() for items in comp["levels"].values()
     )
-    assert len(bank) == raw_count == 2950
+    assert len(bank) == raw_count
     assert len({i.id for i in bank}) == len(bank)
     assert all(re.fullmatch(r"dmsu-[a-z0-9-]+-\d+", i.id) and i.id.endswith(f"-{i.number}") for i in bank)
     assert sorted(i.meta["uid"] for i in bank) == [i.meta["uid"] for i in bank]  # published order
     assert {i.n_options for i in bank} == {4}
 
 
-def test_legislation_banks_use_the_pdf_slugs(bank):
+def test_full_bank_counts(full_bank):
+    assert len(full_bank) == 2950
+
+
+def test_legislation_banks_use_the_pdf_slugs(full_bank):
+    bank = full_bank
     counts = Counter(i.bank for i in bank if i.meta["part"] == "legislation")
     assert counts == {"constitution": 100, "civil-service": 78, "customs-code": 62, "anticorruption": 100}
     first = next(i for i in bank if i.id == "dmsu-constitution-1")
@@ -38,7 +53,8 @@ def test_legislation_banks_use_the_pdf_slugs(bank):
     assert first.options[first.key] == "унітарною державою"
 
 
-def test_operational_levels_include_the_folded_level_one(bank, raw):
+def test_operational_levels_include_the_folded_level_one(full_bank, full_raw):
+    bank, raw = full_bank, full_raw
     ops = [i for i in bank if i.meta["part"] == "operational"]
     assert len(ops) == 2610
     folded = [i for i in ops if i.meta["source_level"] == "null"]
@@ -67,8 +83,8 @@ def test_item_without_a_marked_key_is_kept_and_flagged(bank):
     assert bad[0].status == "malformed" and "invariant" in bad[0].flags and bad[0].key is None
 
 
-def test_selection_by_part_act_competency_and_level(data_dir):
-    path = data_dir / "ua-customs-exam" / "questions.json"
+def test_selection_by_part_act_competency_and_level(shared_data):
+    path = shared_data / "ua-customs-exam" / "questions.json"
     assert len(load_customs(path, parts=["legislation"])) == 340
     assert {i.bank for i in load_customs(path, parts=["legislation"], acts=["customs-code"])} == {
         "customs-code"

@@ -17,10 +17,10 @@ def conf(name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory, data_dir: Path) -> Path:
-    """A project root whose data/ is the shipped data, as the integrator's DVC copy will be."""
+def root(tmp_path_factory, shared_data: Path) -> Path:
+    """A project root whose data/ is the full inputs, as `make data` leaves it."""
     root = tmp_path_factory.mktemp("root")
-    (root / "data").symlink_to(data_dir, target_is_directory=True)
+    (root / "data").symlink_to(shared_data, target_is_directory=True)
     return root
 
 
@@ -45,9 +45,10 @@ def test_shipped_configs_load_from_data(root, name, n_items, n_options):
     assert len(items) == n_items and {i.n_options for i in items} == {n_options}
 
 
-def test_generic_example_config_reads_an_mmlu_style_csv(root, tmp_path):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "my-bank.csv").write_text("question,A,B,C,D,answer\nq,a,b,c,d,D\n", encoding="utf-8")
+def test_generic_example_config_reads_an_mmlu_style_csv(tmp_path):
+    (tmp_path / "banks").mkdir()
+    csv = "question,A,B,C,D,answer\nq,a,b,c,d,D\n"
+    (tmp_path / "banks" / "my-bank.csv").write_text(csv, encoding="utf-8")
     (item,) = load_dataset(conf("generic-example"), root=tmp_path)
     assert item.id == "mybank-my-bank-1" and item.key == 3
 

@@ -70,9 +70,9 @@ def test_parquet_with_text_keys_and_string_ids(tmp_path):
     assert [i.key for i in items] == [2, 4] and items[1].n_options == 5
 
 
-def test_ten_options_from_real_lexam_perturbations(tmp_path, data_dir):
+def test_ten_options_from_real_lexam_perturbations(tmp_path, inputs):
     # A 10-option bank of real items: the key plus the first nine distractors of LEXam's 32-option version.
-    frame = pd.read_excel(data_dir / "lexam" / "MCQs_test_perturbation.xlsx").head(40)
+    frame = pd.read_excel(inputs / "lexam" / "MCQs_test_perturbation.xlsx").head(40)
     path = tmp_path / "lexam10.jsonl"
     with path.open("w", encoding="utf-8") as fh:
         for n, (stem, choices, gold) in enumerate(
@@ -84,7 +84,7 @@ def test_ten_options_from_real_lexam_perturbations(tmp_path, data_dir):
             ten.insert(n % 10, key_text)
             fh.write(json.dumps({"question": stem, "options": ten, "key": n % 10}) + "\n")
     items = load_generic(path, source="lexam10")
-    assert len(items) == 40 and {i.n_options for i in items} == {10}
+    assert len(items) == len(frame) and {i.n_options for i in items} == {10}
     keys = [
         ast.literal_eval(c)[g] for c, g in zip(frame["32_choices"], frame["32_choices_gold"], strict=True)
     ]

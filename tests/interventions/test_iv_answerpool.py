@@ -30,8 +30,8 @@ from blindmcq.items import Item
 
 
 @pytest.fixture(scope="module")
-def bank(shared_data: Path) -> list[Item]:
-    path = shared_data / "ua-customs-exam" / "questions.json"
+def bank(samples: Path) -> list[Item]:
+    path = samples / "ua-customs-exam" / "questions.json"
     return load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
 
 

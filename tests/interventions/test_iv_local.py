@@ -22,10 +22,10 @@ def gemma() -> tuple[dict, object]:
 
 
 def test_local_model_rewrites_and_pools(
-    shared_data: Path, tmp_path: Path, gemma: tuple[dict, object]
+    samples: Path, tmp_path: Path, gemma: tuple[dict, object]
 ) -> None:
     cfg, backend = gemma
-    path = shared_data / "ua-customs-exam" / "questions.json"
+    path = samples / "ua-customs-exam" / "questions.json"
     items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})[:4]
 
     conf = RewriteConfig.from_cfg({"rewriter": "model", "model": cfg, "max_tokens": 8})

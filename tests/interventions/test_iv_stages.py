@@ -16,8 +16,8 @@ from blindmcq.stages.rewrite import intervention_cfg, rewrite_stage
 
 
 @pytest.fixture
-def project(shared_data: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    path = shared_data / "ua-customs-exam" / "questions.json"
+def project(samples: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    path = samples / "ua-customs-exam" / "questions.json"
     items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", items)
     monkeypatch.chdir(tmp_path)

@@ -15,11 +15,11 @@ from test_pipeline import STAGES, compose_params, run_stage  # same folder (pyte
 from blindmcq.items import read_items
 
 
-def ten_option_bank(shared_data: Path, path: Path, n: int = 12) -> None:
+def ten_option_bank(data: Path, path: Path, n: int = 12) -> None:
     """Real LEXam 16-option items cut to their first 10 options (items whose key is among them)."""
     from blindmcq.datasets.registry import load_dataset
 
-    source = load_dataset({"loader": "lexam", "path": shared_data / "lexam/MCQs_test_perturbation.xlsx",
+    source = load_dataset({"loader": "lexam", "path": data / "lexam/MCQs_test_perturbation.xlsx",
                            "n_options": 16})  # fmt: skip
     rows = [
         {"id": item.number, "question": item.question, "options": list(item.options[:10]), "key": item.key}
@@ -53,9 +53,9 @@ def run_project(work: Path, repo_root: Path, overrides: list[str]) -> dict:
     return params
 
 
-def test_a_ten_option_bank_runs_end_to_end(tmp_path: Path, repo_root: Path, shared_data: Path) -> None:
+def test_a_ten_option_bank_runs_end_to_end(tmp_path: Path, repo_root: Path, samples: Path) -> None:
     bank = tmp_path / "lexam10.jsonl"
-    ten_option_bank(shared_data, bank)
+    ten_option_bank(samples, bank)
     run_project(
         tmp_path / "p",
         repo_root,

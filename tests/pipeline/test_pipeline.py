@@ -130,7 +130,7 @@ def test_mlflow_run_has_the_report_metrics(project):
 def test_probe_rerun_makes_no_new_call(project):
     work, _ = project
     run_stage("probe")
-    calls = json.loads((work / "results/predictions/calls.json").read_text())
+    calls = json.loads((work / "results/calls/predictions/calls.json").read_text())
     assert calls["new_calls"] == 0
     assert calls["from_cache"] == calls["calls"] > 0
 

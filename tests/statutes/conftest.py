@@ -9,7 +9,7 @@ from blindmcq.statutes.text import Lemmatizer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_STATUTES = ROOT / "defaults/statutes/provisions-default.jsonl"
-CUSTOMS_BANK = ROOT.parent / "shared/data/ua-customs-exam/questions.json"
+CUSTOMS_BANK = ROOT / "tests/fixtures/samples/ua-customs-exam/questions.json"  # real items, committed
 
 
 @pytest.fixture(scope="session")

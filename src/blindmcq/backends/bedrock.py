@@ -222,7 +222,8 @@ class BedrockBackend:
         self.cfg = dict(model_cfg)
         self.model_id: str = str(_require(self.cfg, "model_id"))
         regions = self.cfg.get("regions") or ([self.cfg["region"]] if self.cfg.get("region") else None)
-        if not regions or not all(isinstance(r, str) and r for r in regions):
+        listed = isinstance(regions, list | tuple)  # `regions: true` is a config error, not a TypeError
+        if not listed or not regions or not all(isinstance(r, str) and r for r in regions):
             raise ConfigError("regions", f"model '{self.cfg.get('name')}' needs a non-empty list of regions")
         self.name = f"bedrock:{self.model_id}"
         self.concurrency = int(self.cfg.get("concurrency", 4))

@@ -17,7 +17,7 @@ from blindmcq.atomic import write_bytes, write_text
 from blindmcq.interventions.answerpool import PoolConfig, run_answerpool
 from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
-from blindmcq.predictions import write_predictions
+from blindmcq.predictions import split_call_log, write_predictions
 from blindmcq.stages._main import run_stage
 from blindmcq.stages.rewrite import OUT_ROOT, intervention_cfg, probe, probe_condition, stage_items, track
 
@@ -33,7 +33,8 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
     )
     orders = list(cfg.get("ordinary_orders") or ["rot0"])
     ordinary = probe(params, items, probe_condition(list(conf.conditions), orders, orders))
-    write_bytes(out_dir / "predictions.parquet", pooled.to_parquet(index=False))
+    stable = split_call_log(pooled, out_dir / "predictions.parquet")  # `cached` varies per run: call log
+    write_bytes(out_dir / "predictions.parquet", stable.to_parquet(index=False))
     write_predictions(ordinary, out_dir / "ordinary.parquet")
     comparison = pool_comparison(pooled, ordinary)
     write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))

@@ -1,7 +1,8 @@
 """Stage ``probe``: items -> the configured model's answers -> ``results/predictions/``.
 
-Writes ``predictions.parquet`` (the released format), ``predictions.jsonl`` (the same rows) and
-``calls.json`` (how many calls were made, served from the cache, failed).
+Writes ``predictions.parquet`` (the released format) and ``predictions.jsonl`` (the same rows); what
+varies per run goes to ``results/calls/predictions/`` (not a DVC output): the call log and ``calls.json``
+(how many calls were made, served from the cache, failed).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
-from blindmcq.predictions import write_predictions, write_predictions_jsonl
+from blindmcq.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.probe import run_probe, sample_items
 from blindmcq.stages._main import run_stage
 
@@ -66,7 +67,10 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, in
     write_predictions(predictions, out_dir / "predictions.parquet")
     write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
     counts = call_counts(predictions)
-    write_text(out_dir / "calls.json", json.dumps(counts, indent=2) + "\n")
+    log = call_log_path(out_dir / "calls.json")  # varies per run: beside the results, not hashed
+    calls = log.with_suffix(".json") if log is not None else out_dir / "calls.json"
+    calls.parent.mkdir(parents=True, exist_ok=True)
+    write_text(calls, json.dumps(counts, indent=2) + "\n")
     return counts
 
 

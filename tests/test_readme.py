@@ -1,0 +1,62 @@
+"""Every figure of the default run that the README quotes is the one the run wrote.
+
+Cheap on purpose: it reads the committed ``reports/metrics.json`` (written by ``make run``, a DVC metric
+kept in git) and the README's text; after a run that changes a figure, this fails naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# README phrase (a regex with one group: the figure as printed) -> metric key -> how it is printed
+QUOTED = [
+    (r"the (\d+) legislation items", "corpus/n_items", "{:.0f}"),
+    (r"habit (\d\.\d{3}) =", "habit/gemma3-270m/all", "{:.3f}"),
+    (r"= blind accuracy\s+(\d\.\d{3})", "blind_acc/gemma3-270m/all", "{:.3f}"),
+    (r"excess \+(\d\.\d{3})", "excess/gemma3-270m/all", "{:.3f}"),
+    (r"gives exactly (\d\.\d{3}) position-free", "position_free/gemma3-270m/accepted", "{:.3f}"),
+    (r"the gate rejects (\d+) of the", "gate/n_rejected", "{:.0f}"),
+    (r"of the\s+(\d+) items\. The bank", None, None),  # accepted + rejected, checked below
+    (r"key on (\d\.\d{3}) of the", "table2/longest", "{:.3f}"),
+    (r"of the (\d+) items, the option", "corpus/n_items", "{:.0f}"),
+    (r"most words on (\d\.\d{3})", "table2/most_words", "{:.3f}"),
+    (r"finds it on (\d\.\d{3})", "table2/lexical_search", "{:.3f}"),
+    (r"a seeded sample of (\d+) items", None, None),  # the probe sample: accepted + rejected
+    (r"AnswerPool \(pools of 5 items, a fifth of the answers deleted\) on (\d+) of them", "answerpool/items",
+     "{:.0f}"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    return " ".join((REPO / "README.md").read_text(encoding="utf-8").split())  # line breaks as spaces
+
+
+@pytest.fixture(scope="module")
+def metrics() -> dict[str, float]:
+    return json.loads((REPO / "reports" / "metrics.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("pattern", "key", "fmt"), QUOTED, ids=[q[0] for q in QUOTED])
+def test_quoted_figure_is_the_runs(
+    readme: str, metrics: dict, pattern: str, key: str | None, fmt: str | None
+) -> None:
+    match = re.search(pattern, readme)
+    assert match, f"README no longer quotes /{pattern}/: update QUOTED in tests/test_readme.py"
+    if key is None:
+        want = metrics["gate/n_accepted"] + metrics["gate/n_rejected"]
+        fmt = "{:.0f}"
+    else:
+        want = metrics[key]
+    said = match.group(1)
+    assert said == fmt.format(want), f"README says {said}, reports/metrics.json has {key} = {want}"
+
+
+def test_the_quoted_run_names_its_command(readme: str) -> None:
+    assert "`make run`, then `dvc metrics show`" in readme
