@@ -188,9 +188,9 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
     key_n = _by_n(key, items["n_options"])
     by_n = pd.DataFrame(
         {
-            "items": items["n_options"].groupby(
-                [items.index.get_level_values("model"), items["n_options"].to_numpy()], observed=True
-            ).size(),
+            "items": items["n_options"]
+            .groupby([items.index.get_level_values("model"), items["n_options"].to_numpy()], observed=True)
+            .size(),
             "weight": weights,
             "blind_acc": _by_n(items["y"], items["n_options"]),
             "habit": (pick_n * key_n).sum(axis=1),

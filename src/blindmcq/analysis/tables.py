@@ -242,9 +242,7 @@ def _failure_shown(frame: pd.DataFrame, cond: str, st: str) -> list[str]:
     cols = [f"{cond}_{c}_{st}" for c in FAILURES]
     if not all(c in frame for c in cols):
         return ["—"] * len(frame)
-    return [
-        "/".join("0" if pd.isna(v) else str(int(v)) for v in row) for row in frame[cols].to_numpy()
-    ]
+    return ["/".join("0" if pd.isna(v) else str(int(v)) for v in row) for row in frame[cols].to_numpy()]
 
 
 def table_3(a: Analysis) -> Table:
