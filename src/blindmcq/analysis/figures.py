@@ -89,6 +89,16 @@ def figure_1(gate: GateResult | None) -> Figure:
     return fig
 
 
+def interval_kind(frame: pd.DataFrame) -> str:
+    """How the bars were computed: Wilson over calls, or item-level t where items have several calls."""
+    kinds = {str(v) for c in ("blind_ci", "full_ci", "ci") if c in frame for v in frame[c].dropna()}
+    if kinds == {"wilson"}:
+        return "Wilson intervals"
+    if kinds == {"item-t"}:
+        return "item-level t intervals"
+    return "intervals (Wilson, or item-level t with several calls per item)"
+
+
 def chance_label(counts: pd.DataFrame) -> str:
     """``chance: Binomial(8, 0.25)``, or the mixture over the option counts present."""
     ns = sorted(int(n) for n in counts["n_options"].unique())
@@ -98,7 +108,7 @@ def chance_label(counts: pd.DataFrame) -> str:
 
 
 def figure_2(a: Analysis) -> Figure:
-    """Blind against full accuracy per model (headline set), Wilson bars on both axes, r annotated."""
+    """Blind against full accuracy per model (headline set), 95% bars on both axes, r annotated."""
     title = "Figure 2: Blind vs full accuracy"
     s = a.summary
     s = s[s["set"] == a.headline_set] if not s.empty else s
@@ -142,7 +152,7 @@ def figure_2(a: Analysis) -> Figure:
         lines.append("r not defined for fewer than 3 models")
     ax.text(0.02, 0.98, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=8)
     ax.set_title(
-        f"{title}\nbars: 95% Wilson intervals"
+        f"{title}\nbars: 95% {interval_kind(s)}"
         + (f"; gate model {gate_model} hollow, not in r" if gate_model else "")
     )
     ax.legend(fontsize=8, loc="lower right")
@@ -234,7 +244,7 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
         right.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
         right.set_xticks(x, models, rotation=20, ha="right", fontsize=8)
         right.set_ylim(0, 1)
-        right.set_ylabel("blind accuracy (95% Wilson)")
+        right.set_ylabel(f"blind accuracy (95% {interval_kind(bank_accuracy)})")
         right.set_title("Blind accuracy, question hidden")
         right.legend(fontsize=8)
     fig.suptitle(title)

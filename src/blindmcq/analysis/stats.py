@@ -257,4 +257,3 @@ def t_bounds(
     if bounds is not None:
         lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)  # NaN stays NaN
     return lo, hi
-
