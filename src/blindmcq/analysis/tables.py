@@ -239,10 +239,16 @@ def interval_note(frame: pd.DataFrame, prefix: str) -> str:
 
 
 def _failure_shown(frame: pd.DataFrame, cond: str, st: str) -> list[str]:
+    """``errors/refusals/truncations``, or "—" where the model made no such call."""
     cols = [f"{cond}_{c}_{st}" for c in FAILURES]
+    calls = f"{cond}_n_calls_{st}"
     if not all(c in frame for c in cols):
         return ["—"] * len(frame)
-    return ["/".join("0" if pd.isna(v) else str(int(v)) for v in row) for row in frame[cols].to_numpy()]
+    made = frame[calls].fillna(0).to_numpy() if calls in frame else np.ones(len(frame))
+    return [
+        "/".join("0" if pd.isna(v) else str(int(v)) for v in row) if m > 0 else "—"
+        for row, m in zip(frame[cols].to_numpy(), made, strict=True)
+    ]
 
 
 def table_3(a: Analysis) -> Table:
@@ -253,7 +259,7 @@ def table_3(a: Analysis) -> Table:
     s = s[s["set"].isin(sets)]
     cols = ["blind_n", "blind_items", "blind_acc", "blind_lo", "blind_hi", "blind_ci"]
     cols += ["full_n", "full_items", "full_acc", "full_lo", "full_hi", "full_ci"]
-    cols += [f"{cond}_{c}" for cond in ("blind", "full") for c in FAILURES]
+    cols += [f"{cond}_{c}" for cond in ("blind", "full") for c in ("n_calls", *FAILURES)]
     cols = [c for c in cols if c in s]
     frame = s.pivot(index="model", columns="set", values=cols)
     frame.columns = [f"{c}_{st}" for c, st in frame.columns]
@@ -272,9 +278,10 @@ def table_3(a: Analysis) -> Table:
                 lambda x: "—" if pd.isna(x) else f"{int(x)}"
             )
             shown[f"Err/Ref/Trunc {cond}, {st}"] = _failure_shown(frame, cond, st)
-    chance = float(s["chance"].mean())
+    chances = s.groupby("set")["chance"].mean()  # the same items for every model unless calls failed
+    chance = "; ".join(f"{fmt(float(chances[st]))} on {st}" for st in sets if st in chances)
     note = (
-        f"Chance is {fmt(chance)} (mean of 1/N over items). n counts calls; each item counts once "
+        f"Chance is {chance} (mean of 1/N over items). n counts calls; each item counts once "
         f"(its accuracy is the mean over its calls). {interval_note(frame, 'blind_')}"
     )
     note += mixed_n_note(_at(a.by_n, sets[0])) + failed_note(a)
