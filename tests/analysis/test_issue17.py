@@ -125,3 +125,11 @@ def test_mixed_n_habit_is_per_n_then_weighted():
     assert s["habit"] == 1.0 and s["excess"] == 0.0 and s["chance"] == pytest.approx(0.25 / 3 + 0.75 / 5)
     # the pooled columns would say otherwise: sum_s pick(s) key(s) = 0.25^2 + 0.75^2
     assert float((pick.iloc[0] * key.iloc[0]).sum()) == pytest.approx(0.625)
+
+
+def test_threshold_follows_a_fixed_list_of_orders():
+    rows = item_rows("a", 4, 3) + item_rows("b", 4, 2)
+    few = [r for r in rows if r["order_id"] in ("rot0", "rot1", "rot2", "rot3")]
+    g = gate(frame(few), gate_model="g", orders=["rot0", "rot1", "rot2", "rot3"])
+    # 4 orders at chance 1/4: P(X >= 3) = 0.051 > 0.05, P(X >= 4) = 0.004
+    assert g.thresholds == {4: 4} and g.rejected == [] and "k=4 of 4" in g.describe_thresholds()

@@ -53,29 +53,39 @@ class GateResult:
     def describe_thresholds(self) -> str:
         """``N=3: k=5 of 6 (p=0.018); N=2: untestable`` — what the gate did per option count."""
         parts = []
+        design = {}
+        if not self.counts.empty and "n_orders" in self.counts:
+            design = self.counts.groupby("n_options")["n_orders"].max().to_dict()
         for n, k in sorted(self.thresholds.items()):
+            m = int(design.get(n, 2 * n))
             if k is None:
-                parts.append(f"N={n}: cannot reject (no count of {2 * n} orders is that rare by chance)")
+                parts.append(f"N={n}: cannot reject (no count of {m} orders is that rare by chance)")
             else:
-                p = false_rejection_rate(2 * n, 1.0 / n, k)
-                parts.append(f"N={n}: k={k} of {2 * n} (P under chance {p:.3f})")
+                p = false_rejection_rate(m, 1.0 / n, k)
+                parts.append(f"N={n}: k={k} of {m} (P under chance {p:.3f})")
         return "; ".join(parts)
 
 
 def thresholds_for(
-    option_counts: list[int] | set[int], *, k: int | None = None, false_rejection: float | None = 0.05
+    option_counts: list[int] | set[int],
+    *,
+    k: int | None = None,
+    false_rejection: float | None = 0.05,
+    n_orders: int | None = None,
 ) -> dict[int, int | None]:
-    """k per option count N over the 2N orders: a fixed ``k`` for every N (None where k > 2N), or the
-    smallest k whose chance of being reached by a content-blind picker is at most ``false_rejection``."""
+    """k per option count N over its orders (2N, or ``n_orders`` when the gate uses a fixed list of
+    orders): a fixed ``k`` for every N (None where k exceeds the orders), or the smallest k whose chance
+    of being reached by a content-blind picker is at most ``false_rejection``."""
     out: dict[int, int | None] = {}
     for n in sorted({int(x) for x in option_counts}):
+        m = 2 * n if n_orders is None else int(n_orders)
         if k is not None:
-            out[n] = int(k) if k <= 2 * n else None
+            out[n] = int(k) if k <= m else None
         else:
             if false_rejection is None:
                 raise ConfigError("gate.false_rejection", "set gate.k or gate.false_rejection")
             try:
-                out[n] = gate_threshold(2 * n, 1.0 / n, float(false_rejection))
+                out[n] = gate_threshold(m, 1.0 / n, float(false_rejection))
             except ValueError as exc:
                 raise ConfigError("gate.false_rejection", str(exc)) from exc
     return out
@@ -140,7 +150,10 @@ def gate(
         )
     if k is not None and k > counts["n_orders"].max():
         raise ConfigError("gate.k", f"{k} exceeds the {counts['n_orders'].max()} orders available")
-    thresholds = thresholds_for(set(counts["n_options"]), k=k, false_rejection=false_rejection)
+    fixed_orders = None if isinstance(orders, str) else len(list(orders or order_ids))
+    thresholds = thresholds_for(
+        set(counts["n_options"]), k=k, false_rejection=false_rejection, n_orders=fixed_orders
+    )
     counts = counts.sort_values("item_id", ignore_index=True)
     counts["k"] = counts["n_options"].map(lambda n: thresholds[int(n)]).astype(float)  # NaN: untestable
     untestable_mask = counts["k"].isna()
