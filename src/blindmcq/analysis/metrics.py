@@ -111,12 +111,10 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
     cols = [*by, "n", "k", "items", "acc", "lo", "hi", "ci", "chance"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
-    items = rows.groupby([*by, "item_id"], observed=True).agg(
-        calls=("correct", "size"),
-        k=("correct", "sum"),
-        y=("correct", "mean"),
-        n_options=("n_options", "first"),
-    )
+    g = rows.groupby([*by, "item_id"], observed=True)
+    # size/sum/max run in Cython; "first" and "mean" per group cost twice as much on a million rows
+    items = pd.DataFrame({"calls": g.size(), "k": g["correct"].sum(), "n_options": g["n_options"].max()})
+    items["y"] = items["k"] / items["calls"]
     items["inv"] = 1.0 / items["n_options"]
     out = (
         items.groupby(level=by, observed=True)
