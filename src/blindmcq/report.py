@@ -40,7 +40,10 @@ def run_summary(config: Mapping[str, Any]) -> list[str]:
     lines = [f"| {key} | {name(key)} |" for key in keys if key in config]
     gate = config.get("gate", {})
     probe = config.get("probe", {})
-    lines.append(f"| gate k | {gate.get('k')} of 2N orders |")
+    if gate.get("k") is not None:
+        lines.append(f"| gate k | {gate.get('k')} of 2N orders |")
+    else:  # k chosen per option count N (analysis.gate.thresholds_for)
+        lines.append(f"| gate k | per N, false-rejection rate {gate.get('false_rejection')} under chance |")
     lines.append(
         f"| probe sample | {probe.get('sample') or 'every usable item'} (seed {probe.get('seed')}) |"
     )

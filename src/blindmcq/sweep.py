@@ -47,12 +47,19 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
     if gate_file.exists():
         gate = read_gate(gate_file)
     elif "blind" in params["condition"]["conditions"]:
+        g = params["gate"]
         gate = compute_gate(
-            predictions, gate_model=params["model"]["name"], k=int(params["gate"]["k"]), base=base
+            predictions,
+            gate_model=params["model"]["name"],
+            k=None if g.get("k") is None else int(g["k"]),
+            false_rejection=g.get("false_rejection"),
+            base=base,
         )
     else:
         gate = None
-    analysis = analyze(predictions, gate=gate, base=base)
+    analysis = analyze(
+        predictions, gate=gate, base=base, failed_calls=str(params["analysis"].get("failed_calls", "drop"))
+    )
     write_tables(out_dir / "tables", build_tables(analysis))
     metrics = headline_metrics(analysis)
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")

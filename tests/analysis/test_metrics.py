@@ -47,8 +47,15 @@ def test_blind_accuracy_matches_counts(analysis, predictions):
     want = rows.groupby("model")["correct"].mean()
     got = analysis.summary[analysis.summary["set"] == "all"].set_index("model")["blind_acc"]
     assert np.allclose(got.sort_index(), want.sort_index())
-    row = analysis.summary.iloc[0]
-    assert (row["blind_lo"], row["blind_hi"]) == pytest.approx(stats.wilson(row["blind_k"], row["blind_n"]))
+    # eight orders per item: calls are correlated, so the interval is a t interval over item means
+    for model in ("good", "gate"):
+        row = analysis.summary.query("set == 'all' and model == @model").iloc[0]
+        item_means = rows[rows["model"] == model].groupby("item_id")["correct"].mean()
+        iv = stats.t_interval(item_means, bounds=(0, 1))
+        assert row["blind_ci"] == "item-t" and row["blind_items"] == item_means.size
+        assert (row["blind_lo"], row["blind_hi"]) == pytest.approx((iv.lo, iv.hi))
+        wilson = stats.wilson(row["blind_k"], row["blind_n"])
+        assert row["blind_hi"] - row["blind_lo"] > wilson[1] - wilson[0]  # wider than calls as independent
 
 
 def test_forced_placement_content_blind_is_quarter(items):
@@ -71,8 +78,13 @@ def test_forced_placement_sees_extraction(analysis):
 
 
 def test_agreement_and_gap(analysis):
-    agree = analysis.agreement.set_index("model")
+    assert set(analysis.agreement["set"]) >= {"all", "accepted", "rejected"}
+    agree = analysis.agreement[analysis.agreement["set"] == "all"].set_index("model")
     assert agree.loc["gate", "agreement"] == 1.0
+    # the null under independence uses both habits: "first" always picks A, so it is the gate's A rate
+    gate_a = analysis.summary.query("set == 'all' and model == 'gate'")["pick_0"].iloc[0]
+    assert agree.loc["first", "expected"] == pytest.approx(gate_a, abs=0.02)
+    assert agree.loc["first", "agreement"] == pytest.approx(agree.loc["first", "expected"], abs=0.03)
     # "good" guesses uniformly on items it does not extract; it agrees above 0.25 only via shared leaks
     assert 0.25 < agree.loc["good", "agreement"] < 0.6
     acc = analysis.summary.pivot(index="model", columns="set", values="blind_acc")
@@ -92,6 +104,8 @@ def test_agreement_pairs_on_same_presentation():
     ]
     out = m.agreement(prepare(frame(rows)), Baseline(), "g").set_index("model")
     assert out.loc["x", "agreement"] == 0.5 and out.loc["x", "n_pairs"] == 2
+    # x picks slot 0 on both paired presentations, g slot 0 on one and 1 on the other
+    assert out.loc["x", "expected"] == 0.5 and out.loc["x", "n_items"] == 1
 
 
 def test_sweeps_and_reasoning(bank):

@@ -42,10 +42,41 @@ def test_habit_of_sonnet_published_rates():
 
 
 def test_chance_histogram_paper_figure1():
-    hist = stats.chance_histogram(11990, 8, 0.25)
+    hist = stats.chance_histogram(np.full(11990, 4))
     assert f"{hist[8]:.2f}" == "0.18"
     assert hist.sum() == pytest.approx(11990)
-    assert hist[0] == pytest.approx(11990 * 0.75**8)
+    assert np.allclose(hist, 11990 * sps.binom.pmf(np.arange(9), 8, 0.25))
+
+
+def test_chance_histogram_is_a_mixture_over_items():
+    # a third each of 3, 4 and 5 options (300 items): each item its own Binomial(2N, 1/N)
+    n_opt = np.repeat([3, 4, 5], 100)
+    hist = stats.chance_histogram(n_opt)
+    pmfs = [np.pad(sps.binom.pmf(np.arange(2 * n + 1), 2 * n, 1 / n), (0, 10 - 2 * n)) for n in (3, 4, 5)]
+    want = 100 * sum(pmfs)
+    assert np.allclose(hist, want) and hist.sum() == pytest.approx(300)
+    # not one Binomial(10, mean 1/N): that badly misstates the items never solved
+    pooled = 300 * sps.binom.pmf(np.arange(11), 10, float(np.mean(1 / n_opt)))
+    assert hist[0] > 1.5 * pooled[0]
+    uneven = stats.chance_histogram([4, 4], [8, 6])  # an item's own order count
+    six = np.pad(sps.binom.pmf(np.arange(7), 6, 0.25), (0, 2))
+    assert np.allclose(uneven, sps.binom.pmf(np.arange(9), 8, 0.25) + six)
+    with pytest.raises(ValueError):
+        stats.chance_histogram([4, 4], [8])
+
+
+def test_gate_threshold_per_n_at_five_percent():
+    # the paper's k = 5 of 8 at N = 4; a content-blind item reaches k with probability <= 0.05
+    ks = {n: stats.gate_threshold(2 * n, 1 / n, 0.05) for n in (2, 3, 4, 5, 10)}
+    assert ks[4] == 5 and ks[2] is None  # N = 2: even 4 of 4 has p = 1/16
+    for n, k in ks.items():
+        if k is None:
+            continue
+        assert sps.binom.sf(k - 1, 2 * n, 1 / n) <= 0.05 < sps.binom.sf(k - 2, 2 * n, 1 / n)
+        assert stats.false_rejection_rate(2 * n, 1 / n, k) == pytest.approx(sps.binom.sf(k - 1, 2 * n, 1 / n))
+    assert stats.gate_threshold(4, 0.5, 0.07) == 4
+    with pytest.raises(ValueError):
+        stats.gate_threshold(8, 0.25, 0.0)
 
 
 def test_smallest_significant_k():
@@ -89,8 +120,31 @@ def test_t_interval_by_hand():
     iv = stats.t_interval([0, 1, 1, 1])
     half = sps.t.ppf(0.975, 3) * 0.5 / 2
     assert (iv.value, iv.lo, iv.hi, iv.n) == pytest.approx((0.75, 0.75 - half, 0.75 + half, 4))
-    lo, hi = stats.t_bounds(np.array([0.75]), np.array([0.5]), np.array([4]))
+    lo, hi = stats.t_bounds(np.array([0.75]), np.array([0.5]), np.array([4]), bounds=None)
     assert (lo[0], hi[0]) == pytest.approx((iv.lo, iv.hi))
+    # on the scale of a proportion the interval never leaves [0, 1]
+    lo, hi = stats.t_bounds(np.array([0.75, 0.05]), np.array([0.5, 0.2]), np.array([4, 5]))
+    assert iv.lo < 0 and iv.hi > 1 and (lo[0], hi[0]) == (0.0, 1.0) and lo[1] == 0.0
+    clipped = stats.t_interval([0, 1, 1, 1], bounds=(0, 1))
+    assert (clipped.lo, clipped.hi) == (0.0, 1.0)
+
+
+def test_wilson_and_mcnemar_agree_with_statsmodels():
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+    from statsmodels.stats.proportion import proportion_confint
+
+    for k, n in [(0, 10), (1, 10), (37, 120), (4186, 8128), (8128, 8128)]:
+        assert stats.wilson(k, n) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)
+        _, lo, hi = stats.wilson_columns([k], [n])
+        assert (lo[0], hi[0]) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        a = rng.random(60) < 0.5
+        b = rng.random(60) < 0.6
+        res = stats.mcnemar(a, b)
+        table = [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
+        want = sm_mcnemar(table, exact=True)
+        assert res.p == pytest.approx(min(1.0, want.pvalue), abs=1e-12)
 
 
 def test_bootstrap_is_seeded_and_near_t_interval():

@@ -10,11 +10,25 @@ Typical use (what the ``gate``, ``analyze`` and ``report`` stages call)::
     metrics = headline_metrics(a)
 """
 
-from blindmcq.analysis.figures import write_figures
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from blindmcq.analysis.frame import Baseline, prepare, read_predictions
 from blindmcq.analysis.gate import GateResult, gate, read_gate, smallest_significant_k, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze, bank_blind_accuracy, item_sets, split_halves
 from blindmcq.analysis.tables import Table, build_tables, headline_metrics, write_tables
+
+
+def __getattr__(name: str) -> Any:
+    # The figures (matplotlib) load on first use (PEP 562), so importing the statistics, the gate or
+    # the tables never pulls in a plotting backend.
+    if name in ("write_figures", "figures"):
+        figures = importlib.import_module("blindmcq.analysis.figures")
+        return figures if name == "figures" else figures.write_figures
+    raise AttributeError(f"module 'blindmcq.analysis' has no attribute {name!r}")
+
 
 __all__ = [
     "Analysis",

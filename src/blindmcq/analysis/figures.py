@@ -44,15 +44,15 @@ def _placeholder(title: str, needs: str) -> Figure:
 
 
 def figure_1(gate: GateResult | None) -> Figure:
-    """Items by blind-solved count over the orders, beside the Binomial(orders, 1/N) expectation."""
+    """Items by blind-solved count over the orders, beside the chance expectation: the mixture of
+    Binomial(2N, 1/N) over items (one Binomial when every item has the same N)."""
     title = "Figure 1: How often each item is answered blind"
     if gate is None or gate.counts.empty:
         return _placeholder(title, NEEDS["gate"])
     counts = gate.counts
     n_orders = int(counts["n_orders"].max())
-    chance = float((1.0 / counts["n_options"]).mean())
     observed = np.bincount(counts["solved"], minlength=n_orders + 1)
-    expected = stats.chance_histogram(len(counts), n_orders, chance)
+    expected = stats.chance_histogram(counts["n_options"], counts["n_orders"])
     x = np.arange(n_orders + 1)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     w = 0.4
@@ -63,7 +63,7 @@ def figure_1(gate: GateResult | None) -> Figure:
         w,
         color=EXPECTED,
         edgecolor="black",
-        label=f"chance: Binomial({n_orders}, {chance:.2f})",
+        label=chance_label(counts),
     )
     for xi, o, e in zip(x, observed, expected, strict=True):
         ax.annotate(f"{o}", (xi - w / 2, max(o, 0.05)), ha="center", va="bottom", fontsize=7)
@@ -72,20 +72,43 @@ def figure_1(gate: GateResult | None) -> Figure:
         )
     ax.set_yscale("log")
     ax.set_ylim(0.05, max(observed.max(), expected.max()) * 3)
-    ax.axvline(gate.k - 0.5, color="black", linestyle="--", linewidth=1)
-    ax.text(gate.k - 0.42, 0.07, f"rejected at >= {gate.k}", fontsize=8, rotation=90, va="bottom")
+    ks = sorted({k for k in gate.thresholds.values() if k is not None} or ({gate.k} if gate.k else set()))
+    for k in ks:  # one line per distinct threshold over the option counts present
+        ns = [n for n, kn in sorted(gate.thresholds.items()) if kn == k]
+        ax.axvline(k - 0.5, color="black", linestyle="--", linewidth=1)
+        which = f" (N={','.join(map(str, ns))})" if len(ks) > 1 else ""
+        ax.text(k - 0.42, 0.07, f"rejected at >= {k}{which}", fontsize=8, rotation=90, va="bottom")
     ax.set_xticks(x)
     ax.set_xlabel(f"orders answered correctly with the question hidden (of {n_orders})")
     ax.set_ylabel("items (log scale)")
     ax.set_title(
         f"{title}\n{len(counts)} items; {len(gate.rejected)} rejected, {len(gate.accepted)} accepted"
+        + (f", {len(gate.untestable)} cannot be rejected" if gate.untestable else "")
     )
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return fig
 
 
+def interval_kind(frame: pd.DataFrame) -> str:
+    """How the bars were computed: Wilson over calls, or item-level t where items have several calls."""
+    kinds = {str(v) for c in ("blind_ci", "full_ci", "ci") if c in frame for v in frame[c].dropna()}
+    if kinds == {"wilson"}:
+        return "Wilson intervals"
+    if kinds == {"item-t"}:
+        return "item-level t intervals"
+    return "intervals (Wilson, or item-level t with several calls per item)"
+
+
+def chance_label(counts: pd.DataFrame) -> str:
+    """``chance: Binomial(8, 0.25)``, or the mixture over the option counts present."""
+    ns = sorted(int(n) for n in counts["n_options"].unique())
+    if len(ns) == 1:
+        return f"chance: Binomial({2 * ns[0]}, {1 / ns[0]:.2f})"
+    return "chance: mixture of Binomial(2N, 1/N), N = " + ", ".join(map(str, ns))
+
+
 def figure_2(a: Analysis) -> Figure:
-    """Blind against full accuracy per model (headline set), Wilson bars on both axes, r annotated."""
+    """Blind against full accuracy per model (headline set), 95% bars on both axes, r annotated."""
     title = "Figure 2: Blind vs full accuracy"
     s = a.summary
     s = s[s["set"] == a.headline_set] if not s.empty else s
@@ -129,7 +152,7 @@ def figure_2(a: Analysis) -> Figure:
         lines.append("r not defined for fewer than 3 models")
     ax.text(0.02, 0.98, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=8)
     ax.set_title(
-        f"{title}\nbars: 95% Wilson intervals"
+        f"{title}\nbars: 95% {interval_kind(s)}"
         + (f"; gate model {gate_model} hollow, not in r" if gate_model else "")
     )
     ax.legend(fontsize=8, loc="lower right")
@@ -221,7 +244,7 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
         right.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
         right.set_xticks(x, models, rotation=20, ha="right", fontsize=8)
         right.set_ylim(0, 1)
-        right.set_ylabel("blind accuracy (95% Wilson)")
+        right.set_ylabel(f"blind accuracy (95% {interval_kind(bank_accuracy)})")
         right.set_title("Blind accuracy, question hidden")
         right.legend(fontsize=8)
     fig.suptitle(title)

@@ -40,7 +40,14 @@ USED = (
     "correct",
     "parse_status",
     "output_tokens",
+    "stop_reason",
 )
+# Read when present, filled when absent: older predictions files have no stop reason (truncation 0).
+OPTIONAL = {"stop_reason": ""}
+# A failed call: no answer came back (a backend error or a refusal), or the answer was cut off at the
+# token limit before any option could be parsed. ``analysis.failed_calls`` decides how rates count them.
+FAILED_STATUSES = ("error", "refused")
+TRUNCATED = "max_tokens"
 CATEGORIES = (
     "item_id",
     "model",
@@ -52,6 +59,7 @@ CATEGORIES = (
     "setting",
     "order_id",
     "parse_status",
+    "stop_reason",
 )
 FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
 PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
@@ -100,10 +108,11 @@ def prepare(predictions: pd.DataFrame, *, source: str = "predictions") -> pd.Dat
     Raises InputError naming ``source`` (and the first offending item) on missing columns, unknown
     conditions, slots outside ``0..N-1``, or a row marked correct whose pick is not the key.
     """
-    missing = [c for c in USED if c not in predictions.columns]
+    missing = [c for c in USED if c not in predictions.columns and c not in OPTIONAL]
     if missing:
         raise InputError(f"missing prediction columns {missing}", file=source)
-    df = predictions.loc[:, list(USED)].copy()
+    extra = {c: v for c, v in OPTIONAL.items() if c not in predictions.columns}
+    df = (predictions.assign(**extra) if extra else predictions).loc[:, list(USED)].copy()
     for col in CATEGORIES:
         df[col] = _category(df[col])
     for col in FLOATS:
@@ -129,6 +138,30 @@ def prepare(predictions: pd.DataFrame, *, source: str = "predictions") -> pd.Dat
     )
     fail(df["forced_slot"].notna() & (df["forced_slot"] != df["key_slot"]), "forced slot is not the key slot")
     return df
+
+
+def failed_mask(df: pd.DataFrame) -> np.ndarray:
+    """Rows whose call failed: an error or refusal, or a truncated response with no parsed answer."""
+    status = df["parse_status"].astype(str).to_numpy() if len(df) else np.array([], dtype=str)
+    failed = np.isin(status, FAILED_STATUSES)
+    if "stop_reason" in df:
+        failed |= (df["stop_reason"].astype(str).to_numpy() == TRUNCATED) & (status != "ok")
+    return failed
+
+
+def failure_counts(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """Per group: calls, errors, refusals and truncated calls (``stop_reason`` max_tokens, parsed or not)."""
+    cols = ["n_calls", "n_error", "n_refused", "n_truncated"]
+    if df.empty:
+        return pd.DataFrame(columns=[*by, *cols])
+    status = df["parse_status"].astype(str)
+    trunc = df["stop_reason"].astype(str) == TRUNCATED if "stop_reason" in df else pd.Series(False, df.index)
+    flags = pd.DataFrame(
+        {"n_calls": 1, "n_error": status == "error", "n_refused": status == "refused", "n_truncated": trunc},
+        index=df.index,
+    ).astype(int)
+    keys = [df[b] for b in by]
+    return flags.groupby(keys, observed=True).sum().reset_index()
 
 
 def is_prepared(df: pd.DataFrame) -> bool:

@@ -1,4 +1,5 @@
-"""The gate (SPEC, "Statistics"): reject items the gate model answers blind in at least k of the 2N orders.
+"""The gate (SPEC, "Statistics"): reject items the gate model answers blind in at least k of the 2N orders,
+k chosen per option count N so that a content-blind picker is rejected at most at a stated rate.
 
 Counts come from the gate model's blind calls on the baseline presentation over the rotations and
 reversals (``rot*``/``rev*``); an item's count is how many of those calls were correct.
@@ -7,60 +8,112 @@ reversals (``rot*``/``rev*``); an item's count is how many of those calls were c
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from blindmcq.analysis.frame import Baseline, Orders, ensure, select
-from blindmcq.analysis.stats import smallest_significant_k
+from blindmcq.analysis.frame import Baseline, Orders, ensure, failed_mask, select
+from blindmcq.analysis.stats import false_rejection_rate, gate_threshold, smallest_significant_k
 from blindmcq.atomic import write_text
 from blindmcq.errors import ConfigError, InputError
 
-__all__ = ["GateResult", "gate", "read_gate", "smallest_significant_k", "write_gate"]
+__all__ = ["GateResult", "gate", "read_gate", "smallest_significant_k", "thresholds_for", "write_gate"]
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """Per-item counts (``item_id, n_options, n_orders, solved``), the split, and the gate's settings."""
+    """Per-item counts (``item_id, n_options, n_orders, solved, n_failed, k``), the split, and the settings.
+
+    ``untestable`` holds items no count of their orders can reject at the gate's false-rejection rate
+    (N = 2: 4 of 4 orders happens by chance with p = 0.0625); they are in neither ``accepted`` nor
+    ``rejected``. ``thresholds`` maps each option count N to its k (None: untestable).
+    """
 
     counts: pd.DataFrame
     accepted: list[str]
     rejected: list[str]
     retained_share: float
     gate_model: str
-    k: int
+    k: int | None
     orders: list[str]
+    false_rejection: float | None = None
+    thresholds: dict[int, int | None] = field(default_factory=dict)
+    untestable: list[str] = field(default_factory=list)
 
     def item_set(self, name: str) -> list[str] | None:
-        """Ids of a named set: "all" (None: no restriction), "accepted" or "rejected"."""
+        """Ids of a named set: "all" (None: no restriction), "accepted", "rejected" or "untestable"."""
         if name == "all":
             return None
-        if name in ("accepted", "rejected"):
+        if name in ("accepted", "rejected", "untestable"):
             return getattr(self, name)
         raise ConfigError("analysis.sets", f"unknown item set {name!r}")
+
+    def describe_thresholds(self) -> str:
+        """``N=3: k=5 of 6 (p=0.018); N=2: untestable`` — what the gate did per option count."""
+        parts = []
+        design = {}
+        if not self.counts.empty and "n_orders" in self.counts:
+            design = self.counts.groupby("n_options")["n_orders"].max().to_dict()
+        for n, k in sorted(self.thresholds.items()):
+            m = int(design.get(n, 2 * n))
+            if k is None:
+                parts.append(f"N={n}: cannot reject (no count of {m} orders is that rare by chance)")
+            else:
+                p = false_rejection_rate(m, 1.0 / n, k)
+                parts.append(f"N={n}: k={k} of {m} (P under chance {p:.3f})")
+        return "; ".join(parts)
+
+
+def thresholds_for(
+    option_counts: list[int] | set[int],
+    *,
+    k: int | None = None,
+    false_rejection: float | None = 0.05,
+    n_orders: int | None = None,
+) -> dict[int, int | None]:
+    """k per option count N over its orders (2N, or ``n_orders`` when the gate uses a fixed list of
+    orders): a fixed ``k`` for every N (None where k exceeds the orders), or the smallest k whose chance
+    of being reached by a content-blind picker is at most ``false_rejection``."""
+    out: dict[int, int | None] = {}
+    for n in sorted({int(x) for x in option_counts}):
+        m = 2 * n if n_orders is None else int(n_orders)
+        if k is not None:
+            out[n] = int(k) if k <= m else None
+        else:
+            if false_rejection is None:
+                raise ConfigError("gate.false_rejection", "set gate.k or gate.false_rejection")
+            try:
+                out[n] = gate_threshold(m, 1.0 / n, float(false_rejection))
+            except ValueError as exc:
+                raise ConfigError("gate.false_rejection", str(exc)) from exc
+    return out
 
 
 def gate(
     predictions: pd.DataFrame,
     *,
     gate_model: str,
-    k: int = 5,
+    k: int | None = None,
+    false_rejection: float | None = 0.05,
     orders: Orders = "all",
     base: Baseline | None = None,
     require_complete: bool = True,
 ) -> GateResult:
-    """Count each item's blind-solved orders for ``gate_model`` and split at ``k``.
+    """Count each item's blind-solved orders for ``gate_model`` and split at each item's threshold.
 
-    ``require_complete`` (default) raises InputError naming the first item with a missing order, so
-    an interrupted probe is never gated on fewer orders than the threshold assumes; a repeated call
-    of the same order is always an error.
+    The threshold depends on the item's option count N (``thresholds_for``): by default the smallest
+    k whose chance probability over 2N orders is at most ``false_rejection`` (0.05: k = 5 for N = 3,
+    4 and 5); a fixed ``k`` overrides it for every N. A failed call (error, refusal) counts as not
+    solved, which can only keep an item in. ``require_complete`` (default) raises InputError naming the
+    first item with a missing order, so an interrupted probe is never gated on fewer orders than the
+    threshold assumes; a repeated call of the same order is always an error.
     """
     base = base or Baseline()
     base = Baseline(base.phrasing, base.labels, base.protocol, base.reasoning, base.setting, orders)
     df = ensure(predictions)
-    if k < 1:
+    if k is not None and k < 1:
         raise ConfigError("gate.k", f"must be at least 1, got {k}")
     rows = select(df[df["model"] == gate_model], base, condition="blind")
     if rows.empty:
@@ -71,13 +124,20 @@ def gate(
         raise InputError(
             "gate model called twice on the same order", item=str(rows["item_id"].iat[dup.argmax()])
         )
+    rows = rows.assign(_failed=failed_mask(rows))
     counts = (
         rows.groupby("item_id", observed=True)
-        .agg(n_options=("n_options", "first"), n_orders=("order_id", "size"), solved=("correct", "sum"))
+        .agg(
+            n_options=("n_options", "first"),
+            n_orders=("order_id", "size"),
+            solved=("correct", "sum"),
+            n_failed=("_failed", "sum"),
+        )
         .reset_index()
     )
     counts["item_id"] = counts["item_id"].astype(str)
     counts["solved"] = counts["solved"].astype(int)
+    counts["n_failed"] = counts["n_failed"].astype(int)
     # "all" means the N rotations of the published order and N of its reverse: 2N per item
     expected = 2 * counts["n_options"] if isinstance(orders, str) else len(list(orders or order_ids))
     short = counts["n_orders"] < expected
@@ -88,20 +148,28 @@ def gate(
             f"({int(short.sum())} items short)",
             item=str(first["item_id"]),
         )
-    if k > counts["n_orders"].max():
+    if k is not None and k > counts["n_orders"].max():
         raise ConfigError("gate.k", f"{k} exceeds the {counts['n_orders'].max()} orders available")
+    fixed_orders = None if isinstance(orders, str) else len(list(orders or order_ids))
+    thresholds = thresholds_for(
+        set(counts["n_options"]), k=k, false_rejection=false_rejection, n_orders=fixed_orders
+    )
     counts = counts.sort_values("item_id", ignore_index=True)
-    rejected_mask = counts["solved"] >= k
-    accepted = counts.loc[~rejected_mask, "item_id"].tolist()
-    rejected = counts.loc[rejected_mask, "item_id"].tolist()
+    counts["k"] = counts["n_options"].map(lambda n: thresholds[int(n)]).astype(float)  # NaN: untestable
+    untestable_mask = counts["k"].isna()
+    rejected_mask = ~untestable_mask & (counts["solved"] >= counts["k"])
+    accepted_mask = ~untestable_mask & ~rejected_mask
     return GateResult(
         counts=counts,
-        accepted=accepted,
-        rejected=rejected,
-        retained_share=len(accepted) / len(counts),
+        accepted=counts.loc[accepted_mask, "item_id"].tolist(),
+        rejected=counts.loc[rejected_mask, "item_id"].tolist(),
+        retained_share=float(accepted_mask.mean()),
         gate_model=gate_model,
         k=k,
         orders=order_ids,
+        false_rejection=None if k is not None else false_rejection,
+        thresholds=thresholds,
+        untestable=counts.loc[untestable_mask, "item_id"].tolist(),
     )
 
 
@@ -110,11 +178,14 @@ def write_gate(path: str | Path, result: GateResult) -> Path:
     record: dict[str, Any] = {
         "gate_model": result.gate_model,
         "k": result.k,
+        "false_rejection": result.false_rejection,
+        "thresholds": {str(n): k for n, k in result.thresholds.items()},
         "orders": result.orders,
         "n_items": len(result.counts),
         "retained_share": result.retained_share,
         "accepted": result.accepted,
         "rejected": result.rejected,
+        "untestable": result.untestable,
         "counts": result.counts.to_dict(orient="list"),
     }
     write_text(path, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
@@ -133,8 +204,13 @@ def read_gate(path: str | Path) -> GateResult:
             rejected=list(record["rejected"]),
             retained_share=float(record["retained_share"]),
             gate_model=str(record["gate_model"]),
-            k=int(record["k"]),
+            k=None if record["k"] is None else int(record["k"]),
             orders=list(record["orders"]),
+            false_rejection=record.get("false_rejection"),
+            thresholds={
+                int(n): (None if k is None else int(k)) for n, k in record.get("thresholds", {}).items()
+            },
+            untestable=list(record.get("untestable", [])),
         )
     except FileNotFoundError as exc:
         raise InputError("gate file not found", file=str(path)) from exc

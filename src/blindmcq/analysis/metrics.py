@@ -1,13 +1,19 @@
 """Per-model, per-set measurements of the paper (SPEC, "Statistics"), vectorised over prediction rows.
 
-Conventions, fixed here so every table means the same thing:
-- Accuracy counts every call, an unparseable one as wrong; its Wilson interval treats calls as
-  independent, so where an item has several orders the CSV also carries an item-level t interval.
-- Pick rates are shares of all blind calls (they sum to 1 minus the unparsed share), key rates shares
-  of the same calls, so habit = sum_s pick(s) * key(s) is on the same footing as accuracy and a
-  model that always answers slot 0 has excess exactly 0.
-- Agreement with the gate model is over presentations both answered with an option (0.25 at chance).
-- Chance is the mean of 1/N over the calls measured.
+Conventions, fixed here so every table means the same thing (docs/statistics.md has the definitions):
+- Items are the unit. Every rate is computed per option count N and combined with weights equal to
+  the share of items with that N (``by_n`` frames hold the per-N values). Within N each item counts
+  once: its value is the mean over its calls. With one call per item this is k/n over calls.
+- Failed calls (error, refusal, truncated without an answer) are dropped from every rate under
+  ``failed_calls="drop"`` (the paper's n) or kept as wrong under ``"wrong"``; their counts are
+  reported either way. An unparseable answer is a response and always counts as wrong.
+- Accuracy carries a Wilson interval when every item has one call, else an item-level t interval
+  (calls of one item are correlated), clipped to [0, 1].
+- Habit per N is sum_s pick_N(s) * key_N(s) on the same calls; pick rates are shares of all calls
+  (they sum to 1 minus the unparsed share), so a model that always answers slot 0 has excess 0.
+- Agreement with the gate model is over presentations both answered with an option; its null is
+  sum_s pick_model(s) * pick_gate(s) per N on the same presentations, combined by item share.
+- Chance is the mean of 1/N over the items measured.
 """
 
 from __future__ import annotations
@@ -20,8 +26,17 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis import stats
-from blindmcq.analysis.frame import PRESENTATION, Baseline, ensure, select
+from blindmcq.analysis.frame import (
+    CONDITIONS,
+    PRESENTATION,
+    Baseline,
+    ensure,
+    failed_mask,
+    failure_counts,
+    select,
+)
 from blindmcq.analysis.gate import GateResult
+from blindmcq.errors import ConfigError
 
 ItemSets = dict[str, list[str] | None]  # set name -> item ids (None: every item)
 PAIR_KEYS = ("item_id", "order_id", *PRESENTATION)  # one presentation of one item
@@ -39,6 +54,8 @@ def item_sets(
     if gate is not None:
         sets["accepted"] = list(gate.accepted)
         sets["rejected"] = list(gate.rejected)
+        if gate.untestable:  # items the gate cannot reject at its rate (N = 2): shown, never hidden
+            sets["untestable"] = list(gate.untestable)
     source = sets.get(sample_from)
     if source is None:
         source = sorted(gate.counts["item_id"]) if gate is not None else None
@@ -75,34 +92,113 @@ def _per_set(df: pd.DataFrame, sets: ItemSets, fn: Callable[[pd.DataFrame], pd.D
     if not parts:
         return pd.DataFrame()
     out = pd.concat(parts, ignore_index=True)
+    if "model" in out:
+        out["model"] = out["model"].astype(str)
     return out[["set", *[c for c in out.columns if c != "set"]]]
 
 
 def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
-    """``n, k, acc, lo, hi`` (Wilson) and ``chance`` per group of ``rows``."""
+    """Per group of ``rows``: ``n`` calls, ``k`` correct, ``items``, ``acc``, its 95% ``lo``/``hi``,
+    ``ci`` (which interval) and ``chance``.
+
+    ``acc`` is the mean over items of each item's share of correct calls, i.e. per option count N
+    weighted by the share of items with that N; with one call per item it is k/n and its interval
+    is Wilson's. Where some item has several calls (several orders, phrasings...), the calls are
+    correlated and the interval is a t interval over item means instead, clipped to [0, 1].
+    ``chance`` is the mean of 1/N over the items.
+    """
+    by = list(by)
+    cols = [*by, "n", "k", "items", "acc", "lo", "hi", "ci", "chance"]
     if rows.empty:
-        return pd.DataFrame(columns=[*by, "n", "k", "acc", "lo", "hi", "chance"])
-    g = rows.assign(_chance=1.0 / rows["n_options"]).groupby(list(by), observed=True)
-    out = g.agg(n=("correct", "size"), k=("correct", "sum"), chance=("_chance", "mean")).reset_index()
-    out["acc"], out["lo"], out["hi"] = stats.wilson_columns(out["k"], out["n"])
-    return out[[*by, "n", "k", "acc", "lo", "hi", "chance"]]
+        return pd.DataFrame(columns=cols)
+    g = rows.groupby([*by, "item_id"], observed=True)
+    # size/sum/max run in Cython; "first" and "mean" per group cost twice as much on a million rows
+    items = pd.DataFrame({"calls": g.size(), "k": g["correct"].sum(), "n_options": g["n_options"].max()})
+    items["y"] = items["k"] / items["calls"]
+    items["inv"] = 1.0 / items["n_options"]
+    out = (
+        items.groupby(level=by, observed=True)
+        .agg(
+            n=("calls", "sum"),
+            k=("k", "sum"),
+            items=("calls", "size"),
+            most=("calls", "max"),
+            acc=("y", "mean"),
+            sd=("y", "std"),
+            chance=("inv", "mean"),
+        )
+        .reset_index()
+    )
+    _, w_lo, w_hi = stats.wilson_columns(out["k"], out["n"])
+    t_lo, t_hi = stats.t_bounds(out["acc"], out["sd"].fillna(0.0), out["items"])
+    single = (out["most"] <= 1).to_numpy()
+    out["lo"] = np.where(single, w_lo, t_lo)
+    out["hi"] = np.where(single, w_hi, t_hi)
+    out["ci"] = np.where(single, "wilson", "item-t")
+    out["k"] = out["k"].astype(int)
+    return out[cols]
 
 
-def _item_interval(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per model: t interval over item means (items, not calls, as the independent unit)."""
-    means = rows.groupby(["model", "item_id"], observed=True)["correct"].mean()
-    agg = means.groupby(level="model", observed=True).agg(["mean", "std", "count"])
-    lo, hi = stats.t_bounds(agg["mean"], agg["std"], agg["count"])
-    return pd.DataFrame({"n_items": agg["count"], "item_lo": lo, "item_hi": hi}, index=agg.index)
-
-
-def _shares(rows: pd.DataFrame, column: str, n_slots: int) -> pd.DataFrame:
-    """Per model: share of ``rows`` with ``column`` == s for s in 0..n_slots-1 (NaN counts in the total)."""
-    total = rows.groupby("model", observed=True).size()
-    counts = rows.groupby(["model", column], observed=True).size().unstack(fill_value=0)
+def _item_shares(rows: pd.DataFrame, column: str, n_slots: int) -> pd.DataFrame:
+    """Per (model, item): share of the item's calls with ``column`` == s, s in 0..n_slots-1 (a NaN
+    pick counts in the calls and in no slot)."""
+    calls = rows.groupby(["model", "item_id"], observed=True).size()
+    counts = rows.groupby(["model", "item_id", column], observed=True).size().unstack(fill_value=0)
     counts.columns = counts.columns.astype(int)
-    counts = counts.reindex(index=total.index, columns=range(n_slots), fill_value=0)
-    return counts.div(total, axis=0)
+    counts = counts.reindex(index=calls.index, columns=range(n_slots), fill_value=0)
+    return counts.div(calls, axis=0)
+
+
+def _by_n(item_values: pd.DataFrame | pd.Series, n_options: pd.Series) -> pd.DataFrame | pd.Series:
+    """Mean of per-(model, item) values per (model, N)."""
+    model = item_values.index.get_level_values("model")
+    return item_values.groupby([model, n_options.to_numpy()], observed=True).mean()
+
+
+def _weights(n_options: pd.Series) -> pd.Series:
+    """Per (model, N): the share of the model's items with N options."""
+    model = n_options.index.get_level_values("model")
+    count = n_options.groupby([model, n_options.to_numpy()], observed=True).size()
+    return count / count.groupby(level=0, observed=True).transform("sum")
+
+
+def _combine(per_n: pd.DataFrame | pd.Series, weights: pd.Series) -> pd.DataFrame | pd.Series:
+    """Sum over N of the per-N values times the item share of N, per model."""
+    w = weights.reindex(per_n.index)
+    weighted = per_n.mul(w, axis=0)
+    return weighted.groupby(level=0, observed=True).sum()
+
+
+def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per N and combined: (``by_n`` frame, pick rates, key rates) of blind calls.
+
+    ``by_n`` has per (model, n_options): items, weight, blind_acc, habit, excess, chance. Habit per N
+    is sum_s pick_N(s) key_N(s), each an item-mean share; the combined habit is the item-share
+    weighted sum over N, which is not the dot product of the combined rates when N varies.
+    """
+    items = blind.groupby(["model", "item_id"], observed=True).agg(
+        n_options=("n_options", "first"), y=("correct", "mean")
+    )
+    pick = _item_shares(blind, "picked_slot", n_slots)
+    key = _item_shares(blind, "key_slot", n_slots)
+    weights = _weights(items["n_options"])
+    pick_n = _by_n(pick, items["n_options"])
+    key_n = _by_n(key, items["n_options"])
+    by_n = pd.DataFrame(
+        {
+            "items": items["n_options"]
+            .groupby([items.index.get_level_values("model"), items["n_options"].to_numpy()], observed=True)
+            .size(),
+            "weight": weights,
+            "blind_acc": _by_n(items["y"], items["n_options"]),
+            "habit": (pick_n * key_n).sum(axis=1),
+        }
+    )
+    by_n["excess"] = by_n["blind_acc"] - by_n["habit"]
+    by_n.index = by_n.index.set_names(["model", "n_options"])
+    by_n = by_n.reset_index()
+    by_n["chance"] = 1.0 / by_n["n_options"]
+    return by_n, _combine(pick_n, weights), _combine(key_n, weights)
 
 
 def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
@@ -111,50 +207,92 @@ def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
 
 def model_summary(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     """One row per model on the rows given: blind/full accuracy, slot shares, habit, excess, rates."""
+    return _summary(df, base)[0]
+
+
+def _summary(df: pd.DataFrame, base: Baseline) -> tuple[pd.DataFrame, pd.DataFrame]:
     blind = select(df, base, condition="blind")
     full = select(df, base, condition="full")
     if blind.empty and full.empty:
-        return pd.DataFrame()
+        return pd.DataFrame(), pd.DataFrame()
     n_slots = int(df["n_options"].max())
-    b = accuracy_table(blind).set_index("model").add_prefix("blind_")
-    f = accuracy_table(full).set_index("model").drop(columns="chance").add_prefix("full_")
-    out = b.join(f, how="outer")
-    out["chance"] = out.pop("blind_chance").fillna(accuracy_table(full).set_index("model")["chance"])
+    b_acc = accuracy_table(blind).set_index("model")
+    f_acc = accuracy_table(full).set_index("model")
+    out = b_acc.add_prefix("blind_").join(f_acc.drop(columns="chance").add_prefix("full_"), how="outer")
+    out["chance"] = out.pop("blind_chance").fillna(f_acc["chance"])
+    by_n = pd.DataFrame()
     if not blind.empty:
-        out = out.join(_item_interval(blind).add_prefix("blind_"))
-        pick = _shares(blind, "picked_slot", n_slots)
-        key = _shares(blind, "key_slot", n_slots)
+        by_n, pick, key = habit_parts(blind, n_slots)
         out = out.join(pick.add_prefix("pick_")).join(key.add_prefix("key_"))
-        out["habit"] = (pick * key).sum(axis=1)
+        out["habit"] = (by_n["habit"] * by_n["weight"]).groupby(by_n["model"], observed=True).sum()
         out["excess"] = out["blind_acc"] - out["habit"]
         out["blind_unparseable"] = _rate(blind, "unparseable")
         out["blind_other_scheme"] = _rate(blind, "other_scheme")
     if not full.empty:
         out["full_unparseable"] = _rate(full, "unparseable")
         out["full_other_scheme"] = _rate(full, "other_scheme")
-    return out.reset_index()
+    return out.reset_index(), by_n
+
+
+def failure_summary(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
+    """Per model, before any call is dropped: calls, errors, refusals and truncations, blind and full."""
+    parts = []
+    for cond in CONDITIONS:
+        counts = failure_counts(select(df, base, condition=cond)).set_index("model")
+        parts.append(counts.add_prefix(f"{cond}_"))
+    out = parts[0].join(parts[1], how="outer")
+    return out.fillna(0).astype(int).reset_index() if not out.empty else pd.DataFrame()
 
 
 def agreement(df: pd.DataFrame, base: Baseline, gate_model: str) -> pd.DataFrame:
-    """Per model: share of presentations answered with the gate model's option (both parsed)."""
+    """Per model: share of presentations answered with the gate model's option (both parsed), and
+    ``expected``, the agreement two independent pickers with these slot habits would reach.
+
+    Both are computed per option count N (items as the unit: each item's share over its paired
+    presentations) and combined with the share of paired items with that N. The null is
+    sum_s pick_model_N(s) * pick_gate_N(s), the pick rates measured on the same presentations.
+    """
     blind = select(df, base, condition="blind")
     keys = list(PAIR_KEYS)
-    ref = blind.loc[blind["model"] == gate_model, [*keys, "picked_option"]]
-    ref = ref.drop_duplicates(keys, keep="last").rename(columns={"picked_option": "gate_option"})
-    pairs = blind[["model", *keys, "picked_option"]].merge(ref, on=keys, how="inner")
+    cols = ["model", "agreement", "expected", "n_pairs", "n_items"]
+    ref = blind.loc[blind["model"] == gate_model, [*keys, "picked_option", "picked_slot"]]
+    ref = ref.drop_duplicates(keys, keep="last").rename(
+        columns={"picked_option": "gate_option", "picked_slot": "gate_slot"}
+    )
+    mine = blind[["model", *keys, "n_options", "picked_option", "picked_slot"]]
+    pairs = mine.merge(ref, on=keys, how="inner")
     pairs = pairs[pairs["picked_option"].notna() & pairs["gate_option"].notna()]
     if pairs.empty:
-        return pd.DataFrame(columns=["model", "agreement", "n_pairs"])
-    same = pairs["picked_option"] == pairs["gate_option"]
-    out = same.groupby(pairs["model"], observed=True).agg(["mean", "size"])
-    return out.rename(columns={"mean": "agreement", "size": "n_pairs"}).reset_index()
+        return pd.DataFrame(columns=cols)
+    pairs = pairs.assign(same=(pairs["picked_option"] == pairs["gate_option"]))
+    n_slots = int(pairs["n_options"].max())
+    items = pairs.groupby(["model", "item_id"], observed=True).agg(
+        n_options=("n_options", "first"), same=("same", "mean"), pairs=("same", "size")
+    )
+    weights = _weights(items["n_options"])
+    pick_model = _by_n(_item_shares(pairs, "picked_slot", n_slots), items["n_options"])
+    pick_gate = _by_n(_item_shares(pairs, "gate_slot", n_slots), items["n_options"])
+    per_model = items.groupby(level="model", observed=True)
+    out = pd.DataFrame(
+        {
+            "agreement": _combine(_by_n(items["same"], items["n_options"]), weights),
+            "expected": _combine((pick_model * pick_gate).sum(axis=1), weights),
+            "n_pairs": per_model["pairs"].sum(),
+            "n_items": per_model.size(),
+        }
+    )
+    out.index.name = "model"
+    return out.reset_index()[cols]
 
 
 def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     """Per model: accuracy with the key forced into each slot, Sum, position-free mean, spread.
 
-    Position-free solvability is the mean of the slot accuracies; its interval is
-    mean -+ t * sd(item means) / sqrt(items), each item's mean taken over its forced placements.
+    Position-free solvability is the mean over items of each item's accuracy over its N forced
+    placements (equivalently, per N the mean of the N slot accuracies, weighted by the item share
+    of N), so a content-blind picker scores exactly the bank's mean of 1/N. Its interval is a t
+    interval over those item means, clipped to [0, 1]. ``acc_s`` pools the items that have a slot s;
+    Sum is per N the sum of the slot accuracies (1 for a content-blind picker), weighted by item share.
     """
     rows = select(df, base, condition="blind", forced=True)
     if rows.empty:
@@ -164,14 +302,18 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     acc.columns = acc.columns.astype(int)
     acc = acc.reindex(columns=range(n_slots))
     out = acc.add_prefix("acc_")
-    out["sum"] = acc.sum(axis=1, min_count=1)
-    out["position_free"] = acc.mean(axis=1)
+    items = rows.groupby(["model", "item_id"], observed=True).agg(
+        n_options=("n_options", "first"), y=("correct", "mean")
+    )
+    weights = _weights(items["n_options"])
+    slot_n = rows.groupby(["model", "n_options", "forced_slot"], observed=True)["correct"].mean()
+    out["sum"] = _combine(slot_n.groupby(level=[0, 1], observed=True).sum(), weights)
+    agg = items["y"].groupby(level="model", observed=True).agg(["mean", "std", "count"])
+    out["position_free"] = agg["mean"]
     out["spread"] = acc.max(axis=1) - acc.min(axis=1)
-    items = rows.groupby(["model", "item_id"], observed=True)["correct"].mean()
-    agg = items.groupby(level="model", observed=True).agg(["std", "count"])
     out["n_items"] = agg["count"]
-    out["pf_lo"], out["pf_hi"] = stats.t_bounds(out["position_free"], agg["std"], agg["count"])
-    out["chance"] = (1.0 / rows["n_options"]).groupby(rows["model"], observed=True).mean()
+    out["pf_lo"], out["pf_hi"] = stats.t_bounds(agg["mean"], agg["std"].fillna(0.0), agg["count"])
+    out["chance"] = (1.0 / items["n_options"]).groupby(level="model", observed=True).mean()
     single = accuracy_table(select(df, base, condition="blind")).set_index("model")["acc"]
     out["single_order"] = single.reindex(out.index)
     return out.reset_index()
@@ -289,16 +431,34 @@ class Analysis:
     correlation: pd.DataFrame
     second_bank: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: list[str] = field(default_factory=list)
+    by_n: pd.DataFrame = field(default_factory=pd.DataFrame)  # habit and excess per set, model and N
+    failed_calls: str = "drop"
+    agreement_set: str = "all"
 
     def params(self) -> dict[str, str]:
         """What the numbers were measured on, as flat strings (MLflow params)."""
         b = self.base
         out = {f"base.{f}": str(getattr(b, f)) for f in (*PRESENTATION, "orders")}
         out.update(headline_set=self.headline_set, detail_set=self.detail_set, models=",".join(self.models))
+        out["failed_calls"] = self.failed_calls
         if self.gate is not None:
             out.update({"gate.model": self.gate.gate_model, "gate.k": str(self.gate.k)})
+            out["gate.false_rejection"] = str(self.gate.false_rejection)
+            out["gate.thresholds"] = ",".join(f"{n}:{k}" for n, k in sorted(self.gate.thresholds.items()))
             out["gate.orders"] = ",".join(self.gate.orders)
         return out
+
+
+FAILED_CALLS = ("drop", "wrong")
+
+
+def apply_failed_calls(df: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """Drop failed calls (``"drop"``) or keep them as wrong answers (``"wrong"``)."""
+    if policy not in FAILED_CALLS:
+        raise ConfigError("analysis.failed_calls", f"expected one of {FAILED_CALLS}, got {policy!r}")
+    if policy == "wrong":
+        return df
+    return df.loc[~failed_mask(df)]
 
 
 def analyze(
@@ -312,6 +472,7 @@ def analyze(
     detail_set: str | None = None,
     correlation_exclude: Sequence[str] | None = None,
     second_bank: pd.DataFrame | None = None,
+    failed_calls: str = "drop",
 ) -> Analysis:
     """Compute every per-model, per-set measurement from prediction rows.
 
@@ -319,25 +480,36 @@ def analyze(
     ``detail_set`` (Tables 6-9, Figure 3; default: the first seeded sample, else the headline set)
     choose which set each table shows; the frames hold every set. ``correlation_exclude`` defaults
     to the gate model, which selected the items. ``second_bank`` is another bank's predictions
-    (Table 10), measured over parsed answers.
+    (Table 10), measured over parsed answers. ``failed_calls`` ("drop", the paper's n, or "wrong")
+    decides how errors, refusals and truncated calls without an answer enter every rate; their
+    counts per model are in the summary (``blind_n_error`` ...) either way.
     """
     base = base or Baseline()
-    df = ensure(predictions)
+    raw = ensure(predictions)
+    df = apply_failed_calls(raw, failed_calls)
     sets = item_sets(gate, sample_sizes=sample_sizes, seed=seed)
     headline = headline_set or ("accepted" if gate is not None else "all")
     detail = detail_set or next((s for s in sets if s.startswith("sample")), headline)
     for name in (headline, detail):
         if name not in sets:
             raise ValueError(f"item set {name!r} not among {list(sets)}")
-    summary = _per_set(df, sets, lambda d: model_summary(d, base))
+    parts = {name: _summary(_restrict(df, ids), base) for name, ids in sets.items()}
+    summary = _stack({name: p[0] for name, p in parts.items()})
+    by_n = _stack({name: p[1] for name, p in parts.items()})
+    failures = _per_set(raw, sets, lambda d: failure_summary(d, base))
+    if not summary.empty and not failures.empty:
+        summary = summary.merge(failures, on=["set", "model"], how="left")
     agree = pd.DataFrame()
     if gate is not None:
-        agree = agreement(df, base, gate.gate_model)
+        agree = _per_set(df, sets, lambda d: agreement(d, base, gate.gate_model))
         acc = summary.pivot(index="model", columns="set", values="blind_acc") if not summary.empty else None
         acc = (acc if acc is not None else pd.DataFrame()).reindex(columns=["accepted", "rejected"])
         acc["gap"] = acc["rejected"] - acc["accepted"]  # NaN when a side has no items
         acc = acc.rename(columns={"accepted": "blind_accepted", "rejected": "blind_rejected"})
-        agree = agree.set_index("model").join(acc, how="outer").reset_index()
+        if agree.empty:
+            agree = pd.DataFrame({"set": "all", "model": acc.index})
+        agree = agree.merge(acc.reset_index(), on="model", how="outer")
+        agree["set"] = agree["set"].fillna("all")
     exclude = correlation_exclude if correlation_exclude is not None else ([gate.gate_model] if gate else [])
     return Analysis(
         base=base,
@@ -354,7 +526,18 @@ def analyze(
         correlation=blind_full_correlation(df, base, sets[headline], exclude=exclude, seed=seed),
         second_bank=parsed_accuracy(ensure(second_bank), base) if second_bank is not None else pd.DataFrame(),
         models=sorted(map(str, df["model"].unique())),
+        by_n=by_n,
+        failed_calls=failed_calls,
     )
+
+
+def _stack(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    parts = [f.assign(set=name) for name, f in frames.items() if not f.empty]
+    if not parts:
+        return pd.DataFrame()
+    out = pd.concat(parts, ignore_index=True)
+    out["model"] = out["model"].astype(str)
+    return out[["set", *[c for c in out.columns if c != "set"]]]
 
 
 def bank_blind_accuracy(banks: Mapping[str, pd.DataFrame], base: Baseline | None = None) -> pd.DataFrame:

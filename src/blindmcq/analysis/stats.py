@@ -93,9 +93,26 @@ def chance_test(k: int, n: int, chance: float, alternative: Literal["greater", "
     return float(sps.binomtest(int(k), int(n), chance, alternative=alternative).pvalue)
 
 
-def chance_histogram(n_items: int, n_orders: int = 8, chance: float = 0.25) -> np.ndarray:
-    """Expected number of items answered blind in 0..n_orders orders if every pick were chance."""
-    return n_items * sps.binom.pmf(np.arange(n_orders + 1), n_orders, chance)
+def chance_histogram(
+    n_options: Sequence[int] | np.ndarray, n_orders: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
+    """Expected number of items answered blind in 0..max(orders) orders if every pick were chance.
+
+    A mixture over items: item i contributes Binomial(orders_i, 1/N_i) (orders default to 2N_i, the
+    design), so a bank of mixed option counts is not treated as one Binomial at the mean of 1/N.
+    """
+    n_opt = np.asarray(n_options, dtype=int)
+    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
+    if n_opt.shape != orders.shape:
+        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    if n_opt.size == 0:
+        return np.zeros(1)
+    top = int(orders.max())
+    out = np.zeros(top + 1)
+    pairs, counts = np.unique(np.stack([n_opt, orders], axis=1), axis=0, return_counts=True)
+    for (n, m), c in zip(pairs, counts, strict=True):  # one pmf per distinct (N, orders), not per item
+        out[: m + 1] += c * sps.binom.pmf(np.arange(m + 1), m, 1.0 / n)
+    return out
 
 
 def smallest_significant_k(n_orders: int = 8, chance: float = 0.25, alpha: float = 0.05) -> int:
@@ -103,11 +120,30 @@ def smallest_significant_k(n_orders: int = 8, chance: float = 0.25, alpha: float
 
     For 8 orders at chance 0.25 this is 5 (P(X >= 5) = 0.027; P(X >= 4) = 0.114).
     """
-    tail = sps.binom.sf(np.arange(n_orders + 1) - 1, n_orders, chance)  # P(X >= k) for k = 0..n
-    below = np.flatnonzero(tail < alpha)
-    if below.size == 0:
+    k = gate_threshold(n_orders, chance, alpha, strict=True)
+    if k is None:
         raise ValueError(f"no k of {n_orders} orders reaches p < {alpha} at chance {chance}")
-    return int(below[0])
+    return k
+
+
+def gate_threshold(
+    n_orders: int, chance: float, false_rejection: float, *, strict: bool = False
+) -> int | None:
+    """Smallest k with P(X >= k) <= false_rejection for X ~ Binomial(n_orders, chance), or None.
+
+    None means no count of ``n_orders`` is that unlikely under chance: such an item cannot be
+    rejected at this rate (N = 2 over 4 orders: P(4 of 4) = 0.0625 > 0.05). ``strict`` uses ``<``.
+    """
+    if not 0 < false_rejection < 1:
+        raise ValueError(f"false-rejection rate must be in (0, 1), got {false_rejection}")
+    tail = sps.binom.sf(np.arange(n_orders + 1) - 1, n_orders, chance)  # P(X >= k) for k = 0..n
+    below = np.flatnonzero(tail < false_rejection if strict else tail <= false_rejection)
+    return int(below[0]) if below.size else None
+
+
+def false_rejection_rate(n_orders: int, chance: float, k: int) -> float:
+    """P(X >= k) for X ~ Binomial(n_orders, chance): the share of chance-level items a gate at k rejects."""
+    return float(sps.binom.sf(k - 1, n_orders, chance))
 
 
 def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float:
@@ -127,8 +163,15 @@ class Interval:
     n: int
 
 
-def t_interval(values: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE) -> Interval:
-    """Mean of item-level values with a Student-t interval (items as the unit of resampling)."""
+def t_interval(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = CONFIDENCE,
+    bounds: tuple[float, float] | None = None,
+) -> Interval:
+    """Mean of item-level values with a Student-t interval (items as the unit of resampling).
+
+    ``bounds`` clips the interval to the scale of the quantity (``(0, 1)`` for a proportion).
+    """
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     n = int(x.size)
@@ -138,7 +181,10 @@ def t_interval(values: Sequence[float] | np.ndarray, confidence: float = CONFIDE
     if n < 2:
         return Interval(mean, math.nan, math.nan, n)
     half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    return Interval(mean, mean - half, mean + half, n)
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return Interval(mean, lo, hi, n)
 
 
 def bootstrap_interval(
@@ -193,9 +239,13 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
 
 
 def t_bounds(
-    mean: np.ndarray | pd.Series, std: np.ndarray | pd.Series, n: np.ndarray | pd.Series
+    mean: np.ndarray | pd.Series,
+    std: np.ndarray | pd.Series,
+    n: np.ndarray | pd.Series,
+    bounds: tuple[float, float] | None = (0.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Student-t bounds ``mean -+ t(n-1) * std / sqrt(n)`` (NaN where n < 2)."""
+    """Vectorised Student-t bounds ``mean -+ t(n-1) * std / sqrt(n)`` (NaN where n < 2), clipped to
+    ``bounds`` (default the scale of a proportion; None for a quantity that may be negative)."""
     m = np.asarray(mean, dtype=float)
     s = np.asarray(std, dtype=float)
     k = np.asarray(n, dtype=float)
@@ -203,4 +253,7 @@ def t_bounds(
         half = np.where(
             k >= 2, sps.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(k - 1, 1)) * s / np.sqrt(k), np.nan
         )
-    return m - half, m + half
+    lo, hi = m - half, m + half
+    if bounds is not None:
+        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)  # NaN stays NaN
+    return lo, hi

@@ -193,13 +193,73 @@ def bank_profile(items: Sequence[Item]) -> Table:
     return Table("bank_profile", f"Bank profile ({len(usable)} usable items)", frame, shown)
 
 
+FAILURES = ("n_error", "n_refused", "n_truncated")
+
+
+def mixed_n_note(frame: pd.DataFrame | None) -> str:
+    """What the note says about option counts: nothing for one N, the weighting for several."""
+    if frame is None or frame.empty or "n_options" not in frame or frame["n_options"].nunique() < 2:
+        return ""
+    ns = ", ".join(str(int(n)) for n in sorted(frame["n_options"].unique()))
+    return (
+        f" Items have N = {ns} options: each rate is computed per N and combined with weights equal to "
+        "each N's share of the items measured (habit_by_n.csv has the per-N values)."
+    )
+
+
+def failed_note(a: Analysis) -> str:
+    how = (
+        "dropped from every rate (n excludes them)"
+        if a.failed_calls == "drop"
+        else "counted as wrong answers (n includes them)"
+    )
+    return (
+        " Failed calls (errors, refusals, responses truncated at the token limit without an answer) are "
+        f"{how}"
+        " (analysis.failed_calls); Err/Ref/Trunc count them per model before any is dropped."
+    )
+
+
+def interval_note(frame: pd.DataFrame, prefix: str) -> str:
+    kinds = set()
+    for c in frame.columns:
+        if re.fullmatch(rf"{prefix}ci(_.*)?", c):
+            kinds |= set(frame[c].dropna().astype(str))
+    if kinds == {"wilson"}:
+        return "95% Wilson intervals over calls (one call per item)."
+    if kinds == {"item-t"}:
+        return (
+            "95% item-level t intervals (several calls per item are pooled, so items, not calls, are the "
+            "independent unit), clipped to [0, 1]."
+        )
+    return (
+        "95% intervals: Wilson where each item has one call, item-level t (clipped to [0, 1]) where an item "
+        "has several correlated calls."
+    )
+
+
+def _failure_shown(frame: pd.DataFrame, cond: str, st: str) -> list[str]:
+    """``errors/refusals/truncations``, or "—" where the model made no such call."""
+    cols = [f"{cond}_{c}_{st}" for c in FAILURES]
+    calls = f"{cond}_n_calls_{st}"
+    if not all(c in frame for c in cols):
+        return ["—"] * len(frame)
+    made = frame[calls].fillna(0).to_numpy() if calls in frame else np.ones(len(frame))
+    return [
+        "/".join("0" if pd.isna(v) else str(int(v)) for v in row) if m > 0 else "—"
+        for row, m in zip(frame[cols].to_numpy(), made, strict=True)
+    ]
+
+
 def table_3(a: Analysis) -> Table:
     sets = ["accepted", "rejected"] if a.gate is not None else ["all"]
     s = a.summary
     if s.empty:
         return _empty("table3")
     s = s[s["set"].isin(sets)]
-    cols = ["blind_n", "blind_acc", "blind_lo", "blind_hi", "full_n", "full_acc", "full_lo", "full_hi"]
+    cols = ["blind_n", "blind_items", "blind_acc", "blind_lo", "blind_hi", "blind_ci"]
+    cols += ["full_n", "full_items", "full_acc", "full_lo", "full_hi", "full_ci"]
+    cols += [f"{cond}_{c}" for cond in ("blind", "full") for c in ("n_calls", *FAILURES)]
     cols = [c for c in cols if c in s]
     frame = s.pivot(index="model", columns="set", values=cols)
     frame.columns = [f"{c}_{st}" for c, st in frame.columns]
@@ -208,7 +268,7 @@ def table_3(a: Analysis) -> Table:
     shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
     for cond in ("blind", "full"):
         for st in sets:
-            if f"{cond}_acc_{st}" not in frame:
+            if f"{cond}_acc_{st}" not in frame or frame[f"{cond}_acc_{st}"].isna().all():
                 continue
             shown[f"{cond.capitalize()}, {st}"] = [
                 fmt_ci(*v)
@@ -217,8 +277,14 @@ def table_3(a: Analysis) -> Table:
             shown[f"n {cond}, {st}"] = frame[f"{cond}_n_{st}"].map(
                 lambda x: "—" if pd.isna(x) else f"{int(x)}"
             )
-    chance = s["chance"].mean()
-    note = f"Chance is {fmt(chance)}. n counts calls; intervals are 95% Wilson over calls."
+            shown[f"Err/Ref/Trunc {cond}, {st}"] = _failure_shown(frame, cond, st)
+    chances = s.groupby("set")["chance"].mean()  # the same items for every model unless calls failed
+    chance = "; ".join(f"{fmt(float(chances[st]))} on {st}" for st in sets if st in chances)
+    note = (
+        f"Chance is {chance} (mean of 1/N over items). n counts calls; each item counts once "
+        f"(its accuracy is the mean over its calls). {interval_note(frame, 'blind_')}"
+    )
+    note += mixed_n_note(_at(a.by_n, sets[0])) + failed_note(a)
     return Table("table3", TITLES["table3"], frame, shown, note)
 
 
@@ -231,9 +297,11 @@ def table_4(a: Analysis) -> Table:
         "model",
         *[f"pick_{i}" for i in slots],
         *[f"key_{i}" for i in slots],
+        "blind_n",
         "blind_acc",
         "habit",
         "excess",
+        *[f"blind_{c}" for c in FAILURES if f"blind_{c}" in s],
     ]
     frame = s[cols].sort_values("excess", ascending=False).reset_index(drop=True)
     shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
@@ -244,33 +312,81 @@ def table_4(a: Analysis) -> Table:
     shown["Blind"] = frame["blind_acc"].map(fmt)
     shown["Habit"] = frame["habit"].map(fmt)
     shown["Excess"] = frame["excess"].map(lambda x: fmt(x, signed=True))
+    shown["n"] = frame["blind_n"].map(lambda x: "—" if pd.isna(x) else f"{int(x)}")
+    if all(f"blind_{c}" in frame for c in FAILURES):
+        shown["Err/Ref/Trunc"] = [
+            "/".join(str(int(v)) if pd.notna(v) else "0" for v in row)
+            for row in frame[[f"blind_{c}" for c in FAILURES]].to_numpy()
+        ]
+    by_n = _at(a.by_n, a.headline_set)
+    mixed = not by_n.empty and by_n["n_options"].nunique() > 1
     note = (
-        f"Set: {a.headline_set}. Habit = sum over slots of pick rate x key rate on the same blind calls; "
-        "pick rates are shares of all calls (unparsed answers pick no slot). Excess = blind - habit."
+        f"Set: {a.headline_set}. Habit = sum over slots of pick rate x key rate on the same blind calls"
+        + (", computed per option count N and combined by each N's share of the items" if mixed else "")
+        + "; pick rates are shares of all calls (unparsed answers pick no slot), each item counting once. "
+        "Excess = blind - habit."
     )
+    if mixed:
+        note += " The pick and key columns are item-share weighted means over N; habit is not their product."
+    note += failed_note(a)
     return Table("table4", TITLES["table4"], frame, shown, note)
 
 
-def table_5(a: Analysis) -> Table:
-    g = a.agreement
-    if a.gate is None or g.empty:
-        return _empty("table5")
-    frame = g.sort_values("agreement", ascending=False, na_position="last").reset_index(drop=True)
-    frame = frame[frame["model"] != a.gate.gate_model].reset_index(drop=True)
+def habit_by_n_table(a: Analysis) -> Table:
+    """Blind accuracy, habit and excess per option count N (the parts the combined Table 4 weighs)."""
+    title = "Habit and excess per option count"
+    by_n = _at(a.by_n, a.headline_set)
+    if by_n.empty:
+        return Table("habit_by_n", title, pd.DataFrame(), pd.DataFrame(), "No blind predictions.")
+    frame = by_n.drop(columns="set").sort_values(["model", "n_options"]).reset_index(drop=True)
     shown = pd.DataFrame(
         {
             "Model": frame["model"],
-            f"Agrees with {a.gate.gate_model}": frame["agreement"].map(fmt),
-            "Pairs": frame["n_pairs"].map(lambda x: "—" if pd.isna(x) else f"{int(x)}"),
-            "Accepted": frame.get("blind_accepted", pd.Series(np.nan, index=frame.index)).map(fmt),
-            "Rejected": frame.get("blind_rejected", pd.Series(np.nan, index=frame.index)).map(fmt),
-            "Gap": frame.get("gap", pd.Series(np.nan, index=frame.index)).map(fmt),
+            "N": frame["n_options"].map(lambda x: f"{int(x)}"),
+            "Items": frame["items"].map(lambda x: f"{int(x)}"),
+            "Weight": frame["weight"].map(fmt),
+            "Blind": frame["blind_acc"].map(fmt),
+            "Habit": frame["habit"].map(fmt),
+            "Excess": frame["excess"].map(lambda x: fmt(x, signed=True)),
+            "Chance": frame["chance"].map(fmt),
         }
     )
     note = (
-        "Agreement: share of presentations (item, order, labels, phrasing) where the model picks the gate "
-        "model's option, over those both answered (0.25 under independence at N=4). "
-        "Gap = blind accuracy on rejected - on accepted."
+        f"Set: {a.headline_set}. Weight = the share of the model's items with N options; Table 4's blind, "
+        "habit and excess are the weighted sums of these rows."
+    )
+    return Table("habit_by_n", title, frame, shown, note)
+
+
+def table_5(a: Analysis) -> Table:
+    g = _at(a.agreement, a.agreement_set)
+    if a.gate is None or g.empty:
+        return _empty("table5")
+    frame = g.drop(columns="set").sort_values("agreement", ascending=False, na_position="last")
+    frame = frame[frame["model"] != a.gate.gate_model].reset_index(drop=True)
+
+    def col(name: str) -> pd.Series:
+        return frame[name] if name in frame else pd.Series(np.nan, index=frame.index)
+
+    shown = pd.DataFrame(
+        {
+            "Model": frame["model"],
+            f"Agrees with {a.gate.gate_model}": col("agreement").map(fmt),
+            "Expected if independent": col("expected").map(fmt),
+            "Pairs": col("n_pairs").map(lambda x: "—" if pd.isna(x) else f"{int(x)}"),
+            "Accepted": col("blind_accepted").map(fmt),
+            "Rejected": col("blind_rejected").map(fmt),
+            "Gap": col("gap").map(fmt),
+        }
+    )
+    where = "all gated items (accepted and rejected)" if a.agreement_set == "all" else a.agreement_set
+    note = (
+        f"Agreement is measured on {where}: the share of presentations (item, order, labels, phrasing) where "
+        "the model picks the gate model's option, over those both answered, each item counting once. "
+        "Expected if independent = sum over slots of the model's pick rate x the gate model's pick rate on "
+        "the same presentations, per option count N, combined by each N's share of the items; it is 1/N only "
+        "when neither model has a positional habit. Accepted and Rejected are blind accuracy on each set "
+        "(Table 3); Gap = rejected - accepted."
     )
     return Table("table5", TITLES["table5"], frame, shown, note)
 
@@ -326,10 +442,16 @@ def table_8(a: Analysis) -> Table:
     shown["Items"] = frame["n_items"].map(lambda x: f"{int(x)}")
     shown["Single-order"] = frame["single_order"].map(fmt)
     note = (
-        f"Set: {a.detail_set}. Position-free = mean of the slot accuracies (1/N when the choice ignores "
-        "content); 95% t interval over items, each item's mean over its N placements. "
-        "Single-order = blind accuracy on the baseline orders of the same set."
+        f"Set: {a.detail_set}. Position-free = the mean over items of each item's accuracy over its N forced "
+        "placements (the bank's mean of 1/N when the choice ignores content); 95% t interval over those "
+        "item means, clipped to [0, 1]. Sum = the slot accuracies summed per N (1 when the choice ignores "
+        "content). Single-order = blind accuracy on the baseline orders of the same set."
     )
+    if frame["chance"].nunique() > 1 or _mixed(a, a.detail_set):
+        note += (
+            " Items differ in N: Key-at columns pool the items that have that slot; Sum is combined over N "
+            "by each N's share of the items, and chance is the mean of 1/N."
+        )
     return Table("table8", TITLES["table8"], frame, shown, note)
 
 
@@ -397,27 +519,57 @@ def correlation_table(a: Analysis) -> Table:
     return Table("correlation", TITLES["correlation"], c, shown, note)
 
 
+def _mixed(a: Analysis, set_name: str) -> bool:
+    by_n = _at(a.by_n, set_name)
+    return not by_n.empty and by_n["n_options"].nunique() > 1
+
+
 def gate_table(a: Analysis) -> Table:
     if a.gate is None:
         return _empty("gate")
-    counts = a.gate.counts
+    g = a.gate
+    counts = g.counts
     n_orders = int(counts["n_orders"].max())
-    chance = float((1.0 / counts["n_options"]).mean())
     observed = np.bincount(counts["solved"], minlength=n_orders + 1)
-    expected = stats.chance_histogram(len(counts), n_orders, chance)
+    expected = stats.chance_histogram(counts["n_options"], counts["n_orders"])
     frame = pd.DataFrame({"solved": np.arange(n_orders + 1), "observed": observed, "expected": expected})
+    ns = sorted(int(n) for n in counts["n_options"].unique())
+    label = (
+        f"Expected, Binomial({2 * ns[0]}, {1 / ns[0]:.2f})"
+        if len(ns) == 1
+        else "Expected, mixture of Binomial(2N, 1/N)"
+    )
     shown = pd.DataFrame(
         {
             "Solved blind (of orders)": frame["solved"].map(str),
             "Items": frame["observed"].map(str),
-            f"Expected, Binomial({n_orders}, {chance:.2f})": frame["expected"].map(lambda x: f"{x:.1f}"),
+            label: frame["expected"].map(lambda x: f"{x:.1f}"),
         }
     )
-    g = a.gate
+    if g.false_rejection is not None:
+        rule = (
+            "k per N chosen so a content-blind picker is rejected with probability at most "
+            f"{g.false_rejection}"
+        )
+    else:
+        rule = f"k = {g.k} for every N"
     note = (
-        f"Gate model {g.gate_model}, k = {g.k}: {len(g.accepted)} accepted, {len(g.rejected)} rejected, "
-        f"retained share {fmt(g.retained_share)}."
+        f"Gate model {g.gate_model}, {rule}: {g.describe_thresholds()}. {len(g.accepted)} accepted, "
+        f"{len(g.rejected)} rejected, retained share {fmt(g.retained_share)}."
     )
+    if g.untestable:
+        note += (
+            f" {len(g.untestable)} items cannot be rejected at this rate (too few options for any count of "
+            "their orders to be rare by chance); they are reported as the set 'untestable', not accepted."
+        )
+    if len(ns) > 1:
+        note += (
+            " Expected counts are the sum over items of Binomial(2N, 1/N) for each item's own N, not one "
+            "Binomial at the mean of 1/N."
+        )
+    failed = int(counts["n_failed"].sum()) if "n_failed" in counts else 0
+    if failed:
+        note += f" {failed} failed calls of the gate model count as not solved."
     return Table("gate", TITLES["gate"], frame, shown, note)
 
 
@@ -432,7 +584,8 @@ def build_tables(
     tables = [gate_table(a), table_2(baselines, chance=chance)]
     if items is not None:
         tables.append(bank_profile(items))
-    tables += [table_3(a), table_4(a), table_5(a), table_6(a), table_7(a), table_8(a), table_9(a)]
+    tables += [table_3(a), table_4(a), habit_by_n_table(a), table_5(a), table_6(a), table_7(a), table_8(a)]
+    tables += [table_9(a)]
     tables += [table_10(a), correlation_table(a)]
     return {t.name: t for t in tables}
 
@@ -465,7 +618,8 @@ def headline_metrics(a: Analysis) -> dict[str, float]:
     """Flat metrics, rounded exactly as the tables show them, for MLflow and DVC.
 
     Names: ``{blind_acc,blind_lo,blind_hi,full_acc,habit,excess}/{model}/{set}``,
-    ``position_free/{model}/{detail set}``, ``agreement/{model}``, ``gap/{model}``,
+    ``position_free/{model}/{detail set}``, ``agreement/{model}``, ``expected/{model}`` (agreement under
+    independence), ``gap/{model}``,
     ``gate/{retained_share,n_accepted,n_rejected}``, ``r/{same_items,disjoint_halves}``.
     """
     out: dict[str, float] = {}
@@ -476,8 +630,8 @@ def headline_metrics(a: Analysis) -> dict[str, float]:
                 out[metric_name(kind, row["model"], row["set"])] = rounded(value)
     for row in _at(a.forced, a.detail_set).to_dict(orient="records"):
         out[metric_name("position_free", row["model"], a.detail_set)] = rounded(row["position_free"])
-    for row in a.agreement.to_dict(orient="records"):
-        for kind in ("agreement", "gap"):
+    for row in _at(a.agreement, a.agreement_set).to_dict(orient="records"):
+        for kind in ("agreement", "expected", "gap"):
             if np.isfinite(row.get(kind, math.nan)):
                 out[metric_name(kind, row["model"])] = rounded(row[kind])
     if a.gate is not None:

@@ -67,6 +67,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         sample_sizes=list(cfg.get("sample_sizes") or []),
         seed=int(cfg.get("seed", 0)),
         second_bank=second_predictions,
+        failed_calls=str(cfg.get("failed_calls", "drop")),
     )
     tables = build_tables(analysis, baselines=baselines, items=items)
     write_tables(out_dir / "tables", tables)

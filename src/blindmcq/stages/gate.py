@@ -42,17 +42,19 @@ def main() -> None:
         result = gate(
             predictions,
             gate_model=gate_name,
-            k=int(require(params, "gate.k")),
+            k=None if cfg.get("k") is None else int(cfg["k"]),
+            false_rejection=None if cfg.get("false_rejection") is None else float(cfg["false_rejection"]),
             orders=cfg.get("orders", "all"),
             base=baseline_from_params(params),
         )
         write_gate(paths.GATE_DIR / "gate.json", result)
         log.info(
-            "gate %s k=%d: %d accepted, %d rejected (retained %.3f)",
+            "gate %s (%s): %d accepted, %d rejected, %d cannot be rejected (retained %.3f)",
             gate_name,
-            result.k,
+            result.describe_thresholds(),
             len(result.accepted),
             len(result.rejected),
+            len(result.untestable),
             result.retained_share,
         )
 
