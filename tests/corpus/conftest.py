@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from corpus_support import PATHS, questions_json, rows_of
+from corpus_support import PATHS, items_json, rows_of
 
 from blindmcq.corpus.default_bank import spec
 from blindmcq.corpus.render import ItemSpec, Rendered, render_pdf, with_cases
@@ -14,7 +14,7 @@ from blindmcq.corpus.rows import Row
 
 @pytest.fixture(scope="session")
 def customs_specs() -> list[ItemSpec]:
-    records = json.loads(questions_json().read_text(encoding="utf-8"))["legislation"]["Митний кодекс України"]
+    records = json.loads(items_json().read_text(encoding="utf-8"))["legislation"]["Митний кодекс України"]
     return [spec(r) for r in records]
 
 
