@@ -97,12 +97,15 @@ def mark_word(text: str | None) -> str:
     return _MARK_NOISE.sub("", text or "").casefold()
 
 
-def key_index(text: str | None) -> int | None:
-    """A key cell's option, 0-based: ``2``, ``2)``, ``б``, ``Б.``; None when it is none of these."""
-    m = _KEY.match(mark_word(text))
-    if not m:
-        return None
-    return int(m.group(1)) - 1 if m.group(1) else KEY_LETTERS.index(m.group(2))
+def key_indices(text: str | None) -> list[int] | None:
+    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В``; None when it is none of these."""
+    out = []
+    for part in re.split(r"[,;]", mark_word(text)):
+        m = _KEY.match(part)
+        if not m:
+            return None
+        out.append(int(m.group(1)) - 1 if m.group(1) else KEY_LETTERS.index(m.group(2)))
+    return out
 
 
 def parse_numbers(cell: str) -> list[int] | None:
@@ -184,7 +187,7 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
         every = any(w and w in WRONG_WORDS for _, w in words)
         return Layout(header, MARK, every, tuple(forms), right)
-    if all(not w or key_index(w) is not None for _, w in words):
+    if all(not w or key_indices(w) is not None for _, w in words):
         return Layout(header, KEY, False, tuple(forms))
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
     raise InputError(
@@ -292,8 +295,8 @@ def _item(
         question, note = question[: hit.start()].strip(), question[hit.start() :]
     note = note or next((o for o in options if EXCLUDED.search(o)), None)
     if fourth == KEY:
-        given = [key_index(m) for m in marks if m.strip() and not EXCLUDED.search(m)]
-        keys = [k for k in given if k is not None and 0 <= k < len(options)]
+        given = [k for m in marks if m.strip() and not EXCLUDED.search(m) for k in key_indices(m) or [-1]]
+        keys = [k for k in given if 0 <= k < len(options)]
         keys = keys if len(keys) == len(given) else []
     else:
         keys = [i for i, m in enumerate(marks) if _mark(m)]
