@@ -98,7 +98,7 @@ def mark_word(text: str | None) -> str:
 
 
 def key_indices(text: str | None) -> list[int] | None:
-    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В``; None when it is none of these."""
+    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В``; None otherwise."""
     out = []
     for part in re.split(r"[,;]", mark_word(text)):
         m = _KEY.match(part)

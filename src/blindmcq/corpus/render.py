@@ -209,7 +209,7 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         q += wrap(NOTE, widths[1], hyphenate=False)
     options = [wrap(o, widths[2], hyphenate=hyphenate) for o in spec.options]
     if spec.excluded == "mark":
-        marks = [wrap(NOTE, widths[3], hyphenate=False)] + [[] for _ in options[1:]]
+        marks = [wrap(NOTE, widths[3], hyphenate=style.wrap_marks)] + [[] for _ in options[1:]]
         spanning = len(marks[0])
     elif style.key_column:
         key = ", ".join(style.key_letters[k] for k in spec.keys)
