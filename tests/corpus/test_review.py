@@ -188,3 +188,20 @@ def test_review_page_in_chromium(small_bank: Rendered, misread: str, tmp_path: P
     assert browser.execute_script("return typeof window.alert_ran;") == "undefined"
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_corpus_stage_applies_the_corrections_file(
+    small_bank: Rendered, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blindmcq.stages.corpus import build_corpus, corrections_path
+
+    monkeypatch.chdir(repo_root)
+    assert corrections_path({}) == Path("defaults/corrections.yaml")
+    assert corrections_path({"corrections": None}) is None
+    fixes = tmp_path / "corrections.yaml"
+    fixes.write_text("vkks-small-2:\n  fingerprint: 0123456789abcdef\n  key: 1\n", encoding="utf-8")
+    dataset = {"loader": "pdf", "paths": [str(small_bank.path)], "source": "vkks", "corrections": str(fixes)}
+    with pytest.raises(InputError, match=r"item vkks-small-2: correction written for fingerprint"):
+        build_corpus(dataset, tmp_path / "out")
+    report = build_corpus({**dataset, "corrections": None}, tmp_path / "out")
+    assert report["n_items"] == 6 and report["corrections"]["applied"] == []
