@@ -252,6 +252,7 @@ def extract_items(
         "source": source,
         "files": report_files,
         **report,
+        "n_disputed": winners.get("None", 0),
         "settled": {p: winners.get(p, 0) for p in ("both", "tables", "rules", "correction", "None")},
         "disputed": [
             {"id": i.id, "file": i.file, "page": i.page, "why": i.meta["settled"]["why"]}
