@@ -24,7 +24,8 @@ from blindmcq.corpus.default_bank import spec
 from blindmcq.corpus.extract import extract_items, read_rows
 from blindmcq.corpus.render import render_pdf
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "shared/data/ua-customs-exam/questions.json"
+SHARED = Path(os.environ.get("BLINDMCQ_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+QUESTIONS = SHARED / "ua-customs-exam/questions.json"
 REAL_PAGES = 1672
 
 

@@ -14,9 +14,9 @@ from typing import Any, Literal
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
 
-Status = Literal["ok", "excluded", "malformed"]
+Status = Literal["ok", "excluded", "malformed", "disputed"]
 FLAGS = ("excluded", "invariant", "blank_option", "duplicate_options", "recovered_merge")
-STATUSES = ("ok", "excluded", "malformed")
+STATUSES = ("ok", "excluded", "malformed", "disputed")  # disputed: extraction paths disagree
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from corpus_support import PATHS, questions_json, rows_of
+from corpus_support import PATHS, items_json, rows_of
 
 from blindmcq.corpus.default_bank import spec
 from blindmcq.corpus.render import ItemSpec, Rendered, render_pdf, with_cases
@@ -14,10 +13,8 @@ from blindmcq.corpus.rows import Row
 
 
 @pytest.fixture(scope="session")
-def customs_specs(samples: Path) -> list[ItemSpec]:
-    """The real Customs Code items of the sample (40), in published order."""
-    bank = json.loads(questions_json(samples).read_text(encoding="utf-8"))
-    records = bank["legislation"]["Митний кодекс України"]
+def customs_specs() -> list[ItemSpec]:
+    records = json.loads(items_json().read_text(encoding="utf-8"))["legislation"]["Митний кодекс України"]
     return [spec(r) for r in records]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pdfplumber
@@ -18,6 +19,23 @@ def rows_of(path: Path, method: str) -> list[Row]:
         return [r for n, page in enumerate(pdf.pages, 1) for r in PATHS[method](page, n)]
 
 
+SAMPLE = REPO / "tests" / "fixtures" / "corpus" / "customs_sample.json"
+
+
+def full_questions_json() -> Path | None:
+    env = os.environ.get("BLINDMCQ_SHARED_DATA")
+    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data", REPO / "data"]:
+        path = candidate / "ua-customs-exam" / "questions.json"
+        if path.exists():
+            return path
+    return None
+
+
 def questions_json(data: Path) -> Path:
     """The customs bank file inside a data folder (the full inputs or tests/fixtures/samples)."""
     return data / "ua-customs-exam" / "questions.json"
+
+
+def items_json() -> Path:
+    """The full bank when present, else the committed real sample (Customs Code items included)."""
+    return full_questions_json() or SAMPLE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blindmcq.corpus.assemble import assemble, hyphen_vocabulary, join_lines
+from blindmcq.corpus.assemble import assemble, detect_layout, hyphen_vocabulary, join_lines
 from blindmcq.corpus.rows import Row
 from blindmcq.errors import InputError
 
@@ -109,3 +109,57 @@ def test_bad_number_cell_and_orphan_rows_name_the_page() -> None:
         build(item_rows(3, "x1", "А?", list("абвг"), 0))
     with pytest.raises(InputError, match=r"page 1: table row before any item number"):
         build([Row(1, "", "", "а", W)])
+
+
+def test_header_by_structure_and_number_forms() -> None:
+    header = Row(1, "№ з/п", "Зміст питання", "Відповіді", "Відмітка")
+    rows = [header, *item_rows(1, "1.", "А?", list("абвг"), 0), *item_rows(1, "2)", "Б?", list("абвг"), 1)]
+    rows += [Row(2, "№ з/п", "Зміст  питання", "Відповіді", "Відмітка")]  # repeated on the next page
+    rows += item_rows(2, "№ 3", "В?", list("абвг"), 2)
+    items = assemble(rows, source="vkks", bank="t", file="vkks-t.pdf")
+    assert [(i.number, i.key, i.status) for i in items] == [(1, 0, "ok"), (2, 1, "ok"), (3, 2, "ok")]
+    layout = detect_layout(rows, "vkks-t.pdf")
+    assert layout.header == ("№ з/п", "Зміст питання", "Відповіді", "Відмітка")
+    assert layout.number_forms == ("1.", "1)", "№ 1") and layout.fourth == "mark"
+
+
+@pytest.mark.parametrize(
+    ("right", "wrong"),
+    [("ПРАВИЛЬНА", "Неправильна"), ("прави-\nльна", "не\nправильна"), (" правильна ", "непра вильна")],
+)
+def test_mark_words_any_case_spaces_and_breaks(right: str, wrong: str) -> None:
+    rows = [
+        Row(1, None if k else "1", None if k else "А?", o, right if k == 2 else wrong)
+        for k, o in enumerate("абвг")
+    ]
+    (item,) = assemble(rows, source="vkks", bank="t", file="f.pdf")
+    assert (item.key, item.status) == (2, "ok")
+
+
+def test_key_column() -> None:
+    rows = [HEADER]
+    for n, key in ((1, "Б"), (2, "3"), (3, "а, в")):
+        rows += [
+            Row(1, None if k else str(n), None if k else "П?", o, None if k else key)
+            for k, o in enumerate("абвг")
+        ]
+    one, two, three = build(rows)
+    assert (one.key, two.key, three.key, three.flags) == (1, 2, None, ("invariant",))
+
+
+def test_row_split_by_a_page_break_continues_the_option() -> None:
+    rows = [
+        *item_rows(1, "1", "А?", ["а", "б", "в", "перша частина"], 3),
+        HEADER,
+        Row(2, "", "", "друга", ""),
+    ]
+    rows += item_rows(2, "2", "Б?", list("абвг"), 0)
+    first, second = build(rows)
+    assert first.options[3] == "перша частина друга" and first.meta["pages"] == [1, 2]
+    assert second.number == 2 and second.status == "ok"
+
+
+def test_unknown_mark_word_names_the_page() -> None:
+    rows = [Row(4, None if k else "1", "А?", o, "можливо" if k else "так") for k, o in enumerate("абвг")]
+    with pytest.raises(InputError, match=r"page 4: fourth-column cell 'можливо' is neither a mark"):
+        build(rows)

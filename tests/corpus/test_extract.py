@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from blindmcq.corpus.cli import main
 from blindmcq.corpus.extract import extract_items, extract_pdfs
-from blindmcq.corpus.render import Rendered, register_fonts
+from blindmcq.corpus.render import ItemSpec, Rendered, register_fonts, render_pdf
 from blindmcq.errors import InputError
 from blindmcq.items import read_items
 
@@ -34,11 +35,21 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
             "file": "vkks-cases.pdf",
             "bank": "cases",
             "pages": cases_bank.n_pages,
+            "layout": {
+                "orientation": "portrait",
+                "header": ["№", "Питання", "Варіанти відповіді", "Позначка"],
+                "fourth_column": "mark",
+                "marks_every_option": True,
+                "number_forms": ["1"],
+                "right_words": ["правильна"],
+            },
             "items_path1": 40,
             "items_path2": 40,
             "pages_without_table": [],
         }
     ]
+    assert report["settled"] == {"both": 40, "tables": 0, "rules": 0, "correction": 0, "disputed": 0}
+    assert report["disputed"] == [] and report["won_by_one_path"] == []
     sample = report["pilot"]["sample"]["cases"]
     assert len(sample) == 5 and len({s["id"] for s in sample}) == 5
 
@@ -91,13 +102,20 @@ def test_bad_file_named_and_nothing_written(small_bank: Rendered, tmp_path: Path
     assert not out.exists() or not any(out.iterdir())
 
 
-def test_missing_file_and_colliding_banks(small_bank: Rendered, tmp_path: Path) -> None:
+def test_missing_file_and_colliding_banks(
+    small_bank: Rendered, tmp_path: Path, customs_specs: list[ItemSpec]
+) -> None:
     with pytest.raises(InputError, match=r"file .*nope\.pdf: PDF not found"):
         extract_items([tmp_path / "nope.pdf"], source="vkks")
     copy = tmp_path / "vkks-small.pdf"
     copy.write_bytes(small_bank.path.read_bytes())
+    for twice in ([small_bank.path, copy], [small_bank.path, small_bank.path]):
+        with pytest.raises(InputError, match=r"vkks-small\.pdf: the same PDF is given twice \(also "):
+            extract_items(twice, source="vkks", workers=1)
+    renumbered = [dataclasses.replace(s, number=n) for n, s in enumerate(customs_specs[6:9], 1)]
+    other = render_pdf(renumbered, tmp_path / "other.pdf", source="vkks", bank="small")
     with pytest.raises(InputError, match="item id vkks-small-1 also comes from"):
-        extract_items([small_bank.path, copy], source="vkks", workers=1)
+        extract_items([small_bank.path, other.path], source="vkks", bank="small", workers=1)
 
 
 def test_cli(small_bank: Rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,15 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
 - ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
+
+Layout (:func:`detect_layout`), found from the rows rather than assumed: the header is the table's first
+row when its number cell is not an item number (any words: ``№``, ``№ з/п``); a later row equal to it
+(the header repeated on each page) is skipped. Item numbers may read ``1``, ``1.``, ``1)`` or ``№ 1``.
+The fourth column is a mark column (``правильна``/``неправильна`` and synonyms, any case, stray spaces,
+broken across lines) or a key column (one cell per item holding the right option's number or letter).
+Anything else stops with an InputError naming the page and what was expected.
+In a mark column that marks every option, a page's first row with empty number and mark cells continues
+the row above (a row split by the page break): its text is appended, not a new option.
 """
 
 from __future__ import annotations
@@ -74,15 +83,123 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     return " ".join(out.split())
 
 
-def _mark(text: str | None) -> bool:
-    return " ".join((text or "").split()).casefold() == RIGHT
+RIGHT_WORDS = frozenset({"правильна", "правильно", "правильний", "вірна", "вірно", "так", "+", "✓", "✔"})
+WRONG_WORDS = frozenset({"неправильна", "неправильно", "неправильний", "невірна", "невірно", "ні", ""})
+KEY_LETTERS = "абвгдеєжз"
+_MARK_NOISE = re.compile(r"[\s\-\u00ad]+")
+_KEY = re.compile(rf"^(?:(\d)|([{KEY_LETTERS}]))[.)]?$")
+_NUMBER = re.compile(r"^№?(\d+)[.)]?$")
+MARK, KEY = "mark", "key"
+
+
+def mark_word(text: str | None) -> str:
+    """A mark cell as one word: whitespace, hyphens and soft hyphens gone (line breaks, stray spaces)."""
+    return _MARK_NOISE.sub("", text or "").casefold()
+
+
+def key_indices(text: str | None) -> list[int] | None:
+    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В``; None otherwise."""
+    out = []
+    for part in re.split(r"[,;]", mark_word(text)):
+        m = _KEY.match(part)
+        if not m:
+            return None
+        out.append(int(m.group(1)) - 1 if m.group(1) else KEY_LETTERS.index(m.group(2)))
+    return out
+
+
+def parse_numbers(cell: str) -> list[int] | None:
+    """Numbers in a number cell (``1``, ``1.``, ``1)``, ``№ 1``; several when cells merged); else None."""
+    tokens = re.sub(r"№\s*", "№", cell).split()
+    found = [_NUMBER.match(t) for t in tokens]
+    if not tokens or not all(found):
+        return None
+    return [int(m.group(1)) for m in found if m]
+
+
+def number_form(cell: str) -> str:
+    token = re.sub(r"№\s*", "№ ", cell.split("\n")[0].strip())
+    return re.sub(r"\d+", "1", token)
 
 
 def _numbers(cell: str, file: str, page: int) -> list[int]:
-    tokens = [t.rstrip(".") for t in cell.split()]
-    if not all(t.isdigit() for t in tokens):
-        raise InputError(f"number cell {cell!r} is not an item number", file=file, page=page)
-    return [int(t) for t in tokens]
+    numbers = parse_numbers(cell)
+    if numbers is None:
+        raise InputError(
+            f"number cell {cell!r} is not an item number (expected 1, 1., 1) or № 1) nor the header row",
+            file=file,
+            page=page,
+        )
+    return numbers
+
+
+def _flat(cells: tuple[str | None, ...]) -> tuple[str, ...]:
+    return tuple(" ".join((c or "").split()) for c in cells)
+
+
+def _cells(row: Row) -> tuple[str | None, ...]:
+    return (row.number, row.question, row.option, row.mark)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What :func:`detect_layout` recognised in one file's rows (recorded in verification.json)."""
+
+    header: tuple[str, ...] | None
+    fourth: str  # MARK or KEY
+    marks_every_option: bool  # a mark column with a written word for wrong options too
+    number_forms: tuple[str, ...]
+    right_words: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "header": list(self.header) if self.header else None,
+            "fourth_column": self.fourth,
+            "marks_every_option": self.marks_every_option,
+            "number_forms": list(self.number_forms),
+            "right_words": list(self.right_words),
+        }
+
+
+def is_header(row: Row, layout: Layout | None) -> bool:
+    return layout is not None and layout.header is not None and _flat(_cells(row)) == layout.header
+
+
+def detect_layout(rows: Sequence[Row], file: str) -> Layout:
+    """The file's header row and fourth column, from its rows; InputError naming the page otherwise."""
+    if not rows:
+        raise InputError("no table rows to read", file=file)
+    first = rows[0]
+    header = None
+    if first.number and first.number.strip() and parse_numbers(first.number) is None:
+        header = _flat(_cells(first))
+    body = [r for r in rows if header is None or _flat(_cells(r)) != header]
+    forms: list[str] = []
+    for r in body:
+        if r.number and r.number.strip():
+            _numbers(r.number, file, r.page)
+            form = number_form(r.number)
+            if form not in forms:
+                forms.append(form)
+    marks = [(r.page, r.mark) for r in body if r.mark is not None and not EXCLUDED.search(r.mark)]
+    words = [(p, mark_word(m)) for p, m in marks]
+    if all(w in RIGHT_WORDS | WRONG_WORDS for _, w in words):
+        right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
+        every = any(w and w in WRONG_WORDS for _, w in words)
+        return Layout(header, MARK, every, tuple(forms), right)
+    if all(not w or key_indices(w) is not None for _, w in words):
+        return Layout(header, KEY, False, tuple(forms))
+    page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
+    raise InputError(
+        f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
+        f"(1-9 or а-е) in a file whose other cells read {sorted({w for _, w in words})[:4]}",
+        file=file,
+        page=page,
+    )
+
+
+def _mark(text: str | None) -> bool:
+    return mark_word(text) in RIGHT_WORDS
 
 
 @dataclass
@@ -95,19 +212,39 @@ class _Draft:
     options: list[str] = field(default_factory=list)
     marks: list[str | None] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
+    boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
 
 
-def _is_header(row: Row) -> bool:
-    return (row.number or "").strip() == "№"
+def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
+    """A page's first row that carries on the row above (split by the page break), not a new option."""
+    if not (page_top and layout.fourth == MARK and layout.marks_every_option and cur and cur.options):
+        return False
+    if (row.number or "").strip() or (row.mark or "").strip() or row.mark is None:
+        return False
+    return not any(m and EXCLUDED.search(m) for m in cur.marks)
 
 
-def _drafts(rows: Sequence[Row], file: str) -> list[_Draft]:
+def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
     drafts: list[_Draft] = []
     waiting: list[int] = []
+    page = None
+    page_top = False
     for row in rows:
-        if _is_header(row):
+        if row.page != page:
+            page, page_top = row.page, True
+        if is_header(row, layout):
             continue
         cur = drafts[-1] if drafts else None
+        if _continues_row(row, cur, layout, page_top) and cur is not None:
+            page_top = False
+            if (row.question or "").strip():
+                cur.question += "\n" + (row.question or "")
+            if (row.option or "").strip():
+                cur.options[-1] = f"{cur.options[-1]}\n{row.option}"
+            cur.pages += [] if row.page in cur.pages else [row.page]
+            cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
+            continue
+        page_top = False
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
         if numbers:
@@ -127,27 +264,42 @@ def _drafts(rows: Sequence[Row], file: str) -> list[_Draft]:
             cur.question += "\n" + (row.question or "")
         if row.page not in cur.pages:
             cur.pages.append(row.page)
+        cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
         if row.option is not None:
             cur.options.append(row.option)
             cur.marks.append(row.mark)
         elif row.mark is not None and cur.marks:
             cur.marks[-1] = f"{cur.marks[-1] or ''}\n{row.mark}"
+        elif row.mark is not None and layout.fourth == KEY:
+            cur.marks.append(row.mark)
     return drafts
 
 
 def _item(
-    d: _Draft, vocab: AbstractSet[str], *, source: str, bank: str, file: str, n_options: int | None
+    d: _Draft,
+    vocab: AbstractSet[str],
+    *,
+    source: str,
+    bank: str,
+    file: str,
+    n_options: int | None,
+    fourth: str = MARK,
 ) -> Item:
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in d.options]
     marks = [join_lines(m or "") for m in d.marks]
-    meta: dict[str, Any] = {"pages": d.pages}
+    meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
     note = next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
         question, note = question[: hit.start()].strip(), question[hit.start() :]
     note = note or next((o for o in options if EXCLUDED.search(o)), None)
-    keys = [i for i, m in enumerate(marks) if _mark(m)]
+    if fourth == KEY:
+        given = [k for m in marks if m.strip() and not EXCLUDED.search(m) for k in key_indices(m) or [-1]]
+        keys = [k for k in given if 0 <= k < len(options)]
+        keys = keys if len(keys) == len(given) else []
+    else:
+        keys = [i for i, m in enumerate(marks) if _mark(m)]
     flags = set(invariant_flags(options, keys, n_options))
     if note:
         flags.add("excluded")
@@ -180,10 +332,17 @@ def _item(
 
 
 def assemble(
-    rows: Sequence[Row], *, source: str, bank: str, file: str, n_options: int | None = 4
+    rows: Sequence[Row],
+    *,
+    source: str,
+    bank: str,
+    file: str,
+    n_options: int | None = 4,
+    layout: Layout | None = None,
 ) -> list[Item]:
-    """Items of one file from its rows in page order (either path's)."""
-    drafts = _drafts(rows, file)
+    """Items of one file from its rows in page order (either path's); layout detected when not given."""
+    layout = layout or detect_layout(rows, file)
+    drafts = _drafts(rows, file, layout)
     seen: dict[int, int] = {}
     for d in drafts:
         if d.number in seen:
@@ -194,4 +353,7 @@ def assemble(
             )
         seen[d.number] = d.page
     vocab = hyphen_vocabulary(rows)
-    return [_item(d, vocab, source=source, bank=bank, file=file, n_options=n_options) for d in drafts]
+    return [
+        _item(d, vocab, source=source, bank=bank, file=file, n_options=n_options, fourth=layout.fourth)
+        for d in drafts
+    ]

@@ -1,13 +1,14 @@
-"""``blindmcq extract PDF... --out DIR [--bank NAME] [--source NAME]`` (hooked in as a subcommand)."""
+"""``blindmcq extract PDF... --out DIR [--bank NAME] [--source NAME] [--review DIR] [--corrections FILE]``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from blindmcq.corpus.extract import extract_pdfs
-from blindmcq.errors import BlindMCQError
+from blindmcq.corpus.extract import PAGE_TIMEOUT_S, extract_pdfs
+from blindmcq.errors import BlindMCQError, InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,10 +21,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     parser.add_argument("--pilot-per-bank", type=int, default=20, help="pilot sample size per bank")
     parser.add_argument("--seed", type=int, default=0, help="seed of the pilot sample")
+    parser.add_argument("--review", default=None, metavar="DIR", help="write review.html of disputed items")
+    parser.add_argument(
+        "--corrections", default=None, metavar="FILE", help="reviewed corrections (YAML) to apply"
+    )
+    parser.add_argument(
+        "--page-timeout", type=float, default=PAGE_TIMEOUT_S, help="seconds one page may take to read"
+    )
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """One-line errors for values argparse lets through."""
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if args.pilot_per_bank < 0:
+        raise InputError(f"--pilot-per-bank must be 0 or more, got {args.pilot_per_bank}")
+    if args.page_timeout <= 0:
+        raise InputError(f"--page-timeout must be positive, got {args.page_timeout}")
+    for flag, value in (("--out", args.out), ("--review", args.review)):
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise InputError(f"{flag} names an existing file, not a folder", file=value)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        check_arguments(args)
         report = extract_pdfs(
             args.pdfs,
             args.out,
@@ -32,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             pilot_per_bank=args.pilot_per_bank,
             seed=args.seed,
+            corrections=args.corrections,
+            review_dir=args.review,
+            page_timeout=args.page_timeout,
         )
     except BlindMCQError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -39,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     rates = ", ".join(f"{k} {v:.4f}" for k, v in report["confirmed_rate"].items() if v is not None)
     print(f"{report['n_items']} items from {len(report['files'])} file(s) -> {args.out}")
     print(f"confirmed by both paths: {rates}")
-    print(f"failing ids: {sum(len(v) for v in report['failing_ids'].values())}; counts: {report['counts']}")
+    print(f"settled: {report['settled']}; disputed ids: {[d['id'] for d in report['disputed']]}")
+    print(f"counts: {report['counts']['status']}")
+    if args.review:
+        print(f"review page: {Path(args.review) / 'review.html'}")
     return 0
 
 

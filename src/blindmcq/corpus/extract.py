@@ -1,17 +1,23 @@
 """Extract the Commission's PDFs by both paths, pages in parallel; write items and verification.
 
 Outputs in ``out_dir`` (written only when every file succeeded, each atomically):
-- ``items.jsonl``: path 1's items (the table parser's), with ``meta.confirmed`` = per-field agreement of
-  path 2, ``meta.primary_path``; an item only path 2 found is kept with ``primary_path: "rules"``.
-- ``verification.json``: the report of :func:`blindmcq.corpus.verify.compare` plus per-file facts.
+- ``items.jsonl``: the items settled per :mod:`blindmcq.corpus.settle` (``meta.settled``: which path won
+  and why; ``meta.confirmed``: per-field agreement of the paths), corrections applied; unsettled items
+  have status ``disputed``.
+- ``verification.json``: the report of :func:`blindmcq.corpus.verify.compare`, the layout recognised per
+  file, how items were settled, the disputed items, and the corrections applied.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import itertools
 import json
-import math
 import os
+import signal
+import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,11 +29,13 @@ from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import assemble
+from blindmcq.corpus.assemble import Layout, assemble, detect_layout
+from blindmcq.corpus.corrections import apply_corrections, load_corrections
 from blindmcq.corpus.rows import Row
+from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
 from blindmcq.errors import InputError
-from blindmcq.items import Item, write_items
+from blindmcq.items import STATUSES, Item, write_items
 
 PathFn = Callable[[Page, int], list[Row]]
 METHODS: dict[str, PathFn] = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}
@@ -57,25 +65,52 @@ def page_count(path: Path) -> int:
     return n
 
 
+PAGE_TIMEOUT_S = 120.0  # one page taking longer than this is a broken page, named in the error
+
+
+class PageTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise PageTimeout
+
+
 @dataclasses.dataclass
 class ChunkResult:
     rows: dict[str, list[Row]]
+    sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)  # page -> (w, h)
     error: tuple[int, str] | None = None  # (page, message)
 
 
-def read_chunk(path: str, start: int, stop: int, methods: tuple[str, ...]) -> ChunkResult:
-    """Rows of pages ``start+1 .. stop`` (1-based) by each named method; a page error is returned."""
+def read_block(
+    path: str, pages: Sequence[int], methods: tuple[str, ...], page_timeout: float | None = PAGE_TIMEOUT_S
+) -> ChunkResult:
+    """Rows of the 1-based ``pages`` by each named method; the file opened once; a page error is returned."""
     result = ChunkResult({m: [] for m in methods})
-    page_no = start + 1
+    page_no = pages[0] if pages else 0
+    timed = bool(page_timeout) and threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGALRM, _alarm) if timed else None
     try:
-        with pdfplumber.open(path, pages=list(range(start + 1, stop + 1))) as pdf:
-            for page in pdf.pages:
-                page_no = page.page_number
+        with pdfplumber.open(path) as pdf:
+            for page_no in pages:
+                page = pdf.pages[page_no - 1]
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, page_timeout)
+                result.sizes[page_no] = (float(page.width), float(page.height))
                 for m in methods:
                     result.rows[m].extend(METHODS[m](page, page_no))
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
+    except PageTimeout:
+        result.error = (page_no, f"page took longer than {page_timeout:g} s to read")
     except Exception as exc:  # a bad page stops the file; the caller names file and page
         result.error = (page_no, f"{type(exc).__name__}: {exc}")
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
     return result
 
 
@@ -84,30 +119,48 @@ class FileRows:
     path: Path
     n_pages: int
     rows: dict[str, list[Row]]  # by method, in page order
+    sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
+
+
+def check_distinct(paths: Sequence[Path]) -> None:
+    """The same file (same path, or same bytes under another name) given twice is an error."""
+    seen: dict[str, Path] = {}
+    for p in paths:
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        if digest in seen:
+            raise InputError(f"the same PDF is given twice (also {seen[digest]})", file=str(p))
+        seen[digest] = p
 
 
 def read_rows(
-    paths: Sequence[Path], *, methods: tuple[str, ...] = ("tables", "rules"), workers: int | None = None
+    paths: Sequence[Path],
+    *,
+    methods: tuple[str, ...] = ("tables", "rules"),
+    workers: int | None = None,
+    page_timeout: float | None = PAGE_TIMEOUT_S,
 ) -> list[FileRows]:
-    """Each file's rows by each method, pages read in parallel chunks; InputError on any bad page."""
+    """Each file's rows by each method; each worker opens a file once for one contiguous block of pages."""
     counts = [page_count(p) for p in paths]
+    check_distinct(paths)
     workers = workers or default_workers()
-    tasks: list[tuple[int, int, int]] = []
+    tasks: list[tuple[int, list[int]]] = []
     for f, n in enumerate(counts):
-        size = max(1, min(25, math.ceil(n / (workers * 4))))
-        tasks += [(f, s, min(n, s + size)) for s in range(0, n, size)]
-    args = [(str(paths[f]), s, e, methods) for f, s, e in tasks]
+        blocks = min(workers, n)
+        bounds = [round(k * n / blocks) for k in range(blocks + 1)]
+        tasks += [(f, list(range(a + 1, b + 1))) for a, b in itertools.pairwise(bounds) if b > a]
+    args = [(str(paths[f]), pages, methods, page_timeout) for f, pages in tasks]
     if workers == 1 or len(tasks) == 1:
-        results = [read_chunk(*a) for a in args]
+        results = [read_block(*a) for a in args]
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(read_chunk, *zip(*args, strict=True)))
+            results = list(pool.map(read_block, *zip(*args, strict=True)))
     out = [FileRows(p, n, {m: [] for m in methods}) for p, n in zip(paths, counts, strict=True)]
-    for (f, _, _), res in zip(tasks, results, strict=True):
+    for (f, _), res in zip(tasks, results, strict=True):
         if res.error:
             raise InputError(f"page could not be read: {res.error[1]}", file=str(paths[f]), page=res.error[0])
         for m in methods:
             out[f].rows[m].extend(res.rows[m])
+        out[f].sizes.update(res.sizes)
     return out
 
 
@@ -120,17 +173,13 @@ def bank_name(path: Path, source: str) -> str:
     return bank
 
 
-def _merge(primary: list[Item], secondary: list[Item], confirmed: dict[str, dict[str, bool]]) -> list[Item]:
-    seen = {i.id for i in primary}
-    merged = [dataclasses.replace(i, meta={**i.meta, "primary_path": "tables"}) for i in primary]
-    merged += [
-        dataclasses.replace(i, meta={**i.meta, "primary_path": "rules"})
-        for i in secondary
-        if i.id not in seen
-    ]
-    for item in merged:
-        item.meta["confirmed"] = confirmed[item.id]
-    return merged
+def _orientation(sizes: dict[int, tuple[float, float]]) -> str:
+    kinds = {"landscape" if w > h else "portrait" for w, h in sizes.values()}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _layout_of(rows: list[Row], path: Path) -> Layout | None:
+    return detect_layout(rows, path.name) if rows else None
 
 
 def extract_items(
@@ -142,31 +191,48 @@ def extract_items(
     n_options: int | None = 4,
     pilot_per_bank: int = 20,
     seed: int = 0,
+    corrections: str | Path | None = None,
+    page_timeout: float | None = PAGE_TIMEOUT_S,
 ) -> tuple[list[Item], dict[str, Any]]:
-    """Items (path 1 primary, confirmed by path 2) and the verification report; writes nothing."""
+    """Items (the paths' disagreements settled, corrections applied) and the verification report."""
     files = [Path(p) for p in paths]
     if not files:
         raise InputError("no PDF given")
+    fixes = load_corrections(corrections) if corrections else {}
     report_files: list[dict[str, Any]] = []
     owner: dict[str, str] = {}
     by_path: dict[str, list[Item]] = {"tables": [], "rules": []}
-    for fr in read_rows(files, workers=workers):
+    settled: list[Item] = []
+    for fr in read_rows(files, workers=workers, page_timeout=page_timeout):
         path, rows = fr.path, fr.rows
         if not rows["tables"] and not rows["rules"]:
             raise InputError("no ruled question table found on any page", file=str(path))
         name = bank or bank_name(path, source)
+        layouts = {m: _layout_of(rows[m], path) for m in rows}
         found = {
-            m: assemble(rows[m], source=source, bank=name, file=path.name, n_options=n_options) for m in rows
+            m: assemble(
+                rows[m], source=source, bank=name, file=path.name, n_options=n_options, layout=layouts[m]
+            )
+            if layouts[m]
+            else []
+            for m in rows
         }
         for item in found["tables"] + found["rules"]:
             if owner.setdefault(item.id, str(path)) != str(path):
                 raise InputError(f"item id {item.id} also comes from {owner[item.id]}", file=str(path))
         with_table = {r.page for m in rows for r in rows[m]}
+        main = layouts["tables"] or layouts["rules"]
+        assert main is not None
+        layout = {"orientation": _orientation(fr.sizes), **main.to_json()}
+        if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
+            layout["path2"] = layouts["rules"].to_json()
+        items = settle(found["tables"], found["rules"], n_options=n_options)
         report_files.append(
             {
                 "file": path.name,
                 "bank": name,
                 "pages": fr.n_pages,
+                "layout": layout,
                 "items_path1": len(found["tables"]),
                 "items_path2": len(found["rules"]),
                 "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
@@ -174,10 +240,34 @@ def extract_items(
         )
         for m in by_path:
             by_path[m] += found[m]
-    report, confirmed = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)
-    items = _merge(by_path["tables"], by_path["rules"], confirmed)
-    report = {"source": source, "files": report_files, **report}
-    return items, report
+        settled += items
+    report, _ = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)
+    if corrections:
+        settled, applied = apply_corrections(settled, fixes, file=str(corrections), n_options=n_options)
+    else:
+        applied = {"file": None, "applied": [], "other_banks": 0}
+    winners = Counter(str(i.meta["settled"]["path"]) for i in settled)
+    report["counts"]["status"] = {s: sum(i.status == s for i in settled) for s in STATUSES}
+    report = {
+        "source": source,
+        "files": report_files,
+        **report,
+        "n_disputed": winners.get("None", 0),
+        "settled": {p: winners.get(p, 0) for p in ("both", "tables", "rules", "correction", "None")},
+        "disputed": [
+            {"id": i.id, "file": i.file, "page": i.page, "why": i.meta["settled"]["why"]}
+            for i in settled
+            if i.status == "disputed"
+        ],
+        "won_by_one_path": [
+            {"id": i.id, "path": i.meta["settled"]["path"], "why": i.meta["settled"]["why"]}
+            for i in settled
+            if i.meta["settled"]["path"] in ("tables", "rules")
+        ],
+        "corrections": applied,
+    }
+    report["settled"]["disputed"] = report["settled"].pop("None")
+    return settled, report
 
 
 def extract_pdfs(
@@ -190,11 +280,18 @@ def extract_pdfs(
     n_options: int | None = 4,
     pilot_per_bank: int = 20,
     seed: int = 0,
+    corrections: str | Path | None = None,
+    review_dir: str | Path | None = None,
+    page_timeout: float | None = PAGE_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Extract ``paths`` into ``out_dir/items.jsonl`` and ``out_dir/verification.json``; return the report.
 
-    Nothing is written unless every file extracts; each output is replaced atomically.
+    Nothing is written unless every file extracts; each output is replaced atomically. With
+    ``review_dir``, also writes the review page of the disputed items there.
     """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("output folder is an existing file", file=str(out))
     items, report = extract_items(
         paths,
         source=source,
@@ -203,8 +300,13 @@ def extract_pdfs(
         n_options=n_options,
         pilot_per_bank=pilot_per_bank,
         seed=seed,
+        corrections=corrections,
+        page_timeout=page_timeout,
     )
-    out = Path(out_dir)
+    if review_dir is not None:
+        from blindmcq.corpus.review import write_review
+
+        write_review(items, [Path(p) for p in paths], review_dir)
     write_items(out / ITEMS_FILE, items)
     write_text(out / VERIFICATION_FILE, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     return report

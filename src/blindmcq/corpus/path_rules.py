@@ -82,6 +82,11 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
         if 0 <= j < N_COLUMNS and 0 <= i < n_bands:
             words[(owner[i][j], j)].append(w)
     return [
-        Row(page_no, *(_cell_text(words[(i, j)]) if owner[i][j] == i else None for j in range(N_COLUMNS)))
+        Row(
+            page_no,
+            *(_cell_text(words[(i, j)]) if owner[i][j] == i else None for j in range(N_COLUMNS)),
+            top=ys[i],
+            bottom=ys[i + 1],
+        )
         for i in range(n_bands)
     ]

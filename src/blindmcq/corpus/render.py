@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from reportlab.lib.pagesizes import A4
+from reportlab.lib.pagesizes import A4, landscape
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
@@ -44,6 +44,32 @@ HEADER = ("№", "Питання", "Варіанти відповіді", "По�
 RIGHT, WRONG = "правильна", "неправильна"
 NOTE = "Виключено рішенням Комісії від 14.02.2019 № 23/зп-19"
 TITLE = "Перелік тестових питань"
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a bank is printed; the defaults are the layout above (the committed default bank)."""
+
+    font: str = FONT
+    bold: str = BOLD
+    font_files: tuple[str, str] = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
+    size: float = SIZE
+    leading: float = LEADING
+    widths: tuple[float, float, float, float] = WIDTHS
+    landscape: bool = False
+    header: tuple[str, str, str, str] = HEADER
+    number_format: str = "{n}"
+    marks: tuple[str, str] = (RIGHT, WRONG)
+    key_column: bool = False  # the fourth column holds the right option's letter, one cell per item
+    key_letters: str = "АБВГДЕ"
+    wrap_marks: bool = False  # marks wrap (and hyphenate) in a narrow column
+    annex: tuple[str, ...] = ()  # lines printed top right on page 1 (the decision's annex heading)
+    running_title: str | None = None  # printed above the table on pages after the first
+    footer: str = "Сторінка {page}"  # {page} and {pages}
+    split_rows: bool = False  # an option row may break across a page (its mark stays on the first part)
+
+
+DEFAULT_STYLE = Style()
 
 
 @dataclass(frozen=True)
@@ -66,14 +92,17 @@ class Rendered:
     crossing: list[str] = field(default_factory=list)  # ids of items continued on a next page
 
 
-def register_fonts() -> None:
-    if FONT not in pdfmetrics.getRegisteredFontNames():
-        pdfmetrics.registerFont(TTFont(FONT, str(FONT_DIR / "DejaVuSans.ttf")))
-        pdfmetrics.registerFont(TTFont(BOLD, str(FONT_DIR / "DejaVuSans-Bold.ttf")))
+def register_fonts(style: Style = DEFAULT_STYLE) -> None:
+    for name, file in zip((style.font, style.bold), style.font_files, strict=True):
+        if name not in pdfmetrics.getRegisteredFontNames():
+            pdfmetrics.registerFont(TTFont(name, str(FONT_DIR / file)))
+
+
+_STYLE = [DEFAULT_STYLE]  # the style being rendered (wrap measures text in its font)
 
 
 def _width(text: str) -> float:
-    return pdfmetrics.stringWidth(text, FONT, SIZE)
+    return pdfmetrics.stringWidth(text, _STYLE[0].font, _STYLE[0].size)
 
 
 def _soft_split(word: str, room: float) -> int:
@@ -173,51 +202,82 @@ class _Layout:
     stem_height: float
 
 
-def _layout(spec: ItemSpec, hyphenate: bool) -> _Layout:
-    q = wrap(spec.question, WIDTHS[1], hyphenate=hyphenate)
+def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _Layout:
+    widths, leading = style.widths, style.leading
+    q = wrap(spec.question, widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
-        q += wrap(NOTE, WIDTHS[1], hyphenate=False)
-    options = [wrap(o, WIDTHS[2], hyphenate=hyphenate) for o in spec.options]
+        q += wrap(NOTE, widths[1], hyphenate=False)
+    options = [wrap(o, widths[2], hyphenate=hyphenate) for o in spec.options]
     if spec.excluded == "mark":
-        marks = [wrap(NOTE, WIDTHS[3], hyphenate=False)] + [[] for _ in options[1:]]
+        marks = [wrap(NOTE, widths[3], hyphenate=style.wrap_marks)] + [[] for _ in options[1:]]
+        spanning = len(marks[0])
+    elif style.key_column:
+        key = ", ".join(style.key_letters[k] for k in spec.keys)
+        marks = [[key] if key else []] + [[] for _ in options[1:]]
         spanning = len(marks[0])
     else:
-        marks = [[RIGHT if i in spec.keys else WRONG] for i in range(len(options))]
+        right, wrong = style.marks
+        marks = [
+            wrap(right if i in spec.keys else wrong, widths[3], hyphenate=True)
+            if style.wrap_marks
+            else [right if i in spec.keys else wrong]
+            for i in range(len(options))
+        ]
         spanning = 0
     heights = [
-        max(1, len(o), 1 if spec.excluded == "mark" else len(m)) * LEADING + 2 * PAD
+        max(1, len(o), 1 if spanning else len(m)) * leading + 2 * PAD
         for o, m in zip(options, marks, strict=True)
     ]
-    stem = max(len(q), spanning, 1) * LEADING + 2 * PAD
-    number = [] if spec.fused == "blank" else [str(spec.number)]
+    stem = max(len(q), spanning, 1) * leading + 2 * PAD
+    number = [] if spec.fused == "blank" else style.number_format.format(n=spec.number).split("\n")
     return _Layout(number, q, options, marks, heights, stem)
 
 
 class _Page:
     """Draws one page's table, top-down coordinates; ruling as one segment per cell edge."""
 
-    def __init__(self, canvas: Canvas, number: int, *, title: str | None) -> None:
-        self.canvas, self.number = canvas, number
-        self.width, self.height = A4
+    def __init__(
+        self,
+        canvas: Canvas,
+        number: int,
+        *,
+        title: str | None,
+        style: Style = DEFAULT_STYLE,
+        pages: int | None = None,
+    ) -> None:
+        self.canvas, self.number, self.style, self.pages = canvas, number, style, pages
+        self.width, self.height = landscape(A4) if style.landscape else A4
         self.xs = [MARGIN]
-        for w in WIDTHS:
+        for w in style.widths:
             self.xs.append(self.xs[-1] + w)
         self.bottom = self.height - MARGIN - FOOTER
         self.y = MARGIN
         canvas.setLineWidth(0.5)
+        if number == 1 and style.annex:
+            canvas.setFont(style.font, 9)
+            for line in style.annex:
+                canvas.drawRightString(self.width - MARGIN, self.height - self.y - 9, line)
+                self.y += 11
+            self.y += 6
+        if number > 1 and style.running_title:
+            canvas.setFont(style.font, 8)
+            canvas.drawCentredString(self.width / 2, self.height - self.y - 8, style.running_title)
+            self.y += 14
         if title:
-            canvas.setFont(BOLD, 11)
+            canvas.setFont(style.bold, 11)
             canvas.drawString(MARGIN, self.height - self.y - 11, title)
             self.y += 22
         self.top = self.y
         self.rows_drawn = 0
         self._header()
 
-    def _text(self, col: int, top: float, lines: Sequence[str], font: str = FONT) -> None:
-        self.canvas.setFont(font, SIZE)
-        ascent = pdfmetrics.getAscent(font, SIZE)
+    def _text(self, col: int, top: float, lines: Sequence[str], font: str | None = None) -> None:
+        font = font or self.style.font
+        size, leading = self.style.size, self.style.leading
+        self.canvas.setFont(font, size)
+        ascent = pdfmetrics.getAscent(font, size)
         for i, line in enumerate(lines):
-            self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * LEADING), line)
+            self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * leading), line)
 
     def _hline(self, y: float, col: int) -> None:
         self.canvas.line(self.xs[col], self.height - y, self.xs[col + 1], self.height - y)
@@ -227,10 +287,11 @@ class _Page:
             self.canvas.line(x, self.height - top, x, self.height - bottom)
 
     def _header(self) -> None:
-        h = LEADING + 2 * PAD
-        for col, name in enumerate(HEADER):
+        cells = [name.split("\n") for name in self.style.header]
+        h = max(len(c) for c in cells) * self.style.leading + 2 * PAD
+        for col, lines in enumerate(cells):
             self._hline(self.y, col)
-            self._text(col, self.y, [name], BOLD)
+            self._text(col, self.y, lines, self.style.bold)
         self._vlines(self.y, self.y + h)
         self.y += h
 
@@ -248,10 +309,12 @@ class _Page:
         self.rows_drawn += 1
 
     def close(self) -> None:
-        for col in range(len(WIDTHS)):
+        for col in range(len(self.style.widths)):
             self._hline(self.y, col)
-        self.canvas.setFont(FONT, 8)
-        self.canvas.drawString(MARGIN, MARGIN / 2, f"Сторінка {self.number}")
+        self.canvas.setFont(self.style.font, 8)
+        self.canvas.drawString(
+            MARGIN, MARGIN / 2, self.style.footer.format(page=self.number, pages=self.pages)
+        )
         self.canvas.showPage()
 
 
@@ -263,22 +326,69 @@ def render_pdf(
     bank: str,
     hyphenate: bool = True,
     title: str | None = TITLE,
+    style: Style = DEFAULT_STYLE,
 ) -> Rendered:
     """Write ``specs`` as a Commission-layout PDF at ``path``; return it with the ground-truth items."""
-    register_fonts()
+    register_fonts(style)
+    pages = None
+    if "{pages}" in style.footer:  # the page count is known after a first rendering (same layout)
+        pages = _render(specs, path, source=source, bank=bank, hyphenate=hyphenate, title=title, style=style)
+        pages = pages.n_pages
+    return _render(
+        specs, path, source=source, bank=bank, hyphenate=hyphenate, title=title, style=style, pages=pages
+    )
+
+
+def _render(
+    specs: Sequence[ItemSpec],
+    path: str | Path,
+    *,
+    source: str,
+    bank: str,
+    hyphenate: bool,
+    title: str | None,
+    style: Style,
+    pages: int | None = None,
+) -> Rendered:
+    _STYLE[0] = style
+    try:
+        return _draw(specs, path, source=source, bank=bank, hyphenate=hyphenate, title=title, pages=pages)
+    finally:
+        _STYLE[0] = DEFAULT_STYLE
+
+
+def _draw(
+    specs: Sequence[ItemSpec],
+    path: str | Path,
+    *,
+    source: str,
+    bank: str,
+    hyphenate: bool,
+    title: str | None,
+    pages: int | None,
+) -> Rendered:
+    style = _STYLE[0]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    canvas = Canvas(str(path), pagesize=A4, pageCompression=1, invariant=1)
+    canvas = Canvas(
+        str(path), pagesize=landscape(A4) if style.landscape else A4, pageCompression=1, invariant=1
+    )
     canvas.setTitle(title or bank)
-    page = _Page(canvas, 1, title=title)
+
+    def new_page(number: int, title: str | None = None) -> _Page:
+        return _Page(canvas, number, title=title, style=style, pages=pages)
+
+    page = new_page(1, title)
     result = Rendered(path=path, items=[], n_pages=0)
     above_starts_here = False  # the number cell right above was begun on this page (not a continuation)
+    spans = style.key_column  # the fourth column holds one cell per item
     for spec in specs:
         if not spec.options:
             raise ValueError(f"item {spec.number} has no options to print")
-        lay = _layout(spec, hyphenate)
+        lay = _layout(spec, hyphenate, style)
         remaining = list(range(len(spec.options)))
         first, start_page, fused = True, page.number, False
+        lead_done = False  # a split row's continuation already opened this page's part of the item
         while remaining:
             room = page.bottom - page.y
             need = lay.stem_height if first else 0.0
@@ -288,11 +398,18 @@ def render_pdf(
                     break
                 acc += lay.heights[r]
                 k += 1
-            if k == 0:
+            split = 0
+            if style.split_rows and k < len(remaining) and not spans and spec.excluded != "mark":
+                r = remaining[k]
+                fit = int((room - acc - 2 * PAD) // style.leading)
+                if (not first or need <= room) and len(lay.marks[r]) <= fit < len(lay.options[r]) and fit:
+                    split = fit
+            if k == 0 and not split:
                 if page.rows_drawn == 0:
                     raise ValueError(f"item {spec.number} is taller than a page")
                 page.close()
-                page = _Page(canvas, page.number + 1, title=None)
+                page = new_page(page.number + 1)
+                lead_done = False
                 continue
             if first:
                 start_page = page.number
@@ -300,26 +417,47 @@ def render_pdf(
                 merge_rule = spec.fused is not None and page.rows_drawn > 0
                 merge_rule = merge_rule and (spec.fused == "blank" or above_starts_here)
                 fused = spec.fused == "blank" or merge_rule
-            for j, r in enumerate(remaining[:k]):
+            drawn = remaining[: k + 1] if split else remaining[:k]
+            for j, r in enumerate(drawn):
                 height = lay.heights[r]
-                if j == k - 1:
-                    height = max(height, need - sum(lay.heights[x] for x in remaining[: k - 1]))
-                lead = j == 0
+                if j == len(drawn) - 1:
+                    height = max(height, need - sum(lay.heights[x] for x in drawn[:-1]))
+                lead = j == 0 and not lead_done
+                is_split = bool(split) and j == k
+                if is_split:
+                    height = room - acc
+                option = lay.options[r][:split] if is_split else lay.options[r]
                 cells: list[list[str] | None] = [
                     (lay.number if first else []) if lead else None,
                     (lay.question if first else []) if lead else None,
-                    lay.options[r],
-                    lay.marks[r] if spec.excluded != "mark" or r == 0 or (lead and not first) else None,
+                    option,
+                    lay.marks[r]
+                    if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)
+                    else None,
                 ]
+                if spans and lead and not first:
+                    cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
                 page.row(height, cells, skip_rule=skip)
             remaining = remaining[k:]
             above_starts_here = first
+            lead_done = False
+            if split:
+                if first:
+                    result.crossing.append(item_id(source, bank, spec.number))
+                page.close()
+                page = new_page(page.number + 1)
+                r = remaining[0]
+                rest = lay.options[r][split:]
+                page.row(len(rest) * style.leading + 2 * PAD, [[], [], rest, []])
+                remaining = remaining[1:]
+                lead_done, first = True, False
+                continue
             if remaining:
                 if first:
                     result.crossing.append(item_id(source, bank, spec.number))
                 page.close()
-                page = _Page(canvas, page.number + 1, title=None)
+                page = new_page(page.number + 1)
             first = False
         result.items.append(
             expected_item(spec, source=source, bank=bank, file=path.name, page=start_page, fused=fused)

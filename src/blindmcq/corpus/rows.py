@@ -19,3 +19,5 @@ class Row:
     question: str | None
     option: str | None
     mark: str | None
+    top: float | None = None  # pt from the page top: where the row band begins (for page crops)
+    bottom: float | None = None

@@ -27,6 +27,16 @@ def pdf_paths(dataset: dict[str, Any]) -> list[Path]:
     return found
 
 
+DEFAULT_CORRECTIONS = Path("defaults/corrections.yaml")
+
+
+def corrections_path(dataset: dict[str, Any]) -> Path | None:
+    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present."""
+    if "corrections" in dataset:
+        return Path(dataset["corrections"]) if dataset["corrections"] else None
+    return DEFAULT_CORRECTIONS if DEFAULT_CORRECTIONS.is_file() else None
+
+
 def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
     """Write items.jsonl and verification.json for any dataset config; returns the verification report."""
     if dataset.get("loader") == "pdf":
@@ -38,6 +48,7 @@ def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[
             source=dataset.get("source", "vkks"),
             bank=dataset.get("bank"),
             seed=seed,
+            corrections=corrections_path(dataset),
         )
     from blindmcq.datasets.registry import load_dataset
 

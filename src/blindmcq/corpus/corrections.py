@@ -1,0 +1,108 @@
+"""Reviewed corrections: a committed YAML mapping, item id -> corrected fields, applied reproducibly.
+
+Each entry names the ``fingerprint`` (``meta.fingerprint``: both paths' readings of the item, hashed) it was
+written against, and any of ``question``, ``options``, ``key`` (0-based), ``status``. An entry for a bank
+this run extracts must find its item with that fingerprint; otherwise the source text has changed under
+it and the run stops (InputError naming the item and the corrections file). Entries for banks this run does
+not extract are left alone and counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blindmcq.errors import InputError
+from blindmcq.items import FLAGS, STATUSES, Item, invariant_flags
+
+FIELDS = ("question", "options", "key", "status")
+
+
+def load_corrections(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The corrections file as a mapping; every entry checked for shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("corrections file not found", file=str(path))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {str(exc).splitlines()[0]}", file=str(path)) from exc
+    data = data or {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping from item id to corrected fields", file=str(path))
+    for item_id, entry in data.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            raise InputError("entry needs a mapping with a 'fingerprint'", file=str(path), item=str(item_id))
+        unknown = sorted(set(entry) - {"fingerprint", *FIELDS})
+        if unknown:
+            raise InputError(
+                f"unknown fields {unknown}; allowed {list(FIELDS)}", file=str(path), item=item_id
+            )
+        if "options" in entry and not (
+            isinstance(entry["options"], list) and all(isinstance(o, str) for o in entry["options"])
+        ):
+            raise InputError("options must be a list of strings", file=str(path), item=item_id)
+        if "key" in entry and entry["key"] is not None and not isinstance(entry["key"], int):
+            raise InputError("key must be a 0-based integer or null", file=str(path), item=item_id)
+        if "status" in entry and entry["status"] not in STATUSES:
+            raise InputError(f"status must be one of {list(STATUSES)}", file=str(path), item=item_id)
+    return {str(k): v for k, v in data.items()}
+
+
+def corrected(item: Item, entry: dict[str, Any], *, n_options: int | None, file: str) -> Item:
+    question = str(entry.get("question", item.question))
+    options = tuple(entry.get("options", item.options))
+    key = entry.get("key", item.key)
+    if key is not None and not 0 <= key < len(options):
+        raise InputError(f"corrected key {key} outside 0..{len(options) - 1}", file=file, item=item.id)
+    flags = set(invariant_flags(options, [] if key is None else [key], n_options))
+    flags |= set(item.flags) & {"excluded", "recovered_merge"}
+    status = entry.get("status") or (
+        "excluded" if "excluded" in flags else "malformed" if flags - {"recovered_merge"} else "ok"
+    )
+    if status == "ok" and (key is None or "invariant" in flags):
+        raise InputError("corrected to status ok but the one-key invariant fails", file=file, item=item.id)
+    meta = {**item.meta, "corrected": sorted(set(entry) - {"fingerprint"})}
+    meta["settled"] = {"path": "correction", "why": f"reviewed correction in {Path(file).name}"}
+    meta.pop("boxes", None)
+    return dataclasses.replace(
+        item,
+        question=question,
+        options=options,
+        key=key,
+        status=status,
+        flags=tuple(f for f in FLAGS if f in flags),
+        meta=meta,
+    )
+
+
+def apply_corrections(
+    items: Sequence[Item], corrections: dict[str, dict[str, Any]], *, file: str, n_options: int | None
+) -> tuple[list[Item], dict[str, Any]]:
+    """Items with corrections applied, and a summary for verification.json; InputError on a stale entry."""
+    by_id = {i.id: i for i in items}
+    banks = {f"{i.source}-{i.bank}-" for i in items}
+    applied, elsewhere = [], []
+    for item_id, entry in corrections.items():
+        item = by_id.get(item_id)
+        if item is None:
+            if any(item_id.startswith(b) for b in banks):
+                raise InputError(
+                    "correction for an item the extraction no longer finds", file=file, item=item_id
+                )
+            elsewhere.append(item_id)
+            continue
+        if item.meta.get("fingerprint") != entry["fingerprint"]:
+            raise InputError(
+                f"correction written for fingerprint {entry['fingerprint']}, but the source now reads "
+                f"{item.meta.get('fingerprint')}: review the item again",
+                file=file,
+                item=item_id,
+            )
+        by_id[item_id] = corrected(item, entry, n_options=n_options, file=file)
+        applied.append(item_id)
+    return [by_id[i.id] for i in items], {"file": file, "applied": applied, "other_banks": len(elsewhere)}

@@ -1,0 +1,105 @@
+"""Settle the two paths' disagreements per item, by the item invariants; what cannot be settled is disputed.
+
+Per item id of one file:
+- both paths read it and agree (whitespace- and hyphen-insensitive, :func:`verify.confirm`): path 1's reading;
+- they disagree, or one path lacks it: the reading that satisfies the invariants wins (one stem, N options,
+  exactly one key unless excluded, no blank option, its number one more than the number before it in that
+  path's reading of the file);
+- both or neither satisfy them: the item is kept with status ``disputed`` (never probed by default) and
+  both readings in ``meta.readings``.
+``meta.settled`` records which path won and why; ``meta.fingerprint`` hashes both paths' readings, so a
+correction can check it still corrects the text it was written against.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from blindmcq.corpus.verify import confirm
+from blindmcq.items import Item
+
+PATH_NAMES = ("tables", "rules")
+
+
+def reading(item: Item | None) -> dict[str, Any] | None:
+    """What one path read for an item: the fields a reviewer compares."""
+    if item is None:
+        return None
+    return {
+        "question": item.question,
+        "options": list(item.options),
+        "key": item.key,
+        "status": item.status,
+        "page": item.page,
+    }
+
+
+def fingerprint(a: Item | None, b: Item | None) -> str:
+    """Short hash of both paths' readings of an item (its source text as extracted)."""
+    text = json.dumps([reading(a), reading(b)], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def failures(item: Item | None, previous: int | None, n_options: int | None) -> list[str]:
+    """The item invariants one reading breaks; empty when it satisfies them all."""
+    if item is None:
+        return ["not read"]
+    out = []
+    if not item.question.strip():
+        out.append("no stem")
+    if n_options is not None and len(item.options) != n_options:
+        out.append(f"{len(item.options)} options, expected {n_options}")
+    if item.status != "excluded" and (item.key is None or "invariant" in item.flags):
+        out.append("not exactly one key")
+    if "blank_option" in item.flags:
+        out.append("a blank option")
+    if previous is not None and item.number != previous + 1:
+        out.append(f"number {item.number} does not follow {previous}")
+    return out
+
+
+def _previous(items: Sequence[Item]) -> dict[str, int | None]:
+    return {it.id: (items[k - 1].number if k else None) for k, it in enumerate(items)}
+
+
+def settle(first: Sequence[Item], second: Sequence[Item], *, n_options: int | None) -> list[Item]:
+    """One file's items from both paths' readings, ordered by number."""
+    a_by, b_by = {i.id: i for i in first}, {i.id: i for i in second}
+    prev_a, prev_b = _previous(first), _previous(second)
+    ids = sorted(set(a_by) | set(b_by), key=lambda i: (a_by.get(i) or b_by[i]).number)
+    out = []
+    for item_id in ids:
+        a, b = a_by.get(item_id), b_by.get(item_id)
+        meta: dict[str, Any] = {"fingerprint": fingerprint(a, b), "confirmed": confirm(a, b)}
+        if a is not None and b is not None and all(meta["confirmed"].values()):
+            chosen, settled = a, {"path": "both", "why": "the paths agree"}
+        else:
+            fa = failures(a, prev_a.get(item_id), n_options)
+            fb = failures(b, prev_b.get(item_id), n_options)
+            if not fa and fb:
+                chosen, settled = a, {"path": "tables", "why": "path 2 breaks: " + "; ".join(fb)}
+            elif fa and not fb:
+                chosen, settled = b, {"path": "rules", "why": "path 1 breaks: " + "; ".join(fa)}
+            else:
+                chosen = a or b
+                why = (
+                    "both readings satisfy the invariants but differ"
+                    if not fa and not fb
+                    else f"path 1 breaks: {'; '.join(fa)}; path 2 breaks: {'; '.join(fb)}"
+                )
+                settled = {"path": None, "why": why}
+                meta["readings"] = {"tables": reading(a), "rules": reading(b)}
+        assert chosen is not None
+        base = {k: v for k, v in chosen.meta.items() if k != "boxes" or settled["path"] is None}
+        if settled["path"] is None:
+            boxes = [*(a.meta.get("boxes", []) if a else []), *(b.meta.get("boxes", []) if b else [])]
+            base["boxes"] = boxes
+        fields: dict[str, Any] = {"meta": {**base, **meta, "settled": settled}}
+        if settled["path"] is None:
+            fields["status"] = "disputed"
+        out.append(dataclasses.replace(chosen, **fields))
+    return out

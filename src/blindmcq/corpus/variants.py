@@ -1,0 +1,199 @@
+"""Commission-style layouts the extractor was not written for, printed from real customs items.
+
+Each variant is a :class:`~blindmcq.corpus.render.Style` plus what is injected: the special cases of
+:func:`~blindmcq.corpus.render.with_cases`, fused (merged) number cells. Items are a seeded sample of the
+real customs bank (``ua-customs-exam/questions.json``), renumbered 1..n.
+
+``SCORING_ONLY`` variants are for measuring only: nothing in the extractor was changed to make them pass
+(they combine the features of the others with fonts, widths and number forms none of them use).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from blindmcq.corpus.default_bank import spec
+from blindmcq.corpus.render import ItemSpec, Rendered, Style, render_pdf, with_cases
+
+ANNEX = ("Додаток 2", "до рішення Вищої кваліфікаційної комісії суддів України", "від 14.02.2019 № 23/зп-19")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    style: Style
+    cases: bool = False  # inject with_cases' malformed, excluded and fused items
+    fuse_every: int = 0  # additionally fuse the number cell of every n-th item into the one above
+    long_options: bool = False  # double some options, so rows are tall and cross page breaks
+    title: str | None = "Перелік тестових питань"
+    scoring_only: bool = False
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant(
+        "serif-zp",
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            font_files=("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
+            widths=(44.0, 200.0, 207.0, 72.0),
+            header=("№ з/п", "Зміст питання", "Варіанти відповідей", "Відмітка"),
+            number_format="{n}.",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "landscape-annex",
+        Style(
+            landscape=True,
+            widths=(40.0, 320.0, 330.0, 80.0),
+            header=("№\nп/п", "Питання", "Відповіді", "Правильність"),
+            number_format="{n})",
+            annex=ANNEX,
+            running_title="Перелік тестових питань (продовження)",
+            footer="Сторінка {page} з {pages}",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "marks-broken",
+        Style(
+            widths=(36.0, 196.0, 227.0, 64.0),
+            marks=("Правильна ", "Не правильна"),
+            wrap_marks=True,
+            header=("№", "Питання", "Варіанти відповіді", "Позн."),
+        ),
+        cases=True,
+    ),
+    Variant(
+        "key-column",
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+        ),
+        cases=True,
+    ),
+    Variant(
+        "split-rows",
+        Style(widths=(36.0, 230.0, 187.0, 70.0), split_rows=True, footer="Сторінка {page} з {pages}"),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "merged-numbers",
+        Style(
+            font="DejaVuSansCondensed",
+            bold="DejaVuSansCondensed-Bold",
+            font_files=("DejaVuSansCondensed.ttf", "DejaVuSansCondensed-Bold.ttf"),
+            number_format="№ {n}",
+            widths=(40.0, 190.0, 230.0, 63.0),
+        ),
+        fuse_every=7,
+    ),
+    Variant(
+        "hyphen-narrow",
+        Style(
+            font="DejaVuSansCondensed",
+            bold="DejaVuSansCondensed-Bold",
+            font_files=("DejaVuSansCondensed.ttf", "DejaVuSansCondensed-Bold.ttf"),
+            size=8.0,
+            leading=10.0,
+            widths=(30.0, 130.0, 140.0, 62.0),
+        ),
+        cases=True,
+    ),
+    Variant(
+        "mono-landscape-mixed",
+        Style(
+            font="DejaVuSansMono",
+            bold="DejaVuSansMono-Bold",
+            font_files=("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
+            size=8.0,
+            leading=10.0,
+            landscape=True,
+            widths=(48.0, 300.0, 330.0, 60.0),
+            header=("№ з/п", "Текст питання", "Варіанти", "Оцінка"),
+            number_format="{n}.",
+            marks=("ПРАВИЛЬНА", "неправильна"),
+            wrap_marks=True,
+            annex=ANNEX,
+            footer="Сторінка {page} з {pages}",
+            split_rows=True,
+        ),
+        cases=True,
+        fuse_every=11,
+        long_options=True,
+        scoring_only=True,
+    ),
+    Variant(
+        "serif-key-mixed",
+        Style(
+            font="DejaVuSerifCondensed",
+            bold="DejaVuSerifCondensed-Bold",
+            font_files=("DejaVuSerifCondensed.ttf", "DejaVuSerifCondensed-Bold.ttf"),
+            widths=(42.0, 170.0, 247.0, 64.0),
+            header=("Номер", "Питання", "Відповіді", "Ключ"),
+            number_format="№{n}",
+            key_column=True,
+            key_letters="123456",
+            running_title="Тестові питання",
+        ),
+        cases=True,
+        fuse_every=9,
+        title=None,
+        scoring_only=True,
+    ),
+)
+BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def customs_records(questions_json: str | Path) -> list[dict[str, Any]]:
+    """Every item of the customs bank file (legislation, and operational competencies when present)."""
+    data = json.loads(Path(questions_json).read_text(encoding="utf-8"))
+    records = [r for items in data["legislation"].values() for r in items]
+    for competency in data.get("operational_competencies", {}).values():
+        for items in competency["levels"].values():
+            records += items
+    return records
+
+
+def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int, seed: int) -> list[ItemSpec]:
+    """A seeded sample of ``n_items`` real items, renumbered, with the variant's injections."""
+    rng = random.Random(f"{seed}-{variant.name}")
+    chosen = rng.sample(records, min(n_items, len(records)))
+    specs = [dataclasses.replace(spec(r), number=k) for k, r in enumerate(chosen, 1)]
+    if variant.long_options:
+        specs = [
+            dataclasses.replace(s, options=tuple(f"{o} {o}" if len(o) > 60 else o for o in s.options))
+            for s in specs
+        ]
+    if variant.cases:
+        specs = with_cases(specs, start=3)
+    if variant.fuse_every:
+        specs = [
+            dataclasses.replace(s, fused="number")
+            if k % variant.fuse_every == 0 and s.fused is None and s.excluded is None
+            else s
+            for k, s in enumerate(specs)
+        ]
+    return specs
+
+
+def render_variant(
+    variant: Variant, records: list[dict[str, Any]], out_dir: str | Path, *, n_items: int = 120, seed: int = 0
+) -> Rendered:
+    """Print the variant as ``out_dir/var-{name}.pdf``; returns it with the ground truth."""
+    return render_pdf(
+        variant_specs(variant, records, n_items, seed),
+        Path(out_dir) / f"var-{variant.name}.pdf",
+        source="var",
+        bank=variant.name,
+        title=variant.title,
+        style=variant.style,
+    )

@@ -1,0 +1,96 @@
+"""Layouts the extractor was not written for (variants.py): recognised, and every item exact."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pdfplumber
+import pytest
+from corpus_support import items_json, rows_of
+
+from blindmcq.corpus.assemble import mark_word
+from blindmcq.corpus.extract import extract_items
+from blindmcq.corpus.render import Rendered
+from blindmcq.corpus.variants import BY_NAME, VARIANTS, customs_records, render_variant
+
+N_ITEMS = 40
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return customs_records(items_json())
+
+
+@pytest.fixture(scope="module")
+def rendered(records: list[dict], tmp_path_factory: pytest.TempPathFactory):
+    cache: dict[str, Rendered] = {}
+
+    def get(name: str) -> Rendered:
+        if name not in cache:
+            folder = tmp_path_factory.mktemp(name)
+            cache[name] = render_variant(BY_NAME[name], records, folder, n_items=N_ITEMS, seed=3)
+        return cache[name]
+
+    return get
+
+
+def test_at_least_eight_variants_some_held_out() -> None:
+    assert len(VARIANTS) >= 8 and len({v.name for v in VARIANTS}) == len(VARIANTS)
+    assert 1 <= sum(v.scoring_only for v in VARIANTS) < len(VARIANTS)
+
+
+@pytest.mark.parametrize("name", ["landscape-annex", "key-column", "split-rows", "marks-broken"])
+def test_variant_extracts_exactly(rendered, name: str) -> None:
+    bank = rendered(name)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items
+    assert report["disputed"] == [] and report["counts"]["status"]["disputed"] == 0
+    layout = report["files"][0]["layout"]
+    style = BY_NAME[name].style
+    assert layout["orientation"] == ("landscape" if style.landscape else "portrait")
+    assert layout["fourth_column"] == ("key" if style.key_column else "mark")
+    assert layout["header"] == [" ".join(h.split()) for h in style.header]
+
+
+def test_variants_print_what_they_claim(rendered) -> None:
+    """The features really reach the page: annex heading and 'N з M' footer, split rows, broken marks."""
+    annex = rendered("landscape-annex")
+    with pdfplumber.open(annex.path) as pdf:
+        first, last = pdf.pages[0].extract_text(), pdf.pages[-1].extract_text()
+        assert pdf.pages[0].width > pdf.pages[0].height
+    assert "до рішення Вищої кваліфікаційної комісії суддів України" in first
+    assert f"Сторінка {annex.n_pages} з {annex.n_pages}" in last
+    split = rendered("split-rows")
+    rows = rows_of(split.path, "rules")
+    tops = [r for k, r in enumerate(rows) if k and rows[k - 1].page != r.page]  # header rows
+    continued = [
+        rows[k + 1]
+        for k, r in enumerate(rows[:-1])
+        if r in tops and rows[k + 1].mark == "" and rows[k + 1].option
+    ]
+    assert continued, "no option row was split across a page break"
+    marks = [r.mark for r in rows_of(rendered("marks-broken").path, "tables") if r.mark]
+    broken = [m for m in marks if "\n" in m and mark_word(m) == "неправильна"]
+    assert broken and all(m.casefold() != "неправильна" for m in broken)
+
+
+def test_merged_numbers_and_number_forms(rendered) -> None:
+    bank = rendered("merged-numbers")
+    numbers = [r.number for r in rows_of(bank.path, "tables") if r.number and "\n" in r.number]
+    assert numbers and all(re.fullmatch(r"№ \d+\n№ \d+", n) for n in numbers)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items and report["files"][0]["layout"]["number_forms"] == ["№ 1"]
+
+
+def test_unrecognised_fourth_column_names_the_page(records, tmp_path: Path) -> None:
+    import dataclasses
+
+    variant = dataclasses.replace(
+        BY_NAME["serif-zp"], style=dataclasses.replace(BY_NAME["serif-zp"].style, marks=("так", "можливо"))
+    )
+    bank = render_variant(variant, records, tmp_path, n_items=20)
+    from blindmcq.errors import InputError
+
+    with pytest.raises(InputError, match=r"page 1: fourth-column cell 'можливо' is neither a mark"):
+        extract_items([bank.path], source="var", workers=1)

@@ -1,0 +1,208 @@
+"""Review workflow: a disputed item on the review page (and in Chromium), then a correction round trip."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from PIL import Image
+
+from blindmcq.corpus import extract, path_rules
+from blindmcq.corpus.cli import main
+from blindmcq.corpus.extract import extract_pdfs
+from blindmcq.corpus.render import Rendered
+from blindmcq.errors import InputError
+from blindmcq.items import read_items
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+EVIL = "<script>alert(1)</script> & змінений текст"
+
+
+@pytest.fixture
+def misread(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Path 2 misreads item 2's second option (text that would break the page if not escaped).
+
+    Both readings then keep the invariants but differ: item 2 is disputed. Only in-process (workers=1).
+    """
+
+    def rows(page, page_no):
+        out = path_rules.page_rows(page, page_no)
+        starts = [k for k, r in enumerate(out) if (r.number or "").strip() == "2"]
+        if starts:
+            k = starts[0] + 1
+            out[k] = dataclasses.replace(out[k], option=EVIL)
+        return out
+
+    monkeypatch.setitem(extract.METHODS, "rules", rows)
+    return "vkks-small-2"
+
+
+def extract_small(small_bank: Rendered, out: Path, **kw):
+    return extract_pdfs([small_bank.path], out, source="vkks", workers=1, pilot_per_bank=2, **kw)
+
+
+def test_review_page_shows_crop_and_both_readings(small_bank: Rendered, misread: str, tmp_path: Path) -> None:
+    report = extract_small(small_bank, tmp_path / "out", review_dir=tmp_path / "review")
+    assert [d["id"] for d in report["disputed"]] == [misread]
+    assert report["settled"]["disputed"] == 1 == report["n_disputed"]
+    assert report["counts"]["status"]["disputed"] == 1
+    items = {i.id: i for i in read_items(tmp_path / "out" / "items.jsonl")}
+    assert items[misread].status == "disputed" and not items[misread].usable
+    assert items[misread].meta["readings"]["rules"]["options"][1] == EVIL
+    page = (tmp_path / "review" / "review.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; змінений" in page
+    assert f'id="{misread}"' in page and items[misread].meta["fingerprint"] in page
+    (uri,) = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    crop = Image.open(io.BytesIO(base64.b64decode(uri)))
+    assert crop.width > 500 and 30 < crop.height < crop.width  # a band of the page, not the whole page
+
+
+def test_correction_round_trip(small_bank: Rendered, misread: str, tmp_path: Path) -> None:
+    extract_small(small_bank, tmp_path / "out", review_dir=tmp_path / "review")
+    disputed = {i.id: i for i in read_items(tmp_path / "out" / "items.jsonl")}[misread]
+    truth = {i.id: i for i in small_bank.items}[misread]
+    # The reviewer fills in the stub from the page image: here, the printed truth.
+    entry = {"fingerprint": disputed.meta["fingerprint"], "options": list(truth.options), "key": truth.key}
+    fixes = tmp_path / "corrections.yaml"
+    fixes.write_text(yaml.safe_dump({misread: entry}, allow_unicode=True), encoding="utf-8")
+    report = extract_small(small_bank, tmp_path / "fixed", corrections=fixes)
+    items = read_items(tmp_path / "fixed" / "items.jsonl")
+    assert items == small_bank.items  # every field the truth has, status ok again
+    fixed = {i.id: i for i in items}[misread]
+    assert fixed.meta["settled"]["path"] == "correction" and fixed.meta["corrected"] == ["key", "options"]
+    assert report["corrections"]["applied"] == [misread] and report["disputed"] == []
+    # Same run again: the same items (reproducible).
+    extract_small(small_bank, tmp_path / "again", corrections=fixes)
+    assert read_items(tmp_path / "again" / "items.jsonl") == items
+
+
+def test_stale_correction_fails_loudly(small_bank: Rendered, tmp_path: Path, capsys) -> None:
+    """Without the misreading, the source text differs from what the correction was written against."""
+    fixes = tmp_path / "corrections.yaml"
+    fixes.write_text("vkks-small-2:\n  fingerprint: 0123456789abcdef\n  key: 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"corrections\.yaml, item vkks-small-2: correction written for"):
+        extract_small(small_bank, tmp_path / "out", corrections=fixes)
+    assert not (tmp_path / "out").exists()
+    argv = [str(small_bank.path), "--out", str(tmp_path / "o"), "--workers", "1", "--corrections", str(fixes)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "item vkks-small-2" in err and "corrections.yaml" in err
+    fixes.write_text("vkks-small-99:\n  fingerprint: 0123456789abcdef\n  key: 1\n", encoding="utf-8")
+    with pytest.raises(
+        InputError, match=r"item vkks-small-99: correction for an item the extraction no longer"
+    ):
+        extract_small(small_bank, tmp_path / "out", corrections=fixes)
+    fixes.write_text("vkks-small-2:\n  fingerprint: x\n  answer: 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"item vkks-small-2: unknown fields \['answer'\]"):
+        extract_small(small_bank, tmp_path / "out", corrections=fixes)
+
+
+def test_committed_corrections_file_is_valid(repo_root: Path) -> None:
+    from blindmcq.corpus.corrections import load_corrections
+
+    assert isinstance(load_corrections(repo_root / "defaults" / "corrections.yaml"), dict)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--workers", "-1"], "--workers must be at least 1, got -1"),
+        (["--pilot-per-bank", "-1"], "--pilot-per-bank must be 0 or more, got -1"),
+        (["--page-timeout", "0"], "--page-timeout must be positive"),
+    ],
+)
+def test_cli_rejects_bad_arguments(small_bank: Rendered, tmp_path: Path, capsys, extra, message) -> None:
+    assert main([str(small_bank.path), "--out", str(tmp_path / "o"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_rejects_out_that_is_a_file(small_bank: Rendered, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "taken"
+    target.write_text("keep me", encoding="utf-8")
+    assert main([str(small_bank.path), "--out", str(target), "--workers", "1"]) == 2
+    assert "--out names an existing file" in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def test_page_time_limit_names_the_page(small_bank: Rendered, tmp_path: Path) -> None:
+    with pytest.raises(
+        InputError, match=r"vkks-small\.pdf, page 1: page could not be read: page took longer"
+    ):
+        extract_small(small_bank, tmp_path / "out", page_timeout=1e-6)
+
+
+# --- in the browser ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("no browser: install Debian's chromium and chromium-driver (see .ci/run)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1366,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.mark.slow
+def test_review_page_in_chromium(small_bank: Rendered, misread: str, tmp_path: Path, browser) -> None:
+    extract_small(small_bank, tmp_path / "out", review_dir=tmp_path / "review")
+    browser.get((tmp_path / "review" / "review.html").as_uri())
+    sections = browser.execute_script("return [...document.querySelectorAll('section.item')].map(s => s.id);")
+    assert sections == [misread]
+    sizes = browser.execute_script(
+        "return [...document.querySelectorAll('section.item img')]"
+        ".map(i => [i.complete, i.naturalWidth, i.naturalHeight]);"
+    )
+    assert len(sizes) == 1 and sizes[0][0] and sizes[0][1] > 500 and sizes[0][2] > 30
+    text = browser.execute_script("return document.body.innerText;")
+    assert EVIL in text  # shown as text, not run
+    assert browser.execute_script("return typeof window.alert_ran;") == "undefined"
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+
+
+def test_corpus_stage_applies_the_corrections_file(
+    small_bank: Rendered, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blindmcq.stages.corpus import build_corpus, corrections_path
+
+    monkeypatch.chdir(repo_root)
+    assert corrections_path({}) == Path("defaults/corrections.yaml")
+    assert corrections_path({"corrections": None}) is None
+    fixes = tmp_path / "corrections.yaml"
+    fixes.write_text("vkks-small-2:\n  fingerprint: 0123456789abcdef\n  key: 1\n", encoding="utf-8")
+    dataset = {"loader": "pdf", "paths": [str(small_bank.path)], "source": "vkks", "corrections": str(fixes)}
+    with pytest.raises(InputError, match=r"item vkks-small-2: correction written for fingerprint"):
+        build_corpus(dataset, tmp_path / "out")
+    report = build_corpus({**dataset, "corrections": None}, tmp_path / "out")
+    assert report["n_items"] == 6 and report["corrections"]["applied"] == []

@@ -1,0 +1,86 @@
+"""Settling the paths' disagreements: the reading that keeps the invariants wins; otherwise disputed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from blindmcq.corpus.settle import failures, settle
+from blindmcq.items import Item, invariant_flags
+from blindmcq.probe import sample_items
+
+
+def item(number: int, options: tuple[str, ...] = ("а", "б", "в", "г"), key: int | None = 0, **kw) -> Item:
+    flags = tuple(invariant_flags(options, [] if key is None else [key], 4))
+    status = "malformed" if flags else "ok"
+    return Item(
+        id=f"s-b-{number}",
+        source="s",
+        bank="b",
+        number=number,
+        question=kw.pop("question", f"Питання {number}?"),
+        options=options,
+        key=None if "invariant" in flags else key,
+        status=status,
+        flags=flags,
+        **kw,
+    )
+
+
+def test_agreeing_paths_keep_path_1() -> None:
+    (got,) = settle([item(1)], [item(1, question="Питання  1?")], n_options=4)
+    assert got == item(1) and got.meta["settled"] == {"path": "both", "why": "the paths agree"}
+    assert got.meta["confirmed"] == {"stem": True, "options": True, "key": True}
+
+
+def test_page_break_swallow_is_settled_by_path_2() -> None:
+    """Path 1 gives item 5 the next item's options (7) and loses item 6; path 2 reads both right."""
+    first = [item(4), item(5, options=("а", "б", "в", "г", "ґ", "д", "е"), key=None), item(7)]
+    second = [item(4), item(5), item(6), item(7)]
+    got = settle(first, second, n_options=4)
+    assert [i.id for i in got] == ["s-b-4", "s-b-5", "s-b-6", "s-b-7"]
+    assert got[1] == item(5) and got[1].status == "ok"
+    assert got[1].meta["settled"]["path"] == "rules"
+    assert "7 options, expected 4" in got[1].meta["settled"]["why"]
+    assert got[2].meta["settled"] == {"path": "rules", "why": "path 1 breaks: not read"}
+    assert got[3].meta["settled"]["path"] == "both"
+
+
+def test_path_1_wins_when_path_2_breaks_the_number_sequence() -> None:
+    first = [item(1), item(2, options=("а", "б", "в", "г"))]
+    second = [item(1), item(3, options=("а", "б", "в", "г")), item(2, options=("а", "б", "x", "г"))]
+    got = {i.id: i for i in settle(first, second, n_options=4)}
+    assert got["s-b-2"].meta["settled"]["path"] == "tables"
+    assert "number 2 does not follow 3" in got["s-b-2"].meta["settled"]["why"]
+
+
+def test_both_or_neither_is_disputed_never_silently_path_1() -> None:
+    both = settle([item(1, key=0)], [item(1, key=1)], n_options=4)[0]
+    assert both.status == "disputed" and both.meta["settled"]["path"] is None
+    assert "both readings satisfy" in both.meta["settled"]["why"]
+    assert both.meta["readings"]["tables"]["key"] == 0 and both.meta["readings"]["rules"]["key"] == 1
+    neither = settle([item(1, options=("а", "б", "в"))], [item(1, options=("а", "б"))], n_options=4)[0]
+    assert neither.status == "disputed"
+    assert neither.meta["settled"]["why"] == (
+        "path 1 breaks: 3 options, expected 4; not exactly one key; "
+        "path 2 breaks: 2 options, expected 4; not exactly one key"
+    )
+    # A disputed item is kept, but never probed by default (Item.usable, used by probe.sample_items).
+    assert sample_items([item(2), both, neither], None, 0) == [item(2)]
+
+
+def test_failures_lists_each_broken_invariant() -> None:
+    bad = dataclasses.replace(item(9, options=("а", "", "в", "г"), key=None), question=" ")
+    assert failures(bad, 7, 4) == [
+        "no stem",
+        "not exactly one key",
+        "a blank option",
+        "number 9 does not follow 7",
+    ]
+    assert failures(item(8), 7, 4) == [] and failures(None, None, 4) == ["not read"]
+
+
+def test_fingerprint_changes_with_either_reading() -> None:
+    a = settle([item(1, key=0)], [item(1, key=1)], n_options=4)[0].meta["fingerprint"]
+    b = settle([item(1, key=0)], [item(1, key=2)], n_options=4)[0].meta["fingerprint"]
+    c = settle([item(1, key=0)], [item(1, key=1)], n_options=4)[0].meta["fingerprint"]
+    assert a != b and a == c and len(a) == 16
