@@ -354,6 +354,10 @@ def build_presentations(
     out: list[Presentation] = []
     for item in items:
         n = item.n_options
+        try:
+            setup.labels_and_instruction(n)
+        except ConfigError as exc:  # e.g. a 30-option item against 26 labels: name the item
+            raise InputError(f"{n} options: {exc}", file=item.file, item=item.id) from None
         for condition in conditions:
             if condition not in CONDITIONS:
                 raise ConfigError("conditions", f"{condition!r} is not one of {CONDITIONS}")
