@@ -51,7 +51,8 @@ def _type_name(tp: Any) -> str:
         return f"a list of {_type_name(typing.get_args(tp)[0])}" if typing.get_args(tp) else "a list"
     if origin is dict or tp is dict:
         return "a mapping"
-    return getattr(tp, "__name__", str(tp))
+    words = {int: "an integer", float: "a number", str: "text", bool: "true or false"}
+    return words.get(tp, getattr(tp, "__name__", str(tp)))
 
 
 class _Reject(Exception):
