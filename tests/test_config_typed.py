@@ -47,8 +47,8 @@ def test_typed_configs_params_yaml_becomes_a_typed_config() -> None:
 def test_typed_configs_models_get_one_schema_per_backend() -> None:
     assert isinstance(validate_group("model", load_group("model", "gpt-5.6")), BedrockModel)
     assert isinstance(validate_group("model", load_group("model", "longest")), HeuristicModel)
-    openai = {"name": "gpt", "backend": "openai", "model_id": "gpt-5", "api": "responses",
-              "base_url": "https://example.invalid/v1", "api_key_env": "OPENAI_API_KEY", "logprobs": True}  # fmt: skip
+    openai = {"name": "gpt", "backend": "openai", "model_id": "gpt-5", "api": "responses", "logprobs": True,
+              "base_url": "https://example.invalid/v1", "api_key_env": "OPENAI_API_KEY"}  # fmt: skip
     assert isinstance(validate_group("model", openai), OpenAIModel)
     with pytest.raises(ConfigError, match=r"model\.api'?: expected one of 'chat', 'responses', got 'rest'"):
         validate_group("model", {**openai, "api": "rest"})
@@ -58,35 +58,39 @@ def test_typed_configs_models_get_one_schema_per_backend() -> None:
     with pytest.raises(ConfigError, match=r"model\.backend'?: expected one of bedrock, fault"):
         validate_group("model", {"name": "x", "backend": "gpu"})
     with pytest.raises(ConfigError, match=r"model\.inner\.strategy"):
-        validate_group("model", {"name": "f", "backend": "fault", "inner": {"backend": "heuristic", "strategy": "?"}})
+        inner = {"backend": "heuristic", "strategy": "?"}
+        validate_group("model", {"name": "f", "backend": "fault", "inner": inner})
     with pytest.raises(ConfigError, match=r"model\.aws_secret_access_key'?: credentials do not belong"):
         validate_group("model", {**load_group("model", "gpt-5.6"), "aws_secret_access_key": "x"})
 
 
-@pytest.mark.parametrize(
-    ("edit", "message"),
-    [
-        (lambda p: p["probe"].update(smaple=5), "params.yaml: probe.smaple: unknown key; expected one of cache, "),
-        (lambda p: p["probe"].update(sample="abc"), "params.yaml: probe.sample: expected an integer or null, got 'abc'"),
-        (lambda p: p["probe"].update(sample=2.5), "params.yaml: probe.sample: expected an integer or null, got 2.5"),
-        (lambda p: p["probe"].update(sample=0), "params.yaml: probe.sample: must be >= 1, got 0"),
-        (lambda p: p["gate"].update(k="abc"), "params.yaml: gate.k: expected an integer, got 'abc'"),
-        (lambda p: p["gate"].update(k=True), "params.yaml: gate.k: expected an integer, got True"),
-        (lambda p: p["model"].update(temprature=0), "params.yaml: model.temprature: unknown key"),
-        (lambda p: p["condition"].update(conditions=["blnd"]), "params.yaml: condition.conditions[0]: expected one"),
-        (lambda p: p["intervention"]["answerpool"].update(delete_share=1.5),
-         "params.yaml: intervention.answerpool.delete_share: must be <= 1, got 1.5"),
-        (lambda p: p.update(sede=1), "params.yaml: sede: unknown key"),
-        (lambda p: p["reasoning"].update(max_tokens=-1), "params.yaml: reasoning.max_tokens: must be >= 1"),
-        (lambda p: p["dataset"].update(workers=0), "params.yaml: dataset.workers: must be >= 1, got 0"),
-    ],
-)  # fmt: skip
-def test_typed_configs_reject_bad_values_naming_file_and_key(edit, message: str) -> None:
+BAD = [  # (dotted key, value, the start of the one-line error after "params.yaml: ")
+    ("probe.smaple", 5, "probe.smaple: unknown key; expected one of cache, "),
+    ("probe.sample", "abc", "probe.sample: expected an integer or null, got 'abc'"),
+    ("probe.sample", 2.5, "probe.sample: expected an integer or null, got 2.5"),
+    ("probe.sample", 0, "probe.sample: must be >= 1, got 0"),
+    ("gate.k", "abc", "gate.k: expected an integer, got 'abc'"),
+    ("gate.k", True, "gate.k: expected an integer, got True"),
+    ("model.temprature", 0, "model.temprature: unknown key"),
+    ("condition.conditions", ["blnd"], "condition.conditions[0]: expected one of 'blind', 'full'"),
+    ("intervention.answerpool.delete_share", 1.5, "intervention.answerpool.delete_share: must be <= 1, got 1.5"),
+    ("sede", 1, "sede: unknown key"),
+    ("reasoning.max_tokens", -1, "reasoning.max_tokens: must be >= 1"),
+    ("dataset.workers", 0, "dataset.workers: must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), BAD, ids=[f"{k}={v!r}" for k, v, _ in BAD])
+def test_typed_configs_reject_bad_values_naming_file_and_key(key: str, value: object, message: str) -> None:
     params = copy.deepcopy(_params())
-    edit(params)
+    *parents, last = key.split(".")
+    node = params
+    for part in parents:
+        node = node[part]
+    node[last] = value
     with pytest.raises(ConfigError) as info:
         validate(params, file="params.yaml")
-    assert str(info.value).startswith(message), str(info.value)
+    assert str(info.value).startswith("params.yaml: " + message), str(info.value)
     assert "\n" not in str(info.value)
 
 
