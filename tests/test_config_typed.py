@@ -73,7 +73,7 @@ BAD = [  # (dotted key, value, the start of the one-line error after "params.yam
     ("gate.k", True, "gate.k: expected an integer, got True"),
     ("model.temprature", 0, "model.temprature: unknown key"),
     ("condition.conditions", ["blnd"], "condition.conditions[0]: expected one of 'blind', 'full'"),
-    ("intervention.answerpool.delete_share", 1.5, "intervention.answerpool.delete_share: must be <= 1, got 1.5"),
+    ("intervention.answerpool.delete_share", 1.5, "intervention.answerpool.delete_share: must be <= 1"),
     ("sede", 1, "sede: unknown key"),
     ("reasoning.max_tokens", -1, "reasoning.max_tokens: must be >= 1"),
     ("dataset.workers", 0, "dataset.workers: must be >= 1, got 0"),
