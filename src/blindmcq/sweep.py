@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,9 @@ from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate
-from blindmcq.errors import BlindMCQError
+from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.predictions import write_predictions
-from blindmcq.secrets import scrub_tree
+from blindmcq.secrets import scrub_text, scrub_tree
 from blindmcq.stages._baseline import baseline_from_params
 from blindmcq.stages.probe import probe_from_params
 from blindmcq.stages.report import run_name
@@ -121,6 +122,19 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
     return metrics
 
 
+def _resolve(cfg: DictConfig) -> dict[str, Any]:
+    """The composed config as a dict; a bad interpolation (``${oc.env:UNSET}``) is a ConfigError."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        params = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        key = str(getattr(exc, "full_key", "") or "config")
+        raise ConfigError(key, f"cannot resolve: {exc.msg}", file=CONFIG_SOURCE) from None
+    assert isinstance(params, dict)
+    return params  # type: ignore[return-value]
+
+
 @hydra.main(config_path=CONF_DIR, config_name="config", version_base=None)
 def main(cfg: DictConfig) -> float | None:
     hc = HydraConfig.get()
@@ -128,14 +142,15 @@ def main(cfg: DictConfig) -> float | None:
     sweep_id = Path(hc.sweep.dir).as_posix() if hc.mode.name == "MULTIRUN" else None
     try:
         try:
-            params = OmegaConf.to_container(cfg, resolve=True)
+            params = _resolve(cfg)
             validate(params, file=CONFIG_SOURCE)
-            assert isinstance(params, dict)
             metrics = sweep_job(params, out_dir, sweep_id)
         finally:
             scrub_tree(out_dir)  # also when the job fails: Hydra wrote .hydra/ before it started
     except BlindMCQError as exc:
-        log.error("%s", exc)
+        message = scrub_text(str(exc))
+        log.error("%s", message)  # the job's log file
+        print(f"blindmcq sweep: error: {message}", file=sys.stderr)
         raise SystemExit(2) from None
     key = f"blind_acc/{params['model']['name']}/all"
     return metrics.get(key)
