@@ -26,7 +26,10 @@ MIN_SECRET_LEN = 6  # shorter env values ("1", "true") would redact ordinary tex
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".log", ".txt", ".md", ".csv", ".html", ".tsv", ".jsonl"}
 MAX_SCRUB_BYTES = 50 * 2**20
 # key = value / key: value / key=value in YAML, override lists, logs; the value up to a delimiter.
-_ASSIGNMENT = re.compile(r"""([A-Za-z0-9_\-]+)(["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,'"}\]\n]+)""")
+# Only the key and separator are matched, so a value holding another assignment (Hydra's
+# ``override_dirname: +model.api_key=...``) is scanned too.
+_KEY_SEP = re.compile(r"""([A-Za-z0-9_\-]+)(["']?\s*[:=]\s*)""")
+_VALUE = re.compile(r"""\\?("[^"\n]*"|'[^'\n]*'|[^\s,'"}\]\n]+)""")
 
 
 def is_secret_key(name: object) -> bool:
@@ -46,17 +49,25 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def scrub_text(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """``text`` with every recognised credential replaced by ``***``."""
+def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignments: bool = True) -> str:
+    """``text`` with every recognised credential replaced by ``***``; ``assignments=False`` leaves
+    ``secret_key: word`` alone (for error messages, which name a key and never echo its value)."""
     for value in secret_values(environ):
         text = text.replace(value, REDACTED)
     text = AWS_KEY_ID.sub(REDACTED, text)
+    if not assignments:
+        return text
 
-    def assignment(match: re.Match[str]) -> str:
-        key, sep, value = match.groups()
-        return f"{key}{sep}{REDACTED}" if is_secret_key(key) and value != REDACTED else match.group(0)
-
-    return _ASSIGNMENT.sub(assignment, text)
+    out, pos = [], 0
+    for match in _KEY_SEP.finditer(text):
+        if match.start() < pos or not is_secret_key(match.group(1)):
+            continue
+        value = _VALUE.match(text, match.end())
+        if value is None or value.group(0) == REDACTED:
+            continue
+        out += [text[pos : match.end()], REDACTED]
+        pos = value.end()
+    return "".join(out) + text[pos:]
 
 
 def scrub(value: Any, environ: Mapping[str, str] | None = None) -> Any:

@@ -145,10 +145,12 @@ def main(cfg: DictConfig) -> float | None:
             params = _resolve(cfg)
             validate(params, file=CONFIG_SOURCE)
             metrics = sweep_job(params, out_dir, sweep_id)
-        finally:
-            scrub_tree(out_dir)  # also when the job fails: Hydra wrote .hydra/ before it started
+        finally:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before it started
+            scrub_tree(out_dir)
+            if sweep_id:
+                scrub_tree(Path(sweep_id) / "multirun.yaml")
     except BlindMCQError as exc:
-        message = scrub_text(str(exc))
+        message = scrub_text(str(exc), assignments=False)
         log.error("%s", message)  # the job's log file
         print(f"blindmcq sweep: error: {message}", file=sys.stderr)
         raise SystemExit(2) from None
