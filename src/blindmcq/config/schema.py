@@ -449,14 +449,38 @@ class LocalModel(_Model):
 
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
-    strategy: Literal["constant", "longest", "shortest", "most_words", "random"] = "constant"
+    strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
     slot: int = non_negative(0)
+
+    def check(self, key: str) -> None:
+        if self.strategy is None:
+            raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
+
+
+def _probability(default: float = 0.0) -> Any:
+    return field(default=default, **_rng(ge=0, le=1))
+
+
+@dataclass(frozen=True)
+class Faults:
+    """The fault backend's rates (blindmcq.backends.fault.FaultRates)."""
+
+    throttle: float = _probability()
+    throttle_burst: int = non_negative(3)
+    timeout: float = _probability()
+    server_error: float = _probability()
+    truncate: float = _probability()
+    empty: float = _probability()
+    refuse: float = _probability()
+    latency_s: float = non_negative(0.0)
+    tail_rate: float = _probability()
+    tail_s: float = non_negative(0.0)
 
 
 @dataclass(frozen=True)
 class FaultModel(_Model):
     inner: dict[str, Any] | None = None  # another model config (checked as a model below)
-    faults: dict[str, float] | None = None
+    faults: Faults | None = None
     retry: Retry | None = None
 
     def check(self, key: str) -> None:
@@ -471,7 +495,11 @@ class InstantModel(_Model):
 
 @dataclass(frozen=True)
 class SlowModel(_Model):
-    latency_s: float = non_negative(0.0)
+    latency_s: float | None = non_negative(None)
+
+    def check(self, key: str) -> None:
+        if self.latency_s is None:
+            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency in seconds")
 
 
 MODEL_SCHEMAS: dict[str, type] = {
