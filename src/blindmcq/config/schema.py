@@ -409,6 +409,7 @@ class BedrockModel(_Priced):
     read_timeout_s: float = positive(300)
     connect_timeout_s: float = positive(10)
     aws_profile: str | None = None
+    batch: dict[str, Any] | None = None  # blindmcq.batch.BatchSettings checks its own keys
 
     def check(self, key: str) -> None:
         if not self.model_id:
@@ -573,6 +574,7 @@ class Reasoning:
 class Statutes:
     name: str = "default"
     path: str | None = None
+    acts: list[str] | None = None  # index only these acts (stages/statutes.py)
 
 
 @dataclass(frozen=True)
