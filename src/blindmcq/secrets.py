@@ -95,7 +95,12 @@ def scrub_file(path: str | Path, environ: Mapping[str, str] | None = None) -> bo
     clean = scrub_text(text, environ)
     if clean == text:
         return False
-    write_text(path, clean)
+    if path.suffix == ".log":  # rewritten in place: an open logging handler (append mode) keeps writing to it
+        with path.open("r+", encoding="utf-8") as fh:
+            fh.write(clean)
+            fh.truncate()
+    else:
+        write_text(path, clean)
     return True
 
 
