@@ -6,6 +6,7 @@ recorded status; never another exception type, never a silent drop.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
@@ -13,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.schema import Config, validate, validate_group
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.items import Item, read_items
 from blindmcq.parsing import interpret, parse_answer
@@ -321,3 +324,88 @@ def test_corrupted_predictions_give_an_input_error_or_every_row(
     else:
         assert len(frame) == 6
     os.remove(path)
+
+
+# ---------------------------------------------------------------- configs through the schemas
+
+PARAMS = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+
+
+@st.composite
+def composed_configs(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
+    """params.yaml with up to three keys dropped, retyped, pushed out of range or misspelt."""
+    params = copy.deepcopy(PARAMS)
+    touched = []
+    for _ in range(draw(st.integers(1, 3))):
+        node, path = params, []
+        while isinstance(node, dict) and node and draw(st.booleans() if path else st.just(True)):
+            key = draw(st.sampled_from(sorted(node, key=str)))
+            path.append(str(key))
+            if not isinstance(node[key], dict):
+                break
+            node = node[key]
+        if not path:
+            continue
+        parent = params
+        for part in path[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["drop", "retype", "range", "typo"]))
+        last = path[-1]
+        if action == "drop":
+            parent.pop(last, None)
+        elif action == "retype":
+            parent[last] = draw(json_values)
+        elif action == "range":
+            parent[last] = draw(st.sampled_from([-1, 0, 1.5, 10**9, "", [], "abc", True, None]))
+        else:
+            parent[last + "x"] = parent.get(last)
+        touched.append(".".join([*path[:-1], last + ("x" if action == "typo" else "")]))
+    return params, touched
+
+
+@FUZZ
+@given(case=composed_configs())
+def test_composed_configs_give_a_typed_config_or_one_line_naming_the_key(case: tuple[dict, list]) -> None:
+    params, touched = case
+    try:
+        config = validate(params, file="params.yaml")
+    except ConfigError as exc:
+        text = str(exc)
+        assert text.startswith("params.yaml: ") and "\n" not in text
+        # the error names a key that was touched, or one inside or above it
+        assert any(exc.key.startswith(t.split(".")[0]) for t in touched), (exc.key, touched)
+        return
+    assert isinstance(config, Config)
+    assert config.probe is None or config.probe.sample is None or config.probe.sample >= 1
+    assert config.gate is None or (isinstance(config.gate.k, int) and config.gate.k >= 1)
+
+
+@FUZZ
+@given(cfg=model_configs())
+def test_model_configs_the_schema_accepts_build_a_backend(cfg: Any) -> None:
+    """The schema is the one check: what it accepts, the backend builds (bedrock needs AWS, left out)."""
+    try:
+        validate_group("model", cfg, file="model.yaml")
+    except ConfigError as exc:
+        assert str(exc).startswith("model.yaml: model") and "\n" not in str(exc)
+        return
+    if cfg["backend"] == "bedrock":
+        return
+    backend = make_backend(cfg)
+    assert isinstance(backend.name, str) and callable(backend.complete)
+
+
+@FUZZ
+@given(cfg=presentation_configs())
+def test_presentation_configs_the_schema_accepts_give_prompts_or_a_named_error(cfg: dict[str, Any]) -> None:
+    try:
+        for group in ("prompt", "labels", "reasoning"):
+            validate_group(group, cfg[group])
+    except ConfigError as exc:
+        assert exc.key.split(".")[0] in ("prompt", "labels", "reasoning")
+        return
+    try:
+        presentations = build_presentations(ITEMS, **cfg)
+    except BlindMCQError:
+        return  # e.g. a template with an unknown {field}: named by the presentation code
+    assert presentations and all(isinstance(p.user, str) and p.user for p in presentations)

@@ -1,52 +1,180 @@
-"""A Hydra multirun through the joblib launcher: two jobs in parallel processes share one response cache
-and log one MLflow parent run with a child run each."""
+"""The Hydra sweep entry point: its own gate per job (issue 16, point 5), secrets kept out of every file it
+writes (point 6), and a joblib multirun sharing one response cache and one MLflow parent run."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
+from blindmcq.analysis.gate import read_gate
 from blindmcq.cache import ResponseCache
+from blindmcq.config.schema import validate
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.items import write_items
 from blindmcq.predictions import read_predictions
 
 REPO = Path(__file__).resolve().parents[1]
-BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 
 
-@pytest.mark.slow  # two Python processes import the analysis stack and MLflow (~1 min on 2 cores)
-def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Path) -> None:
-    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
-    write_items(
-        tmp_path / "results/corpus/items.jsonl",
-        load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:30],
-    )
-    env = {
+def _items(root: Path, n: int = 12) -> None:
+    """Generated NonsenseQA items (no data files needed) as the corpus a sweep probes."""
+    items = load_dataset({"loader": "nonsense", "name": "n", "n_test": n, "n_fewshot": 0, "seed": 0})
+    write_items(root / "results/corpus/items.jsonl", items)
+
+
+def _compose(overrides: list[str]) -> dict:
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        cfg = compose(config_name="config", overrides=overrides)
+    params = OmegaConf.to_container(cfg, resolve=True)
+    validate(params, file="test overrides")
+    assert isinstance(params, dict)
+    return params
+
+
+def _env() -> dict[str, str]:
+    return {
         **os.environ,
         "BLINDMCQ_CONF": str(REPO / "conf"),
         "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
         "MLFLOW_TRACKING_URI": "",
     }
+
+
+def test_sweep_computes_its_own_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from blindmcq.sweep import sweep_job
+
+    _items(tmp_path)
+    # a stale pipeline gate made under other settings: the sweep must not read it (it would fail to parse)
+    (tmp_path / "results/gate").mkdir(parents=True)
+    (tmp_path / "results/gate/gate.json").write_text('{"k": 9, "gate_model": "gemma3-270m"}')
+    monkeypatch.chdir(tmp_path)
+    params = _compose([
+        "model=constant-a", "model@gate_model=longest", "gate.k=3", "probe.sample=10", "condition=blind",
+        f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
+    ])  # fmt: skip
+    out = tmp_path / "job"
+    metrics = sweep_job(params, out, None)
+
+    gate = read_gate(out / "gate.json")
+    assert (gate.gate_model, gate.k) == ("longest", 3)  # the job's own gate model and k, not the stale file's
+    # the gate is recomputed from the gate model's own blind calls: solved >= k is rejected
+    calls = read_predictions(out / "gate_predictions.parquet")
+    assert set(calls["model"]) == {"longest"} and calls["item_id"].nunique() == 10
+    solved = calls.groupby("item_id", observed=True)["correct"].sum()
+    assert sorted(gate.rejected) == sorted(solved[solved >= 3].index.astype(str))
+    assert sorted(gate.accepted) == sorted(solved[solved < 3].index.astype(str))
+    assert metrics["gate/k"] == 3.0 and metrics["gate/n_accepted"] == len(gate.accepted)
+    assert json.loads((out / "metrics.json").read_text())["gate/k"] == 3.0
+
+
+def test_sweep_gate_with_an_empty_accepted_set_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from blindmcq.sweep import sweep_job
+
+    _items(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    # constant slot 0 meets the key in 2 of the 8 orders of every item: at k=1 every item is rejected
+    params = _compose([
+        "model=constant-a", "model@gate_model=constant-a", "gate.k=1", "probe.sample=5", "condition=blind",
+        f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
+    ])  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="blindmcq.sweep"):
+        metrics = sweep_job(params, tmp_path / "job", None)  # was KeyError: 'blind_acc_accepted'
+    assert metrics["gate/n_accepted"] == 0 and metrics["gate/n_rejected"] == 5
+    assert "rejected all 5 items, so there is no accepted set" in caplog.text
+    calls = read_predictions(tmp_path / "job/predictions.parquet")
+    rot0 = calls[calls["order_id"] == "rot0"]  # the headline orders (analysis.headline_orders)
+    assert metrics["blind_acc/constant-a/all"] == pytest.approx(rot0["correct"].mean())  # over all items
+
+
+def test_sweep_bad_override_is_one_line_exit_2(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "blindmcq.sweep", "probe.sample=abc", f"hydra.run.dir={tmp_path}/run"]
+    done = subprocess.run(command, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "probe.sample: expected an integer or null, got 'abc'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+SECRET_TOKEN = "tok-9f8e7d6c5b4a-not-real"  # stands for a real token held in the environment
+SECRET_AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+
+
+def _files_with(root: Path, needles: list[str]) -> list[str]:
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            hits += [f"{path}: {n}" for n in needles if n.encode() in data]
+    return hits
+
+
+@pytest.mark.slow  # two sweep processes (~1 min on 2 cores)
+def test_secrets_never_reach_sweep_outputs_or_mlflow(tmp_path: Path) -> None:
+    _items(tmp_path)
+    env = {**_env(), "MY_API_TOKEN": SECRET_TOKEN}
+    common = [
+        "model=longest", "model@gate_model=longest", "probe.sample=4", "condition=blind",
+        f"probe.cache={tmp_path}/cache.sqlite", f"tracking.uri=sqlite:///{tmp_path}/mlruns/mlflow.db",
+        f"tracking.artifact_location={tmp_path}/mlruns/artifacts",
+    ]  # fmt: skip
+    # 1. a run that succeeds with the secret resolved from the environment into a config value
+    # (and an AWS key id pasted into a free-text field)
+    ok = [sys.executable, "-m", "blindmcq.sweep", "-m", *common, f"hydra.sweep.dir={tmp_path}/multirun",
+          "prompt.system=${oc.env:MY_API_TOKEN}", f"+dataset.description=key {AWS_KEY_ID}"]  # fmt: skip
+    done = subprocess.run(ok, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "multirun/0/predictions.parquet").exists()
+    # 2. a credential given as a config key: refused by the schema, named without its value, exit 2
+    bad = [sys.executable, "-m", "blindmcq.sweep", "-m", *common, f"hydra.sweep.dir={tmp_path}/multirun-bad",
+           f"+model.aws_secret_access_key={SECRET_AWS}", "+prompt.note=${oc.env:MY_API_TOKEN}"]  # fmt: skip
+    refused = subprocess.run(bad, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert refused.returncode != 0
+    assert "model.aws_secret_access_key: credentials do not belong in a config" in refused.stderr
+    assert SECRET_AWS not in refused.stderr and SECRET_TOKEN not in refused.stderr
+
+    assert not _files_with(tmp_path / "multirun", [SECRET_TOKEN, SECRET_AWS, AWS_KEY_ID])
+    assert not _files_with(tmp_path / "multirun-bad", [SECRET_TOKEN, SECRET_AWS, AWS_KEY_ID])
+    assert not _files_with(tmp_path / "mlruns", [SECRET_TOKEN, SECRET_AWS, AWS_KEY_ID])
+    # the run was logged, with the secret-bearing params dropped rather than masked into the table
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["blindmcq"], output_format="list")
+    child = next(r for r in runs if r.data.tags.get("role") == "child")
+    assert child.data.params["model.name"] == "longest" and "prompt.system" not in child.data.params
+    assert child.data.tags["gate_model"] == "longest"
+    assert any(p.name == "config.yaml" for p in (tmp_path / "mlruns").rglob("*"))  # .hydra logged, scrubbed
+
+
+@pytest.mark.slow  # two Python processes import the analysis stack and MLflow (~1 min on 2 cores)
+def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Path) -> None:
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    _items(tmp_path, n=30)
     command = [
         sys.executable, "-m", "blindmcq.sweep", "-m",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-        "model=constant-a,longest", "probe.sample=5", "condition=blind",
+        "model=constant-a,longest", "model@gate_model=longest", "probe.sample=5", "condition=blind",
         f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_location={tmp_path}/artifacts",
         f"hydra.sweep.dir={tmp_path}/multirun", f"probe.cache={tmp_path}/cache.sqlite",
     ]  # fmt: skip
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
 
     # each job wrote its own predictions: 5 items x 8 blind orders
     frames = [read_predictions(tmp_path / "multirun" / str(n) / "predictions.parquet") for n in (0, 1)]
     assert sorted(f["model"].iloc[0] for f in frames) == ["constant-a", "longest"]
     assert all(len(f) == 40 and f["parse_status"].eq("ok").all() for f in frames)
-    # ... through one shared cache file
+    # ... through one shared cache file (the constant-a job's gate calls are longest's, already cached)
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         assert len(cache) == 80
         assert set().union(*(set(f["request_hash"]) for f in frames)) == cache.keys()
@@ -60,3 +188,6 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     assert len(parents) == 1 and len(children) == 2
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
     assert {c.data.params["model.name"] for c in children} == {"constant-a", "longest"}
+    # both jobs logged the gate they actually used
+    assert {c.data.tags["gate_model"] for c in children} == {"longest"}
+    assert {c.data.params["gate_model.name"] for c in children} == {"longest"}

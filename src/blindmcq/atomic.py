@@ -41,3 +41,24 @@ def write_text(target: str | os.PathLike[str], text: str) -> None:
 def write_bytes(target: str | os.PathLike[str], data: bytes) -> None:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+def replace_tree(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copy folder ``source`` to ``target``, replacing it only once the copy is complete.
+
+    The copy is built in a temporary folder beside ``target`` and swapped in by renames, so a failed
+    copy leaves the old ``target`` as it was (a report never links to images that were deleted)."""
+    import shutil
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    old = tmp.with_suffix(".old")
+    try:
+        shutil.copytree(source, tmp, dirs_exist_ok=True)
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)

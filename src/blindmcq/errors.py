@@ -31,6 +31,7 @@ class InputError(BlindMCQError):
 class ConfigError(BlindMCQError):
     """A configuration value is missing or wrong; the message names the key."""
 
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        super().__init__(f"config key '{key}': {message}")
+    def __init__(self, key: str, message: str, *, file: str | None = None) -> None:
+        self.key, self.file = key, file
+        # With the file: "params.yaml: probe.smaple: unknown key; ..." (the schema's one line).
+        super().__init__(f"{file}: {key}: {message}" if file else f"config key '{key}': {message}")

@@ -55,16 +55,23 @@ class Item:
             id=str(record["id"]),
             source=str(record["source"]),
             bank=str(record["bank"]),
-            number=int(record["number"]),
+            number=_int(record["number"], "number"),
             question=str(record["question"]),
             options=tuple(str(o) for o in record["options"]),
-            key=None if record.get("key") is None else int(record["key"]),
+            key=None if record.get("key") is None else _int(record["key"], "key"),
             status=record.get("status", "ok"),
             flags=tuple(record.get("flags", ())),
             file=record.get("file"),
             page=record.get("page"),
             meta=dict(record.get("meta") or {}),
         )
+
+
+def _int(value: Any, name: str) -> int:
+    """An integer field: JSON ``true`` is not 1 and ``2.5`` is not 2 (ValueError, reported with the line)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return value
 
 
 def item_id(source: str, bank: str, number: int | str) -> str:
@@ -106,8 +113,12 @@ def read_items(path: str | Path) -> list[Item]:
         raise InputError("items file not found", file=str(path))
     items: list[Item] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 (byte {exc.start})", file=str(path), line=lineno) from None
             if not line.strip():
                 continue
             try:

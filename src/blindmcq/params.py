@@ -1,4 +1,9 @@
-"""Read the composed configuration (``params.yaml``) and check the keys a stage needs."""
+"""Read the composed configuration (``params.yaml``), check it against the schemas once, and hand it on.
+
+``load_params`` validates (:func:`blindmcq.config.schema.validate`: unknown keys, wrong types and
+out-of-range values stop with one line naming the file and key) and returns the mapping the stages
+read; ``load_config`` returns the typed :class:`~blindmcq.config.schema.Config` itself.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,25 @@ from typing import Any
 
 import yaml
 
+from blindmcq.config.schema import Config, validate
 from blindmcq.errors import ConfigError, InputError
 
 PARAMS_FILE = "params.yaml"
 
 
 def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
-    path = Path(path)
+    """``params.yaml`` as a mapping, after the schema check (a ConfigError names the file and key)."""
+    params = _read(Path(path))
+    validate(params, file=str(path))
+    return params
+
+
+def load_config(path: str | Path = PARAMS_FILE) -> Config:
+    """``params.yaml`` as the typed :class:`Config`."""
+    return validate(_read(Path(path)), file=str(path))
+
+
+def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise InputError("parameters file not found (run from the project root)", file=str(path))
     try:

@@ -12,13 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from blindmcq.backends.base import ModelRequest
+from blindmcq.config.files import CONF_DIR
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.items import Item
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
 # Placeholders a phrasing template may use; {question} only in `full`.
@@ -100,15 +98,10 @@ def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tupl
 
 
 def load_conf(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
-    """Read ``conf/{group}/{name}.yaml`` as a plain dict (what Hydra composes as ``cfg.{group}``)."""
-    path = Path(conf_dir or CONF_DIR) / group / f"{name}.yaml"
-    if not path.exists():
-        raise ConfigError(group, f"no config {name!r}: {path} not found")
-    with path.open(encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
-    if not isinstance(data, dict):
-        raise ConfigError(group, f"{path} does not hold a mapping")
-    return data
+    """``conf/{group}/{name}.yaml`` as a checked plain dict (:func:`blindmcq.config.files.load_group`)."""
+    from blindmcq.config.files import load_group
+
+    return load_group(group, name, conf_dir)
 
 
 @lru_cache(maxsize=8)
@@ -361,6 +354,10 @@ def build_presentations(
     out: list[Presentation] = []
     for item in items:
         n = item.n_options
+        try:
+            setup.labels_and_instruction(n)
+        except ConfigError as exc:  # e.g. a 30-option item against 26 labels: name the item
+            raise InputError(f"{n} options: {exc}", file=item.file, item=item.id) from None
         for condition in conditions:
             if condition not in CONDITIONS:
                 raise ConfigError("conditions", f"{condition!r} is not one of {CONDITIONS}")

@@ -28,13 +28,21 @@ from blindmcq.runner import Job, run_calls
 log = logging.getLogger(__name__)
 
 
-def sample_items(items: Sequence[Item], size: int | None, seed: int) -> list[Item]:
-    """A seeded sample of the usable items, kept in bank order; ``None`` keeps them all."""
+def sample_items(
+    items: Sequence[Item], size: int | None, seed: int, *, key: str = "probe.sample"
+) -> list[Item]:
+    """A seeded sample of the usable items, kept in bank order; ``None`` keeps them all.
+
+    A size larger than the usable items is an error naming ``key``, never a silent "the whole bank"."""
     usable = [item for item in items if item.usable]
-    if size is None or size >= len(usable):
+    if size is None or size == len(usable):
         return usable
-    if size <= 0:
-        raise ConfigError("probe.sample", f"must be positive or null, got {size}")
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise ConfigError(key, f"must be a positive integer or null (every usable item), got {size!r}")
+    if size > len(usable):
+        raise ConfigError(
+            key, f"{size} exceeds the {len(usable)} usable items; use null to probe every usable item"
+        )
     chosen = np.random.default_rng(seed).choice(len(usable), size=size, replace=False)
     return [usable[i] for i in sorted(chosen)]
 
@@ -43,6 +51,24 @@ def scores_labels(model_cfg: Mapping[str, Any], protocol: str) -> bool:
     """Base models (the local backend) are scored by label log-probabilities; MD always generates."""
     default = model_cfg.get("backend") == "local"
     return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
+
+
+def effective_max_tokens(model_cfg: Mapping[str, Any], reasoning: Mapping[str, Any]) -> int:
+    """The output-token limit each request carries (docs/config.md, "max_tokens"):
+
+    - the reasoning mode's ``max_tokens`` is the cap (``direct``: 64, enough for a label);
+    - a model that reasons by default (``reasons_by_default: true``: GPT-5.6, DeepSeek R1) spends tokens
+      on hidden reasoning before the answer, so it gets ``max(model.max_tokens, reasoning.max_tokens)``;
+    - with no reasoning cap, the model's ``max_tokens`` (default 16).
+    Provider-side thinking budgets (``reasoning=thinking``) are added on top by the backend.
+    """
+    model_limit = model_cfg.get("max_tokens")
+    cap = reasoning.get("max_tokens")
+    if cap is None:
+        return int(model_limit or 16)
+    if model_cfg.get("reasons_by_default") and model_limit is not None:
+        return max(int(model_limit), int(cap))
+    return int(cap)
 
 
 def make_jobs(
@@ -54,7 +80,7 @@ def make_jobs(
     """One request per presentation. Heuristic backends also get the option texts they judge by."""
     name = str(model_cfg["name"])
     score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
-    max_tokens = int(reasoning.get("max_tokens") or model_cfg.get("max_tokens") or 16)
+    max_tokens = effective_max_tokens(model_cfg, reasoning)
     heuristic = model_cfg.get("backend") in ("heuristic", "fault")  # the fault fake wraps a heuristic
     jobs = []
     for p in presentations:

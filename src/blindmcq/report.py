@@ -6,14 +6,13 @@ Reads only what earlier steps wrote (corpus verification, baselines, analysis ta
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from blindmcq.atomic import write_text
+from blindmcq.atomic import replace_tree, write_text
 from blindmcq.errors import InputError
 
 FIGURE_CAPTIONS = {
@@ -98,11 +97,8 @@ def build_report(
             flat = json.loads(path.read_text(encoding="utf-8"))
             metrics |= {f"{name}/{k}": float(v) for k, v in flat.items() if isinstance(v, int | float)}
 
-    for sub in ("tables", "figures"):
-        target = out_dir / sub
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(analysis_dir / sub, target)
+    for sub in ("tables", "figures"):  # swapped in whole: a failed copy keeps the old folder
+        replace_tree(analysis_dir / sub, out_dir / sub)
 
     shares = facts.get("key_slot_shares") or {}
     slot_shares = ", ".join(f"{chr(65 + s)} {float(v):.3f}" for s, v in enumerate(shares))

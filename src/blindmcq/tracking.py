@@ -12,23 +12,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-SECRET_KEY = re.compile(r"(secret|password|passwd|credential|access_key|session_token|api_key|auth)", re.I)
-SECRET_VALUE = re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")
+from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
+
 MAX_PARAM_LEN = 500
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """Flatten a nested config to dotted keys; secrets (by key name or AWS key shape) are dropped."""
+    """Flatten a nested config to dotted keys; secrets (blindmcq.secrets: by key name, by the value of a
+    secret-named environment variable, by AWS key shape) are dropped."""
     flat: dict[str, str] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
-        if SECRET_KEY.search(str(key)):
+        if is_secret_key(key):
             continue
         if isinstance(value, Mapping):
             flat.update(flatten(value, f"{name}."))
             continue
         text = str(value)
-        if SECRET_VALUE.search(text):
+        if scrub_text(text) != text:
             continue
         flat[name] = text[:MAX_PARAM_LEN]
     return flat
@@ -75,7 +76,7 @@ def log_run(
     import mlflow
 
     experiment_id = _experiment(mlflow, tracking)
-    run_tags = dict(tags or {})
+    run_tags = dict(scrub(dict(tags or {})))
     if sweep_id:
         run_tags["mlflow.parentRunId"] = _parent_run_id(mlflow, experiment_id, sweep_id)
         run_tags["sweep_id"] = sweep_id
@@ -89,6 +90,7 @@ def log_run(
         if clean:
             mlflow.log_metrics(clean)
         if artifacts_dir is not None and Path(artifacts_dir).exists():
+            scrub_tree(artifacts_dir)  # .hydra/*.yaml, logs, reports: no credential leaves as an artifact
             mlflow.log_artifacts(str(artifacts_dir), artifact_path="report")
         return run.info.run_id
 

@@ -92,4 +92,7 @@ def load_model_config(name_or_path: str | Path, conf_dir: str | Path | None = No
     if not isinstance(data, dict):
         raise ConfigError("model", f"{path} is not a YAML mapping")
     data.setdefault("name", path.stem)
+    from blindmcq.config.schema import validate_group  # the model schema, checked where the file enters
+
+    validate_group("model", data, file=str(path))
     return data

@@ -43,8 +43,16 @@ _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
 def _rows(path: Path, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N"."""
     if fmt == "jsonl":
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})",
+                        file=str(path),
+                        line=lineno,
+                    ) from None
                 if not line.strip():
                     continue
                 try:
@@ -57,14 +65,39 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return
     try:
         if fmt == "csv":
-            # Strings only, "" kept as "": a blank option must stay blank, not become NaN.
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+            _check_csv_rows(path)
+            # Strings only, "" kept as "": a blank option must stay blank, not become NaN. index_col=False:
+            # pandas would otherwise take the first column as the index when rows are one field longer.
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False)
         else:
             frame = pd.read_parquet(path)
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"cannot read {fmt}: not UTF-8 ({exc.reason} at byte {exc.start})", file=str(path)
+        ) from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read {fmt}: {exc}", file=str(path)) from exc
+    if frame.empty:
+        raise InputError(f"no data rows (columns {list(frame.columns)})", file=str(path))
     for index, values in enumerate(frame.itertuples(index=False, name=None), start=1):
         yield f"row {index}", dict(zip(frame.columns, values, strict=True))
+
+
+def _check_csv_rows(path: Path) -> None:
+    """Every CSV record has exactly the header's number of fields; a ragged row is named, never shifted."""
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise InputError("empty CSV (no header)", file=str(path))
+        for number, row in enumerate(reader, start=1):
+            if row and len(row) != len(header):
+                raise InputError(
+                    f"row {number} (line {reader.line_num}) has {len(row)} fields, the header {len(header)}",
+                    file=str(path),
+                )
 
 
 def _plain(value: Any) -> Any:
@@ -108,6 +141,10 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(f"{bad}: the key is empty", file=file)
     if fmt in ("index", "index1"):
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise InputError(f"{bad} is not an integer ({fmt})", file=file)  # JSON true is not option 1
+        if isinstance(value, float):
+            value = int(value)
         try:
             number = int(str(value).strip()) if not isinstance(value, int) else value
         except ValueError as exc:

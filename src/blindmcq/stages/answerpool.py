@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerpool") -> dict[str, float]:
     cfg = intervention_cfg(params, "answerpool")
     conf = PoolConfig.from_cfg(cfg)
-    items = stage_items(params, cfg)
+    items = stage_items(params, cfg, "intervention.answerpool")
     pooled = run_answerpool(
         items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True
     )

@@ -10,6 +10,7 @@ from blindmcq import paths
 from blindmcq.html_report import report_from_results
 from blindmcq.params import section
 from blindmcq.report import build_report
+from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
 from blindmcq.tracking import log_run
 
@@ -28,7 +29,7 @@ def main() -> None:
             baselines_dir=paths.BASELINES_DIR,
             analysis_dir=paths.ANALYSIS_DIR,
             out_dir=paths.REPORT_DIR,
-            config=params,
+            config=scrub(params),
         )
         report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(

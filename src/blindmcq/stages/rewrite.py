@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from blindmcq.atomic import write_text
+from blindmcq.config.files import load_group
 from blindmcq.errors import ConfigError
 from blindmcq.interventions.compare import rewrite_comparison, rewrite_table
 from blindmcq.interventions.rewrite import RewriteConfig, rewrite_items, write_diff
@@ -29,7 +29,6 @@ from blindmcq.stages._main import run_stage
 from blindmcq.stages.probe import probe_items
 
 log = logging.getLogger(__name__)
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "intervention"
 OUT_ROOT = Path("results") / "interventions"
 
 
@@ -37,19 +36,30 @@ def intervention_cfg(params: dict[str, Any], name: str) -> dict[str, Any]:
     """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
     cfg = (params.get("intervention") or {}).get(name)
     if cfg is None:
-        cfg = yaml.safe_load((CONF_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
+        cfg = load_group("intervention", name)
     if not isinstance(cfg, dict):
         raise ConfigError(f"intervention.{name}", "expected a mapping")
     return dict(cfg)
 
 
-def stage_items(params: dict[str, Any], cfg: dict[str, Any]) -> list[Item]:
-    """The probe's seeded sample (``sample: null`` = ``probe.sample``) of the configured items file."""
+def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:
+    """The seeded sample of the configured items file: ``probe.sample``, capped by the intervention's own
+    ``sample`` (an int is a cost cap, so ``probe.sample=20`` gives 20 items, not the intervention's 30;
+    ``sample: null`` = ``probe.sample``). Which one applied is logged."""
     probe = params.get("probe") or {}
-    sample = cfg["sample"] if cfg.get("sample") is not None else probe.get("sample")
-    return sample_items(
-        read_items(cfg.get("items") or "results/corpus/items.jsonl"), sample, int(probe.get("seed", 0))
+    own, asked = cfg.get("sample"), probe.get("sample")
+    if own is not None and (asked is None or own < asked):
+        sample, key = own, f"{name}.sample"
+    else:
+        sample, key = asked, "probe.sample"
+    items = sample_items(
+        read_items(cfg.get("items") or "results/corpus/items.jsonl"),
+        sample,
+        int(probe.get("seed", 0)),
+        key=key,
     )
+    log.info("%s: %d items (%s=%s)", name, len(items), key, sample)
+    return items
 
 
 def probe_condition(
@@ -86,7 +96,7 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
-    items = stage_items(params, cfg)
+    items = stage_items(params, cfg, "intervention.rewrite")
     rewritten = rewrite_items(items, conf, cache=require(params, "probe.cache"), progress=True)
     write_items(out_dir / "items.jsonl", rewritten)
     diff = write_diff(rewritten, out_dir)

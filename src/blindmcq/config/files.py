@@ -1,0 +1,32 @@
+"""Where config files are read: ``conf/<group>/<name>.yaml``, checked against the group's schema.
+
+The one place besides Hydra that reads ``conf/``; the core receives the checked mapping.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blindmcq.config.schema import validate_group
+from blindmcq.errors import ConfigError
+
+CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
+
+
+def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """``conf/{group}/{name}.yaml`` as a plain dict (what Hydra composes as ``cfg.{group}``), after the
+    schema check; errors name the file and key."""
+    path = Path(conf_dir or CONF_DIR) / group / f"{name}.yaml"
+    if not path.exists():
+        raise ConfigError(group, f"no config {name!r}: {path} not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(group, f"not valid YAML: {exc}", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise ConfigError(group, "does not hold a mapping", file=str(path))
+    validate_group(group, data, file=str(path))
+    return data

@@ -1,0 +1,650 @@
+"""Typed configuration: one dataclass per config group, checked once where configuration enters.
+
+``validate(params, file=...)`` turns the composed config (``params.yaml``, a Hydra ``cfg`` as a dict)
+into a :class:`Config`. Unknown keys, wrong types and out-of-range values stop with one
+:class:`ConfigError` naming the file and the dotted key, e.g.
+``params.yaml: probe.smaple: unknown key; expected one of cache, concurrency, name, sample, seed``.
+
+Model configs have one schema per backend kind, chosen by ``backend:``; dataset configs one per
+``loader:``. A field's range lives in its metadata (``ge``/``gt``/``le``/``lt``); ``Literal`` types
+list the allowed words. Adding a key means adding a field here (and documenting it in docs/config.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Union
+
+from blindmcq.errors import ConfigError
+
+# ---------------------------------------------------------------- the checker
+
+
+def _rng(**bounds: float) -> dict[str, Any]:
+    return {"metadata": bounds}
+
+
+def positive(default: Any = None) -> Any:
+    return field(default=default, **_rng(ge=1))
+
+
+def non_negative(default: Any = 0) -> Any:
+    return field(default=default, **_rng(ge=0))
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if tp is type(None):
+        return "null"
+    if dataclasses.is_dataclass(tp):
+        return "a mapping"
+    if origin is list:
+        return f"a list of {_type_name(typing.get_args(tp)[0])}" if typing.get_args(tp) else "a list"
+    if origin is dict or tp is dict:
+        return "a mapping"
+    words = {int: "an integer", float: "a number", str: "text", bool: "true or false"}
+    return words.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+class _Reject(Exception):
+    def __init__(self, key: str, message: str) -> None:
+        self.key, self.message = key, message
+
+
+def _check(value: Any, tp: Any, key: str) -> Any:
+    """``value`` as type ``tp``, or _Reject naming ``key``. Ints pass as floats; bools never as numbers."""
+    if tp is Any:
+        return value
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        errors = []
+        for arg in typing.get_args(tp):
+            try:
+                return _check(value, arg, key)
+            except _Reject as exc:
+                if exc.key != key:  # a nested key's own error is the most precise one
+                    raise
+                errors.append(exc)
+        raise _Reject(key, f"expected {_type_name(tp)}, got {_show(value)}")
+    if origin is Literal:
+        if value in typing.get_args(tp) and type(value) in {type(a) for a in typing.get_args(tp)}:
+            return value
+        raise _Reject(key, f"expected one of {', '.join(map(repr, typing.get_args(tp)))}, got {_show(value)}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise _Reject(key, f"expected null, got {_show(value)}")
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, key)
+    if origin is list or tp is list:
+        if not isinstance(value, list | tuple):
+            raise _Reject(key, f"expected {_type_name(tp)}, got {_show(value)}")
+        (inner,) = typing.get_args(tp) or (Any,)
+        return [_check(v, inner, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        if not isinstance(value, Mapping):
+            raise _Reject(key, f"expected a mapping, got {_show(value)}")
+        args = typing.get_args(tp) or (str, Any)
+        return {_check(k, args[0], f"{key}.{k}"): _check(v, args[1], f"{key}.{k}") for k, v in value.items()}
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            raise _Reject(key, f"expected a number, got {_show(value)}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Reject(key, f"expected an integer, got {_show(value)}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _Reject(key, f"expected true or false, got {_show(value)}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise _Reject(key, f"expected text, got {_show(value)}")
+        return value
+    raise TypeError(f"schema type {tp!r} at {key} is not supported")  # a bug in this module
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bounds(value: Any, meta: Mapping[str, Any], key: str) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return
+    signs = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    tests = {"ge": lambda b: value >= b, "gt": lambda b: value > b, "le": lambda b: value <= b,
+             "lt": lambda b: value < b}  # fmt: skip
+    for name, sign in signs.items():
+        if name in meta and not tests[name](meta[name]):
+            raise _Reject(key, f"must be {sign} {meta[name]}, got {value!r}")
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def build(cls: type, data: Any, key: str) -> Any:
+    """An instance of dataclass ``cls`` from mapping ``data``; errors name ``key.field``."""
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, Mapping):
+        raise _Reject(key, f"expected a mapping, got {_show(data)}")
+    dispatch = getattr(cls, "__dispatch__", None)
+    if dispatch is not None:  # a union of schemas chosen by one key (backend, loader)
+        tag, choices = dispatch
+        kind = data.get(tag)
+        if kind not in choices:
+            raise _Reject(_join(key, tag), f"expected one of {', '.join(sorted(choices))}, got {_show(kind)}")
+        cls = choices[kind]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = _hints(cls)
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        name = str(unknown[0])
+        hint = getattr(cls, "__unknown_hint__", {}).get(name)
+        raise _Reject(_join(key, name), hint or f"unknown key; expected one of {', '.join(sorted(fields))}")
+    values: dict[str, Any] = {}
+    for name, f in fields.items():
+        sub = _join(key, name)
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise _Reject(sub, "missing")
+            continue
+        values[name] = _check(data[name], hints[name], sub)
+        _bounds(values[name], f.metadata, sub)
+    obj = cls(**values)
+    check = getattr(obj, "check", None)
+    if check is not None:
+        check(key)
+    return obj
+
+
+def _join(key: str, name: str) -> str:
+    return f"{key}.{name}" if key else name
+
+
+# ---------------------------------------------------------------- groups
+
+Orders = Literal["all"] | list[str]
+ByLanguage = str | dict[str, str] | None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    name: str = "default"
+    extra_predictions: list[str] = field(default_factory=list)
+    sample_sizes: list[int] = field(default_factory=list)
+    seed: int = 0
+    headline_orders: Orders = "all"
+    second_bank: dict[str, str | None] = field(default_factory=dict)
+
+    def check(self, key: str) -> None:
+        bad = set(self.second_bank) - {"name", "predictions", "items"}
+        if bad:
+            raise _Reject(
+                f"{key}.second_bank.{sorted(bad)[0]}", "unknown key; expected one of items, name, predictions"
+            )
+        if any(n < 1 for n in self.sample_sizes):
+            raise _Reject(f"{key}.sample_sizes", f"sizes must be >= 1, got {self.sample_sizes}")
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str = "default"
+    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind", "full"])
+    blind_orders: Orders = "all"
+    full_orders: Orders = field(default_factory=lambda: ["rot0"])
+    forced: bool = False
+
+    def check(self, key: str) -> None:
+        if not self.conditions:
+            raise _Reject(f"{key}.conditions", "needs at least one of blind, full")
+
+
+# Datasets: one schema per loader; the common keys first.
+@dataclass(frozen=True)
+class _Dataset:
+    name: str = ""
+    loader: str = ""
+    path: str | None = None
+    paths: list[str] | str | None = None
+    limit: int | None = field(default=None, **_rng(ge=0))
+    description: str | None = None
+    dep: str | list[str] | None = None  # what DVC watches
+
+
+@dataclass(frozen=True)
+class CustomsDataset(_Dataset):
+    parts: list[Literal["legislation", "operational"]] | None = None
+    acts: list[str] | None = None
+    competencies: list[str] | None = None
+    levels: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class LexamDataset(_Dataset):
+    n_options: int = positive(4)
+
+
+@dataclass(frozen=True)
+class GenericDataset(_Dataset):
+    source: str = "generic"
+    bank: str | None = None
+    format: Literal["csv", "jsonl", "parquet"] | None = None
+    question: str = "question"
+    options: str | None = None
+    option_columns: list[str] | None = None
+    key: str = "key"
+    key_format: Literal["index", "index1", "label", "text"] = "index"
+    labels: list[str] | str | None = None
+    id: str | None = None
+    meta_columns: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ItemsDataset(_Dataset):
+    pass
+
+
+@dataclass(frozen=True)
+class NonsenseDataset(_Dataset):
+    seed: int = 0
+    n_test: int = non_negative(1000)
+    n_fewshot: int = non_negative(100)
+    n_options: int = field(default=4, **_rng(ge=2))
+    split: Literal["test", "fewshot"] = "test"
+
+
+@dataclass(frozen=True)
+class PdfDataset(_Dataset):
+    source: str = "vkks"
+    bank: str | None = None
+    workers: int | None = positive(None)
+    n_options: int | None = positive(None)
+    pilot_per_bank: int | None = non_negative(None)
+    seed: int = 0
+
+
+DATASET_SCHEMAS: dict[str, type] = {
+    "customs": CustomsDataset, "lexam": LexamDataset, "generic": GenericDataset, "items": ItemsDataset,
+    "nonsense": NonsenseDataset, "pdf": PdfDataset,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Dataset(_Dataset):
+    __dispatch__: ClassVar = ("loader", DATASET_SCHEMAS)
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str = "default"
+    k: int = positive(5)
+    orders: Orders = "all"
+
+
+@dataclass(frozen=True)
+class RewriteIntervention:
+    name: str = "rewrite"
+    rewriter: Literal["length_match", "model"] = "length_match"
+    language: str = "uk"
+    model: str | dict[str, Any] | None = None
+    max_tokens: int = positive(96)
+    tolerance: float = field(default=0.15, **_rng(ge=0, lt=1))
+    pad_source: Literal["bank", "statutes"] = "bank"
+    statutes: str | None = None
+    seed: int = 0
+    items: str = "results/corpus/items.jsonl"
+    sample: int | None = positive(None)
+    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind"])
+    blind_orders: Orders = "all"
+    full_orders: Orders = field(default_factory=lambda: ["rot0"])
+
+
+@dataclass(frozen=True)
+class AnswerPoolIntervention:
+    name: str = "answerpool"
+    group_size: int = field(default=5, **_rng(ge=2))
+    group_by: str = "bank"
+    delete_share: float = field(default=0.2, **_rng(ge=0, le=1))
+    seed: int = 0
+    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind", "full"])
+    language: Literal["uk", "en"] = "uk"
+    scoring: Literal["auto", "score", "generate"] = "auto"
+    max_tokens: int = positive(128)
+    entry_labels: Literal["auto", "numbers", "letters"] = "auto"
+    items: str = "results/corpus/items.jsonl"
+    sample: int | None = positive(None)
+    ordinary_orders: Orders = field(default_factory=lambda: ["rot0"])
+
+
+@dataclass(frozen=True)
+class Interventions:
+    rewrite: RewriteIntervention | None = None
+    answerpool: AnswerPoolIntervention | None = None
+
+
+@dataclass(frozen=True)
+class Labels:
+    name: str
+    symbols: list[str]
+    line: str = "{label}) {text}"
+    noun: dict[str, str] = field(default_factory=dict)
+    uniform: bool = False
+
+    def check(self, key: str) -> None:
+        if not self.symbols:
+            raise _Reject(f"{key}.symbols", "needs at least one label")
+        if not self.uniform and len(set(self.symbols)) != len(self.symbols):
+            raise _Reject(f"{key}.symbols", "labels repeat (set uniform: true for one shared mark)")
+
+
+# Models: one schema per backend kind. Credentials never belong in a config file.
+_CREDENTIAL_HINT = "credentials do not belong in a config (they would be logged); use the environment"
+_CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "api_key", "token",
+                    "password", "secret")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Retry:
+    max_attempts: int = positive(6)
+    base_s: float = non_negative(0.5)
+    max_s: float = non_negative(20.0)
+
+
+@dataclass(frozen=True)
+class Thinking:
+    fields: dict[str, Any] = field(default_factory=dict)
+    budget_tokens: int = non_negative(0)
+    temperature: bool = False
+
+
+@dataclass(frozen=True)
+class _Model:
+    __unknown_hint__: ClassVar = {k: _CREDENTIAL_HINT for k in _CREDENTIAL_KEYS}
+    name: str = ""
+    backend: str = ""
+    description: str | None = None
+    concurrency: int | None = positive(None)
+    max_tokens: int | None = positive(None)
+    reasons_by_default: bool = False  # needs output-token room for hidden reasoning (docs/config.md)
+    score_labels: bool | None = None
+    batch_size: int = positive(1)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class _Priced(_Model):
+    price_per_1k_input: float | None = non_negative(None)
+    price_per_1k_output: float | None = non_negative(None)
+
+
+@dataclass(frozen=True)
+class BedrockModel(_Priced):
+    model_id: str = ""
+    regions: list[str] | None = None
+    region: str | None = None
+    accepts_temperature: bool = True
+    accepts_system: bool = True
+    thinking: Thinking | None = None
+    additional_fields: dict[str, Any] | None = None
+    retry: Retry | None = None
+    botocore_retries: dict[str, Any] | None = None
+    read_timeout_s: float = positive(300)
+    connect_timeout_s: float = positive(10)
+    aws_profile: str | None = None
+    batch: dict[str, Any] | None = None  # blindmcq.batch.BatchSettings checks its own keys
+
+    def check(self, key: str) -> None:
+        if not self.model_id:
+            raise _Reject(f"{key}.model_id", "missing (the Bedrock model or inference-profile id)")
+        if not (self.regions or self.region):
+            raise _Reject(f"{key}.regions", "needs a non-empty list of regions")
+
+
+@dataclass(frozen=True)
+class OpenAIModel(_Priced):
+    model_id: str = ""
+    api: Literal["chat", "responses"] = "chat"
+    base_url: str | None = None
+    api_key_env: str | None = None  # the NAME of the environment variable holding the key
+    logprobs: bool = False
+    region: str | None = None
+    auth: str | None = None
+    accepts_temperature: bool = True
+    accepts_system: bool = True
+    additional_fields: dict[str, Any] | None = None
+    retry: Retry | None = None
+    read_timeout_s: float = positive(300)
+
+    def check(self, key: str) -> None:
+        if not self.model_id:
+            raise _Reject(f"{key}.model_id", "missing (the model name the API expects)")
+
+
+@dataclass(frozen=True)
+class LocalModel(_Model):
+    path: str | None = None
+    cache_dir: str | None = None
+    threads: int | None = positive(None)
+    answer_prefix: str = ""
+    label_delimiter: str = " "
+    chat_template: bool = False
+
+
+@dataclass(frozen=True)
+class HeuristicModel(_Model):
+    strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
+    slot: int = non_negative(0)
+
+    def check(self, key: str) -> None:
+        if self.strategy is None:
+            raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
+
+
+def _probability(default: float = 0.0) -> Any:
+    return field(default=default, **_rng(ge=0, le=1))
+
+
+@dataclass(frozen=True)
+class Faults:
+    """The fault backend's rates (blindmcq.backends.fault.FaultRates)."""
+
+    throttle: float = _probability()
+    throttle_burst: int = non_negative(3)
+    timeout: float = _probability()
+    server_error: float = _probability()
+    truncate: float = _probability()
+    empty: float = _probability()
+    refuse: float = _probability()
+    latency_s: float = non_negative(0.0)
+    tail_rate: float = _probability()
+    tail_s: float = non_negative(0.0)
+
+
+@dataclass(frozen=True)
+class FaultModel(_Model):
+    inner: dict[str, Any] | None = None  # another model config (checked as a model below)
+    faults: Faults | None = None
+    retry: Retry | None = None
+
+    def check(self, key: str) -> None:
+        if self.inner is not None:
+            build(Model, self.inner, f"{key}.inner")
+
+
+@dataclass(frozen=True)
+class InstantModel(_Model):
+    pass
+
+
+@dataclass(frozen=True)
+class SlowModel(_Model):
+    latency_s: float | None = non_negative(None)
+
+    def check(self, key: str) -> None:
+        if self.latency_s is None:
+            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency in seconds")
+
+
+MODEL_SCHEMAS: dict[str, type] = {
+    "bedrock": BedrockModel, "openai": OpenAIModel, "local": LocalModel, "heuristic": HeuristicModel,
+    "fault": FaultModel, "instant": InstantModel, "slow": SlowModel,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Model(_Model):
+    __dispatch__: ClassVar = ("backend", MODEL_SCHEMAS)
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str = "default"
+    sample: int | None = positive(None)
+    seed: int = 0
+    concurrency: int | None = positive(None)
+    cache: str = ".cache/blindmcq/responses.sqlite"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    blind: str
+    full: str
+    answer_instruction: str
+    language: str = "uk"
+    system: str | None = None
+    or_word: str = "or"
+    answer_cue: str = ""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    fewshot: Literal["none", "all_a", "a70", "uniform"] = "none"
+    n_shots: int = non_negative(0)
+    fewshot_seed: int = 0
+    labels: str | None = None
+    order: Literal["all", "published"] | None = None
+    extraction: Literal["letter", "match"] = "letter"
+    answer_instruction: ByLanguage = None
+    final_answer_regex: str | None = None
+    threshold: float | None = None
+    tie_epsilon: float | None = non_negative(None)
+    embedder: str | None = None
+    embedder_role: Literal["query", "passage"] | None = None
+    containment: bool | None = None
+
+    def check(self, key: str) -> None:
+        if self.final_answer_regex is not None:
+            try:
+                re.compile(self.final_answer_regex)
+            except re.error as exc:
+                raise _Reject(f"{key}.final_answer_regex", f"not a valid regex: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    name: str
+    thinking: bool = False
+    max_tokens: int = positive(64)
+    thinking_budget_tokens: int | None = non_negative(None)
+    prefix: ByLanguage = None
+    final_line: ByLanguage = None
+
+
+@dataclass(frozen=True)
+class Statutes:
+    name: str = "default"
+    path: str | None = None
+    acts: list[str] | None = None  # index only these acts (stages/statutes.py)
+
+
+@dataclass(frozen=True)
+class Tracking:
+    name: str = "local"
+    enabled: bool = True
+    uri: str = "sqlite:///mlruns/mlflow.db"
+    artifact_location: str = "mlruns/artifacts"
+    experiment: str = "blindmcq"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The composed configuration (``conf/config.yaml`` with every group), typed."""
+
+    dataset: Dataset | None = None
+    statutes: Statutes | None = None
+    model: Model | None = None
+    gate_model: Model | None = None
+    prompt: Prompt | None = None
+    labels: Labels | None = None
+    condition: Condition | None = None
+    protocol: Protocol | None = None
+    reasoning: Reasoning | None = None
+    gate: Gate | None = None
+    probe: Probe | None = None
+    analysis: Analysis | None = None
+    tracking: Tracking | None = None
+    intervention: Interventions | None = None
+    seed: int = 0
+    defaults: list[Any] | None = None  # Hydra's defaults list, when a conf/config.yaml is read raw
+
+
+GROUPS: dict[str, type] = {
+    "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
+    "model": Model, "probe": Probe, "prompt": Prompt, "protocol": Protocol, "reasoning": Reasoning,
+    "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
+}  # fmt: skip
+# conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.
+INTERVENTION_FILES = {"rewrite": RewriteIntervention, "answerpool": AnswerPoolIntervention}
+
+
+def _raise(exc: _Reject, file: str | None) -> typing.NoReturn:
+    raise ConfigError(exc.key, exc.message, file=file) from None
+
+
+def validate(params: Any, *, file: str | None = "params.yaml") -> Config:
+    """The composed config as a :class:`Config`, or one ConfigError naming ``file`` and the key."""
+    try:
+        return build(Config, params, "")
+    except _Reject as exc:
+        _raise(exc, file)
+
+
+def validate_group(group: str, data: Any, *, file: str | None = None, key: str | None = None) -> Any:
+    """One group's config (e.g. a ``conf/model/<name>.yaml``) as its dataclass."""
+    if group == "intervention":
+        rewrite = isinstance(data, Mapping) and "rewriter" in data
+        kind = RewriteIntervention if rewrite else AnswerPoolIntervention
+    elif group in GROUPS:
+        kind = GROUPS[group]
+    else:
+        expected = ", ".join(sorted(GROUPS))
+        raise ConfigError(group, f"unknown config group; expected one of {expected}", file=file)
+    try:
+        return build(kind, data, key or group)
+    except _Reject as exc:
+        _raise(exc, file)
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A typed config back as a plain dict (for code that still reads mappings)."""
+    return dataclasses.asdict(obj)

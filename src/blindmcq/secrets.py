@@ -1,0 +1,116 @@
+"""One scrubber for everything this tool writes or logs: MLflow params, tags and artifacts, Hydra's
+``.hydra/*.yaml``, logs and reports.
+
+A credential is recognised three ways:
+- by its key's name: a word ``secret``, ``token``, ``password``/``passwd``, ``credential(s)``,
+  ``apikey``, or a compound ending in ``_key`` (``api_key``, ``aws_secret_access_key``,
+  ``private_key``). Plain words stay: ``key`` (a dataset's key column), ``key_slot``, ``model_id``,
+  ``k``, ``max_tokens``, ``api_key_env`` (the *name* of a variable, not its value);
+- by its value: any value of an environment variable whose name looks secret (so a config value
+  resolved with ``${oc.env:MY_API_TOKEN}`` is caught wherever it lands), at least 6 characters long;
+- by its shape: an AWS access key id (``AKIA``/``ASIA`` and 16 more capitals or digits).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+REDACTED = "***"
+SECRET_WORDS = {"secret", "token", "password", "passwd", "credential", "credentials", "apikey", "passphrase"}
+AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+MIN_SECRET_LEN = 6  # shorter env values ("1", "true") would redact ordinary text
+TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".log", ".txt", ".md", ".csv", ".html", ".tsv", ".jsonl"}
+MAX_SCRUB_BYTES = 50 * 2**20
+# key = value / key: value / key=value in YAML, override lists, logs; the value up to a delimiter.
+# Only the key and separator are matched, so a value holding another assignment (Hydra's
+# ``override_dirname: +model.api_key=...``) is scanned too.
+_KEY_SEP = re.compile(r"""([A-Za-z0-9_\-]+)(["']?\s*[:=]\s*)""")
+_VALUE = re.compile(r"""\\?("[^"\n]*"|'[^'\n]*'|[^\s,'"}\]\n]+)""")
+
+
+def is_secret_key(name: object) -> bool:
+    """Whether a config key, tag or variable name names a credential (see module docstring)."""
+    words = [w for w in re.split(r"[_\-.\s]+", str(name).casefold()) if w]
+    if not words:
+        return False
+    if any(w in SECRET_WORDS for w in words):
+        return True
+    return len(words) > 1 and words[-1] == "key"  # api_key, secret_key, aws_secret_access_key
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names look secret, longest first."""
+    env = os.environ if environ is None else environ
+    values = {v for k, v in env.items() if is_secret_key(k) and len(v.strip()) >= MIN_SECRET_LEN}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignments: bool = True) -> str:
+    """``text`` with every recognised credential replaced by ``***``; ``assignments=False`` leaves
+    ``secret_key: word`` alone (for error messages, which name a key and never echo its value)."""
+    for value in secret_values(environ):
+        text = text.replace(value, REDACTED)
+    text = AWS_KEY_ID.sub(REDACTED, text)
+    if not assignments:
+        return text
+
+    out, pos = [], 0
+    for match in _KEY_SEP.finditer(text):
+        if match.start() < pos or not is_secret_key(match.group(1)):
+            continue
+        value = _VALUE.match(text, match.end())
+        if value is None or value.group(0) == REDACTED:
+            continue
+        out += [text[pos : match.end()], REDACTED]
+        pos = value.end()
+    return "".join(out) + text[pos:]
+
+
+def scrub(value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """A config (mappings, lists, scalars) with secret keys dropped and secret values redacted."""
+    if isinstance(value, Mapping):
+        return {k: scrub(v, environ) for k, v in value.items() if not is_secret_key(k)}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub(v, environ) for v in value)
+    if isinstance(value, str):
+        return scrub_text(value, environ)
+    return value
+
+
+def scrub_file(path: str | Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Scrub one text file in place (atomically); True when it changed. Binary files are left alone."""
+    from blindmcq.atomic import write_text
+
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_SCRUB_BYTES:
+            return False
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    clean = scrub_text(text, environ)
+    if clean == text:
+        return False
+    if path.suffix == ".log":  # rewritten in place: an open logging handler (append mode) keeps writing to it
+        with path.open("r+", encoding="utf-8") as fh:
+            fh.write(clean)
+            fh.truncate()
+    else:
+        write_text(path, clean)
+    return True
+
+
+def scrub_tree(root: str | Path, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Scrub every text file under ``root`` (``.hydra/`` included); returns the files changed."""
+    root = Path(root)
+    if root.is_file():
+        return [root] if scrub_file(root, environ) else []
+    changed = []
+    for path in sorted(root.rglob("*")) if root.exists() else []:
+        if path.is_file() and path.suffix.lower() in TEXT_SUFFIXES and scrub_file(path, environ):
+            changed.append(path)
+    return changed

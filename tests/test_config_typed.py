@@ -1,0 +1,120 @@
+"""Typed configs (issue 16, point 1): every shipped config passes its schema; unknown keys, wrong types and
+out-of-range values stop with one line naming the file and the key, exit 2, at the stage entry point."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blindmcq.config.files import load_group
+from blindmcq.config.schema import (
+    BedrockModel,
+    Config,
+    HeuristicModel,
+    OpenAIModel,
+    validate,
+    validate_group,
+)
+from blindmcq.errors import ConfigError
+from blindmcq.params import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((ROOT / "conf").glob("*/*.yaml"))
+
+
+def _params() -> dict:
+    return yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_typed_configs_accept_every_shipped_file(path: Path) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    typed = validate_group(path.parent.name, data, file=str(path))
+    assert typed.name == data["name"]
+
+
+def test_typed_configs_params_yaml_becomes_a_typed_config() -> None:
+    config = validate(_params())
+    assert isinstance(config, Config)
+    assert config.probe is not None and config.probe.sample == _params()["probe"]["sample"]
+    assert config.gate is not None and isinstance(config.gate.k, int)
+    assert config.intervention is not None and config.intervention.answerpool is not None
+
+
+def test_typed_configs_models_get_one_schema_per_backend() -> None:
+    assert isinstance(validate_group("model", load_group("model", "gpt-5.6")), BedrockModel)
+    assert isinstance(validate_group("model", load_group("model", "longest")), HeuristicModel)
+    openai = {"name": "gpt", "backend": "openai", "model_id": "gpt-5", "api": "responses", "logprobs": True,
+              "base_url": "https://example.invalid/v1", "api_key_env": "OPENAI_API_KEY"}  # fmt: skip
+    assert isinstance(validate_group("model", openai), OpenAIModel)
+    with pytest.raises(ConfigError, match=r"model\.api'?: expected one of 'chat', 'responses', got 'rest'"):
+        validate_group("model", {**openai, "api": "rest"})
+    # a key of another backend is unknown here
+    with pytest.raises(ConfigError, match=r"model\.model_id'?: unknown key; expected one of"):
+        validate_group("model", {"name": "x", "backend": "heuristic", "strategy": "longest", "model_id": "m"})
+    with pytest.raises(ConfigError, match=r"model\.backend'?: expected one of bedrock, fault"):
+        validate_group("model", {"name": "x", "backend": "gpu"})
+    with pytest.raises(ConfigError, match=r"model\.inner\.strategy"):
+        inner = {"backend": "heuristic", "strategy": "?"}
+        validate_group("model", {"name": "f", "backend": "fault", "inner": inner})
+    with pytest.raises(ConfigError, match=r"model\.aws_secret_access_key'?: credentials do not belong"):
+        validate_group("model", {**load_group("model", "gpt-5.6"), "aws_secret_access_key": "x"})
+
+
+BAD = [  # (dotted key, value, the start of the one-line error after "params.yaml: ")
+    ("probe.smaple", 5, "probe.smaple: unknown key; expected one of cache, "),
+    ("probe.sample", "abc", "probe.sample: expected an integer or null, got 'abc'"),
+    ("probe.sample", 2.5, "probe.sample: expected an integer or null, got 2.5"),
+    ("probe.sample", 0, "probe.sample: must be >= 1, got 0"),
+    ("gate.k", "abc", "gate.k: expected an integer, got 'abc'"),
+    ("gate.k", True, "gate.k: expected an integer, got True"),
+    ("model.temprature", 0, "model.temprature: unknown key"),
+    ("condition.conditions", ["blnd"], "condition.conditions[0]: expected one of 'blind', 'full'"),
+    ("intervention.answerpool.delete_share", 1.5, "intervention.answerpool.delete_share: must be <= 1"),
+    ("sede", 1, "sede: unknown key"),
+    ("reasoning.max_tokens", -1, "reasoning.max_tokens: must be >= 1"),
+    ("dataset.workers", 0, "dataset.workers: must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), BAD, ids=[f"{k}={v!r}" for k, v, _ in BAD])
+def test_typed_configs_reject_bad_values_naming_file_and_key(key: str, value: object, message: str) -> None:
+    params = copy.deepcopy(_params())
+    *parents, last = key.split(".")
+    node = params
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    with pytest.raises(ConfigError) as info:
+        validate(params, file="params.yaml")
+    assert str(info.value).startswith("params.yaml: " + message), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_typed_configs_stage_entry_point_exits_2_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = _params()
+    params["probe"]["smaple"] = 5  # the issue's typo: probed the whole bank before
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    from blindmcq.stages import probe
+
+    with pytest.raises(SystemExit) as info:
+        probe.main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("blindmcq probe: error: params.yaml: probe.smaple: unknown key; expected one of")
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "results").exists()  # stopped before any work
+
+
+def test_typed_configs_load_config_gives_typed_groups(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text((ROOT / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    config = load_config(path)
+    assert config.model is not None and config.model.backend == _params()["model"]["backend"]
+    assert config.tracking is not None and config.tracking.enabled is True

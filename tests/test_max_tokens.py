@@ -1,0 +1,59 @@
+"""max_tokens (issue 16, point 3): one precedence between the model's limit and the reasoning mode.
+
+The reasoning mode's ``max_tokens`` caps the answer; a model that reasons by default gets
+``max(model.max_tokens, reasoning.max_tokens)``. Checked through the path the probe uses: presentations
+-> ``make_jobs`` -> the Bedrock backend's Converse parameters.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from blindmcq.backends.bedrock import BedrockBackend
+from blindmcq.items import Item
+from blindmcq.presentations import build_presentations, load_conf
+from blindmcq.probe import effective_max_tokens, make_jobs
+
+ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=("a", "bb", "ccc", "dddd"),
+            key=3, status="ok", flags=())  # fmt: skip
+
+
+def _sent_max_tokens(model: str, reasoning: str) -> set[int]:
+    model_cfg, reasoning_cfg = load_conf("model", model), load_conf("reasoning", reasoning)
+    presentations = build_presentations(
+        [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
+        prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"), reasoning=reasoning_cfg,
+    )  # fmt: skip
+    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning_cfg)
+    backend = BedrockBackend(model_cfg, client_factory=lambda region: None)
+    return {backend.converse_params(job.request)[0]["inferenceConfig"]["maxTokens"] for job in jobs}
+
+
+def test_max_tokens_reasoning_model_keeps_its_room_under_direct() -> None:
+    # gpt-5.6 reasons by default and asks 4096; reasoning=direct caps at 64, which cut its answers off
+    assert load_conf("model", "gpt-5.6")["reasons_by_default"] is True
+    assert _sent_max_tokens("gpt-5.6", "direct") == {4096}
+    assert _sent_max_tokens("deepseek-r1", "direct") == {4096}
+
+
+def test_max_tokens_ordinary_model_takes_the_reasoning_cap() -> None:
+    assert load_conf("model", "nova-pro")["reasons_by_default"] is False
+    assert _sent_max_tokens("nova-pro", "direct") == {64}  # the mode's cap, above the model's 16
+    assert _sent_max_tokens("nova-pro", "step_by_step") == {2048}
+    assert _sent_max_tokens("gpt-5.6", "step_by_step") == {4096}  # the larger of the two
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning", "expected"),
+    [
+        ({"max_tokens": 4096, "reasons_by_default": True}, {"max_tokens": 64}, 4096),
+        ({"max_tokens": 4096, "reasons_by_default": True}, {"max_tokens": 8192}, 8192),
+        ({"max_tokens": 4096}, {"max_tokens": 64}, 64),
+        ({"max_tokens": 16, "reasons_by_default": False}, {"max_tokens": 2048}, 2048),
+        ({"max_tokens": 100}, {}, 100),
+        ({}, {}, 16),
+        ({"reasons_by_default": True}, {"max_tokens": 64}, 64),
+    ],
+)
+def test_max_tokens_precedence_table(model: dict, reasoning: dict, expected: int) -> None:
+    assert effective_max_tokens(model, reasoning) == expected
