@@ -94,7 +94,8 @@ def copy_figures(analysis_dir: Path, out_dir: Path) -> list[str]:
     if figures:
         target.mkdir(parents=True, exist_ok=True)
     for fig in figures:
-        shutil.copyfile(fig, target / fig.name)
+        if fig.resolve() != (target / fig.name).resolve():  # the audit keeps its figures in place
+            shutil.copyfile(fig, target / fig.name)
     return [f"figures/{fig.name}" for fig in figures]
 
 
