@@ -294,7 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from blindmcq import paths
 
-    parser = argparse.ArgumentParser(prog="blindmcq html", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="blindmcq html",
+        description="Write the static HTML report of the pipeline's outputs under results/: the tables, "
+        "the figures and the item explorer, one folder that opens from disk with no server.",
+        epilog="Run it after 'dvc repro' (the report stage already does). Exit code 2 names the missing "
+        "output of an earlier stage.",
+    )
     parser.add_argument("--out", type=Path, default=paths.REPORT_DIR / "html")
     args = parser.parse_args(argv)
     try:
