@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Extract the Commission's PDF question bank into items.jsonl. Each PDF is read by two "
         "independent paths (table cells and the text layer); an item counts as confirmed when both agree, "
         "and verification.json says how many did, with the ids that did not.",
-        epilog="example:\n  blindmcq extract data/raw/*.pdf --out results/corpus\n\n"
+        epilog="example:\n  blindmcq extract bank1.pdf bank2.pdf --out corpus/\n\n"
         "Exit code 2 with one line naming the input when a PDF cannot be read.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
