@@ -196,16 +196,15 @@ class AuditResult:
     metrics: dict[str, float]
     warnings: list[str]
     settings: dict[str, str]
+    cloze: pd.DataFrame | None = None
 
 
 def _probe(
-    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, scoring: str | None
+    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any
 ) -> pd.DataFrame:
     from blindmcq.presentations import load_conf
     from blindmcq.probe import run_probe
 
-    if scoring is not None:
-        model_cfg = {**model_cfg, "scoring": scoring}
     condition = {
         "name": "audit",
         "conditions": ["blind", "full"],
@@ -222,8 +221,40 @@ def _probe(
         condition=condition,
         protocol_cfg=load_conf("protocol", "sl"),
         cache_path=cache,
+        backend=backend,
         progress=False,
     )
+
+
+CLOZE_NORMS = {
+    "logprob": "raw (lm-eval acc)",
+    "per_token": "per token",
+    "per_char": "per character (acc_norm)",
+}
+
+
+def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.DataFrame:
+    """Cloze accuracy per normalisation and condition: each option's text scored after the question
+    (full) or after the answer cue alone (blind), in published order (the score is position-free).
+    An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
+    from blindmcq.analysis.stats import wilson
+
+    rows = []
+    for condition in ("blind", "full"):
+        hits = dict.fromkeys(CLOZE_NORMS, 0)
+        for item in items:
+            context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
+            scores = backend.cloze_scores(context, list(item.options))
+            for norm in CLOZE_NORMS:
+                values = [sc[norm] for sc in scores]
+                best = max(values)
+                hits[norm] += values.count(best) == 1 and values.index(best) == item.key
+        for norm, label in CLOZE_NORMS.items():
+            lo, hi = wilson(hits[norm], len(items))
+            n = len(items)
+            rows.append({"condition": condition, "norm": norm, "label": label, "n": n, "k": hits[norm],
+                         "acc": hits[norm] / n, "lo": lo, "hi": hi})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def run_audit(
@@ -237,6 +268,7 @@ def run_audit(
     statutes: Path = STATUTES,
     seed: int = 0,
     scoring: str | None = None,
+    sample: int | None = None,
 ) -> AuditResult:
     """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``."""
     from blindmcq.backends.registry import load_model_config
@@ -274,9 +306,20 @@ def run_audit(
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
     profile = profile_bank(items)
 
+    from blindmcq.backends.registry import make_backend
+    from blindmcq.presentations import load_conf
+    from blindmcq.probe import sample_items
+
     model_cfg = load_model_config(model)
+    if scoring is not None:
+        model_cfg = {**model_cfg, "scoring": scoring}
+    backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
-    predictions = _probe(usable, model_cfg, prompt_name, out / "cache" / "responses.sqlite", scoring)
+    probed = sample_items(usable, sample, seed)
+    predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend)
+    cloze = None
+    if model_cfg.get("scoring") == "cloze":
+        cloze = cloze_accuracy(backend, probed, str(load_conf("prompt", prompt_name).get("answer_cue") or ""))
     n_common = Counter(item.n_options for item in usable).most_common(1)[0][0]
     k = gate_k or smallest_significant_k(2 * n_common, 1 / n_common)
     base = Baseline(phrasing=prompt_name, labels="latin", protocol="sl", reasoning="direct")
@@ -296,19 +339,24 @@ def run_audit(
     _write_figures(out / "figures", analysis)
 
     metrics = audit_metrics(analysis, summary, profile)
+    if cloze is not None:
+        for row in cloze.itertuples():
+            metrics[f"cloze_{row.condition}_acc/{model_cfg['name']}/{row.norm}"] = rounded(row.acc)
     settings = {
         "file": str(path),
         "mapping": ", ".join(f"{k}={v}" for k, v in kwargs.items())
         + ("" if mapping.header else ", no header"),
         "items": f"{len(items)} ({len(usable)} usable)",
         "language (script)": language,
-        "model": f"{model_name} ({model_cfg.get('backend')})",
+        "model": f"{model_name} ({model_cfg.get('backend')}, scoring {model_cfg.get('scoring', 'letter')})",
+        "probed items": f"{len(probed)}"
+        + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
         "prompt": prompt_name,
         "gate": f"k = {k} of {2 * n_common} orders (smallest k with one-sided p < 0.05 at chance)"
         if gate_k is None
         else f"k = {k} of {2 * n_common} orders",
     }
-    result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings)
+    result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings, cloze)
     write_text(out / "report.md", audit_markdown(result, tables))
     write_html_report(
         out,
@@ -380,6 +428,32 @@ def _conclusion(result: AuditResult) -> list[str]:
     return lines
 
 
+def cloze_markdown(result: AuditResult) -> list[str]:
+    if result.cloze is None:
+        return []
+    c = result.cloze
+    lines = [
+        "### Cloze scoring: each option's text by its log-likelihood (position-free)",
+        "",
+        "| Normalisation | Blind | Full |",
+        "|---|---|---|",
+    ]
+    for norm, label in CLOZE_NORMS.items():
+        cells = []
+        for condition in ("blind", "full"):
+            r = c[(c["norm"] == norm) & (c["condition"] == condition)].iloc[0]
+            cells.append(f"{fmt_ci(r['acc'], r['lo'], r['hi'])} ({int(r['k'])}/{int(r['n'])})")
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
+    lines += [
+        "",
+        "Blind scores each option after the answer cue alone, full after the question and the cue; the "
+        "prompt's option list is not shown. An exact tie counts as wrong. 95% Wilson intervals. The "
+        "probe above picks by the configured normalisation (`cloze_norm`).",
+        "",
+    ]
+    return lines
+
+
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
     shares = ", ".join(f"{chr(65 + s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
@@ -413,6 +487,7 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "## Surface strategies and the blind probe",
         "",
         *[t.markdown() for t in tables.values()],
+        *cloze_markdown(result),
         "## Figures",
         "",
     ]
@@ -469,6 +544,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--scoring", choices=["letter", "cloze"], help="for a local model: score letters or option texts"
     )
+    parser.add_argument(
+        "--sample", type=int, metavar="N", help="probe a seeded sample of N usable items (default: all)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sample and tie-breaks (default 0)")
     return parser
 
 
@@ -484,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = run_audit(
             args.file, args.out, mapping, model=args.model, prompt=args.prompt, gate_k=args.gate_k,
-            scoring=args.scoring,
+            scoring=args.scoring, sample=args.sample, seed=args.seed,
         )  # fmt: skip
     except BlindMCQError as exc:
         print(f"blindmcq audit: error: {exc}", file=sys.stderr)

@@ -319,6 +319,9 @@ class LocalBackend:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ConfigError("model.cloze_batch_size", f"expected a positive integer, got {size!r}")
         self.cloze_batch_size = size
+        # an option's score depends only on (context, option), not on its slot: the 2N orders of an
+        # item share them, so each is computed once (bounded; cleared when full)
+        self._cloze_memo: dict[tuple[str, str], dict[str, float]] = {}
 
     def cloze_context(self, question: str | None, answer_cue: str) -> str:
         """The text each option continues: the question (full condition) and the answer cue."""
@@ -360,6 +363,17 @@ class LocalBackend:
             )
         return out
 
+    def cloze_scores(self, context: str, options: Sequence[str]) -> list[dict[str, float]]:
+        """``score_options`` through a memo keyed by (context, option): options already scored after
+        this context (in another order of the same item) are not scored again."""
+        missing = list(dict.fromkeys(o for o in options if (context, o) not in self._cloze_memo))
+        if missing:
+            if len(self._cloze_memo) > 4096:
+                self._cloze_memo.clear()
+            for option, score in zip(missing, self.score_options(context, missing), strict=True):
+                self._cloze_memo[(context, option)] = score
+        return [dict(self._cloze_memo[(context, o)]) for o in options]
+
     def batched_logprobs(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
         """Summed continuation log-probabilities of several (context, continuation) id pairs in one
         forward pass: sequences right-padded to one length, with an attention mask, so each real
@@ -393,7 +407,7 @@ class LocalBackend:
         context = self.cloze_context(
             request.extra.get("cloze_question"), str(request.extra.get("answer_cue", ""))
         )
-        scores = self.score_options(context, [str(o) for o in options])
+        scores = self.cloze_scores(context, [str(o) for o in options])
         key = {"raw": "logprob", "token": "per_token", "char": "per_char"}[self.cloze_norm]
         chosen = [s[key] for s in scores]
         best = max(range(len(chosen)), key=lambda i: (chosen[i], -i))
