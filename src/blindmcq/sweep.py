@@ -68,6 +68,7 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
             artifacts_dir=out_dir,
             sweep_id=sweep_id,
             tags={"stage": "sweep"},
+            model=str(params["model"]["name"]),
         )
     return metrics
 
