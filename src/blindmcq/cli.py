@@ -6,6 +6,7 @@ blindmcq release [--name TAG]         push corpus, index, predictions and report
 blindmcq html [--out DIR]             the browsable HTML report of the current run
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache
+blindmcq audit FILE --out DIR         audit any bank (CSV, JSONL, Parquet) in one command
 """
 
 from __future__ import annotations
@@ -22,19 +23,41 @@ COMMANDS = {
     "nonsense": ("blindmcq.protocols.nonsense_run", "NonsenseQA diagnostic: SL vs MD"),
     # batch: Bedrock batch inference from the command line (helper `reach`)
     "batch": ("blindmcq.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
+    "audit": ("blindmcq.audit", "audit any bank: surface leaks, blind probe and gate, in one command"),
 }
+
+
+def version() -> str:
+    """The installed distribution's version (what pip reports), else the package's own."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("blindmcq")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        from blindmcq import __version__
+
+        return __version__
 
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
-    return "usage: blindmcq COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(lines)
+    return (
+        "usage: blindmcq [--version] COMMAND [ARGS...]\n\n"
+        "Measure whether a multiple-choice benchmark can be answered without its question.\n\n"
+        "commands:\n" + "\n".join(lines) + "\n\n"
+        "Run 'blindmcq COMMAND --help' for a command's options. The pipeline itself runs with\n"
+        "'dvc repro' (see README.md)."
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(usage())
+        return 0
+    if args[0] == "--version":
+        print(f"blindmcq {version()}")
         return 0
     command, rest = args[0], args[1:]
     if command not in COMMANDS:

@@ -94,7 +94,8 @@ def copy_figures(analysis_dir: Path, out_dir: Path) -> list[str]:
     if figures:
         target.mkdir(parents=True, exist_ok=True)
     for fig in figures:
-        shutil.copyfile(fig, target / fig.name)
+        if fig.resolve() != (target / fig.name).resolve():  # the audit keeps its figures in place
+            shutil.copyfile(fig, target / fig.name)
     return [f"figures/{fig.name}" for fig in figures]
 
 
@@ -293,7 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from blindmcq import paths
 
-    parser = argparse.ArgumentParser(prog="blindmcq html", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="blindmcq html",
+        description="Write the static HTML report of the pipeline's outputs under results/: the tables, "
+        "the figures and the item explorer, one folder that opens from disk with no server.",
+        epilog="Run it after 'dvc repro' (the report stage already does). Exit code 2 names the missing "
+        "output of an earlier stage.",
+    )
     parser.add_argument("--out", type=Path, default=paths.REPORT_DIR / "html")
     args = parser.parse_args(argv)
     try:

@@ -103,6 +103,26 @@ def make_jobs(
     return jobs
 
 
+def with_cloze_fields(jobs: Sequence[Job], items: Sequence[Item], backend: Backend) -> list[Job]:
+    """Under ``scoring: cloze`` the backend scores option texts, not labels: give each request the
+    options in display order, the question (full condition only) and the phrasing's answer cue."""
+    abilities = getattr(backend, "abilities", None)
+    if not (getattr(abilities, "score_options", False) or callable(getattr(backend, "score_options", None))):
+        raise ConfigError("model.scoring", f"backend {backend.name} cannot score option texts (cloze)")
+    questions = {item.id: item.question for item in items}
+    out = []
+    for job in jobs:
+        p = job.presentation
+        extra = {
+            **job.request.extra,
+            "option_texts": list(p.option_texts),
+            "cloze_question": questions[p.item_id] if p.condition == "full" else None,
+            "answer_cue": p.answer_cue,
+        }
+        out.append(job._replace(request=dataclasses.replace(job.request, extra=extra)))
+    return out
+
+
 def _with_fewshot(
     presentations: list[Presentation],
     spec: ProtocolSpec,
@@ -170,6 +190,8 @@ def run_probe(
 
         matcher = make_md_matcher(protocol_cfg)
     jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
+    if model_cfg.get("scoring") == "cloze":
+        jobs = with_cloze_fields(jobs, items, backend)
     limit = int(concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)
     cache = ResponseCache(cache_path)
     try:

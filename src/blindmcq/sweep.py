@@ -126,6 +126,7 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
             artifacts_dir=out_dir,
             sweep_id=sweep_id,
             tags=tags,
+            model=str(params["model"]["name"]),
         )
     return metrics
 

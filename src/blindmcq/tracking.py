@@ -15,6 +15,9 @@ from typing import Any
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
+# Per-model metric kinds: ``{kind}/{model}/{set}`` (or ``{kind}/{model}`` for agreement and gap)
+PER_MODEL_KINDS = ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free")
+PER_MODEL_SINGLE = ("agreement", "gap")
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -33,6 +36,25 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
             continue
         flat[name] = text[:MAX_PARAM_LEN]
     return flat
+
+
+def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, float]:
+    """The run's own model's metrics under names without the model (``blind_acc/all``, ``excess/accepted``,
+    ``agreement``), so runs of different models share MLflow columns; the model is logged as a param.
+    Other models' metrics (a separate gate model, a panel) keep their names."""
+    from blindmcq.analysis.tables import metric_name
+
+    own = metric_name(model)  # as the analysis spells it in metric keys (':' -> '_')
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        parts = key.split("/")
+        if len(parts) == 3 and parts[0] in PER_MODEL_KINDS and parts[1] == own:
+            out[f"{parts[0]}/{parts[2]}"] = value
+        elif len(parts) == 2 and parts[0] in PER_MODEL_SINGLE and parts[1] == own:
+            out[parts[0]] = value
+        else:
+            out[key] = value
+    return out
 
 
 def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
@@ -69,8 +91,12 @@ def log_run(
     artifacts_dir: str | Path | None = None,
     sweep_id: str | None = None,
     tags: Mapping[str, str] | None = None,
+    model: str | None = None,
 ) -> str | None:
-    """Log one run (a child of the sweep's parent when ``sweep_id`` is given); returns its run id."""
+    """Log one run (a child of the sweep's parent when ``sweep_id`` is given); returns its run id.
+
+    With ``model``, that model's metrics are logged under model-free names (``comparable_metrics``)
+    and ``model`` is a param, so runs of different models line up in one MLflow table."""
     if not tracking.get("enabled", True):
         return None
     import mlflow
@@ -83,6 +109,9 @@ def log_run(
         run_tags["role"] = "child"
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=run_tags) as run:
         params = flatten(config)
+        if model is not None:
+            params["model"] = model
+            metrics = comparable_metrics(metrics, model)
         keys = sorted(params)
         for start in range(0, len(keys), 100):  # MLflow caps a batch at 100 params
             mlflow.log_params({k: params[k] for k in keys[start : start + 100]})

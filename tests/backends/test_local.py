@@ -110,3 +110,98 @@ def test_second_instance_loads_from_the_cache(gemma: LocalBackend) -> None:
     again.load()
     assert again.loaded_from == "cache"
     assert again.complete(request()).choice_logprobs == gemma.complete(request()).choice_logprobs
+
+
+# cloze scoring -------------------------------------------------------------------------------------
+
+
+def tiny_backend(cfg: dict[str, Any] | None = None) -> LocalBackend:
+    """A LocalBackend around a tiny random Gemma 3 (no download, no GGUF): for checks on token ids."""
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    config = Gemma3TextConfig(
+        vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=16, sliding_window=8, max_position_embeddings=128,
+        layer_types=["sliding_attention", "full_attention"],
+    )  # fmt: skip
+    torch.manual_seed(0)
+    backend = LocalBackend({**CFG, **(cfg or {})})
+    backend.model = Gemma3ForCausalLM(config).eval()
+    backend.tokenizer = SimpleNamespace(pad_token_id=0)
+    return backend
+
+
+def test_batched_log_likelihoods_equal_one_by_one_on_a_tiny_model() -> None:
+    import random
+
+    import torch
+
+    backend = tiny_backend()
+    rng = random.Random(0)
+    ctx = [2] + [rng.randrange(3, 97) for _ in range(20)]  # longer than the sliding window (8)
+    other = [2] + [rng.randrange(3, 97) for _ in range(13)]  # contexts of different lengths too
+    pairs = [(ctx, [rng.randrange(3, 97) for _ in range(n)]) for n in (1, 5, 3, 12)]
+    pairs.append((other, [rng.randrange(3, 97) for _ in range(4)]))
+    with torch.inference_mode():
+        one = [backend._continuation_logprob(c, d) for c, d in pairs]
+        batched = backend.batched_logprobs(pairs)
+    assert len(batched) == len(pairs)
+    assert max(abs(a - b) for a, b in zip(one, batched, strict=True)) < 1e-4
+    assert len(set(one)) == len(one)  # the pairs really differ, so the comparison is not vacuous
+
+
+def test_cloze_settings_are_checked_and_name_the_cache_key() -> None:
+    from blindmcq.errors import ConfigError
+
+    letter = LocalBackend(CFG)
+    assert letter.scoring == "letter" and LocalBackend({**CFG, "scoring": "letter"}).name == letter.name
+    cloze = LocalBackend({**CFG, "scoring": "cloze"})
+    assert cloze.name != letter.name and cloze.cloze_norm == "char"
+    assert LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "raw"}).name != cloze.name
+    for key, value in (("scoring", "letters"), ("cloze_norm", "bytes"), ("cloze_batch_size", 0)):
+        with pytest.raises(ConfigError, match=key):
+            LocalBackend({**CFG, key: value})
+    assert cloze.cloze_context(None, "Відповідь:") == "Відповідь:"
+    assert cloze.cloze_context(" Who? ", "Answer:") == "Who?\nAnswer:"
+
+
+OPTIONS = ("федеративною державою", "конфедеративною державою", "унітарною державою", "республікою")
+
+
+@pytest.fixture(scope="module")
+def gemma_cloze() -> LocalBackend:
+    backend = LocalBackend({**CFG, "scoring": "cloze"})
+    backend.load()
+    return backend
+
+
+@pytest.mark.slow
+def test_cloze_batched_equals_one_by_one_on_gemma(gemma_cloze: LocalBackend) -> None:
+    context = gemma_cloze.cloze_context("Якою є Україна за державним устроєм?", "Відповідь:")
+    one = gemma_cloze.score_options(context, OPTIONS, batch_size=1)
+    batched = gemma_cloze.score_options(context, OPTIONS, batch_size=8)
+    for a, b in zip(one, batched, strict=True):
+        assert abs(a["logprob"] - b["logprob"]) < 1e-4
+        assert a["n_tokens"] == b["n_tokens"] >= 1
+        assert a["per_token"] == pytest.approx(a["logprob"] / a["n_tokens"])
+        assert a["per_char"] == pytest.approx(a["logprob"] / len(OPTIONS[one.index(a)]))
+
+
+@pytest.mark.slow
+def test_cloze_is_position_free_and_blind_drops_the_question(gemma_cloze: LocalBackend) -> None:
+    def ask(options: tuple[str, ...], question: str | None) -> Any:
+        extra = {"option_texts": list(options), "cloze_question": question, "answer_cue": "Відповідь:"}
+        return gemma_cloze.complete(request(extra=extra))
+
+    question = "Якою є Україна за державним устроєм?"
+    full = ask(OPTIONS, question)
+    reversed_full = ask(OPTIONS[::-1], question)
+    assert full.meta["mode"] == "cloze" and full.choice_logprobs is not None
+    assert reversed_full.choice_logprobs == pytest.approx(full.choice_logprobs[::-1], abs=1e-4)
+    assert full.choice_logprobs == pytest.approx(full.meta["per_char"])  # the default norm is char
+    blind = ask(OPTIONS, None)
+    assert blind.meta["logprob"] != pytest.approx(full.meta["logprob"], abs=1e-3)  # the question matters
+    assert full.text == CYRILLIC[max(range(4), key=lambda i: full.choice_logprobs[i])]

