@@ -40,7 +40,7 @@ def test_typed_configs_params_yaml_becomes_a_typed_config() -> None:
     config = validate(_params())
     assert isinstance(config, Config)
     assert config.probe is not None and config.probe.sample == _params()["probe"]["sample"]
-    assert config.gate is not None and isinstance(config.gate.k, int)
+    assert config.gate is not None and config.gate.k is None and config.gate.false_rejection == 0.05
     assert config.intervention is not None and config.intervention.answerpool is not None
 
 
@@ -69,8 +69,8 @@ BAD = [  # (dotted key, value, the start of the one-line error after "params.yam
     ("probe.sample", "abc", "probe.sample: expected an integer or null, got 'abc'"),
     ("probe.sample", 2.5, "probe.sample: expected an integer or null, got 2.5"),
     ("probe.sample", 0, "probe.sample: must be >= 1, got 0"),
-    ("gate.k", "abc", "gate.k: expected an integer, got 'abc'"),
-    ("gate.k", True, "gate.k: expected an integer, got True"),
+    ("gate.k", "abc", "gate.k: expected an integer or null, got 'abc'"),
+    ("gate.k", True, "gate.k: expected an integer or null, got True"),
     ("model.temprature", 0, "model.temprature: unknown key"),
     ("condition.conditions", ["blnd"], "condition.conditions[0]: expected one of 'blind', 'full'"),
     ("intervention.answerpool.delete_share", 1.5, "intervention.answerpool.delete_share: must be <= 1"),

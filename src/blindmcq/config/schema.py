@@ -192,6 +192,7 @@ class Analysis:
     sample_sizes: list[int] = field(default_factory=list)
     seed: int = 0
     headline_orders: Orders = "all"
+    failed_calls: Literal["drop", "wrong"] = "drop"  # docs/statistics.md
     second_bank: dict[str, str | None] = field(default_factory=dict)
 
     def check(self, key: str) -> None:
@@ -227,6 +228,7 @@ class _Dataset:
     limit: int | None = field(default=None, **_rng(ge=0))
     description: str | None = None
     dep: str | list[str] | None = None  # what DVC watches
+    corrections: str | None = None  # reviewed extraction fixes (docs/corpus.md)
 
 
 @dataclass(frozen=True)
@@ -295,7 +297,8 @@ class Dataset(_Dataset):
 @dataclass(frozen=True)
 class Gate:
     name: str = "default"
-    k: int = positive(5)
+    k: int | None = positive(None)  # a fixed k for every N; null: per N from false_rejection
+    false_rejection: float | None = field(default=0.05, **_rng(ge=0, le=1))
     orders: Orders = "all"
 
 
@@ -393,11 +396,24 @@ class _Model:
 class _Priced(_Model):
     price_per_1k_input: float | None = non_negative(None)
     price_per_1k_output: float | None = non_negative(None)
+    verified: bool | None = None  # every fact checked against the provider's documentation
+    unverified: list[str] | None = None  # facts no documentation page confirmed (docs/backends.md)
+    max_output_tokens: int | None = positive(None)  # the model's documented output ceiling
+    # the OpenAI-style route (backends/openai_api.py): chat completions or the Responses API
+    base_url: str | None = None
+    responses_model_id: str | None = None
+    auth: str | None = None
+    api_key_env: str | None = None  # the NAME of the environment variable holding the key
+    logprobs: bool = False
+    top_logprobs: int = positive(20)
+    reasoning_effort: str | None = None
+    extra_body: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class BedrockModel(_Priced):
     model_id: str = ""
+    api: Literal["converse", "responses"] = "converse"
     regions: list[str] | None = None
     region: str | None = None
     accepts_temperature: bool = True
@@ -422,11 +438,8 @@ class BedrockModel(_Priced):
 class OpenAIModel(_Priced):
     model_id: str = ""
     api: Literal["chat", "responses"] = "chat"
-    base_url: str | None = None
-    api_key_env: str | None = None  # the NAME of the environment variable holding the key
-    logprobs: bool = False
     region: str | None = None
-    auth: str | None = None
+    regions: list[str] | None = None
     accepts_temperature: bool = True
     accepts_system: bool = True
     additional_fields: dict[str, Any] | None = None
@@ -446,6 +459,9 @@ class LocalModel(_Model):
     answer_prefix: str = ""
     label_delimiter: str = " "
     chat_template: bool = False
+    scoring: Literal["letter", "cloze"] = "letter"  # docs/cloze.md
+    cloze_norm: Literal["raw", "token", "char"] = "char"
+    cloze_batch_size: int = positive(8)
 
 
 @dataclass(frozen=True)
