@@ -377,7 +377,8 @@ def test_composed_configs_give_a_typed_config_or_one_line_naming_the_key(case: t
         return
     assert isinstance(config, Config)
     assert config.probe is None or config.probe.sample is None or config.probe.sample >= 1
-    assert config.gate is None or (isinstance(config.gate.k, int) and config.gate.k >= 1)
+    k = None if config.gate is None else config.gate.k
+    assert k is None or (isinstance(k, int) and k >= 1)
 
 
 @FUZZ

@@ -33,7 +33,7 @@ def test_submitit_local_multirun_shares_cache_and_nests_mlflow_runs(tmp_path: Pa
     command = [
         sys.executable, "-m", "blindmcq.sweep", "-m",
         "hydra/launcher=blindmcq_local", "hydra.launcher.timeout_min=20",
-        "model=constant-a,longest", "probe.sample=5", "condition=blind",
+        "model=constant-a,longest", "model@gate_model=longest", "probe.sample=5", "condition=blind",
         f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_location={tmp_path}/artifacts",
         f"hydra.sweep.dir={tmp_path}/multirun", f"probe.cache={tmp_path}/cache.sqlite",
     ]  # fmt: skip

@@ -149,7 +149,7 @@ def build(cls: type, data: Any, key: str) -> Any:
     if dispatch is not None:  # a union of schemas chosen by one key (backend, loader)
         tag, choices = dispatch
         kind = data.get(tag)
-        if kind not in choices:
+        if not isinstance(kind, str) or kind not in choices:
             raise _Reject(_join(key, tag), f"expected one of {', '.join(sorted(choices))}, got {_show(kind)}")
         cls = choices[kind]
     fields = {f.name: f for f in dataclasses.fields(cls)}
