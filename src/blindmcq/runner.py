@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol
 
 from tqdm.auto import tqdm
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError
 from blindmcq.records import PredictionRecord
@@ -132,7 +132,13 @@ def make_record(
         cached=cached,
         error=error,
         setting=getattr(presentation, "setting", "") or setting,
+        stop_reason=_stop_reason(response),
     )
+
+
+def _stop_reason(response: ModelResponse) -> str | None:
+    stop = response.meta.get("stop_reason") if isinstance(response.meta, Mapping) else None
+    return None if stop is None else str(stop)
 
 
 def _limits(
@@ -176,7 +182,7 @@ def run_calls(
     presentation carries its own.
     """
     jobs = [Job(*job) for job in jobs]
-    keys = [job.request.cache_key(backend.name) for job in jobs]
+    keys = [request_key(backend, job.request) for job in jobs]
     by_key: dict[str, list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
         by_key[key].append(index)

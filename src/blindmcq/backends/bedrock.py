@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -229,6 +229,12 @@ class BedrockBackend:
         self.accepts_temperature = bool(self.cfg.get("accepts_temperature", True))
         self.accepts_system = bool(self.cfg.get("accepts_system", True))
         self.thinking: dict[str, Any] | None = self.cfg.get("thinking")
+        self.abilities = Abilities(
+            generate=True, reasons=bool(self.thinking) or bool(self.cfg.get("reasons_by_default", False))
+        )
+        # every region serves the same model id (an inference profile or a per-region id, both in
+        # ``modelId``), so the region never changes the answer and stays out of the cache key
+        self.endpoint: str | None = None
         self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
         self.pool = RegionPool(list(regions))
         self._factory = client_factory or default_client_factory(self.cfg)
@@ -243,8 +249,10 @@ class BedrockBackend:
                 self._clients[region] = self._factory(region)
             return self._clients[region]
 
-    def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
-        """The exact Converse keyword arguments for ``request``, and whether a temperature was sent."""
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact Converse keyword arguments for ``request``, after every model-config switch: what
+        ``complete`` sends, what batch inference uploads (less ``modelId``) and what the cache key hashes.
+        Needs no client and no credentials."""
         user = request.user
         params: dict[str, Any] = {"modelId": self.model_id}
         if request.system:
@@ -275,7 +283,12 @@ class BedrockBackend:
                 **extra_fields,
                 **params.get("additionalModelRequestFields", {}),
             }
-        return params, send_temperature
+        return params
+
+    def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
+        """``wire_request`` and whether it sends a temperature (for batch inference's other body)."""
+        params = self.wire_request(request)
+        return params, "temperature" in params["inferenceConfig"]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         params, temperature_sent = self.converse_params(request)
