@@ -189,15 +189,20 @@ def _require(cfg: Mapping[str, Any], key: str) -> Any:
     return cfg[key]
 
 
+def _botocore_retries(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
+    if retries.get("mode") not in ("legacy", "standard", "adaptive"):
+        raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
+    return retries
+
+
 def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
     """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from ``cfg``."""
     import boto3
     from botocore.config import Config
 
     # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
-    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
-    if retries.get("mode") not in ("legacy", "standard", "adaptive"):
-        raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
+    retries = _botocore_retries(cfg)
     config = Config(
         retries=retries,
         read_timeout=int(cfg.get("read_timeout_s", 300)),
@@ -237,7 +242,10 @@ class BedrockBackend:
         self.endpoint: str | None = None
         self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
         self.pool = RegionPool(list(regions))
-        self._factory = client_factory or default_client_factory(self.cfg)
+        # made on the first call, so building the backend (and its wire requests: ``blindmcq preview``)
+        # needs no AWS session, profile or credentials; the retry mode is still checked now
+        _botocore_retries(self.cfg)
+        self._factory = client_factory
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
         self._sleep = sleep
@@ -246,6 +254,8 @@ class BedrockBackend:
     def client(self, region: str) -> Any:
         with self._clients_lock:
             if region not in self._clients:
+                if self._factory is None:
+                    self._factory = default_client_factory(self.cfg)
                 self._clients[region] = self._factory(region)
             return self._clients[region]
 
