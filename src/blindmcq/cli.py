@@ -5,6 +5,7 @@ blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall t
 blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
 blindmcq html [--out DIR]             the browsable HTML report of the current run
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
+blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and cache key (no call)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ COMMANDS = {
     "release": ("blindmcq.release", "push versioned outputs to the DVC remote and tag the commit"),
     "html": ("blindmcq.html_report", "write the static HTML report with the item explorer"),
     "nonsense": ("blindmcq.protocols.nonsense_run", "NonsenseQA diagnostic: SL vs MD"),
+    "preview": ("blindmcq.preview", "print each probe call's wire request and cache key (no call)"),
 }
 
 
