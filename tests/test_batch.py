@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from blindmcq.backends.base import ModelResponse
+from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import load_model_config
 from blindmcq.batch import (
@@ -195,10 +195,10 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
     assert sleeps == [30, 30]
 
     # the input file: one record per distinct call, recordId = the online cache key, Converse body
-    backend_name = f"bedrock:{model_cfg['model_id']}"
     assert len(worker.records) == len(probe_jobs) == 15 * 8
     first_job = probe_jobs[0][1]
-    assert worker.records[0]["recordId"] == first_job.request.cache_key(backend_name)
+    keyer = BedrockBackend(model_cfg, client_factory=lambda region: None)
+    assert worker.records[0]["recordId"] == request_key(keyer, first_job.request)
     body = worker.records[0]["modelInput"]
     assert set(body) == {"messages", "inferenceConfig"}
     assert body["messages"][0]["content"][0]["text"] == first_job.request.user
@@ -239,9 +239,10 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
 def test_second_batch_run_submits_nothing(s3, model_cfg, probe_jobs, tmp_path) -> None:
     cache = ResponseCache(tmp_path / "cache.sqlite")
     pairs = [(job_id, job.request) for job_id, job in probe_jobs[:20]]
-    name = f"bedrock:{model_cfg['model_id']}"
+    keyer = BedrockBackend(model_cfg, client_factory=lambda region: None)
     for _, request in pairs:
-        cache.put(request.cache_key(name), ModelResponse("A"), backend=name, model=request.model, time="t")
+        key = request_key(keyer, request)
+        cache.put(key, ModelResponse("A"), backend=keyer.name, model=request.model, time="t")
     bedrock = boto3.client("bedrock", region_name="eu-central-1")
     with Stubber(bedrock) as stub:  # no responses queued: any control-plane call would fail the test
         result = run_batch(pairs, model_cfg, settings_for(s3), cache=cache, s3=s3, bedrock=bedrock)

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -355,3 +356,195 @@ def test_no_jobs_no_calls(cache: ResponseCache) -> None:
     backend = FakeBackend()
     assert run([], backend, cache) == []
     assert not backend.calls
+
+
+# --- shared in-flight calls: two processes, one cache ----------------------------------------------
+
+SHARED_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from blindmcq.backends.base import ModelResponse
+    from blindmcq.cache import ResponseCache
+    from blindmcq.predictions import write_predictions
+    from blindmcq.runner import run_calls
+
+    cache_path, log_path, out_path, n, tests_dir, go = sys.argv[1:7]
+    sys.path.insert(0, tests_dir)
+    from test_runner import interpret, make_jobs
+
+    class SlowCounting:
+        name = "counting"
+        concurrency = 4
+        def wire_request(self, request):
+            return {"user": request.user}
+        def complete(self, request):
+            fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, (request.user + "\\n").encode())  # one write: atomic under O_APPEND
+            os.close(fd)
+            time.sleep(0.05)
+            return ModelResponse(text="ABCD"[int(request.user[1:]) % 4])
+
+    while not os.path.exists(go):  # both processes start together
+        time.sleep(0.005)
+    jobs = make_jobs(int(n))
+    with ResponseCache(cache_path) as cache:
+        records = run_calls(jobs + jobs[: int(n) // 2], SlowCounting(), cache=cache, interpret=interpret,
+                            progress=False, lease_ttl_s=30)
+    write_predictions(records, out_path)
+    """
+)
+
+
+def test_two_processes_on_one_cache_pay_each_request_once(tmp_path: Path) -> None:
+    n = 60
+    script = tmp_path / "probe.py"
+    script.write_text(SHARED_SCRIPT)
+    cache_path, log, go = tmp_path / "c.sqlite", tmp_path / "calls.log", tmp_path / "go"
+    ResponseCache(cache_path).close()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    outs = [tmp_path / f"pred{i}.parquet" for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(script),
+                str(cache_path),
+                str(log),
+                str(out),
+                str(n),
+                str(Path(__file__).parent),
+                str(go),
+            ],
+            env=env,
+        )
+        for out in outs
+    ]
+    go.touch()
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    calls = _lines(log)
+    assert len(calls) == n == len(set(calls))  # total calls == unique requests
+    per_process = [read_records(out) for out in outs]
+    for records in per_process:
+        assert [r.item_id for r in records[:n]] == [f"item-{i}" for i in range(n)]
+        assert all(r.parse_status == "ok" for r in records)
+    # every unique request was paid for by exactly one of the two runs
+    new = [sum(not r.cached for r in records) for records in per_process]
+    assert sum(new) == n
+    with ResponseCache(cache_path) as cache:
+        assert len(cache) == n
+        assert all(cache.lease(k) is None for k in cache.keys())  # no lease left behind
+
+
+def test_a_stale_lease_from_a_dead_holder_is_taken_over(tmp_path: Path) -> None:
+    from blindmcq.backends.base import request_key
+
+    backend = FakeBackend()
+    jobs = make_jobs(6)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        stale = request_key(backend, jobs[2].request)
+        # a holder that crashed mid-call: its lease runs out shortly and is never renewed
+        assert cache.claim(stale, "dead-host:1:0", 0.3).state == "claimed"
+        records = run(jobs, backend, cache, poll_s=(0.02, 0.05))
+        assert backend.calls[jobs[2].request.user] == 1  # taken over and paid once
+        assert not records[2].cached and records[2].parse_status == "ok"
+        assert sum(backend.calls.values()) == 6
+        assert cache.lease(stale) is None and stale in cache
+
+
+def test_a_live_lease_is_waited_for_and_its_answer_served_from_the_cache(tmp_path: Path) -> None:
+    from blindmcq.backends.base import request_key
+
+    backend = FakeBackend()
+    jobs = make_jobs(4)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        key = request_key(backend, jobs[1].request)
+        assert cache.claim(key, "other", 60).state == "claimed"
+
+        def other_process_answers() -> None:
+            while backend.calls.total() < 3:  # after our run has made its own calls
+                time.sleep(0.01)
+            time.sleep(0.1)
+            cache.put(key, ModelResponse(text="D"), backend="fake", model="m", time="t", holder="other")
+
+        thread = threading.Thread(target=other_process_answers)
+        thread.start()
+        records = run(jobs, backend, cache, poll_s=(0.02, 0.05))
+        thread.join()
+    assert jobs[1].request.user not in backend.calls  # never paid for twice
+    assert records[1].cached and records[1].raw_response == "D"
+
+
+# --- the progress bar and the summary count alike ---------------------------------------------------
+
+
+class RecordingBar:
+    """Stands in for tqdm: keeps every postfix the runner sets."""
+
+    bars: ClassVar[list[RecordingBar]] = []
+
+    def __init__(self, *args: object, total: int = 0, **kwargs: object) -> None:
+        self.total, self.n, self.postfixes = total, 0, []
+        RecordingBar.bars.append(self)
+
+    def update(self, n: int) -> None:
+        self.n += n
+
+    def set_postfix(self, values: dict[str, int], refresh: bool = True) -> None:
+        self.postfixes.append(dict(values))
+
+    def set_postfix_str(self, text: str) -> None:
+        self.postfixes.append({"text": text})
+
+    def close(self) -> None:
+        pass
+
+
+def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    import blindmcq.runner as runner
+    from blindmcq.predictions import to_frame, to_table
+    from blindmcq.stages.probe import call_counts
+
+    monkeypatch.setattr(runner, "tqdm", RecordingBar)
+    jobs = make_jobs(30)
+    backend = FakeBackend()
+    run(jobs[:10], backend, cache)  # 10 in the cache already
+    RecordingBar.bars.clear()
+    # 30 unique requests, 10 cached, and 8 repeated in the same run (answered by their first call)
+    records = run(jobs + jobs[12:20], backend, cache)
+    summary = call_counts(to_frame(to_table(records)))
+    bar = RecordingBar.bars[-1]
+    final = bar.postfixes[-1]
+    assert (final["from_cache"], final["new_calls"]) == (summary["from_cache"], summary["new_calls"])
+    assert (summary["from_cache"], summary["new_calls"]) == (18, 20)
+    assert bar.n == bar.total == len(records) == summary["calls"]
+    assert final == runner.call_counts(records)
+
+
+# --- stop reasons -----------------------------------------------------------------------------------
+
+
+def test_stop_reason_is_recorded_per_call_and_old_files_still_read(
+    cache: ResponseCache, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    from blindmcq.predictions import write_predictions
+
+    class Stops(FakeBackend):
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            response = super().complete(request)
+            response.meta["stop_reason"] = "max_tokens" if request.user == "q1" else "end_turn"
+            return response
+
+    records = run(make_jobs(3), Stops(), cache)
+    assert [r.stop_reason for r in records] == ["end_turn", "max_tokens", "end_turn"]
+    again = run(make_jobs(3), Stops(), cache)  # from the cache: the same stop reasons
+    assert [r.stop_reason for r in again] == ["end_turn", "max_tokens", "end_turn"] and all(
+        r.cached for r in again
+    )
+    path = write_predictions(records, tmp_path / "p.parquet")
+    assert [r.stop_reason for r in read_records(path)] == ["end_turn", "max_tokens", "end_turn"]
+    old = tmp_path / "old.parquet"  # written before the column existed
+    pq.write_table(pq.read_table(path).drop_columns(["stop_reason"]), old)
+    assert [r.stop_reason for r in read_records(old)] == [None, None, None]
+    assert [r.item_id for r in read_records(old)] == [r.item_id for r in records]

@@ -2,7 +2,7 @@
 
 Flow: the uncached requests of a probe -> one JSONL input file per job on S3 -> ``CreateModelInvocationJob``
 -> poll ``GetModelInvocationJob`` -> read the ``*.jsonl.out`` files -> one ``ModelResponse`` per call, stored
-in the ``ResponseCache`` under the key the online runner uses (``request.cache_key("bedrock:<model_id>")``).
+in the ``ResponseCache`` under the key the online runner uses (``request_key(backend, request)``).
 A later ``run_calls``/``run_probe`` with the same cache then serves every answered call from the cache, so
 online and batch never pay twice; calls the batch did not answer come back as ``error`` (not cached) and
 the online run retries them.
@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
 from blindmcq.cache import ResponseCache, utc_now
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
@@ -254,12 +254,12 @@ def parse_model_output(output: Mapping[str, Any], invocation_type: str) -> Model
 
 
 def pending(
-    jobs: Sequence[tuple[str, ModelRequest]], backend_name: str, cache: ResponseCache
+    jobs: Sequence[tuple[str, ModelRequest]], backend: BedrockBackend, cache: ResponseCache
 ) -> dict[str, ModelRequest]:
     """Cache key -> request for each distinct call not yet in the cache, in job order."""
     wanted: dict[str, ModelRequest] = {}
     for _, request in jobs:
-        wanted.setdefault(request.cache_key(backend_name), request)
+        wanted.setdefault(request_key(backend, request), request)
     cached = cache.get_many(list(wanted))
     return {key: request for key, request in wanted.items() if key not in cached}
 
@@ -479,8 +479,8 @@ def run_batch(
     if s3 is None or bedrock is None:
         default_s3, default_bedrock = _default_clients(backend, settings)
         s3, bedrock = s3 or default_s3, bedrock or default_bedrock
-    keys = {job_id: request.cache_key(backend.name) for job_id, request in jobs}
-    missing = pending(jobs, backend.name, cache)
+    keys = {job_id: request_key(backend, request) for job_id, request in jobs}
+    missing = pending(jobs, backend, cache)
     result = BatchResult(responses={})
     fresh: dict[str, ModelResponse] = {}
     if len(missing) >= settings.min_records:

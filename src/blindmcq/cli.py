@@ -7,6 +7,7 @@ blindmcq html [--out DIR]             the browsable HTML report of the current r
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache
 blindmcq audit FILE --out DIR         audit any bank (CSV, JSONL, Parquet) in one command
+blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and cache key (no call)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ COMMANDS = {
     # batch: Bedrock batch inference from the command line (helper `reach`)
     "batch": ("blindmcq.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
     "audit": ("blindmcq.audit", "audit any bank: surface leaks, blind probe and gate, in one command"),
+    "preview": ("blindmcq.preview", "print each probe call's wire request and cache key (no call)"),
 }
 
 

@@ -14,7 +14,9 @@ Format (the released predictions):
   ``input_tokens`` / ``output_tokens`` (int or null), ``latency_s`` (float or null), ``region``
   (str or null), ``request_hash`` (sha256 of backend, model and the full request; the cache key),
   ``time`` (ISO 8601 UTC, when the response arrived), ``backend`` (str), ``cached`` (bool: the
-  response came from the cache, not a new call), ``error`` (str or null), ``setting`` (str).
+  response came from the cache, not a new call), ``error`` (str or null), ``setting`` (str),
+  ``stop_reason`` (str or null: the backend's stop reason, ``max_tokens`` for a truncated answer; files
+  written before it existed read as null).
 * Slots and option indices are 0-based.
 * Parquet: Arrow types string, int64, float64, bool, and ``list<int64>`` for ``order``; zstd
   compression. JSONL: UTF-8, one JSON object per line with the same keys, ``null`` for missing values.
@@ -75,8 +77,11 @@ SCHEMA = pa.schema(
         ("cached", _BOOL),
         ("error", _STR),
         ("setting", _STR),
+        ("stop_reason", _STR),
     ]
 )
+# columns added after the first release: older files without them read as nulls
+_OPTIONAL = frozenset({"stop_reason"})
 assert tuple(SCHEMA.names) == PREDICTION_COLUMNS, "SCHEMA is out of step with PredictionRecord"
 
 # Nullable pandas dtypes, so an int column stays int with missing values instead of turning float.
@@ -203,8 +208,9 @@ def read_table(path: PathLike) -> pa.Table:
     if path.suffix == ".jsonl":
         return _join_call_log(_read_jsonl(path), path)
     try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
-        _check_columns(pq.read_schema(path).names, file=str(path))
-        table = pq.read_table(path, columns=list(PREDICTION_COLUMNS))
+        names = pq.read_schema(path).names
+        _check_columns(names, file=str(path))
+        table = pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names])
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({exc})", file=str(path)) from exc
     return _join_call_log(_conform(table, source=str(path)), path)
@@ -227,12 +233,14 @@ def concat_predictions(parts: Iterable[pd.DataFrame | PathLike]) -> pd.DataFrame
 def _check_columns(names: Iterable[str], *, file: str, line: int | None = None) -> None:
     present = set(names)
     for column in PREDICTION_COLUMNS:
-        if column not in present:
+        if column not in present and column not in _OPTIONAL:
             raise InputError(f"missing column '{column}'", file=file, line=line)
 
 
 def _conform(table: pa.Table, *, source: str) -> pa.Table:
     _check_columns(table.column_names, file=source)
+    for name in sorted(_OPTIONAL - set(table.column_names)):
+        table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
     table = table.select(list(PREDICTION_COLUMNS))
     for name, want in zip(SCHEMA.names, SCHEMA.types, strict=True):
         column = table.column(name)

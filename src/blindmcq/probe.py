@@ -145,6 +145,40 @@ def _with_fewshot(
     )  # fmt: skip
 
 
+def build_jobs(
+    items: Sequence[Item],
+    *,
+    model_cfg: Mapping[str, Any],
+    prompt: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    reasoning: Mapping[str, Any],
+    condition: Mapping[str, Any],
+    protocol_cfg: Mapping[str, Any],
+    fewshot_examples: Sequence[Item] | None = None,
+) -> tuple[ProtocolSpec, list[Job]]:
+    """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
+    ``blindmcq preview`` prints (one builder for both)."""
+    spec = protocol_spec(protocol_cfg)
+    if spec.labels is not None:
+        labels = load_conf("labels", spec.labels)
+    orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
+    presentations = build_presentations(
+        items,
+        conditions=condition["conditions"],
+        blind_orders=orders or condition.get("blind_orders", "all"),
+        full_orders=orders or condition.get("full_orders", ["rot0"]),
+        forced=bool(condition.get("forced", False)),
+        prompt=prompt,
+        labels=labels,
+        reasoning=reasoning,
+        protocol="md" if spec.uses_matcher else "sl",
+        protocol_cfg=protocol_cfg,
+    )
+    if spec.fewshot != "none":
+        presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
+    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
+
+
 def run_probe(
     items: Sequence[Item],
     *,
@@ -165,31 +199,16 @@ def run_probe(
     ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
-    spec = protocol_spec(protocol_cfg)
-    if spec.labels is not None:
-        labels = load_conf("labels", spec.labels)
-    orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
-    presentations = build_presentations(
-        items,
-        conditions=condition["conditions"],
-        blind_orders=orders or condition.get("blind_orders", "all"),
-        full_orders=orders or condition.get("full_orders", ["rot0"]),
-        forced=bool(condition.get("forced", False)),
-        prompt=prompt,
-        labels=labels,
-        reasoning=reasoning,
-        protocol="md" if spec.uses_matcher else "sl",
-        protocol_cfg=protocol_cfg,
-    )
-    if spec.fewshot != "none":
-        presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
+    spec, jobs = build_jobs(
+        items, model_cfg=model_cfg, prompt=prompt, labels=labels, reasoning=reasoning,
+        condition=condition, protocol_cfg=protocol_cfg, fewshot_examples=fewshot_examples,
+    )  # fmt: skip
     backend = backend or make_backend(model_cfg)
     matcher = None
     if spec.uses_matcher:
         from blindmcq.protocols.md import make_md_matcher
 
         matcher = make_md_matcher(protocol_cfg)
-    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
     if model_cfg.get("scoring") == "cloze":
         jobs = with_cloze_fields(jobs, items, backend)
     limit = int(concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)

@@ -42,6 +42,7 @@ class PredictionRecord:
     cached: bool = False
     error: str | None = None
     setting: str = ""  # free-form run setting (e.g. few-shot skew), for sweeps
+    stop_reason: str | None = None  # the backend's stop reason (Bedrock stopReason; max_tokens = truncated)
 
     def to_row(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,8 +8,12 @@ in flight). Identical requests within a run are sent once. Output order is the j
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import socket
+import threading
 import time as _time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 from tqdm.auto import tqdm
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError
 from blindmcq.records import PredictionRecord
@@ -132,7 +136,13 @@ def make_record(
         cached=cached,
         error=error,
         setting=getattr(presentation, "setting", "") or setting,
+        stop_reason=_stop_reason(response),
     )
+
+
+def _stop_reason(response: ModelResponse) -> str | None:
+    stop = response.meta.get("stop_reason") if isinstance(response.meta, Mapping) else None
+    return None if stop is None else str(stop)
 
 
 def _limits(
@@ -153,6 +163,44 @@ def _limits(
     return limits
 
 
+def call_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
+    """The one tally of a run, shown on the progress bar and written in its summary: ``from_cache``
+    (answered from the cache, or by an identical request earlier in the run), ``new_calls`` (paid
+    for now) and ``errors``."""
+    cached = sum(1 for r in records if r.cached)
+    return {
+        "from_cache": cached,
+        "new_calls": len(records) - cached,
+        "errors": sum(1 for r in records if r.parse_status == "error"),
+    }
+
+
+def new_holder() -> str:
+    """A lease holder id unique to this run: host, process and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class _Renewer:
+    """Keeps a live run's leases from expiring: renews them every ``ttl_s / 3`` until stopped."""
+
+    def __init__(self, cache: ResponseCache, holder: str, ttl_s: float) -> None:
+        self._stop = threading.Event()
+
+        def loop() -> None:
+            while not self._stop.wait(ttl_s / 3):
+                try:
+                    cache.renew(holder, ttl_s)
+                except Exception as exc:  # a renewal failure only risks a duplicate call, never a crash
+                    log.warning("lease renewal failed: %s", exc)
+
+        self._thread = threading.Thread(target=loop, name="lease-renewer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_calls(
     jobs: Sequence[Job | tuple[PresentationLike, ModelRequest]],
     backend: Backend,
@@ -164,6 +212,8 @@ def run_calls(
     desc: str = "",
     batch_size: int = 1,
     setting: str = "",
+    lease_ttl_s: float = 120.0,
+    poll_s: tuple[float, float] = (0.05, 2.0),
 ) -> list[PredictionRecord]:
     """Run every job and return one PredictionRecord per job, in job order.
 
@@ -174,9 +224,14 @@ def run_calls(
     ``batch_size > 1`` and a backend offering ``complete_many``, uncached requests go in batches.
     ``setting`` tags every record (a sweep setting such as the few-shot skew) unless the
     presentation carries its own.
+
+    Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
+    before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
+    making is waited for (polling from ``poll_s[0]`` up to ``poll_s[1]`` seconds apart) and then read
+    from the cache, or taken over if that process died.
     """
     jobs = [Job(*job) for job in jobs]
-    keys = [job.request.cache_key(backend.name) for job in jobs]
+    keys = [request_key(backend, job.request) for job in jobs]
     by_key: dict[str, list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
         by_key[key].append(index)
@@ -184,18 +239,18 @@ def run_calls(
     limits = _limits(concurrency, backend, {job.request.model for job in jobs})
     records: list[PredictionRecord | None] = [None] * len(jobs)
     bar = tqdm(total=len(jobs), desc=desc or backend.name, unit="call", disable=not progress, smoothing=0.1)
-    counts = {"cached": 0, "called": 0, "error": 0}
+    done: list[PredictionRecord] = []
 
     def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
         for n, index in enumerate(by_key[key]):
             presentation, request = jobs[index]
             # a repeated identical request in one run is answered by the first call, not sent again
-            records[index] = make_record(
+            record = make_record(
                 presentation, request, response, interpret=interpret, backend=backend.name,
                 key=key, time=time, cached=cached or n > 0, setting=setting,
             )  # fmt: skip
-        counts["cached" if cached else "called"] += len(by_key[key])
-        counts["error"] += len(by_key[key]) if response.status == "error" else 0
+            records[index] = record
+            done.append(record)
         bar.update(len(by_key[key]))
 
     hits = cache.get_many(list(by_key))
@@ -203,45 +258,98 @@ def run_calls(
         settle(key, hit.response, hit.time, cached=True)
     missing = [key for key in by_key if key not in hits]
 
-    def store(key: str, request: ModelRequest, response: ModelResponse) -> tuple[str, ModelResponse, str]:
+    holder = new_holder()
+    batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
+    # (key, response, time, cached); response None: another process holds the key, come back later
+    Outcome = tuple[str, ModelResponse | None, str, bool]
+
+    def claim(batch: list[str], wait: bool) -> tuple[list[Outcome], list[str]]:
+        """Cached answers and deferred keys, and the keys now ours to call."""
+        outcomes: list[Outcome] = []
+        mine: list[str] = []
+        pending, delay = list(batch), poll_s[0]
+        while pending:
+            claims = cache.claim_many(pending, holder, lease_ttl_s)
+            pending = []
+            for key, c in claims.items():
+                if c.state == "hit" and c.cached is not None:
+                    outcomes.append((key, c.cached.response, c.cached.time, True))
+                elif c.state == "claimed":
+                    mine.append(key)
+                elif wait:
+                    pending.append(key)
+                else:
+                    outcomes.append((key, None, "", False))
+            if pending:  # another process is making these calls: wait for its rows or its expiry
+                _time.sleep(delay)
+                delay = min(delay * 1.5, poll_s[1])
+        return outcomes, mine
+
+    def store(key: str, request: ModelRequest, response: ModelResponse) -> Outcome:
         # committed in the worker, the moment the answer arrives: a crash now loses nothing paid for
         time = utc_now()
-        cache.put(key, response, backend=backend.name, model=request.model, time=time)
-        return key, response, time
+        cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+        return key, response, time, False
 
-    batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
-
-    def task(batch: list[str]) -> list[tuple[str, ModelResponse, str]]:
-        requests = [jobs[by_key[key][0]].request for key in batch]
+    def task(batch: list[str], wait: bool = False) -> list[Outcome]:
+        outcomes, mine = claim(batch, wait)
+        if not mine:
+            return outcomes
+        requests = [jobs[by_key[key][0]].request for key in mine]
         if batched:
             responses = _call_batch(backend, requests)
         else:
             responses = [_call_one(backend, request) for request in requests]
-        return [store(k, q, r) for k, q, r in zip(batch, requests, responses, strict=True)]
+        return outcomes + [store(k, q, r) for k, q, r in zip(mine, requests, responses, strict=True)]
 
     per_model: dict[str, list[str]] = defaultdict(list)
     for key in missing:
         per_model[jobs[by_key[key][0]].request.model].append(key)
 
+    def model_of(key: str) -> str:
+        return jobs[by_key[key][0]].request.model
+
     pools = {
         model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
     }
-    finished: queue.SimpleQueue[Future[list[tuple[str, ModelResponse, str]]]] = queue.SimpleQueue()
-    submitted = 0
+    finished: queue.SimpleQueue[Future[list[Outcome]]] = queue.SimpleQueue()
+    cache_on_wait = cache.on_wait
+    cache.on_wait = lambda message: bar.set_postfix_str(message)
+    renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
+
+    def drain(submitted: int) -> list[str]:
+        deferred: list[str] = []
+        for _ in range(submitted):
+            for key, response, time, cached in finished.get().result():
+                if response is None:
+                    deferred.append(key)
+                else:
+                    settle(key, response, time, cached=cached)
+            bar.set_postfix(call_counts(done), refresh=False)
+        return deferred
+
     try:
         size = batch_size if batched else 1
+        submitted = 0
         for model, model_keys in per_model.items():
             for start in range(0, len(model_keys), size):
                 pools[model].submit(task, model_keys[start : start + size]).add_done_callback(finished.put)
                 submitted += 1
-        for _ in range(submitted):
-            for key, response, time in finished.get().result():
-                settle(key, response, time, cached=False)
-            bar.set_postfix(counts, refresh=False)
+        deferred = drain(submitted)
+        if deferred:
+            log.info("%d calls are in flight in another process; waiting for their answers", len(deferred))
+        for key in deferred:  # the second round waits for the other holder's row (or its expiry)
+            pools[model_of(key)].submit(task, [key], True).add_done_callback(finished.put)
+        drain(len(deferred))
     finally:
+        if renewer is not None:
+            renewer.stop()
         for pool in pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
-        bar.set_postfix(counts, refresh=False)
+        if missing:
+            cache.release(holder)  # whatever a failure left leased is free for others at once
+        cache.on_wait = cache_on_wait
+        bar.set_postfix(call_counts(done), refresh=False)
         bar.close()
     assert all(r is not None for r in records), "runner lost a record"
     return [r for r in records if r is not None]

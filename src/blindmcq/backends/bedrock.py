@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -189,15 +189,20 @@ def _require(cfg: Mapping[str, Any], key: str) -> Any:
     return cfg[key]
 
 
+def _botocore_retries(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
+    if retries.get("mode") not in ("legacy", "standard", "adaptive"):
+        raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
+    return retries
+
+
 def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
     """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from ``cfg``."""
     import boto3
     from botocore.config import Config
 
     # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
-    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
-    if retries.get("mode") not in ("legacy", "standard", "adaptive"):
-        raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
+    retries = _botocore_retries(cfg)
     config = Config(
         retries=retries,
         read_timeout=int(cfg.get("read_timeout_s", 300)),
@@ -230,9 +235,18 @@ class BedrockBackend:
         self.accepts_temperature = bool(self.cfg.get("accepts_temperature", True))
         self.accepts_system = bool(self.cfg.get("accepts_system", True))
         self.thinking: dict[str, Any] | None = self.cfg.get("thinking")
+        self.abilities = Abilities(
+            generate=True, reasons=bool(self.thinking) or bool(self.cfg.get("reasons_by_default", False))
+        )
+        # every region serves the same model id (an inference profile or a per-region id, both in
+        # ``modelId``), so the region never changes the answer and stays out of the cache key
+        self.endpoint: str | None = None
         self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
         self.pool = RegionPool(list(regions))
-        self._factory = client_factory or default_client_factory(self.cfg)
+        # made on the first call, so building the backend (and its wire requests: ``blindmcq preview``)
+        # needs no AWS session, profile or credentials; the retry mode is still checked now
+        _botocore_retries(self.cfg)
+        self._factory = client_factory
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
         self._sleep = sleep
@@ -241,11 +255,15 @@ class BedrockBackend:
     def client(self, region: str) -> Any:
         with self._clients_lock:
             if region not in self._clients:
+                if self._factory is None:
+                    self._factory = default_client_factory(self.cfg)
                 self._clients[region] = self._factory(region)
             return self._clients[region]
 
-    def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
-        """The exact Converse keyword arguments for ``request``, and whether a temperature was sent."""
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact Converse keyword arguments for ``request``, after every model-config switch: what
+        ``complete`` sends, what batch inference uploads (less ``modelId``) and what the cache key hashes.
+        Needs no client and no credentials."""
         user = request.user
         params: dict[str, Any] = {"modelId": self.model_id}
         if request.system:
@@ -276,7 +294,12 @@ class BedrockBackend:
                 **extra_fields,
                 **params.get("additionalModelRequestFields", {}),
             }
-        return params, send_temperature
+        return params
+
+    def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
+        """``wire_request`` and whether it sends a temperature (for batch inference's other body)."""
+        params = self.wire_request(request)
+        return params, "temperature" in params["inferenceConfig"]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         params, temperature_sent = self.converse_params(request)

@@ -14,10 +14,10 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
 from blindmcq.errors import ConfigError
 
@@ -87,9 +87,25 @@ class FaultBackend:
         self.concurrency = int(getattr(inner, "concurrency", 8))
         self.region = region
         self._sleep = sleep
+        self.abilities: Abilities = getattr(inner, "abilities", Abilities())
+        self.endpoint = getattr(inner, "endpoint", None)
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The inner backend's request key plus what decides the injected faults: seed, rates, retry
+        budget, and the request hash the seeded draws are made from."""
+        return {
+            "inner": request_key(self.inner, request),
+            "seed": self.seed,
+            "faults": asdict(self.rates),
+            "retry": asdict(self.policy),
+            "draw": self._draw_key(request),
+        }
+
+    def _draw_key(self, request: ModelRequest) -> str:
+        return request.cache_key(self.inner.name)
 
     def _rng(self, request: ModelRequest) -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}:{request.cache_key(self.inner.name)}".encode()).digest()
+        digest = hashlib.sha256(f"{self.seed}:{self._draw_key(request)}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
@@ -134,12 +150,21 @@ class FaultBackend:
         return response
 
 
+def _fake_wire(request: ModelRequest, text: str) -> dict[str, Any]:
+    """What a fake's answer depends on: the prompt, the choices (it answers the first) and its text."""
+    return {"system": request.system, "user": request.user, "choices": list(request.choices), "text": text}
+
+
 class InstantBackend:
     """Answers at once with the first choice (or ``text``): the runner's overhead with no model cost."""
 
     def __init__(self, text: str = "A", *, name: str = "instant") -> None:
         self.text, self.name = text, name
         self.concurrency = 1
+        self.abilities = Abilities(generate=True)
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        return _fake_wire(request, self.text)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         text = request.choices[0] if request.choices else self.text
@@ -158,6 +183,10 @@ class SlowBackend:
         self.in_flight = 0
         self.peak_in_flight = 0
         self._lock = threading.Lock()
+        self.abilities = Abilities(generate=True)
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        return _fake_wire(request, self.text)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         with self._lock:

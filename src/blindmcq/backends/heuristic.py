@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.errors import ConfigError, InputError
 
 STRATEGIES = ("constant", "longest", "shortest", "most_words", "random")
@@ -45,6 +45,25 @@ class HeuristicBackend:
         detail = {"constant": f":{self.slot}", "random": f":{self.seed}"}.get(self.strategy, "")
         self.name = f"heuristic:{self.strategy}{detail}"
         self.concurrency = int(self.cfg.get("concurrency", 64))
+        self.abilities = Abilities(generate=True, needs_option_texts=True)
+
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """Everything the answer depends on: the strategy, its slot or seed, the option texts and
+        labels it reads, and for ``random`` the request hash its seeded draw is made from."""
+        wire: dict[str, Any] = {
+            "strategy": self.strategy,
+            "option_texts": [str(o) for o in request.extra.get("option_texts") or []],
+            "labels": list(request.choices) or list(request.extra.get("label_strings") or []),
+        }
+        if self.strategy == "constant":
+            wire["slot"] = self.slot
+        if self.strategy == "random":
+            wire["seed"] = self.seed
+            wire["draw"] = self._draw_key(request)
+        return wire
+
+    def _draw_key(self, request: ModelRequest) -> str:
+        return request.cache_key(self.name)
 
     def pick(self, request: ModelRequest, options: Sequence[str]) -> int:
         """The slot this strategy picks for ``options`` (display order)."""
@@ -62,7 +81,7 @@ class HeuristicBackend:
         return slot
 
     def _rng(self, request: ModelRequest) -> random.Random:
-        digest = hashlib.sha256(f"{self.seed}:{request.cache_key(self.name)}".encode()).digest()
+        digest = hashlib.sha256(f"{self.seed}:{self._draw_key(request)}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def complete(self, request: ModelRequest) -> ModelResponse:

@@ -46,7 +46,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.errors import ConfigError, InputError
 
 # Spinning OpenMP workers collapse throughput when the cores are shared (measured on a busy 2-core
@@ -105,6 +105,9 @@ class LocalBackend:
         self.concurrency = int(self.cfg.get("concurrency", 1))
         self._init_cloze()
         source = self._source_id()
+        self.source = source
+        self.abilities = Abilities(generate=True, score_labels=True, score_options=True)
+        self.endpoint: str | None = None  # the weights are named in the wire request (``source``)
         # the name is the cache key's backend part: other weights or other scoring, other key
         scoring = (self.answer_prefix, self.delimiter, self.use_chat_template)
         if self.scoring == "cloze":  # letter scoring keeps its old name, so its cached answers stay valid
@@ -189,17 +192,44 @@ class LocalBackend:
 
     # prompting --------------------------------------------------------------------------------
 
-    def prompt_text(self, request: ModelRequest) -> str:
-        """The exact text the model reads (see the module docstring)."""
-        if self.use_chat_template and getattr(self._tok(), "chat_template", None):
-            messages = [{"role": "system", "content": request.system}] if request.system else []
-            messages.append({"role": "user", "content": request.user})
-            return str(self._tok().apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+    def wire_request(self, request: ModelRequest) -> dict[str, Any]:
+        """What the model computes, with no model loaded: weights (``source``: package version, or file
+        path, size and mtime), dtype, mode (label scoring or greedy generation), the prompt text (or the
+        chat messages the weights' own template renders), the scored continuations or the token limit."""
         text = f"{request.system}\n\n{request.user}" if request.system else request.user
         prefix = str(request.extra.get("answer_prefix", self.answer_prefix))
         if prefix.strip() and not text.rstrip().endswith(prefix.strip()):
             text += prefix
-        return text
+        wire: dict[str, Any] = {"source": self.source, "dtype": "float32", "prompt": text}
+        if self.use_chat_template:
+            # rendered by the weights' own template when the tokenizer has one (pinned by ``source``)
+            messages = [{"role": "system", "content": request.system}] if request.system else []
+            messages.append({"role": "user", "content": request.user})
+            wire["chat_template"] = True
+            wire["messages"] = messages
+        if request.choices:
+            wire["mode"] = "score"
+            wire["label_delimiter"] = self.delimiter
+            wire["choices"] = list(request.choices)
+            if self.scoring == "cloze":  # option texts scored instead of labels (docs/cloze.md)
+                wire["scoring"] = {"cloze_norm": self.cloze_norm, **{
+                    k: request.extra.get(k) for k in ("option_texts", "cloze_question", "answer_cue")
+                }}  # fmt: skip
+        else:
+            wire["mode"] = "generate"
+            wire["max_new_tokens"] = int(request.max_tokens)
+            wire["do_sample"] = False
+        return wire
+
+    def prompt_text(self, request: ModelRequest) -> str:
+        """The exact text the model reads (see the module docstring)."""
+        return self._render(self.wire_request(request))
+
+    def _render(self, wire: Mapping[str, Any]) -> str:
+        tok = self._tok() if wire.get("chat_template") else None
+        if tok is not None and getattr(tok, "chat_template", None):
+            return str(tok.apply_chat_template(wire["messages"], tokenize=False, add_generation_prompt=True))
+        return str(wire["prompt"])
 
     def _tok(self) -> Any:
         if self.tokenizer is None:
@@ -222,26 +252,27 @@ class LocalBackend:
     def complete(self, request: ModelRequest) -> ModelResponse:
         self.load()
         started = time.perf_counter()
-        if request.choices and self.scoring == "cloze":
+        wire = self.wire_request(request)  # the one builder: the key hashes what is computed here
+        if wire["mode"] == "score" and self.scoring == "cloze":
             response = self._cloze(request)
-        elif request.choices:
-            response = self._score(request)
+        elif wire["mode"] == "score":
+            response = self._score(request, wire)
         else:
-            response = self._generate(request)
+            response = self._generate(wire)
         response.latency_s = time.perf_counter() - started
         response.region = "local"
         return response
 
-    def _score(self, request: ModelRequest) -> ModelResponse:
+    def _score(self, request: ModelRequest, wire: Mapping[str, Any]) -> ModelResponse:
         import torch
 
-        labels = list(request.choices)
+        labels = list(wire["choices"])
         if len(set(labels)) != len(labels):
             raise InputError(
                 f"scoring needs distinct labels, got {labels}", item=request.extra.get("item_id")
             )
-        context = self.prompt_text(request)
-        delim = "" if self.use_chat_template and self.tokenizer.chat_template else self.delimiter
+        context = self._render(wire)
+        delim = "" if wire.get("chat_template") and self.tokenizer.chat_template else wire["label_delimiter"]
         pairs = [self.encode_pair(context, delim + label) for label in labels]
         ctx_ids = pairs[0][0]
         conts = [cont for _, cont in pairs]
@@ -283,20 +314,21 @@ class LocalBackend:
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         return float(sum(logprobs[i, t] for i, t in enumerate(cont)))
 
-    def _generate(self, request: ModelRequest) -> ModelResponse:
+    def _generate(self, wire: Mapping[str, Any]) -> ModelResponse:
         import torch
 
         tok = self.tokenizer
-        ids = tok(self.prompt_text(request), return_tensors="pt")
+        limit = int(wire["max_new_tokens"])
+        ids = tok(self._render(wire), return_tensors="pt")
         with self._lock, torch.inference_mode():
             out = self.model.generate(
                 **ids,
-                max_new_tokens=int(request.max_tokens),
-                do_sample=False,
+                max_new_tokens=limit,
+                do_sample=bool(wire["do_sample"]),
                 pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
             )
         new = out[0, ids.input_ids.shape[1] :]
-        stop = "max_tokens" if len(new) >= int(request.max_tokens) else "end_turn"
+        stop = "max_tokens" if len(new) >= limit else "end_turn"
         return ModelResponse(
             text=tok.decode(new, skip_special_tokens=True),
             input_tokens=int(ids.input_ids.shape[1]),

@@ -1,0 +1,130 @@
+"""``blindmcq preview [OVERRIDES...] --items N``: the exact wire request of every call the probe would
+make for its first N items, one JSON object a line, with the backend, endpoint and cache key. No call.
+
+The config is composed from ``conf/`` with Hydra's compose API, as ``dvc exp run -S`` composes
+``params.yaml``; the items are the probe stage's seeded sample (``probe.sample``, ``probe.seed``) of
+``results/corpus/items.jsonl``, or, before the corpus stage has run, of the configured dataset read the
+corpus stage's way (the default bank's PDFs are extracted into a temporary folder: about a minute).
+The requests come from ``blindmcq.probe.build_jobs``, the builder the probe itself uses, and the key from
+``request_key``, the one the runner caches under (lm-eval's ``--write_out`` is the precedent).
+
+Each line: ``item_id``, ``condition``, ``order_id``, ``model`` (config name), ``backend`` (its name),
+``endpoint`` (null where the backend sends to no endpoint that changes the answer), ``key`` and
+``wire`` (the body the backend would send; for Bedrock the Converse parameters).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from blindmcq import paths
+from blindmcq.backends.base import Backend, request_key
+from blindmcq.backends.registry import make_backend
+from blindmcq.errors import BlindMCQError, ConfigError
+from blindmcq.items import Item, read_items
+from blindmcq.params import require, section
+from blindmcq.probe import build_jobs, sample_items
+
+
+def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> dict[str, Any]:
+    """The composed, resolved config for ``overrides`` (``group=option``, ``key=value``)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    conf = Path(conf_dir).resolve()
+    if not (conf / "config.yaml").is_file():
+        raise ConfigError("--conf", f"no config.yaml in {conf} (run from the project root or pass --conf)")
+    try:
+        with initialize_config_dir(config_dir=str(conf), version_base=None):
+            cfg = compose(config_name="config", overrides=list(overrides))
+        params = OmegaConf.to_container(cfg, resolve=True)
+    except (HydraException, OmegaConfBaseException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError("overrides", f"{' '.join(overrides) or '(none)'}: {first}") from exc
+    if not isinstance(params, dict):
+        raise ConfigError("config", "the composed config is not a mapping")
+    return params  # type: ignore[return-value]
+
+
+def preview_items(params: dict[str, Any], n: int) -> list[Item]:
+    """The first ``n`` of the items the probe stage would ask, in its order."""
+    if paths.ITEMS.is_file():
+        items = read_items(paths.ITEMS)
+    else:
+        from blindmcq.stages.corpus import build_corpus
+
+        name = section(params, "dataset").get("name")
+        print(
+            f"blindmcq preview: no {paths.ITEMS}; reading the dataset '{name}' the corpus stage's way"
+            " (the default bank's PDFs take about a minute)",
+            file=sys.stderr,
+        )
+        with tempfile.TemporaryDirectory(prefix="blindmcq-preview-") as tmp:
+            build_corpus(section(params, "dataset"), Path(tmp), seed=int(params.get("seed", 0)))
+            items = read_items(Path(tmp) / paths.ITEMS.name)
+    probe = section(params, "probe")
+    return sample_items(items, probe.get("sample"), int(probe.get("seed", 0)))[:n]
+
+
+def preview_lines(
+    params: dict[str, Any], items: Sequence[Item], *, backend: Backend | None = None
+) -> Iterator[dict[str, Any]]:
+    """One dict per call the probe would make for ``items`` (see the module docstring)."""
+    model_cfg = section(params, "model")
+    _, jobs = build_jobs(
+        items,
+        model_cfg=model_cfg,
+        prompt=section(params, "prompt"),
+        labels=section(params, "labels"),
+        reasoning=section(params, "reasoning"),
+        condition=section(params, "condition"),
+        protocol_cfg=section(params, "protocol"),
+    )
+    backend = backend or make_backend(model_cfg)
+    for presentation, request in jobs:
+        yield {
+            "item_id": presentation.item_id,
+            "condition": presentation.condition,
+            "order_id": presentation.order_id,
+            "model": request.model,
+            "backend": backend.name,
+            "endpoint": getattr(backend, "endpoint", None),
+            "key": request_key(backend, request),
+            "wire": backend.wire_request(request),
+        }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="blindmcq preview",
+        description="Print the exact wire request and cache key of each probe call; makes no call.",
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="Hydra overrides, e.g. model=sonnet-4.6 reasoning=thinking"
+    )
+    parser.add_argument("--items", type=int, default=1, help="how many of the probe's items (default 1)")
+    parser.add_argument("--conf", default="conf", help="the Hydra config folder (default ./conf)")
+    args = parser.parse_args(argv)
+    try:
+        if args.items < 1:
+            raise ConfigError("--items", f"must be at least 1, got {args.items}")
+        params = compose_params(args.overrides, args.conf)
+        require(params, "model.name")
+        for line in preview_lines(params, preview_items(params, args.items)):
+            print(json.dumps(line, ensure_ascii=False, sort_keys=True, default=str))
+    except BlindMCQError as exc:
+        print(f"blindmcq preview: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
