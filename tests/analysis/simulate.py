@@ -170,6 +170,7 @@ def _calls(rng, m, cond, ph, lab, rs, oid, ids, keys, knows, habit, n) -> pd.Dat
             "cached": False,
             "error": None,
             "setting": "",
+            "stop_reason": "end_turn",
         }
     )
 
@@ -204,6 +205,7 @@ def make_row(**kw: Any) -> dict[str, Any]:
         "cached": False,
         "error": None,
         "setting": "",
+        "stop_reason": "end_turn",
     }
     row.update(kw)
     if "correct" not in kw:
