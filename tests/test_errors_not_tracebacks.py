@@ -112,7 +112,7 @@ def test_errors_not_tracebacks_sample_beyond_the_bank() -> None:
     [
         ("probe", "probe.sample", "abc", "params.yaml: probe.sample: expected an integer or null, got 'abc'"),
         ("probe", "probe.sample", 2.5, "params.yaml: probe.sample: expected an integer or null, got 2.5"),
-        ("gate", "gate.k", "abc", "params.yaml: gate.k: expected an integer, got 'abc'"),
+        ("gate", "gate.k", "abc", "params.yaml: gate.k: expected an integer or null, got 'abc'"),
         ("probe", "probe.sample", 100000, "config key 'probe.sample': 100000 exceeds the 12 usable items"),
         ("probe", "model.regoin", "x", "params.yaml: model.regoin: unknown key; expected one of"),
     ],

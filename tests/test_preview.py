@@ -51,7 +51,7 @@ def _preview(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, A
 
 
 def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
-    params = compose_params(overrides, CONF)
+    params = compose_params([*overrides, "probe.sample=null"], CONF)
     probe = section(params, "probe")
     items = sample_items(_items(), probe.get("sample"), int(probe.get("seed", 0)))[:n]
     _, jobs = build_jobs(
@@ -65,7 +65,7 @@ def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
 def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lines = _preview(capsys, "model=longest", "--items", "2")
+    lines = _preview(capsys, "model=longest", "probe.sample=null", "--items", "2")
     params, jobs = _jobs(["model=longest"], 2)
     assert len(lines) == len(jobs) > 2
     assert len({line["item_id"] for line in lines}) == 2
@@ -102,7 +102,7 @@ def test_preview_sonnet_prints_the_converse_request_and_calls_nothing(
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)  # no credentials needed
 
-    lines = _preview(capsys, "model=sonnet-4.6", "--items", "2")
+    lines = _preview(capsys, "model=sonnet-4.6", "probe.sample=null", "--items", "2")
     params, jobs = _jobs(["model=sonnet-4.6"], 2)
     backend = BedrockBackend(section(params, "model"), client_factory=forbidden)
     assert len(lines) == len(jobs)
@@ -114,7 +114,7 @@ def test_preview_sonnet_prints_the_converse_request_and_calls_nothing(
         assert wire["messages"][0]["content"][0]["text"] == presentation.user
         assert wire["inferenceConfig"]["maxTokens"] == request.max_tokens
     # another model switch on the wire, another key: thinking adds the budget and its fields
-    thinking = _preview(capsys, "model=sonnet-4.6", "reasoning=thinking", "--items", "1")
+    thinking = _preview(capsys, "model=sonnet-4.6", "reasoning=thinking", "probe.sample=null", "--items", "1")
     assert "additionalModelRequestFields" in thinking[0]["wire"]
     assert thinking[0]["key"] not in {line["key"] for line in lines}
 
