@@ -41,6 +41,7 @@ from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.stats import smallest_significant_k
 from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, headline_metrics, rounded, write_tables
 from blindmcq.atomic import atomic_path, write_text
+from blindmcq.baselines import lexical_picks as picks_of_lexical
 from blindmcq.baselines import summarise, surface_strategies
 from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
@@ -54,7 +55,6 @@ DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any 
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
 STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
-LEXICAL = "lexical_search"
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
 FIGURES = {
     "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
@@ -171,19 +171,7 @@ def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFr
     analyzer = Analyzer(text)
     index = build_index(read_provisions(statutes), text, analyzer=analyzer)
     lexical = lexical_search(list(items), index, analyzer, seed=seed)
-    lexical = lexical[lexical["usable"]]
-    return pd.DataFrame(
-        {
-            "strategy": LEXICAL,
-            "item_id": lexical["item_id"],
-            "n_options": lexical["n_options"],
-            "picked_option": lexical["picked_option"],
-            "key": lexical["key"],
-            "correct": lexical["correct"].astype(bool),
-            "tie": lexical["tie"].astype(bool),
-            "n_tied": lexical["tied_options"].map(len),
-        }
-    )
+    return picks_of_lexical(lexical)
 
 
 @dataclass

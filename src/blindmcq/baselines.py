@@ -96,6 +96,26 @@ def surface_picks(items: Sequence[Item]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 
 
+LEXICAL = "lexical_search"
+
+
+def lexical_picks(lexical: pd.DataFrame) -> pd.DataFrame:
+    """The usable rows of a ``lexical_search`` result as strategy picks (the columns of ``surface_picks``)."""
+    lexical = lexical[lexical["usable"]]
+    return pd.DataFrame(
+        {
+            "strategy": LEXICAL,
+            "item_id": lexical["item_id"],
+            "n_options": lexical["n_options"],
+            "picked_option": lexical["picked_option"],
+            "key": lexical["key"],
+            "correct": lexical["correct"].astype(bool),
+            "tie": lexical["tie"].astype(bool),
+            "n_tied": lexical["tied_options"].map(len),
+        }
+    )
+
+
 def summarise(picks: pd.DataFrame, *, n_usable: int, n_skipped: int) -> pd.DataFrame:
     """Accuracy per strategy with its Wilson interval and chance (SUMMARY_COLUMNS)."""
     rows = []

@@ -16,13 +16,12 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path, write_text
-from blindmcq.baselines import surface_strategies
+from blindmcq.baselines import LEXICAL, lexical_picks, surface_strategies
 from blindmcq.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.lexical import lexical_baseline
 
 log = logging.getLogger(__name__)
-LEXICAL = "lexical_search"
 
 
 def build_baselines(seed: int = 0) -> pd.DataFrame:
@@ -32,19 +31,7 @@ def build_baselines(seed: int = 0) -> pd.DataFrame:
     lexical, lex_summary = lexical_baseline(
         paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed
     )
-    lexical = lexical[lexical["usable"]]
-    lex_picks = pd.DataFrame(
-        {
-            "strategy": LEXICAL,
-            "item_id": lexical["item_id"],
-            "n_options": lexical["n_options"],
-            "picked_option": lexical["picked_option"],
-            "key": lexical["key"],
-            "correct": lexical["correct"].astype(bool),
-            "tie": lexical["tie"].astype(bool),
-            "n_tied": lexical["tied_options"].map(len),
-        }
-    )
+    lex_picks = lexical_picks(lexical)
     picks = pd.concat([surface.picks, lex_picks], ignore_index=True, join="inner")
     k, n = int(lex_picks["correct"].sum()), len(lex_picks)
     lo, hi = wilson(k, n)
