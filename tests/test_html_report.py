@@ -29,8 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "fixtures" / "samples"  # real customs items, committed
 ORDERS = [f"rot{i}" for i in range(4)] + [f"rev{i}" for i in range(4)]
 MODELS = {"gate-model": 0.55, "other-model": 0.25}  # chance of a correct blind pick
+# keeps to the first displayed slot on even-numbered items (a position habit), picks the key on odd ones
+HABIT_MODEL = "slot-model"
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-
 
 
 def displayed(order_id: str, n: int) -> list[int]:
@@ -42,14 +43,16 @@ def displayed(order_id: str, n: int) -> list[int]:
 def synthetic_predictions(items: list[Item], seed: int = 0) -> pd.DataFrame:
     rng = random.Random(seed)
     rows = []
-    for item in items:
+    for index, item in enumerate(items):
         n = len(item.options)
-        for model, p_right in MODELS.items():
+        for model, p_right in [*MODELS.items(), (HABIT_MODEL, None)]:
             for order_id in ORDERS:
                 order = displayed(order_id, n)
-                pick = (
-                    item.key if rng.random() < p_right else rng.choice([i for i in range(n) if i != item.key])
-                )
+                if p_right is None:
+                    pick = order[0] if index % 2 == 0 else item.key
+                else:
+                    wrong = [i for i in range(n) if i != item.key]
+                    pick = item.key if rng.random() < p_right else rng.choice(wrong)
                 rows.append(
                     PredictionRecord(
                         item_id=item.id,
@@ -150,7 +153,27 @@ def built(tmp_path_factory) -> dict:
         analysis_dir=tmp / "analysis",
         title="Звіт blindmcq",
     )
-    return {"index": index, "items": items, "gate": result, "tmp": tmp}
+    return {"index": index, "items": items, "gate": result, "tmp": tmp, "predictions": predictions}
+
+
+def expected_leaks(built: dict) -> dict[str, list[str]]:
+    """The leak tags of each item, counted here from the fixture's own construction."""
+    items, predictions = built["items"], built["predictions"]
+    groups = predictions.groupby(["item_id", "model"], observed=True)
+    right = groups["correct"].sum()
+    top_slot = groups["picked_slot"].agg(lambda s: s.value_counts().max())
+    half = len(ORDERS) / 2
+    out = {}
+    for i, item in enumerate(items):
+        tags = ["surface: longest"] if i % 2 == 0 else []  # picks.parquet: longest right on even items
+        tags += ["lexical"] if i % 2 == 0 else []  # lexical_frame: the key on even items, no ties
+        runs = [(right[(item.id, m)], top_slot[(item.id, m)]) for m in [*MODELS, HABIT_MODEL]]
+        tags += ["model: content"] if any(r > half for r, _ in runs) else []
+        tags += ["model: position habit"] if any(0 < r <= half < top for r, top in runs) else []
+        out[item.id] = tags
+    # the slot model alone makes every even item a position-habit leak
+    assert all("model: position habit" in out[it.id] for it in items[::2])
+    return out
 
 
 def page_data(index: Path) -> dict:
@@ -171,7 +194,7 @@ def test_page_embeds_every_item_with_gate_picks_lexical_and_lengths(built):
     solved = dict(zip(result.counts["item_id"], result.counts["solved"], strict=True))
     assert all(row["solved"] == solved[row["id"]] for row in data["items"])
     picks = first["picks"]
-    assert sorted(picks) == sorted(MODELS)
+    assert sorted(picks) == sorted([*MODELS, HABIT_MODEL])
     assert [c["o"] for c in picks["gate-model"]] == ORDERS
     assert sum(c["c"] for c in picks["gate-model"]) == solved[items[0].id]
     assert first["lexical"]["match_act_title"] == "Митний кодекс України"
@@ -181,6 +204,40 @@ def test_page_embeds_every_item_with_gate_picks_lexical_and_lengths(built):
     assert "Точність стратегій" in html and "<td>лексичний пошук</td>" in html
     assert "src='figures/figure1.png'" in html and (index.parent / "figures" / "figure1.png").exists()
     assert (index.parent / "assets" / "report.js").exists() and "http" not in html.split("<script")[0]
+
+
+def test_page_tags_each_item_with_its_leak_types(built):
+    data = page_data(built["index"])
+    assert {row["id"]: row["leaks"] for row in data["items"]} == expected_leaks(built)
+    first, second = data["items"][0], data["items"][1]
+    assert first["leakRuns"][HABIT_MODEL] == "position habit" and second["leakRuns"][HABIT_MODEL] == "content"
+
+
+def call(order_id: str, picked: int | None, slot: int | None, right: bool) -> dict:
+    return {"o": order_id, "p": picked, "k": slot, "c": right, "s": "ok" if picked is not None else "refused"}
+
+
+def test_model_leaks_tells_content_from_position_habit():
+    from blindmcq.html_report import leak_tags, model_leaks
+
+    # the key wherever it is shown: 5 of 8 right, spread over slots
+    content = [call(o, 2, i % 4, i < 5) for i, o in enumerate(ORDERS)]
+    assert model_leaks(content) == "content"
+    # always slot 0: right only in the 2 orders that put the key there
+    habit = [call(o, i % 4, 0, i in (1, 6)) for i, o in enumerate(ORDERS)]
+    assert model_leaks(habit) == "position habit"
+    # exactly half right is no majority; slot 0 in only 4 of 8 is no habit either
+    half = [call(o, 1, i % 2, i < 4) for i, o in enumerate(ORDERS)]
+    assert model_leaks(half) is None
+    # one slot always, never right: no leak; refusals count in the denominator, never as a slot
+    assert model_leaks([call(o, 3, 0, False) for o in ORDERS]) is None
+    refused = [call(o, None, None, False) for o in ORDERS[:4]] + [call(o, 1, 0, True) for o in ORDERS[4:]]
+    assert model_leaks(refused) is None
+    tags, runs = leak_tags(["longest"], {"correct": True, "tie": True}, {"a": content, "b": habit, "c": half})
+    # a tied lexical pick is no leak
+    assert tags == ["surface: longest", "model: content", "model: position habit"]
+    assert runs == {"a": "content", "b": "position habit"}
+    assert leak_tags([], {"correct": True, "tie": False}, {}) == (["lexical"], {})
 
 
 def test_script_json_cannot_break_out_of_the_script_tag():
@@ -295,7 +352,7 @@ def test_page_filters_sorts_opens_an_item_and_renders(built, browser, tmp_path):
     assert target.question in detail.text
     key = detail.find_element(By.CSS_SELECTOR, ".options li.key").text
     assert target.options[target.key] in key and "✓" in key
-    assert len(detail.find_elements(By.CSS_SELECTOR, "table.picks tbody tr")) == len(MODELS)
+    assert len(detail.find_elements(By.CSS_SELECTOR, "table.picks tbody tr")) == len(MODELS) + 1
     assert len(detail.find_elements(By.CSS_SELECTOR, "table.picks thead th")) == len(ORDERS) + 2
     assert "Митний кодекс України" in detail.text
 
@@ -307,3 +364,42 @@ def test_page_filters_sorts_opens_an_item_and_renders(built, browser, tmp_path):
     assert len(colours) > 50 and non_white > 0.03, (len(colours), non_white)
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+@pytest.mark.slow
+def test_leak_filter_changes_the_visible_rows(built, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    items, rejected = built["items"], set(built["gate"].rejected)
+    leaks = expected_leaks(built)
+    browser.get(built["index"].as_uri())
+    leak = Select(browser.find_element(By.ID, "f-leak"))
+    # the options are the leak types present, in reading order: surface, lexical, models
+    tags = [o.get_attribute("value") for o in leak.options]
+    assert tags == ["", "__any__", "__none__", "surface: longest", "lexical", "model: content",
+                    "model: position habit"]  # fmt: skip
+
+    def shown_ids() -> list[str]:
+        return sorted(r[0] for r in rows(browser))
+
+    for tag in tags[3:]:
+        leak.select_by_value(tag)
+        expected = sorted(i for i, t in leaks.items() if tag in t)
+        assert shown_ids() == expected, tag
+        assert 0 < len(expected) < len(items)  # the fixture makes every filter a real cut
+        assert all(tag in r[7] for r in rows(browser))  # the leaks column shows what was filtered on
+    leak.select_by_value("__none__")
+    assert shown_ids() == sorted(i for i, t in leaks.items() if not t)
+    leak.select_by_value("__any__")
+    assert shown_ids() == sorted(i for i, t in leaks.items() if t)
+    # with the gate filter: position-habit leaks the gate rejected
+    leak.select_by_value("model: position habit")
+    Select(browser.find_element(By.ID, "f-gate")).select_by_value("rejected")
+    habit = sorted(i for i, t in leaks.items() if "model: position habit" in t and i in rejected)
+    assert shown_ids() == habit
+    count = browser.find_element(By.ID, "count").text
+    assert count == f"{len(rows(browser))} of {len(items)} items"
+    leak.select_by_value("")
+    Select(browser.find_element(By.ID, "f-gate")).select_by_value("")
+    assert len(rows(browser)) == len(items)

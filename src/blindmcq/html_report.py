@@ -1,10 +1,10 @@
 """A static HTML report of one run: one folder that opens from disk, no server, no network.
 
 ``index.html`` holds the paper's tables (from the analysis Markdown) and figures (PNG, copied beside it,
-linked relatively), and an item explorer: filter by bank, gate decision and blind-solved count, search,
-sortable columns; per item its question, options with the key marked, each model's blind picks over
-the 2N orders, the lexical match from the statutes with its provision, and the option lengths.
-The explorer's data sits in the page as JSON; the script and style are packaged templates.
+linked relatively), and an item explorer: filter by bank, gate decision, leak type (``leak_tags``) and
+blind-solved count, search, sortable columns; per item its question, options with the key marked, each
+model's blind picks over the 2N orders, the lexical match from the statutes with its provision, and the
+option lengths. The explorer's data sits in the page as JSON; the script and style are packaged templates.
 """
 
 from __future__ import annotations
@@ -134,6 +134,8 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
                     "p": None if pd.isna(r.picked_option) else int(r.picked_option),
                     "c": bool(r.correct),
                     "s": str(r.parse_status),
+                    # the displayed slot picked: a model that keeps to one slot answers by position
+                    "k": _plain(getattr(r, "picked_slot", None)),
                 }
                 for r in rows.itertuples(index=False)
             ),
@@ -188,6 +190,45 @@ def surface_strategies(path: Path) -> dict[str, list[str]]:
     return {str(k): sorted(map(str, g["strategy"])) for k, g in right.groupby("item_id", observed=True)}
 
 
+def _majority(n: int, total: int) -> bool:
+    return total > 0 and 2 * n > total
+
+
+def model_leaks(calls: list[dict[str, Any]]) -> str | None:
+    """How one model answers an item blind, over its rotations and reversals.
+
+    ``"content"``: it picks the key in more than half the orders, wherever the key is shown, so something
+    in the options gives the key away. ``"position habit"``: not that, yet it picks the key at least once
+    and more than half its picks fall on one displayed slot, so it is right where the key happens to sit
+    under its favourite slot. ``None``: neither (never right, or right without a majority either way).
+    """
+    answered = [c for c in calls if c.get("p") is not None]
+    right = sum(bool(c.get("c")) for c in answered)
+    if _majority(right, len(calls)):
+        return "content"
+    slots = [c["k"] for c in answered if c.get("k") is not None]
+    top = max((slots.count(s) for s in set(slots)), default=0)
+    if right and _majority(top, len(calls)):
+        return "position habit"
+    return None
+
+
+def leak_tags(
+    strategies: list[str], lexical: dict[str, Any] | None, picks: dict[str, list[dict[str, Any]]]
+) -> tuple[list[str], dict[str, str]]:
+    """The leak types the explorer filters on, and per model run its leak (``model_leaks``).
+
+    ``surface: <strategy>`` for each Table 2 strategy that picks the key, ``lexical`` when the statute
+    search picks the key without a tie, ``model: content`` / ``model: position habit`` when any model
+    run answers the item that way. An item with none of these has no tag."""
+    tags = [f"surface: {s}" for s in strategies]
+    if lexical and lexical.get("correct") and not lexical.get("tie"):
+        tags.append("lexical")
+    runs = {run: kind for run, calls in picks.items() if (kind := model_leaks(calls))}
+    tags += [f"model: {kind}" for kind in ("content", "position habit") if kind in runs.values()]
+    return tags, runs
+
+
 def item_rows(
     items: list[Item],
     gate: dict[str, Any],
@@ -201,6 +242,7 @@ def item_rows(
     n_orders = dict(zip(counts.get("item_id", []), counts.get("n_orders", []), strict=False))
     rows = []
     for item in items:
+        tags, leak_runs = leak_tags(strategies.get(item.id, []), lexical.get(item.id), picks.get(item.id, {}))
         decision = "accepted" if item.id in accepted else "rejected" if item.id in rejected else "not gated"
         rows.append(
             {
@@ -220,6 +262,8 @@ def item_rows(
                 "picks": picks.get(item.id, {}),
                 "lexical": lexical.get(item.id),
                 "strategies": strategies.get(item.id, []),
+                "leaks": tags,
+                "leakRuns": leak_runs,
             }
         )
     return rows

@@ -25,7 +25,9 @@
     const keyExcess = it.key === null ? null : it.lengths[it.key] - mean(distractors);
     const lexicalPick = it.lexical ? (it.lexical.correct ? "key" : "other") : "";
     const text = [it.id, it.question, ...it.options].join("\n").toLocaleLowerCase("uk");
-    return Object.assign({}, it, { keySlot: letter(it.key), keyExcess, lexicalPick, text });
+    const leaks = it.leaks || [];
+    const leakText = leaks.join(", ");
+    return Object.assign({}, it, { keySlot: letter(it.key), keyExcess, lexicalPick, text, leaks, leakText });
   });
   const byId = new Map(items.map((it) => [it.id, it]));
 
@@ -39,6 +41,12 @@
   for (const bank of [...new Set(items.map((it) => it.bank))].sort()) {
     $("f-bank").append(el("option", { value: bank }, bank));
   }
+
+  // Leak types in a fixed reading order: surface strategies, the statute search, then models.
+  const leakRank = (t) => (t.startsWith("surface") ? 0 : t === "lexical" ? 1 : 2);
+  const leakTypes = [...new Set(items.flatMap((it) => it.leaks))]
+    .sort((a, b) => leakRank(a) - leakRank(b) || a.localeCompare(b));
+  for (const tag of leakTypes) $("f-leak").append(el("option", { value: tag }, tag));
 
   let sortKey = "id";
   let sortDir = 1;
@@ -58,11 +66,15 @@
     const q = $("f-search").value.trim().toLocaleLowerCase("uk");
     const bank = $("f-bank").value;
     const decision = $("f-gate").value;
+    const leak = $("f-leak").value;
     const lo = $("f-min").value === "" ? -Infinity : Number($("f-min").value);
     const hi = $("f-max").value === "" ? Infinity : Number($("f-max").value);
     return items.filter((it) => {
       if (bank && it.bank !== bank) return false;
       if (decision && it.gate !== decision) return false;
+      if (leak === "__any__" && !it.leaks.length) return false;
+      if (leak === "__none__" && it.leaks.length) return false;
+      if (leak && !leak.startsWith("__") && !it.leaks.includes(leak)) return false;
       const solved = it.solved === null ? -1 : it.solved;
       if ((lo > 0 || hi < Infinity) && (it.solved === null || solved < lo || solved > hi)) return false;
       return !q || it.text.includes(q);
@@ -84,6 +96,7 @@
           el("td", null, it.keySlot),
           el("td", { class: "num" }, it.keyExcess === null ? "" : it.keyExcess.toFixed(1)),
           el("td", null, it.lexicalPick),
+          el("td", { class: "leaks" }, it.leakText),
           el("td", { class: "q", title: it.question }, it.question),
         ),
       ),
@@ -161,6 +174,11 @@
       lexicalBlock(it),
       el("h3", null, "Surface strategies that pick the key"),
       el("p", null, it.strategies.length ? it.strategies.join(", ") : "none"),
+      el("h3", null, "Leak types"),
+      el("p", null, it.leaks.length ? it.leakText : "none found"),
+      Object.keys(it.leakRuns || {}).length
+        ? el("ul", null, Object.entries(it.leakRuns).map(([run, kind]) => el("li", null, `${run}: ${kind}`)))
+        : null,
     );
     detail.querySelector(".close").addEventListener("click", () => { history.replaceState(null, "", "#explorer"); open(null); render(); });
     detail.hidden = false;
@@ -184,7 +202,7 @@
     open(tr.dataset.id);
     render();
   });
-  for (const id of ["f-search", "f-bank", "f-gate", "f-min", "f-max"]) {
+  for (const id of ["f-search", "f-bank", "f-gate", "f-leak", "f-min", "f-max"]) {
     for (const type of ["input", "change"]) $(id).addEventListener(type, render);
   }
 
