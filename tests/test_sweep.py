@@ -191,3 +191,115 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     # both jobs logged the gate they actually used
     assert {c.data.tags["gate_model"] for c in children} == {"longest"}
     assert {c.data.params["gate_model.name"] for c in children} == {"longest"}
+    # the parent: what was swept, what was fixed, and a summary over both children (whichever finished last)
+    parent = parents[0]
+    assert parent.data.params["sweep.model"] == "constant-a,longest"
+    assert parent.data.params["probe.sample"] == "5"
+    assert parent.data.metrics["sweep/n_children"] == 2
+    child_acc = [c.data.metrics["blind_acc/all"] for c in children]
+    assert parent.data.metrics["sweep/max/blind_acc/all"] == max(child_acc)
+    assert parent.data.metrics["sweep/min/blind_acc/all"] == min(child_acc)
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["model=constant-a", "model=longest"]
+
+
+# --- the sweep's parent run: name, params and summary ---------------------------------------------------
+
+
+def test_swept_overrides_name_what_they_change() -> None:
+    from blindmcq.sweep import swept_overrides, tracking_key
+
+    swept = swept_overrides([
+        "model=constant-a,longest", "model@gate_model=longest,random", "probe.sample=5,10",
+        "probe.seed=range(0,3)", "hydra/launcher=joblib", "condition=blind",
+    ], conf_dir=REPO / "conf")  # fmt: skip
+    assert [tuple(s) for s in swept] == [
+        ("model", "constant-a,longest", "model"),  # a group: its package
+        ("model@gate_model", "longest,random", "gate_model"),  # a group placed elsewhere
+        ("probe.sample", "5,10", "probe.sample"),  # a value: its key
+        ("probe.seed", "range(0,3)", "probe.seed"),
+    ]  # Hydra's own launcher choice and the fixed override are not swept
+    assert tracking_key("model@gate_model") == "sweep.model_gate_model"
+
+
+def test_job_names_differ_whenever_the_config_does() -> None:
+    from blindmcq.sweep import job_name, swept_overrides
+
+    swept = swept_overrides(["model=constant-a,longest"], conf_dir=REPO / "conf")
+    base = _compose(["model=longest", "probe.sample=5"])
+    other_sample = _compose(["model=longest", "probe.sample=6"])
+    job = ["model=longest", "probe.sample=5"]
+    name = job_name(job, swept, base)
+    assert name.startswith("model=longest #") and len(name.split("#")[1]) == 8  # only the swept key shown
+    assert job_name(job, swept, base) == name  # deterministic
+    # the sample is not swept here, yet two samples never share a name: the config hash tells them apart
+    assert job_name(["model=longest", "probe.sample=6"], swept, other_sample) != name
+    # outside a sweep every override is shown
+    assert job_name(job, [], base).startswith("model=longest probe.sample=5 #")
+
+
+PARENT_SECRET = "tok-parent-5e4d3c2b1a-not-real"
+
+
+def test_parent_run_carries_sweep_params_summary_and_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlflow
+    import pandas as pd
+
+    from blindmcq.sweep import sweep_job
+
+    _items(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MY_API_TOKEN", PARENT_SECRET)
+    sweep_dir = tmp_path / "multirun"
+    sweep_dir.mkdir()
+    store = tmp_path / "mlruns"
+    fixed = [
+        "model@gate_model=longest", "probe.sample=5", "condition=blind",
+        f"probe.cache={tmp_path}/cache.sqlite",
+        f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_location={store}/artifacts",
+    ]  # fmt: skip
+    sweep_overrides = ["model=constant-a,longest", *fixed]
+    metrics = {}
+    for model in ("constant-a", "longest"):
+        job = [f"model={model}", *fixed]
+        params = _compose(job)
+        params["prompt"]["system"] = f"use {PARENT_SECRET}"  # as if resolved from ${oc.env:MY_API_TOKEN}
+        metrics[model] = sweep_job(params, tmp_path / model, sweep_dir.as_posix(), job, sweep_overrides)
+
+    mlflow.set_tracking_uri(f"sqlite:///{store}/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["blindmcq"], output_format="list")
+    (parent,) = [r for r in runs if r.data.tags.get("role") == "parent"]
+    children = [r for r in runs if r.data.tags.get("role") == "child"]
+    assert len(children) == 2 and len({c.info.run_name for c in children}) == 2
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["model=constant-a", "model=longest"]
+    assert parent.info.run_name.startswith("sweep model=constant-a,longest #")
+
+    params = parent.data.params
+    assert params["sweep.model"] == "constant-a,longest" and params["sweep.keys"] == "model"
+    # the fixed config, under the children's own param names; nothing the sweep varies
+    assert params["probe.sample"] == "5" and params["gate_model.name"] == "longest"
+    assert not any(k == "model" or k.startswith("model.") for k in params)
+    assert all(children[0].data.params[k] == v for k, v in params.items() if not k.startswith("sweep."))
+    assert "prompt.system" not in params
+
+    own = {m: metrics[m][f"blind_acc/{m}/all"] for m in metrics}  # each child's own model, all items
+    summary = parent.data.metrics
+    assert summary["sweep/n_children"] == 2
+    assert summary["sweep/max/blind_acc/all"] == pytest.approx(max(own.values()))
+    assert summary["sweep/min/blind_acc/all"] == pytest.approx(min(own.values()))
+    assert own["constant-a"] != own["longest"]  # else max and min could not be told apart
+
+    local = mlflow.artifacts.download_artifacts(
+        run_id=parent.info.run_id, artifact_path="summary/sweep_summary.csv", dst_path=str(tmp_path / "dl")
+    )
+    table = pd.read_csv(local)
+    assert sorted(table["model"]) == ["constant-a", "longest"]
+    by_model = table.set_index("model")["blind_acc/all"]
+    assert by_model.to_dict() == pytest.approx(own)
+    assert set(table["run_name"]) == {c.info.run_name for c in children}
+
+    leaked = [str(p) for p in store.rglob("*") if p.is_file() and PARENT_SECRET.encode() in p.read_bytes()]
+    assert not leaked
+    logged = [v for r in runs for v in [*r.data.params.values(), *r.data.tags.values(), r.info.run_name]]
+    assert all(PARENT_SECRET not in str(v) for v in logged)

@@ -9,17 +9,29 @@ call is paid twice across jobs or sweeps), computes its OWN gate from its own ``
 settings (never the pipeline's ``results/gate/gate.json``, made under other settings), analyses its
 predictions, writes them to the job's Hydra output folder, and logs an MLflow child run under one parent
 run per sweep. Secrets are scrubbed from the job's ``.hydra/*.yaml`` and from everything logged.
+
+Run names say what differs: a child is named by its swept overrides (``model=longest labels=cyrillic``)
+and a short hash of its composed config, so two runs with different samples or settings never share a
+name. The parent is named by the sweep's overrides and carries them as params (``sweep.<key>``: the
+values swept), the config every job shares (the children's param names), and a summary that each job
+refreshes when it finishes: ``sweep/n_children``, ``sweep/max/<metric>`` and ``sweep/min/<metric>``
+over the children's comparable metrics, and ``summary/sweep_summary.csv`` (one row per child).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
+import re
 import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import hydra
 import pandas as pd
@@ -35,15 +47,165 @@ from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.predictions import write_predictions
-from blindmcq.secrets import scrub_text, scrub_tree
+from blindmcq.secrets import scrub, scrub_text, scrub_tree
 from blindmcq.stages._baseline import baseline_from_params
 from blindmcq.stages.probe import probe_from_params
-from blindmcq.stages.report import run_name
-from blindmcq.tracking import log_run
+from blindmcq.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 
 log = logging.getLogger(__name__)
 CONF_DIR = os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
+SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
+    "blind_acc/all", "full_acc/all", "habit/all", "excess/all", "blind_acc/accepted", "excess/accepted",
+    "gate/n_accepted",
+)  # fmt: skip
+
+
+def tracking_key(key: str) -> str:
+    """``sweep.<key>`` as MLflow allows it in a param or tag name (``model@gate_model`` ->
+    ``model_gate_model``: MLflow takes alphanumerics, ``_ - . : /`` and spaces only)."""
+    return "sweep." + re.sub(r"[^\w\-. :/]", "_", key)
+
+
+class Swept(NamedTuple):
+    """One swept override: ``key`` as written (``model``, ``model@gate_model``, ``probe.sample``), the
+    values as written (``a,b``, ``range(0,3)``), and the config path it changes (a group's package or a
+    value's dotted key), whose params therefore differ between the children."""
+
+    key: str
+    values: str
+    path: str
+
+
+def config_hash(params: Mapping[str, Any]) -> str:
+    """8 hex digits of the composed config (scrubbed first, so no credential feeds the name)."""
+    text = json.dumps(scrub(dict(params)), sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _parse(overrides: Sequence[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create().parse_overrides(list(overrides))
+
+
+def swept_overrides(overrides: Sequence[str], conf_dir: str | Path = CONF_DIR) -> list[Swept]:
+    """The sweep overrides among ``overrides`` (a multirun's ``hydra.overrides.task``); Hydra's own
+    (``hydra/launcher=joblib``) are not the experiment's and are left out."""
+    out = []
+    for o in _parse(overrides):
+        if not o.is_sweep_override() or o.is_hydra_override():
+            continue
+        key = o.get_key_element().lstrip("+~")
+        group = (Path(conf_dir) / o.key_or_group).is_dir()
+        path = (o.package or o.key_or_group.replace("/", ".")) if group else o.key_or_group
+        out.append(Swept(key, o.input_line.split("=", 1)[1], path))
+    return out
+
+
+def job_name(job_overrides: Sequence[str], swept: Sequence[Swept], params: Mapping[str, Any]) -> str:
+    """A child run's name: its values of the swept keys (all its overrides when nothing is swept) and
+    the hash of its composed config."""
+    keys = {s.key for s in swept}
+    shown = [
+        o.input_line for o in _parse(job_overrides)
+        if not o.is_hydra_override() and (not keys or o.get_key_element().lstrip("+~") in keys)
+    ]  # fmt: skip
+    return scrub_text(" ".join(shown) or "defaults") + f" #{config_hash(params)}"
+
+
+def fixed_params(params: Mapping[str, Any], swept: Sequence[Swept]) -> dict[str, str]:
+    """The flattened config (secrets dropped) less every key a swept override can change: the same in
+    every job of the sweep, so the parent can carry it."""
+    paths = [s.path for s in swept]
+    return {
+        k: v for k, v in flatten(params).items() if not any(k == p or k.startswith(p + ".") for p in paths)
+    }
+
+
+def sweep_name(swept: Sequence[Swept], fixed: Mapping[str, str]) -> str:
+    text = json.dumps([list(swept), sorted(fixed.items())], ensure_ascii=False)
+    shown = " ".join(f"{s.key}={s.values}" for s in swept) or "no swept keys"
+    return scrub_text(f"sweep {shown}") + f" #{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def sweep_task_overrides(sweep_dir: Path) -> list[str]:
+    """The overrides the multirun was started with, as Hydra saved them in ``multirun.yaml``."""
+    saved = OmegaConf.load(sweep_dir / "multirun.yaml")
+    return [str(o) for o in OmegaConf.select(saved, "hydra.overrides.task", default=[]) or []]
+
+
+def comparable(name: str) -> bool:
+    """A metric named without a model (``blind_acc/all``, ``agreement``, ``gate/k``): children of
+    different models share it, so a max and min over them mean something."""
+    parts = name.split("/")
+    return (
+        (len(parts) == 2 and parts[0] in PER_MODEL_KINDS)
+        or (len(parts) == 1 and parts[0] in PER_MODEL_SINGLE)
+        or parts[0] == "gate"
+    )
+
+
+def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence[Swept],
+                     fixed: Mapping[str, str]) -> str | None:  # fmt: skip
+    """Give the sweep's parent run its name, params and the summary of the children logged so far.
+
+    Called by each job after its child is logged (under the sweep's lock), so the last job leaves the
+    full summary and a sweep cut short still shows what finished. Params are logged once: they are the
+    same for every job. Returns the parent's run id (None when tracking is off or no parent exists)."""
+    if not tracking.get("enabled", True):
+        return None
+    import mlflow
+    from mlflow.entities import Metric, Param
+
+    mlflow.set_tracking_uri(tracking["uri"])
+    experiment = mlflow.get_experiment_by_name(tracking["experiment"])
+    if experiment is None:
+        return None
+    runs = mlflow.search_runs(
+        [experiment.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}'", output_format="list"
+    )
+    parents = [r for r in runs if r.data.tags.get("role") == "parent"]
+    children = [r for r in runs if r.data.tags.get("role") == "child"]
+    if not parents:
+        return None
+    parent = parents[0]
+    client = mlflow.MlflowClient()
+    client.update_run(parent.info.run_id, name=sweep_name(swept, fixed))
+
+    wanted = {**fixed, "sweep.keys": ",".join(s.key for s in swept)}
+    wanted |= {tracking_key(s.key): s.values for s in swept}
+    wanted = {k: v for k, v in wanted.items() if scrub_text(v) == v and k not in parent.data.params}
+    new = [Param(k, v) for k, v in sorted(wanted.items())]
+    for start in range(0, len(new), 100):  # MLflow caps a batch at 100 params
+        client.log_batch(parent.info.run_id, params=new[start : start + 100])
+
+    step, now = len(children), int(time.time() * 1000)
+    values: dict[str, list[float]] = {}
+    for child in children:
+        for key, value in child.data.metrics.items():
+            if comparable(key) and value == value:
+                values.setdefault(key, []).append(value)
+    metrics = [Metric("sweep/n_children", float(step), now, step)]
+    for key, vals in sorted(values.items()):
+        metrics += [Metric(f"sweep/max/{key}", max(vals), now, step),
+                    Metric(f"sweep/min/{key}", min(vals), now, step)]  # fmt: skip
+    for start in range(0, len(metrics), 1000):
+        client.log_batch(parent.info.run_id, metrics=metrics[start : start + 1000])
+
+    rows = [
+        {"run_name": c.info.run_name, "run_id": c.info.run_id,
+         **{s.key: c.data.tags.get(tracking_key(s.key), "") for s in swept},
+         **{m: c.data.metrics.get(m) for m in SUMMARY_COLUMNS}}
+        for c in sorted(children, key=lambda c: c.info.run_name or "")
+    ]  # fmt: skip
+    table = pd.DataFrame(rows, columns=["run_name", "run_id", *(s.key for s in swept), *SUMMARY_COLUMNS])
+    table = table.dropna(axis=1, how="all")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "sweep_summary.csv"
+        path.write_text(scrub_text(table.to_csv(index=False)), encoding="utf-8")
+        client.log_artifact(parent.info.run_id, str(path), artifact_path="summary")
+    return parent.info.run_id
 
 
 def sweep_gate(
@@ -85,7 +247,13 @@ def sweep_gate(
     return result, predictions
 
 
-def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> dict[str, float]:
+def sweep_job(
+    params: dict[str, Any],
+    out_dir: Path,
+    sweep_id: str | None,
+    job_overrides: Sequence[str] = (),
+    sweep_overrides: Sequence[str] = (),
+) -> dict[str, float]:
     predictions = probe_from_params(params)
     write_predictions(predictions, out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
@@ -110,7 +278,14 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
                         "gate/n_rejected": float(len(gate.rejected)),
                         "gate/retained_share": float(gate.retained_share)})  # fmt: skip
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    swept = swept_overrides(sweep_overrides)
     tags = {"stage": "sweep"}
+    # each child names its value of every swept key (the parent's summary table reads them)
+    swept_keys = {s.key for s in swept}
+    for o in _parse(job_overrides):
+        key = o.get_key_element().lstrip("+~")
+        if key in swept_keys:
+            tags[tracking_key(key)] = o.input_line.split("=", 1)[1]
     if gate is not None:
         tags.update({"gate_model": gate.gate_model, "gate_k": str(gate.k)})
     # Parallel jobs (joblib, submitit) would race to create the sweep's parent run and the MLflow
@@ -120,7 +295,7 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
     with lock:
         log_run(
             params["tracking"],
-            run_name=run_name(params),
+            run_name=job_name(job_overrides, swept, params),
             config=params,
             metrics=metrics,
             artifacts_dir=out_dir,
@@ -128,6 +303,8 @@ def sweep_job(params: dict[str, Any], out_dir: Path, sweep_id: str | None) -> di
             tags=tags,
             model=str(params["model"]["name"]),
         )
+        if sweep_id:
+            summarize_parent(params["tracking"], sweep_id, swept, fixed_params(params, swept))
     return metrics
 
 
@@ -153,7 +330,10 @@ def main(cfg: DictConfig) -> float | None:
         try:
             params = _resolve(cfg)
             validate(params, file=CONFIG_SOURCE)
-            metrics = sweep_job(params, out_dir, sweep_id)
+            job = [str(o) for o in hc.overrides.task]
+            metrics = sweep_job(
+                params, out_dir, sweep_id, job, sweep_task_overrides(Path(sweep_id)) if sweep_id else ()
+            )
         finally:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before it started
             scrub_tree(out_dir)
             if sweep_id:
