@@ -139,6 +139,8 @@ def comparable(name: str) -> bool:
     """A metric named without a model (``blind_acc/all``, ``agreement``, ``gate/k``): children of
     different models share it, so a max and min over them mean something."""
     parts = name.split("/")
+    if parts[0].endswith(("_lo", "_hi")):  # an interval's bound: its max over children says nothing
+        return False
     return (
         (len(parts) == 2 and parts[0] in PER_MODEL_KINDS)
         or (len(parts) == 1 and parts[0] in PER_MODEL_SINGLE)
