@@ -403,3 +403,7 @@ def test_leak_filter_changes_the_visible_rows(built, browser):
     leak.select_by_value("")
     Select(browser.find_element(By.ID, "f-gate")).select_by_value("")
     assert len(rows(browser)) == len(items)
+    # the first stem carries "</script><b>x</b>": shown as text in its row, never parsed into an element
+    assert browser.execute_script("return document.querySelectorAll('#items b, #detail b').length") == 0
+    first = next(r for r in rows(browser) if r[0] == items[0].id)
+    assert first[-1].endswith("</script><b>x</b>")
