@@ -153,6 +153,10 @@ def test_secrets_never_reach_sweep_outputs_or_mlflow(tmp_path: Path) -> None:
     child = next(r for r in runs if r.data.tags.get("role") == "child")
     assert child.data.params["model.name"] == "longest" and "prompt.system" not in child.data.params
     assert child.data.tags["gate_model"] == "longest"
+    # the parent carries the shared config, the secret-bearing param dropped there too
+    parent = next(r for r in runs if r.data.tags.get("role") == "parent")
+    assert parent.data.params["probe.sample"] == "4" and "prompt.system" not in parent.data.params
+    assert parent.data.metrics["sweep/n_children"] == 1
     assert any(p.name == "config.yaml" for p in (tmp_path / "mlruns").rglob("*"))  # .hydra logged, scrubbed
 
 
