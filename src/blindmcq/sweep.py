@@ -131,7 +131,11 @@ def sweep_name(swept: Sequence[Swept], fixed: Mapping[str, str]) -> str:
 
 def sweep_task_overrides(sweep_dir: Path) -> list[str]:
     """The overrides the multirun was started with, as Hydra saved them in ``multirun.yaml``."""
-    saved = OmegaConf.load(sweep_dir / "multirun.yaml")
+    path = sweep_dir / "multirun.yaml"
+    if not path.exists():  # a launcher that saves none: the parent then shows no swept keys
+        log.warning("no %s: the sweep's parent run will not name the swept keys", path)
+        return []
+    saved = OmegaConf.load(path)
     return [str(o) for o in OmegaConf.select(saved, "hydra.overrides.task", default=[]) or []]
 
 
