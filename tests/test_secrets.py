@@ -35,6 +35,30 @@ def test_secrets_scrub_text_by_name_env_value_and_aws_shape() -> None:
     assert "key: answer" in clean and "/home/someone" in clean  # not secrets: kept
 
 
+class _Vanishing(dict):
+    """An environment from which another thread unsets a variable while it is being read (MLflow's
+    telemetry does this to ``_MLFLOW_TELEMETRY_SESSION_ID``)."""
+
+    def __getitem__(self, key: str) -> str:
+        if key == "GONE_TOKEN":
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def items(self):  # type: ignore[override]
+        return ((k, self[k]) for k in list(self))
+
+
+def test_secrets_scrub_text_survives_a_variable_unset_while_reading() -> None:
+    env = _Vanishing(GONE_TOKEN="x" * 20, MY_API_TOKEN=TOKEN)
+    assert scrub_text(f"note {TOKEN}", env) == "note ***"
+
+
 def test_secrets_scrub_mapping_drops_secret_keys() -> None:
     cfg = {"model": {"name": "m", "api_key": "sk-1", "key_slot": 2}, "prompt": {"system": f"x {AWS_ID}"}}
     assert scrub(cfg, {}) == {"model": {"name": "m", "key_slot": 2}, "prompt": {"system": "x ***"}}

@@ -45,7 +45,9 @@ def is_secret_key(name: object) -> bool:
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret, longest first."""
     env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if is_secret_key(k) and len(v.strip()) >= MIN_SECRET_LEN}
+    # keys first, then .get: another thread (MLflow's telemetry) may unset a variable meanwhile
+    pairs = [(k, env.get(k)) for k in list(env)]
+    values = {v for k, v in pairs if v is not None and is_secret_key(k) and len(v.strip()) >= MIN_SECRET_LEN}
     return sorted(values, key=len, reverse=True)
 
 
