@@ -12,8 +12,9 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
 - Line breaks: ``letter-`` at a line end followed by a lower-case letter is a soft hyphen and is removed,
   unless the hyphenated pair occurs unbroken elsewhere in the file (``прем'єр-міністри``); any other line
   break is a space. Whitespace is then collapsed.
-- Numbers must be unique within a file (ids would collide): a repeat is an InputError naming file, number
-  and pages.
+- A number printed more than once in a file: every occurrence is kept with ``meta.duplicate_number``, the
+  later ones with ids ``{id}~2``, ``{id}~3``; settling disputes them all (which one the number belongs to
+  cannot be read from the file; a reviewer's correction decides).
 - ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
@@ -30,6 +31,7 @@ the row above (a row split by the page break): its text is appended, not a new o
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -213,6 +215,7 @@ class _Draft:
     marks: list[str | None] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
+    breaks: list[int] = field(default_factory=list)  # options that may instead continue the one above
 
 
 def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
@@ -222,6 +225,16 @@ def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool)
     if (row.number or "").strip() or (row.mark or "").strip() or row.mark is None:
         return False
     return not any(m and EXCLUDED.search(m) for m in cur.marks)
+
+
+def _may_continue(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
+    """A page's first row that is either a new option or the rest of the option above, split by the page
+    break: in a key column, or a mark column that leaves wrong options blank, nothing printed tells."""
+    if not (page_top and cur and cur.options) or (layout.fourth == MARK and layout.marks_every_option):
+        return False
+    if (row.number or "").strip() or (row.question or "").strip() or not (row.option or "").strip():
+        return False
+    return row.mark is not None and not (row.mark or "").strip()
 
 
 def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
@@ -244,6 +257,7 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.pages += [] if row.page in cur.pages else [row.page]
             cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
             continue
+        maybe = _may_continue(row, cur, layout, page_top)
         page_top = False
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
@@ -266,6 +280,8 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.pages.append(row.page)
         cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
         if row.option is not None:
+            if maybe:
+                cur.breaks.append(len(cur.options))
             cur.options.append(row.option)
             cur.marks.append(row.mark)
         elif row.mark is not None and cur.marks:
@@ -273,6 +289,34 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
         elif row.mark is not None and layout.fourth == KEY:
             cur.marks.append(row.mark)
     return drafts
+
+
+def _resolve_breaks(d: _Draft, n_options: int | None) -> tuple[list[str], list[str | None], str | None]:
+    """Options and marks of a draft whose page-top rows may continue the option above (``d.breaks``).
+
+    The reading with the expected number of options wins when it is the only one; otherwise the draft is
+    ambiguous (the reason is returned, and the item is disputed), never a guess."""
+    if not d.breaks:
+        return d.options, d.marks, None
+    where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
+    if n_options is None:
+        return d.options, d.marks, where + " (no expected number of options to tell)"
+    need = len(d.options) - n_options  # how many of the break rows must be joined to the option above
+    if not 0 <= need <= len(d.breaks) or 0 < need < len(d.breaks):
+        return d.options, d.marks, where + f": {len(d.options)} options as printed, {n_options} expected"
+    if need == 0:
+        return d.options, d.marks, None
+    options: list[str] = []
+    marks: list[str | None] = []
+    for k, (o, m) in enumerate(zip(d.options, d.marks, strict=True)):
+        if k in d.breaks and options:
+            options[-1] = f"{options[-1]}\n{o}"
+            if (m or "").strip():
+                marks[-1] = f"{marks[-1] or ''}\n{m}"
+        else:
+            options.append(o)
+            marks.append(m)
+    return options, marks, None
 
 
 def _item(
@@ -285,10 +329,13 @@ def _item(
     n_options: int | None,
     fourth: str = MARK,
 ) -> Item:
+    raw_options, raw_marks, ambiguous = _resolve_breaks(d, n_options)
     question = join_lines(d.question, vocab)
-    options = [join_lines(o, vocab) for o in d.options]
-    marks = [join_lines(m or "") for m in d.marks]
+    options = [join_lines(o, vocab) for o in raw_options]
+    marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
+    if ambiguous:
+        meta["ambiguous"] = ambiguous
     note = next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
@@ -343,17 +390,35 @@ def assemble(
     """Items of one file from its rows in page order (either path's); layout detected when not given."""
     layout = layout or detect_layout(rows, file)
     drafts = _drafts(rows, file, layout)
-    seen: dict[int, int] = {}
-    for d in drafts:
-        if d.number in seen:
-            raise InputError(
-                f"item number {d.number} appears twice (pages {seen[d.number]} and {d.page})",
-                file=file,
-                page=d.page,
-            )
-        seen[d.number] = d.page
     vocab = hyphen_vocabulary(rows)
-    return [
+    items = [
         _item(d, vocab, source=source, bank=bank, file=file, n_options=n_options, fourth=layout.fourth)
         for d in drafts
     ]
+    return _mark_duplicates(items)
+
+
+def _mark_duplicates(items: list[Item]) -> list[Item]:
+    """A number printed more than once: every occurrence kept, each to be disputed, none guessed.
+
+    Which of them the number belongs to cannot be read from the file, so each keeps the number as printed
+    and ``meta.duplicate_number`` (occurrence, count, pages); the k-th occurrence (k > 1) gets the id
+    ``{id}~{k}`` so that ids stay unique. :func:`blindmcq.corpus.settle.settle` disputes them all.
+    """
+    pages: dict[int, list[int]] = {}
+    for it in items:
+        pages.setdefault(it.number, []).append(it.page)
+    seen: dict[int, int] = {}
+    out = []
+    for it in items:
+        if len(pages[it.number]) == 1:
+            out.append(it)
+            continue
+        k = seen[it.number] = seen.get(it.number, 0) + 1
+        dup = {"occurrence": k, "count": len(pages[it.number]), "pages": pages[it.number]}
+        out.append(
+            dataclasses.replace(
+                it, id=it.id if k == 1 else f"{it.id}~{k}", meta={**it.meta, "duplicate_number": dup}
+            )
+        )
+    return out

@@ -66,7 +66,7 @@ class Style:
     annex: tuple[str, ...] = ()  # lines printed top right on page 1 (the decision's annex heading)
     running_title: str | None = None  # printed above the table on pages after the first
     footer: str = "Сторінка {page}"  # {page} and {pages}
-    split_rows: bool = False  # an option row may break across a page (its mark stays on the first part)
+    split_rows: bool = False  # an option row may break across a page (its mark/key stays on the first part)
 
 
 DEFAULT_STYLE = Style()
@@ -399,7 +399,7 @@ def _draw(
                 acc += lay.heights[r]
                 k += 1
             split = 0
-            if style.split_rows and k < len(remaining) and not spans and spec.excluded != "mark":
+            if style.split_rows and k < len(remaining) and spec.excluded != "mark":
                 r = remaining[k]
                 fit = int((room - acc - 2 * PAD) // style.leading)
                 if (not first or need <= room) and len(lay.marks[r]) <= fit < len(lay.options[r]) and fit:

@@ -80,6 +80,17 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "key-split",
+        Style(
+            widths=(36.0, 210.0, 217.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
         "split-rows",
         Style(widths=(36.0, 230.0, 187.0, 70.0), split_rows=True, footer="Сторінка {page} з {pages}"),
         cases=True,
