@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from blindmcq.corpus.assemble import assemble, detect_layout, hyphen_vocabulary, join_lines
@@ -232,3 +234,38 @@ def test_mark_column_with_every_option_marked_is_not_ambiguous() -> None:
     rows += [Row(2, None, None, "в", W), Row(2, None, None, "г", W)]
     (one,) = build(rows)
     assert one.options == ("а", "б далі", "в", "г") and "ambiguous" not in one.meta
+
+
+def test_two_and_three_row_headers_are_found_and_skipped_on_every_page() -> None:
+    """A spanning "№" with sub-headers under it, then the column numbers 1 2 3 4; repeated on page 2."""
+    head = [
+        Row(1, "№\nз/п", "Зміст питання", "Варіанти", "Позначка"),
+        Row(1, None, None, "відповідей", "правильності"),
+        Row(1, "1", "2", "3", "4"),
+    ]
+    rows = head + item_rows(1, "1.", "А?", list("абвг"), 0)
+    rows += [dataclasses.replace(r, page=2) for r in head] + item_rows(2, "2.", "Б?", list("абвг"), 3)
+    layout = detect_layout(rows, "vkks-t.pdf")
+    assert layout.header == ("№ з/п", "Зміст питання", "Варіанти", "Позначка")
+    assert layout.more_header == (("", "", "відповідей", "правильності"), ("1", "2", "3", "4"))
+    assert layout.to_json()["more_header_rows"] == [
+        ["", "", "відповідей", "правильності"],
+        ["1", "2", "3", "4"],
+    ]
+    one, two = assemble(rows, source="vkks", bank="t", file="vkks-t.pdf")
+    assert (one.number, one.question, one.options, one.key) == (1, "А?", tuple("абвг"), 0)
+    assert (two.number, two.question, two.options, two.key) == (2, "Б?", tuple("абвг"), 3)
+    # A one-row header records no more rows (verification.json as before).
+    assert (
+        "more_header_rows"
+        not in detect_layout([HEADER, *item_rows(1, "1", "А?", list("абвг"), 0)], "f").to_json()
+    )
+
+
+def test_rows_under_the_header_that_could_be_item_rows_are_not_header_rows() -> None:
+    """A row of its own number cell, or with a mark in the fourth cell, stays a body row (an error here)."""
+    for orphan in (Row(1, "", "", "текст", ""), Row(1, None, None, "текст", W)):
+        rows = [HEADER, orphan, *item_rows(1, "1", "А?", list("абвг"), 0)]
+        assert detect_layout(rows, "f").more_header == ()
+        with pytest.raises(InputError, match=r"page 1: table row before any item number"):
+            assemble(rows, source="vkks", bank="t", file="f")

@@ -20,8 +20,10 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
   ``invariant``. Malformed items are kept as printed.
 
 Layout (:func:`detect_layout`), found from the rows rather than assumed: the header is the table's first
-row when its number cell is not an item number (any words: ``№``, ``№ з/п``); a later row equal to it
-(the header repeated on each page) is skipped. Item numbers may read ``1``, ``1.``, ``1)`` or ``№ 1``.
+row when its number cell is not an item number (any words: ``№``, ``№ з/п``), with the rows under it on that
+page, before any item, that have no number of their own but some text (sub-headers under a spanning ``№``)
+or that number the columns ``1 2 3 4``; a later row equal to a header row (repeated on each page) is
+skipped. Item numbers may read ``1``, ``1.``, ``1)`` or ``№ 1``.
 The fourth column is a mark column (``правильна``/``неправильна`` and synonyms, any case, stray spaces,
 broken across lines) or a key column (one cell per item holding the right option's number or letter).
 Anything else stops with an InputError naming the page and what was expected.
@@ -152,19 +154,49 @@ class Layout:
     marks_every_option: bool  # a mark column with a written word for wrong options too
     number_forms: tuple[str, ...]
     right_words: tuple[str, ...] = ()
+    more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "header": list(self.header) if self.header else None,
             "fourth_column": self.fourth,
             "marks_every_option": self.marks_every_option,
             "number_forms": list(self.number_forms),
             "right_words": list(self.right_words),
         }
+        if self.more_header:
+            out["more_header_rows"] = [list(r) for r in self.more_header]
+        return out
 
 
 def is_header(row: Row, layout: Layout | None) -> bool:
-    return layout is not None and layout.header is not None and _flat(_cells(row)) == layout.header
+    if layout is None or layout.header is None:
+        return False
+    flat = _flat(_cells(row))
+    return flat == layout.header or flat in layout.more_header
+
+
+def _column_numbers(row: Row) -> bool:
+    """A header row numbering the columns, ``1 2 3 4``, as Ukrainian official tables often print."""
+    return _flat(_cells(row)) == tuple(str(k) for k in range(1, len(_cells(row)) + 1))
+
+
+def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
+    """Header rows under the first, on its page before any item: the column numbers ``1 2 3 4``, or rows
+    into which the number header spans (no number cell of their own) with text, and a fourth cell that is
+    no mark or key (so that no item row can be taken for one)."""
+    out = []
+    for row in rows[1:]:
+        if row.page != rows[0].page:
+            break
+        fourth = mark_word(row.mark)
+        sub = row.number is None and any((c or "").strip() for c in _cells(row))
+        sub = sub and fourth not in RIGHT_WORDS | WRONG_WORDS and key_indices(fourth) is None
+        if _column_numbers(row) or sub:
+            out.append(_flat(_cells(row)))
+        else:
+            break
+    return tuple(out)
 
 
 def detect_layout(rows: Sequence[Row], file: str) -> Layout:
@@ -173,9 +205,13 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         raise InputError("no table rows to read", file=file)
     first = rows[0]
     header = None
+    more: tuple[tuple[str, ...], ...] = ()
     if first.number and first.number.strip() and parse_numbers(first.number) is None:
         header = _flat(_cells(first))
-    body = [r for r in rows if header is None or _flat(_cells(r)) != header]
+        more = _more_header(rows)
+    body = [
+        r for r in rows if header is None or (_flat(_cells(r)) != header and _flat(_cells(r)) not in more)
+    ]
     forms: list[str] = []
     for r in body:
         if r.number and r.number.strip():
@@ -188,9 +224,9 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     if all(w in RIGHT_WORDS | WRONG_WORDS for _, w in words):
         right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
         every = any(w and w in WRONG_WORDS for _, w in words)
-        return Layout(header, MARK, every, tuple(forms), right)
+        return Layout(header, MARK, every, tuple(forms), right, more)
     if all(not w or key_indices(w) is not None for _, w in words):
-        return Layout(header, KEY, False, tuple(forms))
+        return Layout(header, KEY, False, tuple(forms), (), more)
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "

@@ -58,6 +58,8 @@ class Style:
     widths: tuple[float, float, float, float] = WIDTHS
     landscape: bool = False
     header: tuple[str, str, str, str] = HEADER
+    # Further header rows under it; None: the cell above spans into this row (no rule between)
+    header_rows: tuple[tuple[str | None, str | None, str | None, str | None], ...] = ()
     number_format: str = "{n}"
     marks: tuple[str, str] = (RIGHT, WRONG)
     key_column: bool = False  # the fourth column holds the right option's letter, one cell per item
@@ -294,6 +296,15 @@ class _Page:
             self._text(col, self.y, lines, self.style.bold)
         self._vlines(self.y, self.y + h)
         self.y += h
+        for extra in self.style.header_rows:
+            cells = [None if name is None else name.split("\n") for name in extra]
+            h = max(len(c or [""]) for c in cells) * self.style.leading + 2 * PAD
+            for col, lines in enumerate(cells):
+                if lines is not None:
+                    self._hline(self.y, col)
+                    self._text(col, self.y, lines, self.style.bold)
+            self._vlines(self.y, self.y + h)
+            self.y += h
 
     def row(self, height: float, cells: Sequence[list[str] | None], *, skip_rule: Iterable[int] = ()) -> None:
         """One row band; a ``None`` cell continues the cell above (no ruling above it)."""

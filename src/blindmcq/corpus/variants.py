@@ -91,6 +91,16 @@ VARIANTS: tuple[Variant, ...] = (
         long_options=True,
     ),
     Variant(
+        "header-2row",
+        Style(
+            widths=(40.0, 200.0, 213.0, 70.0),
+            header=("№\nз/п", "Зміст питання", "Варіанти", "Позначка"),
+            header_rows=((None, None, "відповідей", "правильності"), ("1", "2", "3", "4")),
+            number_format="{n}.",
+        ),
+        cases=True,
+    ),
+    Variant(
         "split-rows",
         Style(widths=(36.0, 230.0, 187.0, 70.0), split_rows=True, footer="Сторінка {page} з {pages}"),
         cases=True,
