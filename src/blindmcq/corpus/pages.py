@@ -13,10 +13,11 @@ the ruling edges and reads words.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 from unicodedata import normalize as normalize_unicode
 
-from pdfminer.layout import LTChar, LTCurve, LTItem, LTTextContainer
+from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
 from pdfplumber.page import ALL_ATTRS, Page
 from pdfplumber.pdf import PDF
 from pdfplumber.utils import resolve_all, resolve_and_decode
@@ -68,10 +69,6 @@ class LeanPage(Page):
     """A pdfplumber page whose object dicts equal the stock ones, built with less work."""
 
     def process_object(self, obj: LTItem) -> dict[str, Any]:
-        if type(obj) is LTChar:
-            fast = self._char(obj)
-            if fast is not None:
-                return fast
         attr = _attrs(obj)
         attr["object_type"] = _kind(type(obj))
         attr["page_number"] = self.page_number
@@ -103,50 +100,75 @@ class LeanPage(Page):
             attr["x1"] = attr["x1"] + mb_x0
         return attr
 
-    def _char(self, obj: LTChar) -> dict[str, Any] | None:
-        """The dict of a plain char (nine in ten objects), written out; None when it is not plain."""
-        d = obj.__dict__
-        if tuple(d) != _CHAR_FIELDS:
-            return None
-        matrix, fontname, mcid, tag = d["matrix"], d["fontname"], d["mcid"], d["tag"]
-        if (
-            type(fontname) is not str
-            or type(mcid) not in _PLAIN
-            or type(tag) not in _PLAIN
-            or type(matrix) is not tuple
-            or not _PLAIN.issuperset(map(type, matrix))
-        ):
-            return None
-        gs, norm = obj.graphicstate, self.pdf.unicode_norm
-        text = obj.get_text()
+    def parse_objects(self) -> dict[str, list[dict[str, Any]]]:
+        """``Page.parse_objects``, with plain chars (nine objects in ten) built in one tight loop."""
+        objects: dict[str, list[dict[str, Any]]] = {}
+        chars = objects.setdefault("char", [])
         mb_x0, mb_top = self.mediabox[:2]
-        height = self.height
-        top = (height - d["y1"]) + mb_top
-        attr = {
-            "matrix": matrix,
-            "fontname": fontname,
-            "adv": d["adv"],
-            "upright": d["upright"],
-            "x0": d["x0"] + mb_x0 if mb_x0 != 0 else d["x0"],
-            "y0": d["y0"],
-            "x1": d["x1"] + mb_x0 if mb_x0 != 0 else d["x1"],
-            "y1": d["y1"],
-            "width": d["width"],
-            "height": d["height"],
-            "size": d["size"],
-            "mcid": mcid,
-            "tag": tag,
-            "object_type": "char",
-            "page_number": self.page_number,
-            "ncs": _cs_name(obj.ncs.name),
-            "text": normalize_unicode(norm, text) if norm is not None else text,
-            "stroking_color": gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,),
-            "non_stroking_color": gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,),
-            "top": top,
-            "bottom": (height - d["y0"]) + mb_top,
-            "doctop": self.initial_doctop + top,
-        }
-        return attr
+        height, doctop, page_number = self.height, self.initial_doctop, self.page_number
+        norm = self.pdf.unicode_norm
+        plain, fields, names = _PLAIN, _CHAR_FIELDS, _CS_NAMES
+        for obj in self._walk(self.layout._objs):
+            d = obj.__dict__
+            if type(obj) is LTChar and tuple(d) == fields:
+                matrix, fontname, mcid, tag = d["matrix"], d["fontname"], d["mcid"], d["tag"]
+                ncs = obj.ncs.name
+                if (
+                    type(fontname) is str
+                    and type(mcid) in plain
+                    and type(tag) in plain
+                    and type(matrix) is tuple
+                    and plain.issuperset(map(type, matrix))
+                    and ncs in names
+                ):
+                    gs = obj.graphicstate
+                    text = obj._text
+                    x0, x1, y0, y1 = d["x0"], d["x1"], d["y0"], d["y1"]
+                    top = (height - y1) + mb_top
+                    chars.append(
+                        {
+                            "matrix": matrix,
+                            "fontname": fontname,
+                            "adv": d["adv"],
+                            "upright": d["upright"],
+                            "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                            "y0": y0,
+                            "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                            "y1": y1,
+                            "width": d["width"],
+                            "height": d["height"],
+                            "size": d["size"],
+                            "mcid": mcid,
+                            "tag": tag,
+                            "object_type": "char",
+                            "page_number": page_number,
+                            "ncs": names[ncs],
+                            "text": normalize_unicode(norm, text) if norm is not None else text,
+                            "stroking_color": gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,),
+                            "non_stroking_color": gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,),
+                            "top": top,
+                            "bottom": (height - y0) + mb_top,
+                            "doctop": doctop + top,
+                        }
+                    )
+                    continue
+            attr = self.process_object(obj)
+            kind = attr["object_type"]
+            if kind != "anno":
+                objects.setdefault(kind, []).append(attr)
+        if not chars:
+            del objects["char"]
+        return objects
+
+    def _walk(self, objs: list[Any]) -> Iterator[Any]:
+        """``Page.iter_layout_objects`` without the conversion: containers (when laparams) and leaves."""
+        for obj in objs:
+            if isinstance(obj, LTContainer):
+                if self.pdf.laparams is not None:
+                    yield obj
+                yield from self._walk(obj._objs)
+            else:
+                yield obj
 
 
 def lean(page: Page) -> LeanPage:
