@@ -52,7 +52,11 @@ def _attrs(obj: LTItem) -> dict[str, Any]:
     attr = {k: d[k] for k in keys}
     for k, v in attr.items():
         t = type(v)
-        if t not in _PLAIN and not (t is tuple and _PLAIN.issuperset(map(type, v))):
+        if t in _PLAIN or (t is tuple and _PLAIN.issuperset(map(type, v))):
+            continue
+        if t is list and all(type(x) is tuple and _PLAIN.issuperset(map(type, x)) for x in v):
+            attr[k] = list(v)  # points: a new list, as resolve_all gives, of the same (immutable) tuples
+        else:
             attr[k] = resolve_all(v)
     return attr
 
@@ -86,8 +90,14 @@ class LeanPage(Page):
             if isinstance(attr["fontname"], bytes):  # rare byte-encoded font names: the stock handling
                 return super().process_object(obj)
         elif isinstance(obj, LTCurve):
-            attr["pts"] = [self.point2coord(p) for p in attr["pts"]]
-            attr["path"] = [(cmd, *map(self.point2coord, pts)) for cmd, *pts in obj.original_path]
+            # Page.point2coord with the page's constants looked up once
+            x_off, y_off = self.mediabox[0], self.mediabox[1] + self.height
+
+            def coord(pt: tuple[float, float]) -> tuple[float, float]:
+                return (x_off + pt[0], y_off - pt[1])
+
+            attr["pts"] = [coord(p) for p in attr["pts"]]
+            attr["path"] = [(cmd, *map(coord, pts)) for cmd, *pts in obj.original_path]
             attr["dash"] = obj.dashing_style
         mb_x0, mb_top = self.mediabox[:2]
         if "y0" in attr:
