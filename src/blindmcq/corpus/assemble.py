@@ -330,29 +330,17 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
 def _resolve_breaks(d: _Draft, n_options: int | None) -> tuple[list[str], list[str | None], str | None]:
     """Options and marks of a draft whose page-top rows may continue the option above (``d.breaks``).
 
-    The reading with the expected number of options wins when it is the only one; otherwise the draft is
-    ambiguous (the reason is returned, and the item is disputed), never a guess."""
+    Kept as printed when that gives the expected number of options (the page broke between options).
+    Otherwise the draft is ambiguous (the reason is returned; the item is disputed): joining the rows might
+    give N options, but an item printed with N + 1 options would look the same, so the count is no proof."""
     if not d.breaks:
         return d.options, d.marks, None
     where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
     if n_options is None:
         return d.options, d.marks, where + " (no expected number of options to tell)"
-    need = len(d.options) - n_options  # how many of the break rows must be joined to the option above
-    if not 0 <= need <= len(d.breaks) or 0 < need < len(d.breaks):
-        return d.options, d.marks, where + f": {len(d.options)} options as printed, {n_options} expected"
-    if need == 0:
+    if len(d.options) == n_options:
         return d.options, d.marks, None
-    options: list[str] = []
-    marks: list[str | None] = []
-    for k, (o, m) in enumerate(zip(d.options, d.marks, strict=True)):
-        if k in d.breaks and options:
-            options[-1] = f"{options[-1]}\n{o}"
-            if (m or "").strip():
-                marks[-1] = f"{marks[-1] or ''}\n{m}"
-        else:
-            options.append(o)
-            marks.append(m)
-    return options, marks, None
+    return d.options, d.marks, where + f": {len(d.options)} options as printed, {n_options} expected"
 
 
 def _item(
