@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from blindmcq.corpus.assemble import assemble, detect_layout, hyphen_vocabulary, join_lines
 from blindmcq.corpus.rows import Row
+from blindmcq.corpus.settle import settle
 from blindmcq.errors import InputError
 
 HEADER = Row(1, "№", "Питання", "Варіанти відповіді", "Позначка")
@@ -96,12 +99,16 @@ def test_malformed_items_kept_as_printed() -> None:
     assert (two.key, two.flags, two.status) == (None, ("invariant",), "malformed")
 
 
-def test_duplicate_number_names_file_number_and_pages() -> None:
-    rows = item_rows(1, "5", "А?", list("абвг"), 0) + item_rows(2, "5", "Б?", list("абвг"), 0)
-    with pytest.raises(
-        InputError, match=r"vkks-t\.pdf, page 2: item number 5 appears twice \(pages 1 and 2\)"
-    ):
-        build(rows)
+def test_duplicate_number_keeps_every_occurrence_for_dispute() -> None:
+    """A repeated number no longer stops the file: both items are kept, ids unique, marked for dispute."""
+    rows = item_rows(1, "5", "А?", list("абвг"), 0) + item_rows(2, "5", "Б?", list("абвг"), 1)
+    rows += item_rows(2, "6", "В?", list("абвг"), 2)
+    first, second, six = build(rows)
+    assert [first.id, second.id, six.id] == ["vkks-t-5", "vkks-t-5~2", "vkks-t-6"]
+    assert (first.number, first.question, second.number, second.question) == (5, "А?", 5, "Б?")
+    assert first.meta["duplicate_number"] == {"occurrence": 1, "count": 2, "pages": [1, 2]}
+    assert second.meta["duplicate_number"] == {"occurrence": 2, "count": 2, "pages": [1, 2]}
+    assert "duplicate_number" not in six.meta
 
 
 def test_bad_number_cell_and_orphan_rows_name_the_page() -> None:
@@ -163,3 +170,108 @@ def test_unknown_mark_word_names_the_page() -> None:
     rows = [Row(4, None if k else "1", "А?", o, "можливо" if k else "так") for k, o in enumerate("абвг")]
     with pytest.raises(InputError, match=r"page 4: fourth-column cell 'можливо' is neither a mark"):
         build(rows)
+
+
+KEY_HEADER = Row(1, "№", "Питання", "Варіанти відповіді", "Ключ")
+
+
+def key_rows(page: int, number: str, question: str, options: list[str], key: str) -> list[Row]:
+    return [
+        Row(page, number if i == 0 else None, question if i == 0 else None, o, key if i == 0 else None)
+        for i, o in enumerate(options)
+    ]
+
+
+def build_key(rows: list[Row], n_options: int | None = 4):
+    return assemble([KEY_HEADER, *rows], source="vkks", bank="t", file="vkks-t.pdf", n_options=n_options)
+
+
+def page_top(page: int, option: str) -> Row:
+    """The first row of a page inside an item, in a key column: new empty number, stem and key cells."""
+    return Row(page, "", "", option, "")
+
+
+def test_key_column_row_split_by_the_page_break_is_disputed_not_guessed() -> None:
+    """Five options as printed, four expected: the page-top row may be the rest of the option above, or
+    a fifth option of a malformed item; the print does not tell, so the item is disputed (never wrong)."""
+    rows = key_rows(1, "1", "П?", ["перша", "друга довга від-"], "2")
+    rows += [
+        page_top(2, "повідь далі"),
+        Row(2, None, None, "третя", None),
+        Row(2, None, None, "четверта", None),
+    ]
+    rows += key_rows(2, "2", "Д?", list("абвг"), "1")
+    one, two = build_key(rows)
+    assert one.meta["ambiguous"] == (
+        "a row at the top of page(s) [2] is a new option or the rest of the one above: "
+        "5 options as printed, 4 expected"
+    )
+    assert len(one.options) == 5 and one.meta["pages"] == [1, 2]
+    (settled, _) = settle([one, two], [one, two], n_options=4)
+    assert settled.status == "disputed" and settled.meta["readings"]["tables"]["options"] == list(one.options)
+    assert "ambiguous" not in two.meta and two.options == tuple("абвг")
+
+
+def test_key_column_page_break_between_options_keeps_them() -> None:
+    rows = key_rows(1, "1", "П?", ["перша", "друга"], "3")
+    rows += [page_top(2, "третя"), Row(2, None, None, "четверта", None)]
+    (one,) = build_key(rows)
+    assert one.options == ("перша", "друга", "третя", "четверта") and one.key == 2
+    assert "ambiguous" not in one.meta
+
+
+def test_key_column_page_break_that_no_reading_explains_is_disputed() -> None:
+    """Six options as printed (a malformed item, or two split rows?): no reading gives four; disputed."""
+    rows = [*key_rows(1, "1", "П?", ["а", "б", "в", "г", "ґ"], "2"), page_top(2, "д")]
+    (one,) = build_key(rows)
+    assert one.meta["ambiguous"].startswith("a row at the top of page(s) [2] is a new option or the rest")
+    (settled,) = settle([one], [one], n_options=4)
+    assert settled.status == "disputed" and settled.meta["settled"]["path"] is None
+    # Without an expected number of options nothing tells the two readings apart.
+    rows = [*key_rows(1, "1", "П?", ["а", "б"], "2"), page_top(2, "в")]
+    (free,) = build_key(rows, n_options=None)
+    assert "no expected number of options" in free.meta["ambiguous"]
+    assert settle([free], [free], n_options=None)[0].status == "disputed"
+
+
+def test_mark_column_with_every_option_marked_is_not_ambiguous() -> None:
+    """Where wrong options carry a word, a page-top row without one is a continuation (joined, no doubt)."""
+    rows = [*item_rows(1, "1", "П?", ["а", "б"], 0), Row(2, "", "", "далі", "")]
+    rows += [Row(2, None, None, "в", W), Row(2, None, None, "г", W)]
+    (one,) = build(rows)
+    assert one.options == ("а", "б далі", "в", "г") and "ambiguous" not in one.meta
+
+
+def test_two_and_three_row_headers_are_found_and_skipped_on_every_page() -> None:
+    """A spanning "№" with sub-headers under it, then the column numbers 1 2 3 4; repeated on page 2."""
+    head = [
+        Row(1, "№\nз/п", "Зміст питання", "Варіанти", "Позначка"),
+        Row(1, None, None, "відповідей", "правильності"),
+        Row(1, "1", "2", "3", "4"),
+    ]
+    rows = head + item_rows(1, "1.", "А?", list("абвг"), 0)
+    rows += [dataclasses.replace(r, page=2) for r in head] + item_rows(2, "2.", "Б?", list("абвг"), 3)
+    layout = detect_layout(rows, "vkks-t.pdf")
+    assert layout.header == ("№ з/п", "Зміст питання", "Варіанти", "Позначка")
+    assert layout.more_header == (("", "", "відповідей", "правильності"), ("1", "2", "3", "4"))
+    assert layout.to_json()["more_header_rows"] == [
+        ["", "", "відповідей", "правильності"],
+        ["1", "2", "3", "4"],
+    ]
+    one, two = assemble(rows, source="vkks", bank="t", file="vkks-t.pdf")
+    assert (one.number, one.question, one.options, one.key) == (1, "А?", tuple("абвг"), 0)
+    assert (two.number, two.question, two.options, two.key) == (2, "Б?", tuple("абвг"), 3)
+    # A one-row header records no more rows (verification.json as before).
+    assert (
+        "more_header_rows"
+        not in detect_layout([HEADER, *item_rows(1, "1", "А?", list("абвг"), 0)], "f").to_json()
+    )
+
+
+def test_rows_under_the_header_that_could_be_item_rows_are_not_header_rows() -> None:
+    """A row of its own number cell, or with a mark in the fourth cell, stays a body row (an error here)."""
+    for orphan in (Row(1, "", "", "текст", ""), Row(1, None, None, "текст", W)):
+        rows = [HEADER, orphan, *item_rows(1, "1", "А?", list("абвг"), 0)]
+        assert detect_layout(rows, "f").more_header == ()
+        with pytest.raises(InputError, match=r"page 1: table row before any item number"):
+            assemble(rows, source="vkks", bank="t", file="f")

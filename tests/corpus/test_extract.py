@@ -126,3 +126,36 @@ def test_cli(small_bank: Rendered, tmp_path: Path, capsys: pytest.CaptureFixture
     assert [i.id for i in read_items(tmp_path / "x" / "items.jsonl")] == [f"vkks-x-{n}" for n in range(1, 7)]
     assert main([str(tmp_path / "missing.pdf"), "--out", str(tmp_path / "o")]) == 2
     assert "missing.pdf: PDF not found" in capsys.readouterr().err
+
+
+def test_number_printed_twice_is_disputed_not_a_stop(tmp_path: Path, customs_specs: list[ItemSpec]) -> None:
+    """Item 3 printed twice: the file still extracts; both items kept, ids unique, both disputed, on the
+    review page, and read back from items.jsonl."""
+    numbers = [1, 2, 3, 3, 4, 5]
+    specs = [dataclasses.replace(s, number=n) for n, s in zip(numbers, customs_specs[:6], strict=True)]
+    rendered = render_pdf(specs, tmp_path / "vkks-dup.pdf", source="vkks", bank="dup")
+    report = extract_pdfs(
+        [rendered.path], tmp_path / "out", source="vkks", workers=1, review_dir=tmp_path / "rv"
+    )
+    items = read_items(tmp_path / "out" / "items.jsonl")
+    assert [i.id for i in items] == [
+        "vkks-dup-1",
+        "vkks-dup-2",
+        "vkks-dup-3",
+        "vkks-dup-3~2",
+        "vkks-dup-4",
+        "vkks-dup-5",
+    ]
+    truth = rendered.items
+    for got, want in zip(items, truth, strict=True):
+        assert (got.number, got.question, got.options, got.key) == (
+            want.number,
+            want.question,
+            want.options,
+            want.key,
+        )
+    assert [i.status for i in items] == ["ok", "ok", "disputed", "disputed", "ok", "ok"]
+    assert [d["id"] for d in report["disputed"]] == ["vkks-dup-3", "vkks-dup-3~2"]
+    assert report["disputed"][0]["why"] == "item number 3 is printed 2 times (pages [1, 1])"
+    html = (tmp_path / "rv" / "review.html").read_text(encoding="utf-8")
+    assert "vkks-dup-3~2" in html and "vkks-dup-3" in html

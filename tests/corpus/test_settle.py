@@ -84,3 +84,25 @@ def test_fingerprint_changes_with_either_reading() -> None:
     b = settle([item(1, key=0)], [item(1, key=2)], n_options=4)[0].meta["fingerprint"]
     c = settle([item(1, key=0)], [item(1, key=1)], n_options=4)[0].meta["fingerprint"]
     assert a != b and a == c and len(a) == 16
+
+
+def test_duplicate_numbers_are_disputed_even_when_the_paths_agree() -> None:
+    def dup(number: int, k: int, question: str) -> Item:
+        it = item(
+            number,
+            question=question,
+            meta={"duplicate_number": {"occurrence": k, "count": 2, "pages": [1, 2]}},
+        )
+        return dataclasses.replace(it, id=it.id if k == 1 else f"{it.id}~{k}")
+
+    readings = [item(4), dup(5, 1, "А?"), dup(5, 2, "Б?"), item(6)]
+    got = settle(readings, list(readings), n_options=4)
+    assert [(i.id, i.status) for i in got] == [
+        ("s-b-4", "ok"),
+        ("s-b-5", "disputed"),
+        ("s-b-5~2", "disputed"),
+        ("s-b-6", "ok"),
+    ]
+    assert got[1].meta["settled"] == {"path": None, "why": "item number 5 is printed 2 times (pages [1, 2])"}
+    assert got[2].question == "Б?" and got[2].meta["readings"]["rules"]["question"] == "Б?"
+    assert [i.id for i in sample_items(got, None, 0)] == ["s-b-4", "s-b-6"]

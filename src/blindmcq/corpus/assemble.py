@@ -12,15 +12,18 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
 - Line breaks: ``letter-`` at a line end followed by a lower-case letter is a soft hyphen and is removed,
   unless the hyphenated pair occurs unbroken elsewhere in the file (``прем'єр-міністри``); any other line
   break is a space. Whitespace is then collapsed.
-- Numbers must be unique within a file (ids would collide): a repeat is an InputError naming file, number
-  and pages.
+- A number printed more than once in a file: every occurrence is kept with ``meta.duplicate_number``, the
+  later ones with ids ``{id}~2``, ``{id}~3``; settling disputes them all (which one the number belongs to
+  cannot be read from the file; a reviewer's correction decides).
 - ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
 
 Layout (:func:`detect_layout`), found from the rows rather than assumed: the header is the table's first
-row when its number cell is not an item number (any words: ``№``, ``№ з/п``); a later row equal to it
-(the header repeated on each page) is skipped. Item numbers may read ``1``, ``1.``, ``1)`` or ``№ 1``.
+row when its number cell is not an item number (any words: ``№``, ``№ з/п``), with the rows under it on that
+page, before any item, that have no number of their own but some text (sub-headers under a spanning ``№``)
+or that number the columns ``1 2 3 4``; a later row equal to a header row (repeated on each page) is
+skipped. Item numbers may read ``1``, ``1.``, ``1)`` or ``№ 1``.
 The fourth column is a mark column (``правильна``/``неправильна`` and synonyms, any case, stray spaces,
 broken across lines) or a key column (one cell per item holding the right option's number or letter).
 Anything else stops with an InputError naming the page and what was expected.
@@ -30,6 +33,7 @@ the row above (a row split by the page break): its text is appended, not a new o
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -150,19 +154,49 @@ class Layout:
     marks_every_option: bool  # a mark column with a written word for wrong options too
     number_forms: tuple[str, ...]
     right_words: tuple[str, ...] = ()
+    more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "header": list(self.header) if self.header else None,
             "fourth_column": self.fourth,
             "marks_every_option": self.marks_every_option,
             "number_forms": list(self.number_forms),
             "right_words": list(self.right_words),
         }
+        if self.more_header:
+            out["more_header_rows"] = [list(r) for r in self.more_header]
+        return out
 
 
 def is_header(row: Row, layout: Layout | None) -> bool:
-    return layout is not None and layout.header is not None and _flat(_cells(row)) == layout.header
+    if layout is None or layout.header is None:
+        return False
+    flat = _flat(_cells(row))
+    return flat == layout.header or flat in layout.more_header
+
+
+def _column_numbers(row: Row) -> bool:
+    """A header row numbering the columns, ``1 2 3 4``, as Ukrainian official tables often print."""
+    return _flat(_cells(row)) == tuple(str(k) for k in range(1, len(_cells(row)) + 1))
+
+
+def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
+    """Header rows under the first, on its page before any item: the column numbers ``1 2 3 4``, or rows
+    into which the number header spans (no number cell of their own) with text, and a fourth cell that is
+    no mark or key (so that no item row can be taken for one)."""
+    out = []
+    for row in rows[1:]:
+        if row.page != rows[0].page:
+            break
+        fourth = mark_word(row.mark)
+        sub = row.number is None and any((c or "").strip() for c in _cells(row))
+        sub = sub and fourth not in RIGHT_WORDS | WRONG_WORDS and key_indices(fourth) is None
+        if _column_numbers(row) or sub:
+            out.append(_flat(_cells(row)))
+        else:
+            break
+    return tuple(out)
 
 
 def detect_layout(rows: Sequence[Row], file: str) -> Layout:
@@ -171,9 +205,13 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         raise InputError("no table rows to read", file=file)
     first = rows[0]
     header = None
+    more: tuple[tuple[str, ...], ...] = ()
     if first.number and first.number.strip() and parse_numbers(first.number) is None:
         header = _flat(_cells(first))
-    body = [r for r in rows if header is None or _flat(_cells(r)) != header]
+        more = _more_header(rows)
+    body = [
+        r for r in rows if header is None or (_flat(_cells(r)) != header and _flat(_cells(r)) not in more)
+    ]
     forms: list[str] = []
     for r in body:
         if r.number and r.number.strip():
@@ -186,9 +224,9 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     if all(w in RIGHT_WORDS | WRONG_WORDS for _, w in words):
         right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
         every = any(w and w in WRONG_WORDS for _, w in words)
-        return Layout(header, MARK, every, tuple(forms), right)
+        return Layout(header, MARK, every, tuple(forms), right, more)
     if all(not w or key_indices(w) is not None for _, w in words):
-        return Layout(header, KEY, False, tuple(forms))
+        return Layout(header, KEY, False, tuple(forms), (), more)
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
@@ -213,6 +251,7 @@ class _Draft:
     marks: list[str | None] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
+    breaks: list[int] = field(default_factory=list)  # options that may instead continue the one above
 
 
 def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
@@ -222,6 +261,16 @@ def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool)
     if (row.number or "").strip() or (row.mark or "").strip() or row.mark is None:
         return False
     return not any(m and EXCLUDED.search(m) for m in cur.marks)
+
+
+def _may_continue(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
+    """A page's first row that is either a new option or the rest of the option above, split by the page
+    break: in a key column, or a mark column that leaves wrong options blank, nothing printed tells."""
+    if not (page_top and cur and cur.options) or (layout.fourth == MARK and layout.marks_every_option):
+        return False
+    if (row.number or "").strip() or (row.question or "").strip() or not (row.option or "").strip():
+        return False
+    return row.mark is not None and not (row.mark or "").strip()
 
 
 def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
@@ -244,6 +293,7 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.pages += [] if row.page in cur.pages else [row.page]
             cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
             continue
+        maybe = _may_continue(row, cur, layout, page_top)
         page_top = False
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
@@ -266,6 +316,8 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.pages.append(row.page)
         cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
         if row.option is not None:
+            if maybe:
+                cur.breaks.append(len(cur.options))
             cur.options.append(row.option)
             cur.marks.append(row.mark)
         elif row.mark is not None and cur.marks:
@@ -273,6 +325,22 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
         elif row.mark is not None and layout.fourth == KEY:
             cur.marks.append(row.mark)
     return drafts
+
+
+def _resolve_breaks(d: _Draft, n_options: int | None) -> tuple[list[str], list[str | None], str | None]:
+    """Options and marks of a draft whose page-top rows may continue the option above (``d.breaks``).
+
+    Kept as printed when that gives the expected number of options (the page broke between options).
+    Otherwise the draft is ambiguous (the reason is returned; the item is disputed): joining the rows might
+    give N options, but an item printed with N + 1 options would look the same, so the count is no proof."""
+    if not d.breaks:
+        return d.options, d.marks, None
+    where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
+    if n_options is None:
+        return d.options, d.marks, where + " (no expected number of options to tell)"
+    if len(d.options) == n_options:
+        return d.options, d.marks, None
+    return d.options, d.marks, where + f": {len(d.options)} options as printed, {n_options} expected"
 
 
 def _item(
@@ -285,10 +353,13 @@ def _item(
     n_options: int | None,
     fourth: str = MARK,
 ) -> Item:
+    raw_options, raw_marks, ambiguous = _resolve_breaks(d, n_options)
     question = join_lines(d.question, vocab)
-    options = [join_lines(o, vocab) for o in d.options]
-    marks = [join_lines(m or "") for m in d.marks]
+    options = [join_lines(o, vocab) for o in raw_options]
+    marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
+    if ambiguous:
+        meta["ambiguous"] = ambiguous
     note = next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
@@ -343,17 +414,35 @@ def assemble(
     """Items of one file from its rows in page order (either path's); layout detected when not given."""
     layout = layout or detect_layout(rows, file)
     drafts = _drafts(rows, file, layout)
-    seen: dict[int, int] = {}
-    for d in drafts:
-        if d.number in seen:
-            raise InputError(
-                f"item number {d.number} appears twice (pages {seen[d.number]} and {d.page})",
-                file=file,
-                page=d.page,
-            )
-        seen[d.number] = d.page
     vocab = hyphen_vocabulary(rows)
-    return [
+    items = [
         _item(d, vocab, source=source, bank=bank, file=file, n_options=n_options, fourth=layout.fourth)
         for d in drafts
     ]
+    return _mark_duplicates(items)
+
+
+def _mark_duplicates(items: list[Item]) -> list[Item]:
+    """A number printed more than once: every occurrence kept, each to be disputed, none guessed.
+
+    Which of them the number belongs to cannot be read from the file, so each keeps the number as printed
+    and ``meta.duplicate_number`` (occurrence, count, pages); the k-th occurrence (k > 1) gets the id
+    ``{id}~{k}`` so that ids stay unique. :func:`blindmcq.corpus.settle.settle` disputes them all.
+    """
+    pages: dict[int, list[int]] = {}
+    for it in items:
+        pages.setdefault(it.number, []).append(it.page)
+    seen: dict[int, int] = {}
+    out = []
+    for it in items:
+        if len(pages[it.number]) == 1:
+            out.append(it)
+            continue
+        k = seen[it.number] = seen.get(it.number, 0) + 1
+        dup = {"occurrence": k, "count": len(pages[it.number]), "pages": pages[it.number]}
+        out.append(
+            dataclasses.replace(
+                it, id=it.id if k == 1 else f"{it.id}~{k}", meta={**it.meta, "duplicate_number": dup}
+            )
+        )
+    return out

@@ -31,6 +31,7 @@ from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
 from blindmcq.corpus.assemble import Layout, assemble, detect_layout
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
+from blindmcq.corpus.pages import lean
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
@@ -94,7 +95,7 @@ def read_block(
     try:
         with pdfplumber.open(path) as pdf:
             for page_no in pages:
-                page = pdf.pages[page_no - 1]
+                page = lean(pdf.pages[page_no - 1])  # one parse, shared by both paths
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))

@@ -7,7 +7,8 @@ scan was a fifth of the whole extraction's time).
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import itertools
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from pdfplumber import utils
@@ -23,11 +24,6 @@ class TableShapeError(ValueError):
     """A table on the page does not have the Commission's four columns."""
 
 
-def _inside(char: dict[str, Any], x0: float, x1: float) -> bool:
-    h_mid = (char["x0"] + char["x1"]) / 2
-    return x0 <= h_mid < x1
-
-
 def extract_table(
     table: Table, chars: list[dict[str, Any]], mids: list[tuple[float, int]]
 ) -> list[list[Any]]:
@@ -37,19 +33,33 @@ def extract_table(
     for row in table.rows:
         x0, top, x1, bottom = row.bbox
         span = sorted(i for _, i in mids[bisect_left(keys, top) : bisect_left(keys, bottom)])
-        row_chars = [chars[i] for i in span if _inside(chars[i], x0, x1)]
-        cells: list[str | None] = []
-        for cell in row.cells:
-            if cell is None:
-                cells.append(None)
+        # A row's cells do not overlap horizontally: each char can only be in the cell whose x-range holds
+        # its centre, found by bisection (the same test as the stock scan of every cell).
+        placed = sorted((cell[0], k) for k, cell in enumerate(row.cells) if cell is not None)
+        lefts = [x for x, _ in placed]
+        disjoint = all(row.cells[a][2] <= row.cells[b][0] for (_, a), (_, b) in itertools.pairwise(placed))
+        found: list[list[dict[str, Any]]] = [[] for _ in row.cells]
+        for i in span:
+            c = chars[i]
+            h_mid = (c["x0"] + c["x1"]) / 2
+            if not x0 <= h_mid < x1:
                 continue
-            cell_chars = [
-                c
-                for c in row_chars
-                if _inside(c, cell[0], cell[2]) and cell[1] <= (c["top"] + c["bottom"]) / 2 < cell[3]
+            if disjoint:
+                at = bisect_right(lefts, h_mid) - 1
+                candidates = [placed[at][1]] if at >= 0 else []
+            else:  # overlapping cells (not a Commission table): test every cell, as the stock scan does
+                candidates = [k for _, k in placed]
+            v_mid = (c["top"] + c["bottom"]) / 2
+            for k in candidates:
+                cell = row.cells[k]
+                if cell[0] <= h_mid < cell[2] and cell[1] <= v_mid < cell[3]:
+                    found[k].append(c)
+        out.append(
+            [
+                None if cell is None else utils.extract_text(cs) if cs else ""
+                for cell, cs in zip(row.cells, found, strict=True)
             ]
-            cells.append(utils.extract_text(cell_chars) if cell_chars else "")
-        out.append(cells)
+        )
     return out
 
 

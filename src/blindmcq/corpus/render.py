@@ -58,6 +58,8 @@ class Style:
     widths: tuple[float, float, float, float] = WIDTHS
     landscape: bool = False
     header: tuple[str, str, str, str] = HEADER
+    # Further header rows under it; None: the cell above spans into this row (no rule between)
+    header_rows: tuple[tuple[str | None, str | None, str | None, str | None], ...] = ()
     number_format: str = "{n}"
     marks: tuple[str, str] = (RIGHT, WRONG)
     key_column: bool = False  # the fourth column holds the right option's letter, one cell per item
@@ -66,7 +68,7 @@ class Style:
     annex: tuple[str, ...] = ()  # lines printed top right on page 1 (the decision's annex heading)
     running_title: str | None = None  # printed above the table on pages after the first
     footer: str = "Сторінка {page}"  # {page} and {pages}
-    split_rows: bool = False  # an option row may break across a page (its mark stays on the first part)
+    split_rows: bool = False  # an option row may break across a page (its mark/key stays on the first part)
 
 
 DEFAULT_STYLE = Style()
@@ -294,6 +296,15 @@ class _Page:
             self._text(col, self.y, lines, self.style.bold)
         self._vlines(self.y, self.y + h)
         self.y += h
+        for extra in self.style.header_rows:
+            cells = [None if name is None else name.split("\n") for name in extra]
+            h = max(len(c or [""]) for c in cells) * self.style.leading + 2 * PAD
+            for col, lines in enumerate(cells):
+                if lines is not None:
+                    self._hline(self.y, col)
+                    self._text(col, self.y, lines, self.style.bold)
+            self._vlines(self.y, self.y + h)
+            self.y += h
 
     def row(self, height: float, cells: Sequence[list[str] | None], *, skip_rule: Iterable[int] = ()) -> None:
         """One row band; a ``None`` cell continues the cell above (no ruling above it)."""
@@ -399,7 +410,7 @@ def _draw(
                 acc += lay.heights[r]
                 k += 1
             split = 0
-            if style.split_rows and k < len(remaining) and not spans and spec.excluded != "mark":
+            if style.split_rows and k < len(remaining) and spec.excluded != "mark":
                 r = remaining[k]
                 fit = int((room - acc - 2 * PAD) // style.leading)
                 if (not first or need <= room) and len(lay.marks[r]) <= fit < len(lay.options[r]) and fit:

@@ -5,6 +5,8 @@ Per item id of one file:
 - they disagree, or one path lacks it: the reading that satisfies the invariants wins (one stem, N options,
   exactly one key unless excluded, no blank option, its number one more than the number before it in that
   path's reading of the file);
+- the file itself is ambiguous (its number is printed twice, ``meta.duplicate_number``; or
+  ``meta.ambiguous`` from the assembler): ``disputed``, whatever the paths read;
 - both or neither satisfy them: the item is kept with status ``disputed`` (never probed by default) and
   both readings in ``meta.readings``.
 ``meta.settled`` records which path won and why; ``meta.fingerprint`` hashes both paths' readings, so a
@@ -62,6 +64,19 @@ def failures(item: Item | None, previous: int | None, n_options: int | None) -> 
     return out
 
 
+def _undecided(a: Item | None, b: Item | None) -> str | None:
+    """Why an item cannot be settled from either reading whatever they say (the file itself is ambiguous)."""
+    for it in (a, b):
+        if it is None:
+            continue
+        dup = it.meta.get("duplicate_number")
+        if dup:
+            return f"item number {it.number} is printed {dup['count']} times (pages {dup['pages']})"
+        if it.meta.get("ambiguous"):
+            return str(it.meta["ambiguous"])
+    return None
+
+
 def _previous(items: Sequence[Item]) -> dict[str, int | None]:
     return {it.id: (items[k - 1].number if k else None) for k, it in enumerate(items)}
 
@@ -70,12 +85,21 @@ def settle(first: Sequence[Item], second: Sequence[Item], *, n_options: int | No
     """One file's items from both paths' readings, ordered by number."""
     a_by, b_by = {i.id: i for i in first}, {i.id: i for i in second}
     prev_a, prev_b = _previous(first), _previous(second)
-    ids = sorted(set(a_by) | set(b_by), key=lambda i: (a_by.get(i) or b_by[i]).number)
+
+    def order(i: str) -> tuple[int, int]:
+        it = a_by.get(i) or b_by[i]
+        return it.number, it.meta.get("duplicate_number", {}).get("occurrence", 0)
+
+    ids = sorted(set(a_by) | set(b_by), key=order)
     out = []
     for item_id in ids:
         a, b = a_by.get(item_id), b_by.get(item_id)
         meta: dict[str, Any] = {"fingerprint": fingerprint(a, b), "confirmed": confirm(a, b)}
-        if a is not None and b is not None and all(meta["confirmed"].values()):
+        undecided = _undecided(a, b)
+        if undecided:
+            chosen, settled = a or b, {"path": None, "why": undecided}
+            meta["readings"] = {"tables": reading(a), "rules": reading(b)}
+        elif a is not None and b is not None and all(meta["confirmed"].values()):
             chosen, settled = a, {"path": "both", "why": "the paths agree"}
         else:
             fa = failures(a, prev_a.get(item_id), n_options)

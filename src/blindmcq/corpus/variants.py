@@ -80,6 +80,27 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "key-split",
+        Style(
+            widths=(36.0, 210.0, 217.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "header-2row",
+        Style(
+            widths=(40.0, 200.0, 213.0, 70.0),
+            header=("№\nз/п", "Зміст питання", "Варіанти", "Позначка"),
+            header_rows=((None, None, "відповідей", "правильності"), ("1", "2", "3", "4")),
+            number_format="{n}.",
+        ),
+        cases=True,
+    ),
+    Variant(
         "split-rows",
         Style(widths=(36.0, 230.0, 187.0, 70.0), split_rows=True, footer="Сторінка {page} з {pages}"),
         cases=True,

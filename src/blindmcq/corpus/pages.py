@@ -1,0 +1,191 @@
+"""Pages parsed once for both extraction paths, with a leaner conversion of pdfminer's layout objects.
+
+pdfplumber turns every layout object into a dict by calling ``resolve_all`` on each attribute and decoding
+each char's colour-space name afresh; on the Commission's pages that conversion cost as much CPU as
+pdfminer's own interpretation of the page. :class:`LeanPage` builds the same dicts (same keys, equal
+values: ``tests/corpus/test_pages.py`` compares them with pdfplumber's on rendered pages) but resolves
+only values that can hold PDF references, and decodes each colour-space name once.
+
+Both paths read the same :class:`LeanPage` (one parse per page); what they conclude stays independent:
+path 1 finds tables with pdfplumber's table finder and reads cell chars, path 2 builds its own grid from
+the ruling edges and reads words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from unicodedata import normalize as normalize_unicode
+
+from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
+from pdfplumber.page import ALL_ATTRS, Page
+from pdfplumber.pdf import PDF
+from pdfplumber.utils import resolve_all, resolve_and_decode
+
+_PLAIN = frozenset({float, int, str, bool, type(None)})
+_KINDS: dict[type, str] = {}
+# pdfminer's LTChar attributes, in order, once pdfplumber has tagged it (mcid, tag)
+_CHAR_FIELDS = (
+    "_text", "matrix", "fontname", "ncs", "graphicstate", "adv", "upright",
+    "x0", "y0", "x1", "y1", "width", "height", "bbox", "size", "mcid", "tag",
+)  # fmt: skip
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}  # an object's attribute names -> those pdfplumber keeps
+_CS_NAMES: dict[Any, Any] = {}
+
+
+def _kind(cls: type) -> str:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        name = cls.__name__
+        kind = _KINDS[cls] = (name[2:] if name.startswith("LT") else name).lower()
+    return kind
+
+
+def _attrs(obj: LTItem) -> dict[str, Any]:
+    """pdfplumber's attributes of ``obj``, ``resolve_all`` applied only where a value can hold a reference
+    (not to numbers, strings, or tuples of them)."""
+    d = obj.__dict__
+    sig = tuple(d)
+    keys = _KEYS.get(sig)
+    if keys is None:
+        keys = _KEYS[sig] = tuple(k for k in sig if k in ALL_ATTRS)
+    attr = {k: d[k] for k in keys}
+    for k, v in attr.items():
+        t = type(v)
+        if t in _PLAIN or (t is tuple and _PLAIN.issuperset(map(type, v))):
+            continue
+        if t is list and all(type(x) is tuple and _PLAIN.issuperset(map(type, x)) for x in v):
+            attr[k] = list(v)  # points: a new list, as resolve_all gives, of the same (immutable) tuples
+        else:
+            attr[k] = resolve_all(v)
+    return attr
+
+
+def _cs_name(name: Any) -> Any:
+    if isinstance(name, str | bytes):
+        if name not in _CS_NAMES:
+            _CS_NAMES[name] = resolve_and_decode(name)
+        return _CS_NAMES[name]
+    return resolve_and_decode(name)
+
+
+class LeanPage(Page):
+    """A pdfplumber page whose object dicts equal the stock ones, built with less work."""
+
+    def process_object(self, obj: LTItem) -> dict[str, Any]:
+        attr = _attrs(obj)
+        attr["object_type"] = _kind(type(obj))
+        attr["page_number"] = self.page_number
+        for cs in ("ncs", "scs"):
+            if hasattr(obj, cs):
+                attr[cs] = _cs_name(getattr(obj, cs).name)
+        if isinstance(obj, LTChar | LTTextContainer):
+            text = obj.get_text()
+            norm = self.pdf.unicode_norm
+            attr["text"] = normalize_unicode(norm, text) if norm is not None else text
+        if isinstance(obj, LTChar):
+            gs = obj.graphicstate
+            attr["stroking_color"] = gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,)
+            attr["non_stroking_color"] = gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,)
+            if isinstance(attr["fontname"], bytes):  # rare byte-encoded font names: the stock handling
+                return super().process_object(obj)
+        elif isinstance(obj, LTCurve):
+            # Page.point2coord with the page's constants looked up once
+            x_off, y_off = self.mediabox[0], self.mediabox[1] + self.height
+
+            def coord(pt: tuple[float, float]) -> tuple[float, float]:
+                return (x_off + pt[0], y_off - pt[1])
+
+            attr["pts"] = [coord(p) for p in attr["pts"]]
+            attr["path"] = [(cmd, *map(coord, pts)) for cmd, *pts in obj.original_path]
+            attr["dash"] = obj.dashing_style
+        mb_x0, mb_top = self.mediabox[:2]
+        if "y0" in attr:
+            height = self.height
+            attr["top"] = (height - attr["y1"]) + mb_top
+            attr["bottom"] = (height - attr["y0"]) + mb_top
+            attr["doctop"] = self.initial_doctop + attr["top"]
+        if "x0" in attr and mb_x0 != 0:
+            attr["x0"] = attr["x0"] + mb_x0
+            attr["x1"] = attr["x1"] + mb_x0
+        return attr
+
+    def parse_objects(self) -> dict[str, list[dict[str, Any]]]:
+        """``Page.parse_objects``, with plain chars (nine objects in ten) built in one tight loop."""
+        objects: dict[str, list[dict[str, Any]]] = {}
+        chars = objects.setdefault("char", [])
+        mb_x0, mb_top = self.mediabox[:2]
+        height, doctop, page_number = self.height, self.initial_doctop, self.page_number
+        norm = self.pdf.unicode_norm
+        plain, fields, names = _PLAIN, _CHAR_FIELDS, _CS_NAMES
+        for obj in self._walk(self.layout._objs):
+            d = obj.__dict__
+            if type(obj) is LTChar and tuple(d) == fields:
+                matrix, fontname, mcid, tag = d["matrix"], d["fontname"], d["mcid"], d["tag"]
+                ncs = obj.ncs.name
+                if (
+                    type(fontname) is str
+                    and type(mcid) in plain
+                    and type(tag) in plain
+                    and type(matrix) is tuple
+                    and plain.issuperset(map(type, matrix))
+                    and ncs in names
+                ):
+                    gs = obj.graphicstate
+                    text = obj._text
+                    x0, x1, y0, y1 = d["x0"], d["x1"], d["y0"], d["y1"]
+                    top = (height - y1) + mb_top
+                    chars.append(
+                        {
+                            "matrix": matrix,
+                            "fontname": fontname,
+                            "adv": d["adv"],
+                            "upright": d["upright"],
+                            "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                            "y0": y0,
+                            "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                            "y1": y1,
+                            "width": d["width"],
+                            "height": d["height"],
+                            "size": d["size"],
+                            "mcid": mcid,
+                            "tag": tag,
+                            "object_type": "char",
+                            "page_number": page_number,
+                            "ncs": names[ncs],
+                            "text": normalize_unicode(norm, text) if norm is not None else text,
+                            "stroking_color": gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,),
+                            "non_stroking_color": gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,),
+                            "top": top,
+                            "bottom": (height - y0) + mb_top,
+                            "doctop": doctop + top,
+                        }
+                    )
+                    continue
+            attr = self.process_object(obj)
+            kind = attr["object_type"]
+            if kind != "anno":
+                objects.setdefault(kind, []).append(attr)
+        if not chars:
+            del objects["char"]
+        return objects
+
+    def _walk(self, objs: list[Any]) -> Iterator[Any]:
+        """``Page.iter_layout_objects`` without the conversion: containers (when laparams) and leaves."""
+        for obj in objs:
+            if isinstance(obj, LTContainer):
+                if self.pdf.laparams is not None:
+                    yield obj
+                yield from self._walk(obj._objs)
+            else:
+                yield obj
+
+
+def lean(page: Page) -> LeanPage:
+    """The same page of the same open PDF, as a :class:`LeanPage` (nothing parsed yet)."""
+    return LeanPage(page.pdf, page.page_obj, page_number=page.page_number, initial_doctop=page.initial_doctop)
+
+
+def lean_pages(pdf: PDF) -> list[LeanPage]:
+    """Every page of ``pdf`` as a :class:`LeanPage`."""
+    return [lean(p) for p in pdf.pages]
