@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from blindmcq.backends.registry import abilities_of
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.items import Item, read_items
 
@@ -347,7 +348,7 @@ def unverified_models(names: Sequence[str], conf: Path) -> list[dict[str, Any]]:
     out = []
     for name in names:
         model = _model_cfg(name, conf)
-        if model.get("backend") == "bedrock" and model.get("verified") is not True:
+        if abilities_of(model).catalogue and model.get("verified") is not True:
             out.append({"model": name, "unverified": list(model.get("unverified") or ["(not recorded)"])})
     return out
 
@@ -365,7 +366,7 @@ def routes(
     batchable, refused = [], []
     for m in model_rows:
         model = _model_cfg(m["model"], conf)
-        family = batch_family(str(model.get("model_id", ""))) if model.get("backend") == "bedrock" else None
+        family = batch_family(str(model.get("model_id", ""))) if abilities_of(model).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
     if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend
+from blindmcq.backends.base import Abilities, Backend, ModelRequest
+from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.items import Item
@@ -47,9 +47,10 @@ def sample_items(
     return [usable[i] for i in sorted(chosen)]
 
 
-def scores_labels(model_cfg: Mapping[str, Any], protocol: str) -> bool:
-    """Base models (the local backend) are scored by label log-probabilities; MD always generates."""
-    default = model_cfg.get("backend") == "local"
+def scores_labels(model_cfg: Mapping[str, Any], protocol: str, abilities: Abilities | None = None) -> bool:
+    """Base models (backends declaring ``scores_by_default``) are scored by label log-probabilities
+    unless ``score_labels`` says otherwise; MD always generates."""
+    default = (abilities or abilities_for(model_cfg)).scores_by_default
     return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
 
 
@@ -76,12 +77,16 @@ def make_jobs(
     *,
     model_cfg: Mapping[str, Any],
     reasoning: Mapping[str, Any],
+    abilities: Abilities | None = None,
 ) -> list[Job]:
-    """One request per presentation. Heuristic backends also get the option texts they judge by."""
+    """One request per presentation. Heuristic backends also get the option texts they judge by.
+    ``abilities``: the backend's (default: those its config's kind declares)."""
     name = str(model_cfg["name"])
-    score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
+    abilities = abilities or abilities_for(model_cfg)
+    score = scores_labels(model_cfg, presentations[0].protocol, abilities) if presentations else False
     max_tokens = effective_max_tokens(model_cfg, reasoning)
-    heuristic = model_cfg.get("backend") in ("heuristic", "fault")  # the fault fake wraps a heuristic
+    # heuristics judge the option texts (the fault fake declares the abilities of what it wraps)
+    heuristic = abilities.needs_option_texts
     jobs = []
     for p in presentations:
         request: ModelRequest = to_request(
@@ -155,6 +160,7 @@ def build_jobs(
     condition: Mapping[str, Any],
     protocol_cfg: Mapping[str, Any],
     fewshot_examples: Sequence[Item] | None = None,
+    abilities: Abilities | None = None,
 ) -> tuple[ProtocolSpec, list[Job]]:
     """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
     ``blindmcq preview`` prints (one builder for both)."""
@@ -176,7 +182,7 @@ def build_jobs(
     )
     if spec.fewshot != "none":
         presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
-    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
+    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning, abilities=abilities)
 
 
 def run_probe(
@@ -202,6 +208,7 @@ def run_probe(
     spec, jobs = build_jobs(
         items, model_cfg=model_cfg, prompt=prompt, labels=labels, reasoning=reasoning,
         condition=condition, protocol_cfg=protocol_cfg, fewshot_examples=fewshot_examples,
+        abilities=abilities_for(model_cfg, backend),
     )  # fmt: skip
     backend = backend or make_backend(model_cfg)
     matcher = None

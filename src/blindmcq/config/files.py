@@ -30,3 +30,19 @@ def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dic
         raise ConfigError(group, "does not hold a mapping", file=str(path))
     validate_group(group, data, file=str(path))
     return data
+
+
+def load_model_file(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """``conf/model/<name>.yaml`` (or a YAML path) as a dict, schema-checked; ``name`` defaults to the
+    file stem. ``conf_dir`` is the folder of model files (default ``conf/model``)."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = Path(conf_dir or CONF_DIR / "model") / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise ConfigError("model", f"no model config at {path}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ConfigError("model", f"{path} is not a YAML mapping")
+    data.setdefault("name", path.stem)
+    validate_group("model", data, file=str(path))
+    return data

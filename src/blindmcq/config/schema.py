@@ -516,7 +516,7 @@ class SlowModel(_Model):
 
     def check(self, key: str) -> None:
         if self.latency_s is None:
-            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency in seconds")
+            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency (seconds)")
 
 
 MODEL_SCHEMAS: dict[str, type] = {

@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.stats import accuracy, chance_test
-from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend
+from blindmcq.backends.base import Abilities, Backend, ModelRequest
+from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.errors import ConfigError
 from blindmcq.interventions._calls import CallTag, call_all
 from blindmcq.items import Item
@@ -342,30 +342,35 @@ def chance_question_distinct(
 # ------------------------------------------------------------------- running
 
 
-def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any]) -> str:
+def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any], abilities: Abilities | None = None) -> str:
     if conf.scoring != "auto":
         return conf.scoring
-    return "score" if model_cfg.get("backend") in ("local", "heuristic") else "generate"
+    abilities = abilities or abilities_for(model_cfg)
+    return "score" if abilities.scores_by_default or abilities.needs_option_texts else "generate"
 
 
-def label_style(conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int) -> str:
+def label_style(
+    conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int, abilities: Abilities | None = None
+) -> str:
     if conf.entry_labels != "auto":
         return conf.entry_labels
-    scored = _scoring(conf, model_cfg) == "score"
+    scored = _scoring(conf, model_cfg, abilities) == "score"
     return "letters" if scored and pool_size <= len(LETTERS) else "numbers"
 
 
 def pool_requests(
-    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any]
+    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any],
+    abilities: Abilities | None = None,
 ) -> list[tuple[CallTag, ModelRequest]]:
     """The calls: per group and condition one generation, or per question one scored request."""
     name, none = str(model_cfg["name"]), TEXT[conf.language]["none"]
-    heuristic = model_cfg.get("backend") == "heuristic"
+    abilities = abilities or abilities_for(model_cfg)
+    heuristic = abilities.needs_option_texts
     calls = []
     for group in groups:
-        style = label_style(conf, model_cfg, len(group.pool))
+        style = label_style(conf, model_cfg, len(group.pool), abilities)
         for condition in conf.conditions:
-            if _scoring(conf, model_cfg) == "generate":
+            if _scoring(conf, model_cfg, abilities) == "generate":
                 user = render_prompt(group, condition, conf.language, style=style)
                 request = ModelRequest(
                     model=name, system=None, user=user, max_tokens=int(conf.max_tokens),
@@ -395,7 +400,8 @@ def run_answerpool(
 ) -> pd.DataFrame:
     """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``."""
     groups = build_groups(items, conf)
-    calls = pool_requests(groups, conf, model_cfg)
+    abilities = abilities_for(model_cfg, backend)
+    calls = pool_requests(groups, conf, model_cfg, abilities)
     backend = backend or make_backend(model_cfg)
     results = call_all(
         [t for t, _ in calls], [r for _, r in calls], backend, cache=cache,
@@ -409,7 +415,7 @@ def run_answerpool(
         failed = record.parse_status in ("error", "refused")
         n, labels = (
             len(group.item_ids),
-            entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool))),
+            entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool), abilities)),
         )
         slots = range(n) if tag.order_id == "all" else [int(tag.order_id[1:]) - 1]
         parsed = [None] * n if failed else parse_assignment(record.raw_response, n, labels)
