@@ -27,13 +27,13 @@ from blindmcq.batch import (
     split_s3_uri,
     wait,
 )
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.parsing import interpret
 from blindmcq.presentations import build_presentations, load_conf
 from blindmcq.probe import make_jobs
-from blindmcq.runner import run_calls
+from blindmcq.tasks.probe import run_calls
 
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"

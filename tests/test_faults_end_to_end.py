@@ -15,8 +15,8 @@ from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.registry import load_dataset
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.presentations import load_conf
 from blindmcq.probe import run_probe, sample_items
 from blindmcq.records import PARSE_STATUSES

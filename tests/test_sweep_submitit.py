@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.items import write_items
 from blindmcq.predictions import read_predictions
 

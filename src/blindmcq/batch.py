@@ -46,7 +46,7 @@ from typing import Any
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
 from blindmcq.backends.registry import abilities_of
-from blindmcq.cache import ResponseCache, utc_now
+from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
 log = logging.getLogger(__name__)

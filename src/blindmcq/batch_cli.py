@@ -37,7 +37,7 @@ from blindmcq.batch import (
     make_bedrock_backend,
     submit,
 )
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"

@@ -16,14 +16,14 @@ import pandas as pd
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
 from blindmcq.backends.registry import abilities_for, make_backend
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.items import Item
 from blindmcq.parsing import interpret
 from blindmcq.predictions import to_frame, to_table
 from blindmcq.presentations import Presentation, build_presentations, load_conf, to_request
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.runner import Job, run_calls
+from blindmcq.tasks.probe import Job, run_calls
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ import pytest
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.openai_api import OpenAIBackend, SigV4HttpxAuth, mantle_base_url, parse_responses
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.runner import Job, run_calls
+from blindmcq.tasks.probe import Job, run_calls
 
 LABELS = ("A", "B", "C", "D")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.registry import load_dataset
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.interventions.answerpool import PoolConfig, build_groups, run_answerpool
 from blindmcq.interventions.rewrite import RewriteConfig, rewrite_items
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.registry import load_dataset
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.interventions.rewrite import (
     PROMPTS,

@@ -20,16 +20,16 @@ from blindmcq.errors import ConfigError
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered backend: ``target`` is ``module:Class``; ``build`` makes it from a model config
-    (default: ``Class(model_cfg)``)."""
+    """One registered backend: its class is ``module.attr`` (a module path the stage-deps check can
+    see); ``build`` makes it from a model config (default: ``Class(model_cfg)``)."""
 
     name: str
-    target: str
+    module: str
+    attr: str
     build: Callable[[type, Mapping[str, Any]], Backend] | None = None
 
     def load(self) -> type:
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return getattr(importlib.import_module(self.module), self.attr)
 
     def abilities(self, model_cfg: Mapping[str, Any]) -> Abilities:
         return self.load().declared_abilities(model_cfg)
@@ -85,13 +85,13 @@ def _slow(cls: type, cfg: Mapping[str, Any]) -> Backend:
 
 
 for _entry in (
-    Entry("bedrock", "blindmcq.backends.bedrock:BedrockBackend", _seeded),
-    Entry("openai", "blindmcq.backends.openai_api:OpenAIBackend", _seeded),
-    Entry("local", "blindmcq.backends.local:LocalBackend"),
-    Entry("heuristic", "blindmcq.backends.heuristic:HeuristicBackend"),
-    Entry("fault", "blindmcq.backends.fault:FaultBackend", _fault),
-    Entry("instant", "blindmcq.backends.fault:InstantBackend", _instant),
-    Entry("slow", "blindmcq.backends.fault:SlowBackend", _slow),
+    Entry("bedrock", "blindmcq.backends.bedrock", "BedrockBackend", _seeded),
+    Entry("openai", "blindmcq.backends.openai_api", "OpenAIBackend", _seeded),
+    Entry("local", "blindmcq.backends.local", "LocalBackend"),
+    Entry("heuristic", "blindmcq.backends.heuristic", "HeuristicBackend"),
+    Entry("fault", "blindmcq.backends.fault", "FaultBackend", _fault),
+    Entry("instant", "blindmcq.backends.fault", "InstantBackend", _instant),
+    Entry("slow", "blindmcq.backends.fault", "SlowBackend", _slow),
 ):
     register(_entry)
 BACKENDS = tuple(REGISTRY)
