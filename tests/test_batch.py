@@ -32,8 +32,7 @@ from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.parsing import interpret
 from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import make_jobs
-from blindmcq.tasks.probe import run_calls
+from blindmcq.tasks.probe import make_jobs, run_calls
 
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
@@ -356,7 +355,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 ) -> None:
     from blindmcq.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
     from blindmcq.items import read_items
-    from blindmcq.probe import run_probe
+    from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
     overrides = ["model=nova-pro", "probe.sample=null", f"probe.cache={cache_path}"]

@@ -18,8 +18,8 @@ from blindmcq.backends.registry import load_model_config, make_backend
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.presentations import load_conf
-from blindmcq.probe import run_probe, sample_items
 from blindmcq.records import PARSE_STATUSES
+from blindmcq.tasks.probe import run_probe, sample_items
 
 BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 RATES = FaultRates(

@@ -12,7 +12,7 @@ import pytest
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.items import Item
 from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import effective_max_tokens, make_jobs
+from blindmcq.tasks.probe import effective_max_tokens, make_jobs
 
 ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=("a", "bb", "ccc", "dddd"),
             key=3, status="ok", flags=())  # fmt: skip

@@ -15,7 +15,7 @@ from blindmcq.backends.registry import make_backend
 from blindmcq.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.preview import compose_params
-from blindmcq.probe import build_jobs, run_probe, sample_items
+from blindmcq.tasks.probe import build_jobs, run_probe, sample_items
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

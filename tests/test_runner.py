@@ -502,7 +502,7 @@ class RecordingBar:
 def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch: pytest.MonkeyPatch) -> None:
     import blindmcq.engine.run as runner
     from blindmcq.predictions import to_frame, to_table
-    from blindmcq.stages.probe import call_counts
+    from blindmcq.tasks.from_params import call_counts
     from blindmcq.tasks.probe import call_counts as call_counts_of
 
     monkeypatch.setattr(runner, "tqdm", RecordingBar)

@@ -11,8 +11,8 @@ import pytest
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
 from blindmcq.items import write_items
-from blindmcq.probe import sample_items
-from blindmcq.stages.rewrite import stage_items
+from blindmcq.tasks.from_params import stage_items
+from blindmcq.tasks.probe import sample_items
 
 
 @pytest.fixture

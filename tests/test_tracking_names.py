@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.stages.report import run_name
+from blindmcq.tasks.from_params import run_name
 from blindmcq.tracking import comparable_metrics, log_run
 
 METRICS = {

@@ -191,7 +191,7 @@ def _probe(
     items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any
 ) -> pd.DataFrame:
     from blindmcq.presentations import load_conf
-    from blindmcq.probe import run_probe
+    from blindmcq.tasks.probe import run_probe
 
     condition = {
         "name": "audit",
@@ -296,7 +296,7 @@ def run_audit(
 
     from blindmcq.backends.registry import make_backend
     from blindmcq.presentations import load_conf
-    from blindmcq.probe import sample_items
+    from blindmcq.tasks.probe import sample_items
 
     model_cfg = load_model_config(model)
     if scoring is not None:

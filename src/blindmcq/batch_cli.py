@@ -90,7 +90,7 @@ def pending_requests(
 ) -> dict[str, Any]:
     """Cache key -> request for every call the probe would make that the cache lacks."""
     from blindmcq.items import read_items
-    from blindmcq.probe import run_probe, sample_items
+    from blindmcq.tasks.probe import run_probe, sample_items
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))

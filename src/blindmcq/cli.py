@@ -21,7 +21,7 @@ COMMANDS = {
     "plan": ("blindmcq.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
     "release": ("blindmcq.release", "push versioned outputs to the DVC remote and tag the commit"),
     "html": ("blindmcq.html_report", "write the static HTML report with the item explorer"),
-    "nonsense": ("blindmcq.protocols.nonsense_run", "NonsenseQA diagnostic: SL vs MD"),
+    "nonsense": ("blindmcq.tasks.nonsense", "NonsenseQA diagnostic: SL vs MD"),
     # batch: Bedrock batch inference from the command line (helper `reach`)
     "batch": ("blindmcq.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
     "audit": ("blindmcq.audit", "audit any bank: surface leaks, blind probe and gate, in one command"),

@@ -36,9 +36,7 @@ from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.predictions import write_predictions
 from blindmcq.secrets import scrub_text, scrub_tree
-from blindmcq.stages._baseline import baseline_from_params
-from blindmcq.stages.probe import probe_from_params
-from blindmcq.stages.report import run_name
+from blindmcq.tasks.from_params import baseline_from_params, probe_from_params, run_name
 from blindmcq.tracking import log_run
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import dataclasses
 
 from blindmcq.corpus.settle import failures, settle
 from blindmcq.items import Item, invariant_flags
-from blindmcq.probe import sample_items
+from blindmcq.tasks.probe import sample_items
 
 
 def item(number: int, options: tuple[str, ...] = ("а", "б", "в", "г"), key: int | None = 0, **kw) -> Item:

@@ -14,7 +14,8 @@ from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.interventions.rewrite import (
+from blindmcq.items import Item, read_items, write_items
+from blindmcq.tasks.rewrite import (
     PROMPTS,
     RewriteConfig,
     clean_generation,
@@ -22,7 +23,6 @@ from blindmcq.interventions.rewrite import (
     rewrite_items,
     write_diff,
 )
-from blindmcq.items import Item, read_items, write_items
 
 
 @pytest.fixture(scope="module")

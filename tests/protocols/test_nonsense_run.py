@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import blindmcq.protocols.nonsense_run as nr
+import blindmcq.tasks.nonsense as nr
 from blindmcq.backends.registry import load_model_config
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError

@@ -24,8 +24,8 @@ from blindmcq.analysis.tables import build_tables, headline_metrics, write_table
 from blindmcq.atomic import write_text
 from blindmcq.items import read_items
 from blindmcq.params import section
-from blindmcq.stages._baseline import baseline_from_params
 from blindmcq.stages._main import run_stage
+from blindmcq.tasks.from_params import baseline_from_params
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from blindmcq.errors import ConfigError
 from blindmcq.items import Item
 from blindmcq.predictions import write_predictions
 from blindmcq.presentations import load_conf
-from blindmcq.probe import run_probe
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.tasks.probe import run_probe
 
 log = logging.getLogger(__name__)
 
