@@ -24,7 +24,7 @@ import pandas as pd
 
 from blindmcq.analysis.stats import wilson
 from blindmcq.items import Item
-from blindmcq.profile import normalise, profile_bank
+from blindmcq.profile import collapse_whitespace, profile_bank
 
 PICK_COLUMNS = ("strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied")
 SUMMARY_COLUMNS = (
@@ -41,7 +41,7 @@ Score = Callable[[str], float]
 
 
 def _chars(option: str) -> float:
-    return len(normalise(option))
+    return len(collapse_whitespace(option))
 
 
 def _words(option: str) -> float:
