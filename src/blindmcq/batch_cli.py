@@ -37,10 +37,10 @@ from blindmcq.batch import (
     make_bedrock_backend,
     submit,
 )
+from blindmcq.config.files import CONF_DIR
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 STATE_DIR = paths.RESULTS / "batch"
 FLAGS = {
     "role_arn": "--role-arn", "input_uri": "--input-uri", "output_uri": "--output-uri",

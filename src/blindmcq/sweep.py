@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
+from blindmcq.config.files import hydra_conf_dir
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.predictions import write_predictions
@@ -40,7 +40,6 @@ from blindmcq.tasks.from_params import baseline_from_params, probe_from_params, 
 from blindmcq.tracking import log_run
 
 log = logging.getLogger(__name__)
-CONF_DIR = os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 
 
@@ -142,7 +141,7 @@ def _resolve(cfg: DictConfig) -> dict[str, Any]:
     return params  # type: ignore[return-value]
 
 
-@hydra.main(config_path=CONF_DIR, config_name="config", version_base=None)
+@hydra.main(config_path=hydra_conf_dir(), config_name="config", version_base=None)
 def main(cfg: DictConfig) -> float | None:
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)

@@ -5,6 +5,7 @@ The one place besides Hydra that reads ``conf/``; the core receives the checked 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,18 @@ import yaml
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
 
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
+CONF_DIR = Path(__file__).resolve().parents[3] / "conf"  # the one place that knows where conf/ is
+
+
+def hydra_conf_dir() -> str:
+    """The folder Hydra composes the sweep's config from: ``$BLINDMCQ_CONF``, else ``./conf`` (the sweep
+    and ``dvc exp run`` start in the repository root)."""
+    return os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
+
+
+def group_names(group: str, conf_dir: str | Path | None = None) -> list[str]:
+    """The option names of a config group (``conf/<group>/*.yaml`` stems), sorted."""
+    return sorted(p.stem for p in (Path(conf_dir or CONF_DIR) / group).glob("*.yaml"))
 
 
 def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:

@@ -117,6 +117,9 @@ class PoolConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
+        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+
+        validate_group("intervention", dict(cfg), key=prefix)
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in cfg.items() if k in known}
         if "conditions" in values:

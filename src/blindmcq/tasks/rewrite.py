@@ -94,6 +94,10 @@ class RewriteConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
+        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+
+        # ``rewriter`` marks a rewrite config for the schema; its default is the dataclass's
+        validate_group("intervention", {"rewriter": cls.rewriter, **cfg}, key=prefix)
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in cfg.items() if k in known}
         conf = cls(**values)
