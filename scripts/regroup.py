@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +59,16 @@ MOVES: dict[str, str] = {
     "html_report": "reporting.html",
     "tracking": "reporting.tracking",
     "release": "reporting.release",
+}
+
+# package data that moves with the module reading it: old folder -> new folder (under src/blindmcq)
+DIR_MOVES: dict[str, str] = {"templates": "reporting/templates"}
+# literal rewrites that go with DIR_MOVES (the reader names its package)
+LITERALS: dict[str, str] = {
+    'resources.files("blindmcq").joinpath("templates"': (
+        'resources.files("blindmcq.reporting").joinpath("templates"'
+    ),
+    "src/blindmcq/templates": "src/blindmcq/reporting/templates",
 }
 
 PACKAGE_DOCS = {
@@ -105,6 +116,8 @@ PATTERNS = [
 
 
 def rewrite(text: str) -> str:
+    for old, new in LITERALS.items():
+        text = re.sub(re.escape(old) + r"(?![\w/])", new.replace("\\", "\\\\"), text)
     # longer old names first, so "interventions.rewrite" is not seen as "interventions" + ".rewrite"
     for dotted, new_dotted, path, new_path in sorted(PATTERNS, key=lambda p: -len(p[0].pattern)):
         text = dotted.sub(new_dotted, text)
@@ -141,6 +154,11 @@ def move_files(dry: bool) -> int:
                     _git("add", str(init.relative_to(ROOT)), dry=dry)
         _git("mv", str(src.relative_to(ROOT)), str(dst.relative_to(ROOT)), dry=dry)
         moved += 1
+    for old, new in DIR_MOVES.items():
+        src, dst = PACKAGE / old, PACKAGE / new
+        if src.is_dir() and not dst.exists():
+            _git("mv", str(src.relative_to(ROOT)), str(dst.relative_to(ROOT)), dry=dry)
+            moved += 1
     return moved
 
 
@@ -155,8 +173,8 @@ def text_files() -> list[Path]:
     return files
 
 
-def rewrite_files(dry: bool) -> int:
-    changed = 0
+def rewrite_files(dry: bool) -> list[Path]:
+    changed: list[Path] = []
     for path in text_files():
         try:
             before = path.read_text(encoding="utf-8")
@@ -164,7 +182,7 @@ def rewrite_files(dry: bool) -> int:
             continue
         after = rewrite(before)
         if after != before:
-            changed += 1
+            changed.append(path)
             print(f"rewrite {path.relative_to(ROOT)}")
             if not dry:
                 path.write_text(after, encoding="utf-8")
@@ -178,10 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     _check_moves()
     moved = move_files(args.dry_run)
     changed = rewrite_files(args.dry_run)
+    python = [str(p) for p in changed if p.suffix == ".py"]
+    if python and not args.dry_run and shutil.which("ruff"):
+        # a renamed import may now sort elsewhere in its block: only the import order is touched
+        subprocess.run(["ruff", "check", "--fix", "--select", "I001", "--quiet", *python], cwd=ROOT)
     if not args.dry_run:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_stage_deps.py")], cwd=ROOT, check=True)
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    print(f"moved {moved} modules, rewrote {changed} files; {len(top)} modules under src/blindmcq/: {top}")
+    print(f"moved {moved} modules, rewrote {len(changed)} files")
+    print(f"{len(top)} modules under src/blindmcq/:", " ".join(top))
     return 0
 
 

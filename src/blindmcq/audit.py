@@ -43,6 +43,7 @@ from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, headline_metrics
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.baselines import lexical_picks as picks_of_lexical
 from blindmcq.baselines import summarise, surface_strategies
+from blindmcq.config.files import REPO_ROOT
 from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.items import Item
@@ -50,7 +51,7 @@ from blindmcq.profile import profile_bank
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
 STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts

@@ -35,11 +35,11 @@ from typing import Any
 import yaml
 
 from blindmcq.backends.registry import abilities_of
-from blindmcq.config.files import CONF_DIR
+from blindmcq.config.files import CONF_DIR, REPO_ROOT
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.items import Item, read_items
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
 # clone, or the corpus a `dvc repro` extracted from the committed default PDFs.
 SAMPLE_SOURCES = (

@@ -14,7 +14,8 @@ import yaml
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
 
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"  # the one place that knows where conf/ is
+REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/blindmcq/config/files.py
+CONF_DIR = REPO_ROOT / "conf"  # the one place that knows where conf/ is
 
 
 def hydra_conf_dir() -> str:
