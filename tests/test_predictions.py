@@ -9,8 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from blindmcq.errors import InputError
-from blindmcq.predictions import (
+from blindmcq.answers.predictions import (
     SCHEMA,
     call_log_path,
     concat_predictions,
@@ -20,7 +19,8 @@ from blindmcq.predictions import (
     to_records,
     write_predictions,
 )
-from blindmcq.records import PREDICTION_COLUMNS, PredictionRecord
+from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
+from blindmcq.errors import InputError
 
 
 def record(i: int, **over: object) -> PredictionRecord:
@@ -172,7 +172,7 @@ def test_concat_files_and_frames(tmp_path: Path) -> None:
 
 def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path) -> None:
     from blindmcq.analysis.frame import read_analysis_frame
-    from blindmcq.predictions import SCHEMA_VERSION, VERSION_KEY
+    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY
 
     frame = read_predictions(write_predictions([record(0), record(1)], tmp_path / "a.parquet"))
     meta = pq.read_schema(tmp_path / "a.parquet").metadata

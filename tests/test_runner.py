@@ -16,10 +16,10 @@ from typing import ClassVar
 
 import pytest
 
+from blindmcq.answers.predictions import read_records
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.predictions import read_records
 from blindmcq.tasks.probe import Job, run_calls
 
 LABELS = "ABCD"
@@ -279,7 +279,7 @@ SCRIPT = textwrap.dedent(
     import os, sys, time
     from blindmcq.backends.base import ModelResponse
     from blindmcq.engine.cache import ResponseCache
-    from blindmcq.predictions import write_predictions
+    from blindmcq.answers.predictions import write_predictions
     from blindmcq.tasks.probe import run_calls
 
     cache_path, log_path, out_path, n, tests_dir = sys.argv[1:6]
@@ -365,7 +365,7 @@ SHARED_SCRIPT = textwrap.dedent(
     import os, sys, time
     from blindmcq.backends.base import ModelResponse
     from blindmcq.engine.cache import ResponseCache
-    from blindmcq.predictions import write_predictions
+    from blindmcq.answers.predictions import write_predictions
     from blindmcq.tasks.probe import run_calls
 
     cache_path, log_path, out_path, n, tests_dir, go = sys.argv[1:7]
@@ -501,7 +501,7 @@ class RecordingBar:
 
 def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch: pytest.MonkeyPatch) -> None:
     import blindmcq.engine.run as runner
-    from blindmcq.predictions import to_frame, to_table
+    from blindmcq.answers.predictions import to_frame, to_table
     from blindmcq.tasks.from_params import call_counts
     from blindmcq.tasks.probe import call_counts as call_counts_of
 
@@ -529,7 +529,7 @@ def test_stop_reason_is_recorded_per_call_and_old_files_still_read(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from blindmcq.predictions import write_predictions
+    from blindmcq.answers.predictions import write_predictions
 
     class Stops(FakeBackend):
         def complete(self, request: ModelRequest) -> ModelResponse:

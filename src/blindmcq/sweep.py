@@ -30,14 +30,14 @@ from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
 from blindmcq.config.files import hydra_conf_dir
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.predictions import write_predictions
+from blindmcq.reporting.tracking import log_run
 from blindmcq.secrets import scrub_text, scrub_tree
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params, run_name
-from blindmcq.tracking import log_run
 
 log = logging.getLogger(__name__)
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"

@@ -18,7 +18,7 @@ from mixed_bank import mixed_records, read_records, to_items
 from omegaconf import OmegaConf
 
 from blindmcq.analysis import Baseline, analyze, build_tables, gate
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 from blindmcq.tasks.from_params import probe_items
 
 

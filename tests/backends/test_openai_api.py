@@ -411,7 +411,7 @@ def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
     """Issue 21: under reasoning=direct the probe asks 64 tokens; the Responses request still gives
     GPT-5.6 its config's 4096 (built through make_jobs, as the probe builds requests)."""
     from blindmcq.datasets.nonsense import generate_nonsenseqa
-    from blindmcq.presentations import build_presentations, load_conf
+    from blindmcq.tasks.presentations import build_presentations, load_conf
     from blindmcq.tasks.probe import make_jobs
 
     cfg = {**load_model_config("gpt-5.6"), "api": "responses"}

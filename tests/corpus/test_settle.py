@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from blindmcq.corpus.settle import failures, settle
-from blindmcq.items import Item, invariant_flags
+from blindmcq.datasets.items import Item, invariant_flags
 from blindmcq.tasks.probe import sample_items
 
 

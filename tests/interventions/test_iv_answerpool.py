@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
 from blindmcq.tasks.answerpool import (
     ABSTAIN,
     PoolConfig,

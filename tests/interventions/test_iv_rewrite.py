@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item, read_items, write_items
 from blindmcq.tasks.rewrite import (
     PROMPTS,
     RewriteConfig,

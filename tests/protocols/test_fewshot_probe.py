@@ -10,8 +10,8 @@ import pytest
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
-from blindmcq.presentations import build_presentations, load_conf
 from blindmcq.protocols.fewshot import apply_fewshot
+from blindmcq.tasks.presentations import build_presentations, load_conf
 from blindmcq.tasks.probe import run_probe
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]

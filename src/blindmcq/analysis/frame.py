@@ -18,9 +18,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blindmcq.answers.predictions import VERSION_KEY, check_version, parquet_version
+from blindmcq.answers.records import PREDICTION_COLUMNS
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.predictions import VERSION_KEY, check_version, parquet_version
-from blindmcq.records import PREDICTION_COLUMNS
 
 # Columns the analysis reads; the rest (raw text, hashes, latency) stay in the release only.
 USED = (

@@ -14,7 +14,7 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
   break is a space. Whitespace is then collapsed.
 - Numbers must be unique within a file (ids would collide): a repeat is an InputError naming file, number
   and pages.
-- ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.items.invariant_flags``;
+- ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.datasets.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
 
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blindmcq.corpus.rows import Row
+from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 from blindmcq.errors import InputError
-from blindmcq.items import FLAGS, Item, invariant_flags, item_id
 
 EXCLUDED = re.compile(r"виключено\s+рішенням", re.IGNORECASE)
 _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"

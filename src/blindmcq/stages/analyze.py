@@ -22,7 +22,7 @@ from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
-from blindmcq.items import read_items
+from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import baseline_from_params

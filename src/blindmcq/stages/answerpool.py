@@ -13,10 +13,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from blindmcq.answers.predictions import split_call_log, write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
-from blindmcq.predictions import split_call_log, write_predictions
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
 from blindmcq.tasks.from_params import (

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
+from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
-from blindmcq.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import call_counts, probe_from_params
 

@@ -7,13 +7,13 @@ import os
 from typing import Any
 
 from blindmcq import paths
-from blindmcq.html_report import report_from_results
 from blindmcq.params import section
-from blindmcq.report import build_report
+from blindmcq.reporting.html import report_from_results
+from blindmcq.reporting.markdown import build_report
+from blindmcq.reporting.tracking import log_run
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import run_name
-from blindmcq.tracking import log_run
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
+from blindmcq.datasets.items import write_items
 from blindmcq.interventions.compare import rewrite_comparison, rewrite_table
-from blindmcq.items import write_items
 from blindmcq.params import require, section
-from blindmcq.predictions import write_predictions
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
     OUT_ROOT,

@@ -40,9 +40,9 @@ import pandas as pd
 from blindmcq.analysis.stats import accuracy, chance_test
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
 from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 CONDITIONS = ("blind", "full")

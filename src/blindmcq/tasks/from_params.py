@@ -17,8 +17,8 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.analysis.frame import Baseline
 from blindmcq.config.files import load_group
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import run_probe, sample_items
 
@@ -138,7 +138,7 @@ def probe_condition(
 def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
     tracking = params.get("tracking") or {}
     if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.tracking import log_run
+        from blindmcq.reporting.tracking import log_run
 
         run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(

@@ -32,15 +32,15 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.stats import chance_test
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, load_model_config, make_backend
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.predictions import write_predictions
-from blindmcq.presentations import load_conf
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.tasks.presentations import load_conf
 from blindmcq.tasks.probe import run_probe
 
 log = logging.getLogger(__name__)

@@ -2,9 +2,9 @@
 PredictionRecord per call.
 
 - dataset: ``sample_items`` (the seeded sample of the usable items);
-- presenter: ``build_jobs`` (``blindmcq.presentations`` renders each order and label scheme; ``make_jobs``
+- presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme; ``make_jobs``
   turns presentations into requests with what the backend's declared abilities need);
-- parser: ``blindmcq.parsing.interpret`` (or the MD matcher);
+- parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
 The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
@@ -22,17 +22,17 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import pandas as pd
 
+from blindmcq.answers.predictions import to_frame, to_table
+from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.parsing import interpret
-from blindmcq.predictions import to_frame, to_table
-from blindmcq.presentations import Presentation, build_presentations, load_conf, to_request
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.records import PredictionRecord
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import Presentation, build_presentations, load_conf, to_request
 
 log = logging.getLogger(__name__)
 

@@ -41,9 +41,9 @@ import pandas as pd
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import Backend, ModelRequest
 from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
 
 PROMPTS: dict[str, str] = {
     "uk": (

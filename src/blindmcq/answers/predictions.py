@@ -2,7 +2,7 @@
 
 Format (the released predictions):
 
-* Columns, exactly and in this order, those of ``blindmcq.records.PREDICTION_COLUMNS``:
+* Columns, exactly and in this order, those of ``blindmcq.answers.records.PREDICTION_COLUMNS``:
   ``item_id`` (str), ``model`` (str, the model config name), ``condition`` (``blind``/``full``),
   ``phrasing`` (str), ``labels`` (``latin``/``cyrillic``/``numerals``/``dash``), ``protocol``
   (``sl``/``md``), ``reasoning`` (``direct``/``step_by_step``/``thinking``), ``order`` (list of int:
@@ -49,9 +49,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
-from blindmcq.records import PREDICTION_COLUMNS, PredictionRecord
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(

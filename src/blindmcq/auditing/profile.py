@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 LONG_OPTION_CHARS = 33  # LEXam's longest option; the paper reports the share above it

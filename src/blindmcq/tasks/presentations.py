@@ -14,8 +14,8 @@ from typing import Any
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.config.files import CONF_DIR
+from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")

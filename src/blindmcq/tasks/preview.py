@@ -26,8 +26,8 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import build_jobs, sample_items
 
