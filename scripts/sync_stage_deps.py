@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGE = re.compile(r"^  (\S[^:]*):\s*$")
-CMD = re.compile(r"^    cmd: python -m (blindmcq[\w.]*)\s*$")
+CMD = re.compile(r"^    cmd: python -m (blindmcq[\w.]*)(?:\s.*)?$")
 DEP = re.compile(r"^      - (\S.*?)\s*$")
 
 

@@ -14,7 +14,8 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
   break is a space. Whitespace is then collapsed.
 - Numbers must be unique within a file (ids would collide): a repeat is an InputError naming file, number
   and pages.
-- ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.datasets.items.invariant_flags``;
+- ``invariant``, ``blank_option``, ``duplicate_options`` come from
+  ``blindmcq.datasets.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
 

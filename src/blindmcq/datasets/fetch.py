@@ -243,7 +243,9 @@ def check(root: Path, out: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m blindmcq.datasets.fetch", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m blindmcq.datasets.fetch", description=__doc__.splitlines()[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     fill_p = sub.add_parser("fill", help="fill data/ from the sources in order (make data)")
     fill_p.add_argument("--shared", type=Path, default=None, help="a folder holding the full inputs")

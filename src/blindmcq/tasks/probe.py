@@ -2,8 +2,8 @@
 PredictionRecord per call.
 
 - dataset: ``sample_items`` (the seeded sample of the usable items);
-- presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme; ``make_jobs``
-  turns presentations into requests with what the backend's declared abilities need);
+- presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
+  ``make_jobs`` turns presentations into requests with what the backend's declared abilities need);
 - parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
