@@ -36,7 +36,7 @@ def main() -> None:
         build_tables,
         gate,
         headline_metrics,
-        read_predictions,
+        read_analysis_frame,
         write_tables,
     )
     from blindmcq.analysis.figures import write_figures
@@ -72,7 +72,7 @@ def main() -> None:
         del df
         steps: dict[str, tuple[float, float]] = {}
         t, c = time.perf_counter(), time.process_time()
-        preds = read_predictions(path)
+        preds = read_analysis_frame(path)
         steps["read + prepare parquet"] = (time.perf_counter() - t, time.process_time() - c)
         t, c = time.perf_counter(), time.process_time()
         g = gate(preds, gate_model="m03", k=5)

@@ -27,8 +27,8 @@ from botocore.exceptions import ClientError
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates, InstantBackend, SlowBackend
-from blindmcq.cache import ResponseCache
-from blindmcq.runner import Job, run_calls
+from blindmcq.engine.cache import ResponseCache
+from blindmcq.tasks.probe import Job, run_calls
 
 
 @dataclass

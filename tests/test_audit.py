@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.audit import Mapping, bank_language, main, run_audit
+from blindmcq.auditing.audit import Mapping, bank_language, main, run_audit
 from blindmcq.cli import main as cli_main
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit" / "lexam_en_80.csv"
 

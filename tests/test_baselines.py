@@ -4,9 +4,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.baselines import best_constant, pick_extreme, surface_strategies, wilson
+from blindmcq.auditing.surface import best_constant, pick_extreme, surface_strategies, wilson
 from blindmcq.datasets.customs import load_customs
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 
 def item(number: int, options: tuple[str, ...], key: int | None, status: str = "ok") -> Item:

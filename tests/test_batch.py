@@ -17,7 +17,8 @@ from botocore.stub import ANY, Stubber
 from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import load_model_config
-from blindmcq.batch import (
+from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.engine.batch import (
     BatchJob,
     BatchSettings,
     BatchTimeout,
@@ -27,13 +28,11 @@ from blindmcq.batch import (
     split_s3_uri,
     wait,
 )
-from blindmcq.cache import ResponseCache
-from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.parsing import interpret
-from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import make_jobs
-from blindmcq.runner import run_calls
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.probe import make_jobs, run_calls
 
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
@@ -337,8 +336,8 @@ def test_bad_batch_settings_name_the_key(cfg: dict[str, Any], key: str) -> None:
 @pytest.fixture
 def nonsense_items(tmp_path: Any) -> Any:
     """Synthetic items (NonsenseQA, generated): the CLI reads them as the probe stage reads the corpus."""
+    from blindmcq.datasets.items import write_items
     from blindmcq.datasets.nonsense import generate_nonsenseqa
-    from blindmcq.items import write_items
 
     path = tmp_path / "items.jsonl"
     write_items(path, generate_nonsenseqa(0, n_test=6, n_fewshot=0).test)
@@ -354,9 +353,9 @@ def cli_flags(s3: Any, **extra: Any) -> dict[str, Any]:
 def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     s3: Any, nonsense_items: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from blindmcq.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
-    from blindmcq.items import read_items
-    from blindmcq.probe import run_probe
+    from blindmcq.datasets.items import read_items
+    from blindmcq.engine.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
+    from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
     overrides = ["model=nova-pro", "probe.sample=null", f"probe.cache={cache_path}"]
@@ -422,7 +421,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 def test_cli_refuses_before_any_upload(
     s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
 ) -> None:
-    from blindmcq.batch_cli import submit_cmd
+    from blindmcq.engine.batch_cli import submit_cmd
 
     class NoBedrock:
         def __getattr__(self, name: str) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.base import ModelResponse
-from blindmcq.cache import CacheLocked, ResponseCache, utc_now
+from blindmcq.engine.cache import CacheLocked, ResponseCache, utc_now
 from blindmcq.errors import InputError
 
 
@@ -129,7 +129,7 @@ def test_corrupt_row_is_a_miss_with_a_warning_and_is_replaced(
     ResponseCache(path).close()
     _raw_row(path, "bad", payload)
     _raw_row(path, "good", '{"text": "B"}')
-    with ResponseCache(path) as cache, caplog.at_level("WARNING", logger="blindmcq.cache"):
+    with ResponseCache(path) as cache, caplog.at_level("WARNING", logger="blindmcq.engine.cache"):
         found = cache.get_many(["bad", "good"])
         assert set(found) == {"good"}  # the bad row blocks nothing
         assert any("bad" in r.getMessage() and "corrupt" in r.getMessage() for r in caplog.records)
@@ -165,7 +165,7 @@ def test_a_write_lock_held_longer_than_the_busy_timeout_is_waited_out(
 
     thread = threading.Thread(target=release)
     thread.start()
-    with caplog.at_level("WARNING", logger="blindmcq.cache"):
+    with caplog.at_level("WARNING", logger="blindmcq.engine.cache"):
         cache = ResponseCache(path, busy_timeout_s=0.05, lock_wait_s=60, on_wait=on_wait)
         assert _put(cache, "k", ModelResponse(text="A"))
     thread.join()

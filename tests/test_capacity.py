@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from blindmcq.backends.registry import load_model_config
-from blindmcq.capacity import (
+from blindmcq.datasets.items import Item, read_items, write_items
+from blindmcq.datasets.nonsense import generate_nonsenseqa
+from blindmcq.engine.capacity import (
     BATCH_PRICE_FACTOR,
     build_plan,
     main,
@@ -18,9 +20,7 @@ from blindmcq.capacity import (
     measure_throughput,
     paper_config,
 )
-from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item, read_items, write_items
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

@@ -12,11 +12,11 @@ import yaml
 
 from blindmcq.atomic import replace_tree
 from blindmcq.datasets.generic import load_generic
+from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, read_items, write_items
-from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import sample_items
+from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.probe import sample_items
 
 ROOT = Path(__file__).resolve().parents[1]
 ABCD = {"option_columns": ["A", "B", "C", "D"], "key": "answer", "key_format": "label"}

@@ -11,15 +11,15 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from blindmcq.answers.records import PARSE_STATUSES
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.registry import load_dataset
-from blindmcq.presentations import load_conf
-from blindmcq.probe import run_probe, sample_items
-from blindmcq.records import PARSE_STATUSES
+from blindmcq.engine.cache import ResponseCache
+from blindmcq.tasks.presentations import load_conf
+from blindmcq.tasks.probe import run_probe, sample_items
 
 BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 RATES = FaultRates(

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from blindmcq.datasets.fetch import Source, check, download, fill, missing_inputs, read_manifest
 from blindmcq.errors import InputError
-from blindmcq.fetch import Source, check, download, fill, missing_inputs, read_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "tests" / "fixtures" / "samples"

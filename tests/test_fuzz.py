@@ -18,16 +18,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from blindmcq.answers.predictions import read_predictions, write_predictions
+from blindmcq.answers.records import PARSE_STATUSES, PredictionRecord
 from blindmcq.backends.base import ModelResponse
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.schema import Config, validate, validate_group
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
-from blindmcq.items import Item, read_items
-from blindmcq.parsing import interpret, parse_answer
-from blindmcq.predictions import read_predictions, write_predictions
-from blindmcq.presentations import build_presentations, label_symbols_by_scheme, load_conf, present
 from blindmcq.protocols.components import protocol_spec
-from blindmcq.records import PARSE_STATUSES, PredictionRecord
+from blindmcq.tasks.parsing import interpret, parse_answer
+from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme, load_conf, present
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 json_scalars = (

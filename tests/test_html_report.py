@@ -18,12 +18,12 @@ import pytest
 from PIL import Image
 
 from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.answers.predictions import write_predictions
+from blindmcq.answers.records import PredictionRecord
 from blindmcq.datasets.customs import load_customs
+from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.html_report import markdown_tables, script_json, write_html_report
-from blindmcq.items import Item, write_items
-from blindmcq.predictions import write_predictions
-from blindmcq.records import PredictionRecord
+from blindmcq.reporting.html import markdown_tables, script_json, write_html_report
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "fixtures" / "samples"  # real customs items, committed
@@ -218,7 +218,7 @@ def call(order_id: str, picked: int | None, slot: int | None, right: bool) -> di
 
 
 def test_model_leaks_tells_content_from_position_habit():
-    from blindmcq.html_report import leak_tags, model_leaks
+    from blindmcq.reporting.html import leak_tags, model_leaks
 
     # the key wherever it is shown: 5 of 8 right, spread over slots
     content = [call(o, 2, i % 4, i < 5) for i, o in enumerate(ORDERS)]

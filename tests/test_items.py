@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.datasets.items import Item, invariant_flags, read_items, write_items
 from blindmcq.errors import InputError
-from blindmcq.items import Item, invariant_flags, read_items, write_items
 
 ITEM = Item(
     id="dmsu-constitution-1",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from blindmcq.backends.bedrock import BedrockBackend
-from blindmcq.items import Item
-from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import effective_max_tokens, make_jobs
+from blindmcq.datasets.items import Item
+from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.probe import effective_max_tokens, make_jobs
 
 ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=("a", "bb", "ccc", "dddd"),
             key=3, status="ok", flags=())  # fmt: skip

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from blindmcq.datasets.items import Item, read_items, validate_item, write_items
 from blindmcq.datasets.nonsense import (
     fewshot_block,
     generate_nonsenseqa,
@@ -17,7 +18,6 @@ from blindmcq.datasets.nonsense import (
     skew_slots,
     ukrainian_words,
 )
-from blindmcq.items import Item, read_items, validate_item, write_items
 
 
 @pytest.fixture(scope="module")

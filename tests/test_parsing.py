@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.base import ModelResponse
+from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.parsing import Parsed, interpret, parse_answer
-from blindmcq.presentations import label_symbols_by_scheme, load_conf, present
+from blindmcq.tasks.parsing import Parsed, interpret, parse_answer
+from blindmcq.tasks.presentations import label_symbols_by_scheme, load_conf, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

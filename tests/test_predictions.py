@@ -9,8 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from blindmcq.errors import InputError
-from blindmcq.predictions import (
+from blindmcq.answers.predictions import (
     SCHEMA,
     call_log_path,
     concat_predictions,
@@ -20,7 +19,8 @@ from blindmcq.predictions import (
     to_records,
     write_predictions,
 )
-from blindmcq.records import PREDICTION_COLUMNS, PredictionRecord
+from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
+from blindmcq.errors import InputError
 
 
 def record(i: int, **over: object) -> PredictionRecord:
@@ -113,7 +113,7 @@ def test_jsonl_is_one_object_per_line_in_column_order(tmp_path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(RECORDS)
     first = json.loads(lines[0])
-    assert tuple(first) == PREDICTION_COLUMNS
+    assert tuple(first) == (*PREDICTION_COLUMNS, "schema_version")  # the version key last
     assert "Відповідь" in lines[0]  # UTF-8, not \\u escapes
     assert json.loads(lines[3])["error"] == "ThrottlingException: slow"
 
@@ -168,3 +168,32 @@ def test_concat_files_and_frames(tmp_path: Path) -> None:
     assert to_records(frame) == RECORDS
     empty = concat_predictions([])
     assert tuple(empty.columns) == PREDICTION_COLUMNS and len(empty) == 0
+
+
+def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path) -> None:
+    from blindmcq.analysis.frame import read_analysis_frame
+    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY
+
+    frame = read_predictions(write_predictions([record(0), record(1)], tmp_path / "a.parquet"))
+    meta = pq.read_schema(tmp_path / "a.parquet").metadata
+    assert meta[b"blindmcq.schema_version"] == str(SCHEMA_VERSION).encode()
+    jsonl = write_predictions(frame, tmp_path / "a.jsonl")
+    rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
+    assert all(row[VERSION_KEY] == SCHEMA_VERSION for row in rows)
+    assert VERSION_KEY not in read_predictions(jsonl).columns
+    assert len(read_analysis_frame(jsonl)) == len(read_analysis_frame(tmp_path / "a.parquet")) == 2
+    # a file from a newer format is refused with its file (and line) named, by both readers
+    rows[1][VERSION_KEY] = 99
+    future = tmp_path / "future.jsonl"
+    future.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"future\.jsonl.*line 2|line 2.*future\.jsonl|schema version 99"):
+        read_predictions(future)
+    with pytest.raises(InputError, match="schema version 99"):
+        read_analysis_frame(future)
+    table = pq.read_table(tmp_path / "a.parquet")
+    pq.write_table(table.replace_schema_metadata({b"blindmcq.schema_version": b"7"}), tmp_path / "b.parquet")
+    with pytest.raises(InputError, match="schema version '7'"):
+        read_predictions(tmp_path / "b.parquet")
+    # a file written before the version existed reads as version 1
+    pq.write_table(table.replace_schema_metadata({}), tmp_path / "old.parquet")
+    assert len(read_predictions(tmp_path / "old.parquet")) == 2

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item
-from blindmcq.presentations import (
+from blindmcq.tasks.presentations import (
     CONF_DIR,
     build_presentations,
     forced_order,
@@ -206,7 +206,8 @@ def test_same_config_gives_byte_identical_prompts() -> None:
 def test_prompts_do_not_depend_on_the_interpreter_hash_seed(tmp_path: Path) -> None:
     script = (
         "import hashlib,json;from dataclasses import asdict;"
-        "from blindmcq.items import Item;from blindmcq.presentations import build_presentations,load_conf;"
+        "from blindmcq.datasets.items import Item;"
+        "from blindmcq.tasks.presentations import build_presentations,load_conf;"
         "it=[Item(id=f'x-b-{n}',source='x',bank='b',number=n,question='Q?',"
         "options=tuple(f'o{i}' for i in range(n)),key=0) for n in (3,4)];"
         "ps=build_presentations(it,conditions=['blind','full'],full_orders='all',forced=True,"

@@ -12,10 +12,10 @@ from blindmcq import cli
 from blindmcq.backends.base import request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
-from blindmcq.items import Item, write_items
+from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
-from blindmcq.preview import compose_params
-from blindmcq.probe import build_jobs, run_probe, sample_items
+from blindmcq.tasks.preview import compose_params
+from blindmcq.tasks.probe import build_jobs, run_probe, sample_items
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

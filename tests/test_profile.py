@@ -5,10 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from blindmcq.auditing.profile import compare_profiles, length_cdf, pointer_kind, profile_bank
 from blindmcq.datasets.customs import load_customs
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.lexam import load_lexam
-from blindmcq.items import Item
-from blindmcq.profile import compare_profiles, length_cdf, pointer_kind, profile_bank
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blindmcq.html_report import write_html_report
-from blindmcq.release import ReleaseError, default_tag, locked_outputs, release, safe_url
+from blindmcq.reporting.html import write_html_report
+from blindmcq.reporting.release import ReleaseError, default_tag, locked_outputs, release, safe_url
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "fixtures" / "samples"  # real customs items, committed
@@ -163,7 +163,7 @@ def test_release_push_clone_pull_repro_is_up_to_date_and_tables_identical(tmp_pa
     run(["git", "commit", "-q", "-m", "remote", "--", ".dvc/config"], origin, env)
     assert (origin / CACHE).exists()  # the probe did call the heuristic backend here
 
-    out = run([sys.executable, "-m", "blindmcq.release", "--tag", "v-test"], origin, with_creds)
+    out = run([sys.executable, "-m", "blindmcq.reporting.release", "--tag", "v-test"], origin, with_creds)
     logs.append(out)
     assert "released" in out and "v-test" in out
     tag_message = run(["git", "tag", "-n99", "-l", "v-test"], origin, env)
@@ -289,7 +289,7 @@ def test_safe_url_drops_user_info():
 
 
 def test_cli_reports_refusal_with_exit_2(tiny, capsys):
-    from blindmcq.release import main
+    from blindmcq.reporting.release import main
 
     (tiny / "out.txt").write_text("edited\n", encoding="utf-8")
     assert main(["-C", str(tiny)]) == 2

@@ -16,11 +16,11 @@ from typing import ClassVar
 
 import pytest
 
+from blindmcq.answers.predictions import read_records
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.predictions import read_records
-from blindmcq.runner import Job, run_calls
+from blindmcq.tasks.probe import Job, run_calls
 
 LABELS = "ABCD"
 
@@ -278,9 +278,9 @@ SCRIPT = textwrap.dedent(
     """
     import os, sys, time
     from blindmcq.backends.base import ModelResponse
-    from blindmcq.cache import ResponseCache
-    from blindmcq.predictions import write_predictions
-    from blindmcq.runner import run_calls
+    from blindmcq.engine.cache import ResponseCache
+    from blindmcq.answers.predictions import write_predictions
+    from blindmcq.tasks.probe import run_calls
 
     cache_path, log_path, out_path, n, tests_dir = sys.argv[1:6]
     sys.path.insert(0, tests_dir)
@@ -364,9 +364,9 @@ SHARED_SCRIPT = textwrap.dedent(
     """
     import os, sys, time
     from blindmcq.backends.base import ModelResponse
-    from blindmcq.cache import ResponseCache
-    from blindmcq.predictions import write_predictions
-    from blindmcq.runner import run_calls
+    from blindmcq.engine.cache import ResponseCache
+    from blindmcq.answers.predictions import write_predictions
+    from blindmcq.tasks.probe import run_calls
 
     cache_path, log_path, out_path, n, tests_dir, go = sys.argv[1:7]
     sys.path.insert(0, tests_dir)
@@ -500,9 +500,10 @@ class RecordingBar:
 
 
 def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch: pytest.MonkeyPatch) -> None:
-    import blindmcq.runner as runner
-    from blindmcq.predictions import to_frame, to_table
-    from blindmcq.stages.probe import call_counts
+    import blindmcq.engine.run as runner
+    from blindmcq.answers.predictions import to_frame, to_table
+    from blindmcq.tasks.from_params import call_counts
+    from blindmcq.tasks.probe import call_counts as call_counts_of
 
     monkeypatch.setattr(runner, "tqdm", RecordingBar)
     jobs = make_jobs(30)
@@ -517,7 +518,7 @@ def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch
     assert (final["from_cache"], final["new_calls"]) == (summary["from_cache"], summary["new_calls"])
     assert (summary["from_cache"], summary["new_calls"]) == (18, 20)
     assert bar.n == bar.total == len(records) == summary["calls"]
-    assert final == runner.call_counts(records)
+    assert final == call_counts_of(records)
 
 
 # --- stop reasons -----------------------------------------------------------------------------------
@@ -528,7 +529,7 @@ def test_stop_reason_is_recorded_per_call_and_old_files_still_read(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from blindmcq.predictions import write_predictions
+    from blindmcq.answers.predictions import write_predictions
 
     class Stops(FakeBackend):
         def complete(self, request: ModelRequest) -> ModelResponse:

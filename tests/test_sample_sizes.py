@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.datasets.items import write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
-from blindmcq.items import write_items
-from blindmcq.probe import sample_items
-from blindmcq.stages.rewrite import stage_items
+from blindmcq.tasks.from_params import stage_items
+from blindmcq.tasks.probe import sample_items
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def test_answerpool_sample_is_capped_by_probe_sample(
 
 
 def load_items(path: Path) -> list:
-    from blindmcq.items import read_items
+    from blindmcq.datasets.items import read_items
 
     return read_items(path)
 

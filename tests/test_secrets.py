@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.reporting.tracking import flatten, log_run
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
-from blindmcq.tracking import flatten, log_run
 
 TOKEN = "tok-1234567890-not-real"
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"

@@ -15,11 +15,11 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from blindmcq.analysis.gate import read_gate
-from blindmcq.cache import ResponseCache
+from blindmcq.answers.predictions import read_predictions
 from blindmcq.config.schema import validate
+from blindmcq.datasets.items import write_items
 from blindmcq.datasets.registry import load_dataset
-from blindmcq.items import write_items
-from blindmcq.predictions import read_predictions
+from blindmcq.engine.cache import ResponseCache
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.cache import ResponseCache
+from blindmcq.answers.predictions import read_predictions
+from blindmcq.datasets.items import write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
-from blindmcq.items import write_items
-from blindmcq.predictions import read_predictions
+from blindmcq.engine.cache import ResponseCache
 
 REPO = Path(__file__).resolve().parents[1]
 

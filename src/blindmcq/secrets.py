@@ -45,9 +45,10 @@ def is_secret_key(name: object) -> bool:
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret, longest first."""
     env = os.environ if environ is None else environ
-    # keys first, then .get: another thread (MLflow's telemetry) may unset a variable meanwhile
-    pairs = [(k, env.get(k)) for k in list(env)]
-    values = {v for k, v in pairs if v is not None and is_secret_key(k) and len(v.strip()) >= MIN_SECRET_LEN}
+    # by key, read once each: another thread (MLflow's telemetry) may delete a variable meanwhile,
+    # and iterating os.environ.items() then raises KeyError
+    pairs = ((k, env.get(k)) for k in list(env) if is_secret_key(k))
+    values = {v for k, v in pairs if v is not None and len(v.strip()) >= MIN_SECRET_LEN}
     return sorted(values, key=len, reverse=True)
 
 

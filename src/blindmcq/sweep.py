@@ -24,7 +24,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
 import sys
 import tempfile
@@ -43,17 +42,16 @@ from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
+from blindmcq.config.files import hydra_conf_dir
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.predictions import write_predictions
+from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import scrub, scrub_text, scrub_tree
-from blindmcq.stages._baseline import baseline_from_params
-from blindmcq.stages.probe import probe_from_params
-from blindmcq.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
+from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
-CONF_DIR = os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
     "blind_acc/all", "full_acc/all", "habit/all", "excess/all", "blind_acc/accepted", "excess/accepted",
@@ -89,9 +87,10 @@ def _parse(overrides: Sequence[str]) -> list[Any]:
     return OverridesParser.create().parse_overrides(list(overrides))
 
 
-def swept_overrides(overrides: Sequence[str], conf_dir: str | Path = CONF_DIR) -> list[Swept]:
+def swept_overrides(overrides: Sequence[str], conf_dir: str | Path | None = None) -> list[Swept]:
     """The sweep overrides among ``overrides`` (a multirun's ``hydra.overrides.task``); Hydra's own
     (``hydra/launcher=joblib``) are not the experiment's and are left out."""
+    conf_dir = conf_dir or hydra_conf_dir()
     out = []
     for o in _parse(overrides):
         if not o.is_sweep_override() or o.is_hydra_override():
@@ -327,7 +326,7 @@ def _resolve(cfg: DictConfig) -> dict[str, Any]:
     return params  # type: ignore[return-value]
 
 
-@hydra.main(config_path=CONF_DIR, config_name="config", version_base=None)
+@hydra.main(config_path=hydra_conf_dir(), config_name="config", version_base=None)
 def main(cfg: DictConfig) -> float | None:
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from simulate import MODELS, customs_items, simulate
 
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 CUSTOMS = Path("ua-customs-exam") / "questions.json"
 

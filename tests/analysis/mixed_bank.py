@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stats" / "customs_mixed_sample.jsonl"
 SAMPLE_SIZE = 150

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.items import Item
-from blindmcq.records import PREDICTION_COLUMNS
+from blindmcq.answers.records import PREDICTION_COLUMNS
+from blindmcq.datasets.items import Item
 
 ORDERS8 = ("rot0", "rot1", "rot2", "rot3", "rev0", "rev1", "rev2", "rev3")
 

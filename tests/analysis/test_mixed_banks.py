@@ -18,8 +18,8 @@ from mixed_bank import mixed_records, read_records, to_items
 from omegaconf import OmegaConf
 
 from blindmcq.analysis import Baseline, analyze, build_tables, gate
-from blindmcq.items import Item
-from blindmcq.stages.probe import probe_items
+from blindmcq.datasets.items import Item
+from blindmcq.tasks.from_params import probe_items
 
 
 def params_for(repo_root: Path, model: str, cache: Path) -> dict:

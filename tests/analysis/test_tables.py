@@ -18,7 +18,7 @@ def analysis(predictions):
 
 @pytest.fixture(scope="module")
 def built(analysis, items):
-    # the shape blindmcq.baselines writes: one row per strategy and item
+    # the shape blindmcq.auditing.surface writes: one row per strategy and item
     base = pd.DataFrame(
         [
             {

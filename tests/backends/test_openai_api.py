@@ -20,9 +20,9 @@ import pytest
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.openai_api import OpenAIBackend, SigV4HttpxAuth, mantle_base_url, parse_responses
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.runner import Job, run_calls
+from blindmcq.tasks.probe import Job, run_calls
 
 LABELS = ("A", "B", "C", "D")
 
@@ -411,8 +411,8 @@ def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
     """Issue 21: under reasoning=direct the probe asks 64 tokens; the Responses request still gives
     GPT-5.6 its config's 4096 (built through make_jobs, as the probe builds requests)."""
     from blindmcq.datasets.nonsense import generate_nonsenseqa
-    from blindmcq.presentations import build_presentations, load_conf
-    from blindmcq.probe import make_jobs
+    from blindmcq.tasks.presentations import build_presentations, load_conf
+    from blindmcq.tasks.probe import make_jobs
 
     cfg = {**load_model_config("gpt-5.6"), "api": "responses"}
     reasoning = load_conf("reasoning", "direct")

@@ -73,3 +73,40 @@ def test_unknown_or_bad_values_name_the_key(cfg: dict, key: str) -> None:
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no model config"):
         load_model_config("nope", tmp_path)
+
+
+@pytest.mark.parametrize("path", sorted(MODEL_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_declared_abilities_match_the_built_backend(path: Path) -> None:
+    """The class declares, without being built, exactly what the built backend reports."""
+    from blindmcq.backends.registry import abilities_of
+
+    cfg = load_model_config(path)
+    assert abilities_of(cfg) == make_backend(cfg).abilities
+
+
+def test_declared_abilities_load_no_heavy_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from blindmcq.backends import registry; "
+        "registry.abilities_of({'backend': 'heuristic', 'strategy': 'longest'}); "
+        "print('torch' in sys.modules, 'boto3' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_no_backend_name_is_compared_outside_backends() -> None:
+    import re
+
+    src = Path(__file__).resolve().parents[2] / "src" / "blindmcq"
+    pattern = re.compile(r"backend.{0,20}(==|!=| in )")
+    hits = [
+        f"{p.relative_to(src)}:{n}"
+        for p in src.rglob("*.py")
+        if "backends" not in p.relative_to(src).parts
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []

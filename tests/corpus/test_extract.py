@@ -13,8 +13,8 @@ from reportlab.pdfgen.canvas import Canvas
 from blindmcq.corpus.cli import main
 from blindmcq.corpus.extract import extract_items, extract_pdfs
 from blindmcq.corpus.render import ItemSpec, Rendered, register_fonts, render_pdf
+from blindmcq.datasets.items import read_items
 from blindmcq.errors import InputError
-from blindmcq.items import read_items
 
 
 def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:

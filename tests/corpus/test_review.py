@@ -17,8 +17,8 @@ from blindmcq.corpus import extract, path_rules
 from blindmcq.corpus.cli import main
 from blindmcq.corpus.extract import extract_pdfs
 from blindmcq.corpus.render import Rendered
+from blindmcq.datasets.items import read_items
 from blindmcq.errors import InputError
-from blindmcq.items import read_items
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 EVIL = "<script>alert(1)</script> & змінений текст"

@@ -11,7 +11,7 @@ from corpus_support import PATHS, rows_of
 from blindmcq.corpus.assemble import assemble
 from blindmcq.corpus.render import ItemSpec, Rendered, render_pdf
 from blindmcq.corpus.rows import Row
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 
 def extract(rendered: Rendered, method: str, rows: list[Row] | None = None) -> list[Item]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from blindmcq.corpus.settle import failures, settle
-from blindmcq.items import Item, invariant_flags
-from blindmcq.probe import sample_items
+from blindmcq.datasets.items import Item, invariant_flags
+from blindmcq.tasks.probe import sample_items
 
 
 def item(number: int, options: tuple[str, ...] = ("а", "б", "в", "г"), key: int | None = 0, **kw) -> Item:

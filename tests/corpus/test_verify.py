@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from blindmcq.corpus.verify import compare, confirm, pilot_sample
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 
 def item(number: int, bank: str = "b", **kw) -> Item:

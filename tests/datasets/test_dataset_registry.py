@@ -5,8 +5,8 @@ import yaml
 
 from blindmcq.datasets import LOADERS, load_dataset
 from blindmcq.datasets.customs import ACT_SLUGS
+from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, write_items
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "conf" / "dataset"

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
-from blindmcq.interventions.answerpool import (
+from blindmcq.tasks.answerpool import (
     ABSTAIN,
     PoolConfig,
     PoolGroup,
@@ -26,7 +27,6 @@ from blindmcq.interventions.answerpool import (
     run_answerpool,
     score_pool,
 )
-from blindmcq.items import Item
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from blindmcq.backends.registry import load_model_config, make_backend
-from blindmcq.cache import ResponseCache
 from blindmcq.datasets.registry import load_dataset
-from blindmcq.interventions.answerpool import PoolConfig, build_groups, run_answerpool
-from blindmcq.interventions.rewrite import RewriteConfig, rewrite_items
+from blindmcq.engine.cache import ResponseCache
+from blindmcq.tasks.answerpool import PoolConfig, build_groups, run_answerpool
+from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.cache import ResponseCache
+from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.interventions.rewrite import (
+from blindmcq.tasks.rewrite import (
     PROMPTS,
     RewriteConfig,
     clean_generation,
@@ -22,7 +23,6 @@ from blindmcq.interventions.rewrite import (
     rewrite_items,
     write_diff,
 )
-from blindmcq.items import Item, read_items, write_items
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from test_pipeline import STAGES, compose_params, run_stage  # same folder (pytest's rootdir import mode)
 
-from blindmcq.items import read_items
+from blindmcq.datasets.items import read_items
 
 
 def ten_option_bank(data: Path, path: Path, n: int = 12) -> None:

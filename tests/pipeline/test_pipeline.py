@@ -16,8 +16,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from blindmcq.datasets.items import read_items
 from blindmcq.errors import InputError
-from blindmcq.items import read_items
 
 STAGES = ("corpus", "statutes", "baselines", "probe", "gate", "analyze", "rewrite", "answerpool", "report")
 
@@ -123,7 +123,7 @@ def test_mlflow_run_has_the_report_metrics(project):
     (run,) = [r for r in runs if r.data.tags.get("stage") == "report"]
     logged = run.data.metrics
     metrics = json.loads((work / "reports/metrics.json").read_text())
-    from blindmcq.tracking import comparable_metrics  # MLflow names leave the run's own model out
+    from blindmcq.reporting.tracking import comparable_metrics  # MLflow names leave the run's own model out
 
     assert logged == pytest.approx(comparable_metrics(metrics, "longest"))
     assert "blind_acc/all" in logged and run.data.params["model.name"] == "longest"

@@ -10,9 +10,9 @@ import pytest
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
-from blindmcq.presentations import build_presentations, load_conf
-from blindmcq.probe import run_probe
 from blindmcq.protocols.fewshot import apply_fewshot
+from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.probe import run_probe
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 BANK = generate_nonsenseqa(seed=3, n_test=6, n_fewshot=30, words=WORDS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blindmcq.protocols.md import extract_final_answer, last_sentence, normalise
+from blindmcq.protocols.md import extract_final_answer, last_sentence, match_form
 
 
 @pytest.mark.parametrize(
@@ -60,8 +60,8 @@ def test_last_sentence_uses_last_line() -> None:
     ],
 )
 def test_normalise_equates_surface_variants(a: str, b: str) -> None:
-    assert normalise(a) == normalise(b)
+    assert match_form(a) == match_form(b)
 
 
 def test_normalise_keeps_different_words_apart() -> None:
-    assert normalise("i and iii") != normalise("ii and iii")
+    assert match_form("i and iii") != match_form("ii and iii")

@@ -8,9 +8,9 @@ import numpy as np
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.datasets.nonsense import generate_nonsenseqa
-from blindmcq.parsing import interpret
-from blindmcq.presentations import load_conf, present
 from blindmcq.protocols.md import make_md_matcher
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import load_conf, present
 
 
 class NoEmbedder:

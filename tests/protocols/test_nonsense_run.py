@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import blindmcq.protocols.nonsense_run as nr
+import blindmcq.tasks.nonsense as nr
+from blindmcq.answers.predictions import read_predictions
 from blindmcq.backends.registry import load_model_config
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
-from blindmcq.predictions import read_predictions
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 N = 40

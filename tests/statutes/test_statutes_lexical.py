@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.items import Item, write_items
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.lexical import lexical_baseline, lexical_search, summarise
 from blindmcq.statutes.text import Analyzer, TextConfig

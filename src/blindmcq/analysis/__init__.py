@@ -2,7 +2,7 @@
 
 Typical use (what the ``gate``, ``analyze`` and ``report`` stages call)::
 
-    preds = read_predictions("predictions.parquet")
+    preds = read_analysis_frame("predictions.parquet")
     g = gate(preds, gate_model="gemma3-270m", k=5, orders="all")
     a = analyze(preds, gate=g, base=Baseline(), sample_sizes=[400], seed=0)
     tables = build_tables(a, baselines=baselines, items=items)
@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from blindmcq.analysis.frame import Baseline, prepare, read_predictions
+from blindmcq.analysis.frame import Baseline, prepare, read_analysis_frame
 from blindmcq.analysis.gate import GateResult, gate, read_gate, smallest_significant_k, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze, bank_blind_accuracy, item_sets, split_halves
 from blindmcq.analysis.tables import Table, build_tables, headline_metrics, write_tables
@@ -42,8 +42,8 @@ __all__ = [
     "headline_metrics",
     "item_sets",
     "prepare",
+    "read_analysis_frame",
     "read_gate",
-    "read_predictions",
     "smallest_significant_k",
     "split_halves",
     "write_figures",

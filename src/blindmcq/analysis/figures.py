@@ -21,7 +21,7 @@ from blindmcq.analysis.gate import GateResult
 from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import NEEDS, slot_name
 from blindmcq.atomic import atomic_path
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 DPI = 150
 OBSERVED, EXPECTED, POINTS = "#2b6cb0", "#c0c0c0", "#c53030"

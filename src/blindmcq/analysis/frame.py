@@ -18,8 +18,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blindmcq.answers.predictions import VERSION_KEY, check_version, parquet_version
+from blindmcq.answers.records import PREDICTION_COLUMNS
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.records import PREDICTION_COLUMNS
 
 # Columns the analysis reads; the rest (raw text, hashes, latency) stay in the release only.
 USED = (
@@ -67,7 +68,7 @@ ORDER_RE = re.compile(r"^(rot|rev)\d+$")
 CONDITIONS = ("blind", "full")
 
 
-def read_predictions(path: str | Path) -> pd.DataFrame:
+def read_analysis_frame(path: str | Path) -> pd.DataFrame:
     """Read released predictions (Parquet, or JSONL with one record a line) and ``prepare`` them.
 
     The file must carry every released column (``records.PREDICTION_COLUMNS``); only the analysed
@@ -79,9 +80,15 @@ def read_predictions(path: str | Path) -> pd.DataFrame:
     try:
         if path.suffix in (".jsonl", ".json"):
             df = pd.read_json(path, lines=True, dtype=False)
+            if VERSION_KEY in df.columns:
+                for version in df[VERSION_KEY].drop_duplicates():
+                    check_version(None if pd.isna(version) else version, file=str(path))
+                df = df.drop(columns=[VERSION_KEY])
             names = list(df.columns)
         else:
-            names = pq.read_schema(path).names
+            schema = pq.read_schema(path)
+            parquet_version(schema, file=str(path))
+            names = schema.names
             df = pd.read_parquet(path, columns=[c for c in USED if c in names])
     except (ValueError, OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read predictions: {exc}", file=str(path)) from exc

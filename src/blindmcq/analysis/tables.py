@@ -20,8 +20,8 @@ import pandas as pd
 from blindmcq.analysis import stats
 from blindmcq.analysis.metrics import Analysis, accuracy_table, spread
 from blindmcq.atomic import write_text
+from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
-from blindmcq.items import Item
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -138,7 +138,7 @@ def table_2(
     baselines: pd.DataFrame | None, *, chance: float = 0.25, item_ids: Sequence[str] | None = None
 ) -> Table:
     """Surface strategies: accuracy with Wilson interval per strategy (in the frame's order), under a
-    chance row. With an ``n_options`` column (as ``blindmcq.baselines`` writes), chance is the mean of
+    chance row. With an ``n_options`` column (as ``blindmcq.auditing.surface`` writes), chance is the mean of
     1/N over the items counted, per strategy and overall; otherwise ``chance`` is used.
     """
     if baselines is None or baselines.empty:

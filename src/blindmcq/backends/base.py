@@ -52,6 +52,10 @@ class Abilities:
     needs_option_texts: bool = False  # reads the option texts (heuristic strategies), not the prompt
     reasons: bool = False  # may think before answering (needs output-token room)
     logprobs: bool = False  # returns token log-probabilities
+    scores_by_default: bool = False  # a base model: answers by label log-probabilities unless told not to
+    batch: bool = False  # its requests can go through the provider's batch inference (Bedrock batch)
+    catalogue: bool = False  # its model id comes from a provider catalogue whose documentation is
+    # checked per model (``verified`` / ``unverified`` in the model config)
 
 
 class Backend(Protocol):

@@ -216,6 +216,12 @@ def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
 class BedrockBackend:
     """A Bedrock model behind the ``Backend`` protocol. ``name`` includes the model id (cache key)."""
 
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        """What a Converse model of this config can do, known without building the backend."""
+        reasons = bool(model_cfg.get("thinking")) or bool(model_cfg.get("reasons_by_default", False))
+        return Abilities(generate=True, reasons=reasons, batch=True, catalogue=True)
+
     def __init__(
         self,
         model_cfg: Mapping[str, Any],
@@ -235,9 +241,7 @@ class BedrockBackend:
         self.accepts_temperature = bool(self.cfg.get("accepts_temperature", True))
         self.accepts_system = bool(self.cfg.get("accepts_system", True))
         self.thinking: dict[str, Any] | None = self.cfg.get("thinking")
-        self.abilities = Abilities(
-            generate=True, reasons=bool(self.thinking) or bool(self.cfg.get("reasons_by_default", False))
-        )
+        self.abilities = self.declared_abilities(self.cfg)
         # every region serves the same model id (an inference profile or a per-region id, both in
         # ``modelId``), so the region never changes the answer and stays out of the cache key
         self.endpoint: str | None = None

@@ -22,6 +22,11 @@ from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
 from blindmcq.errors import ConfigError
 
 
+def fault_inner_cfg(model_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The model config a ``fault`` config wraps."""
+    return model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
+
+
 @dataclass(frozen=True)
 class FaultRates:
     """Probabilities per request (``throttle``) or per attempt (``timeout``, ``server_error``) or per
@@ -69,6 +74,13 @@ def _timeout_error() -> Exception:
 
 class FaultBackend:
     """Injects faults around ``inner``; ``sleep`` is injectable so tests never really wait."""
+
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        """The wrapped model's abilities (``inner:``, by default the constant-slot-0 heuristic)."""
+        from blindmcq.backends.registry import abilities_of
+
+        return abilities_of(fault_inner_cfg(model_cfg))
 
     def __init__(
         self,
@@ -158,6 +170,10 @@ def _fake_wire(request: ModelRequest, text: str) -> dict[str, Any]:
 class InstantBackend:
     """Answers at once with the first choice (or ``text``): the runner's overhead with no model cost."""
 
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        return Abilities(generate=True)
+
     def __init__(self, text: str = "A", *, name: str = "instant") -> None:
         self.text, self.name = text, name
         self.concurrency = 1
@@ -174,6 +190,10 @@ class InstantBackend:
 class SlowBackend:
     """Sleeps ``latency_s`` per call (releasing the GIL, like a network call) and counts the peak
     number of calls in flight, so a benchmark can show the concurrency the runner achieved."""
+
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        return Abilities(generate=True)
 
     def __init__(self, latency_s: float, *, text: str = "A", concurrency: int = 8) -> None:
         import threading

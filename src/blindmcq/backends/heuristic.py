@@ -33,6 +33,11 @@ class HeuristicBackend:
     """Answers from the option texts alone. ``strategy``: constant (with ``slot``), longest, shortest,
     most_words, random (with ``seed``; the draw depends only on the seed and the request)."""
 
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        """Judges the option texts, never the prompt."""
+        return Abilities(generate=True, needs_option_texts=True)
+
     def __init__(self, model_cfg: Mapping[str, Any]) -> None:
         self.cfg = dict(model_cfg)
         self.strategy = str(self.cfg.get("strategy", ""))
@@ -45,7 +50,7 @@ class HeuristicBackend:
         detail = {"constant": f":{self.slot}", "random": f":{self.seed}"}.get(self.strategy, "")
         self.name = f"heuristic:{self.strategy}{detail}"
         self.concurrency = int(self.cfg.get("concurrency", 64))
-        self.abilities = Abilities(generate=True, needs_option_texts=True)
+        self.abilities = self.declared_abilities(self.cfg)
 
     def wire_request(self, request: ModelRequest) -> dict[str, Any]:
         """Everything the answer depends on: the strategy, its slot or seed, the option texts and

@@ -89,6 +89,11 @@ def _forget_gguf_origin(model: Any) -> None:
 class LocalBackend:
     """A causal LM on CPU behind the ``Backend`` protocol; the model loads on first use (``load``)."""
 
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        """A base model: scores labels (its default way to answer) and option texts."""
+        return Abilities(generate=True, score_labels=True, score_options=True, scores_by_default=True)
+
     def __init__(self, model_cfg: Mapping[str, Any]) -> None:
         self.cfg = dict(model_cfg)
         self.model_name = str(self.cfg.get("name") or "local")
@@ -106,7 +111,7 @@ class LocalBackend:
         self._init_cloze()
         source = self._source_id()
         self.source = source
-        self.abilities = Abilities(generate=True, score_labels=True, score_options=True)
+        self.abilities = self.declared_abilities(self.cfg)
         self.endpoint: str | None = None  # the weights are named in the wire request (``source``)
         # the name is the cache key's backend part: other weights or other scoring, other key
         scoring = (self.answer_prefix, self.delimiter, self.use_chat_template)

@@ -103,6 +103,17 @@ class SigV4HttpxAuth(httpx.Auth):
 class OpenAIBackend:
     """A model behind an OpenAI-style API. ``name`` carries the API and model (cache key)."""
 
+    @classmethod
+    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+        """What a model of this config can do, known without building the backend. A Bedrock model on
+        the Responses API (``backend: bedrock``) stays in the Bedrock catalogue and its batch route."""
+        logprobs = _bool(model_cfg, "logprobs", False)
+        on_bedrock = model_cfg.get("backend") == "bedrock"
+        return Abilities(
+            generate=True, score_labels=logprobs, reasons=_bool(model_cfg, "reasons_by_default", False),
+            logprobs=logprobs, batch=on_bedrock, catalogue=on_bedrock,
+        )  # fmt: skip
+
     def __init__(
         self,
         model_cfg: Mapping[str, Any],
@@ -141,12 +152,7 @@ class OpenAIBackend:
         self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
         if self.api == "responses" and self.logprobs:
             raise ConfigError("logprobs", "label scoring needs api: chat (top_logprobs of the first token)")
-        self.abilities = Abilities(
-            generate=True,
-            score_labels=self.logprobs,
-            reasons=self.reasons_by_default,
-            logprobs=self.logprobs,
-        )
+        self.abilities = self.declared_abilities(self.cfg)
         self._http_client = http_client
         self._client: Any = None
         self._client_lock = threading.Lock()

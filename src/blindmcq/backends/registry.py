@@ -1,16 +1,51 @@
-"""Build a backend from a model config (one ``conf/model/<name>.yaml``, as a plain dict)."""
+"""The backend registry: backends register by name as lazy entries, and declare what they can do.
+
+An entry names its class by import path, so building a registry imports no heavy library (torch, boto3);
+the class loads when a backend of that kind is asked for (``make_backend``) or its declared abilities
+are (``abilities_of``: a classmethod, no backend is built). Code outside ``backends/`` asks abilities,
+never a backend's name.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blindmcq.backends.base import Backend
+from blindmcq.backends.base import Abilities, Backend
 from blindmcq.errors import ConfigError
 
-BACKENDS = ("bedrock", "openai", "local", "heuristic", "fault", "instant", "slow")
-MODEL_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "model"
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered backend: its class is ``module.attr`` (a module path the stage-deps check can
+    see); ``build`` makes it from a model config (default: ``Class(model_cfg)``)."""
+
+    name: str
+    module: str
+    attr: str
+    build: Callable[[type, Mapping[str, Any]], Backend] | None = None
+
+    def load(self) -> type:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def abilities(self, model_cfg: Mapping[str, Any]) -> Abilities:
+        return self.load().declared_abilities(model_cfg)
+
+    def make(self, model_cfg: Mapping[str, Any]) -> Backend:
+        cls = self.load()
+        return self.build(cls, model_cfg) if self.build is not None else cls(model_cfg)
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def register(entry: Entry) -> Entry:
+    """Add (or replace) a backend kind; its name is what ``backend:`` in a model config says."""
+    REGISTRY[entry.name] = entry
+    return entry
 
 
 def _number(cfg: Mapping[str, Any], key: str, kind: type, default: Any = None) -> Any:
@@ -21,78 +56,91 @@ def _number(cfg: Mapping[str, Any], key: str, kind: type, default: Any = None) -
     return kind(value)
 
 
-def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
-    """Dispatch on ``backend:``. Heavy libraries (torch, boto3) load only for the backend asked for.
+def _seeded(cls: type, cfg: Mapping[str, Any]) -> Backend:
+    return cls(cfg, seed=_number(cfg, "seed", int, 0))
 
-    ``bedrock`` with ``api: responses`` goes to the OpenAI-style backend (Bedrock's ``bedrock-mantle``
-    endpoint); ``api: converse`` (the default) to the Converse backend.
-    ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0 heuristic) with the
-    rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the benchmark fakes.
-    """
+
+def _fault(cls: type, cfg: Mapping[str, Any]) -> Backend:
+    from blindmcq.backends.bedrock import RetryPolicy
+    from blindmcq.backends.fault import FaultRates, fault_inner_cfg
+
+    fault = cls(
+        make_backend(fault_inner_cfg(cfg)),
+        FaultRates.from_cfg(cfg.get("faults")),
+        seed=_number(cfg, "seed", int, 0),
+        policy=RetryPolicy.from_cfg(cfg.get("retry")),
+    )
+    fault.concurrency = _number(cfg, "concurrency", int, fault.concurrency)
+    return fault
+
+
+def _instant(cls: type, cfg: Mapping[str, Any]) -> Backend:
+    return cls()
+
+
+def _slow(cls: type, cfg: Mapping[str, Any]) -> Backend:
+    if "latency_s" not in cfg:
+        raise ConfigError("latency_s", "the slow backend needs a latency in seconds")
+    return cls(_number(cfg, "latency_s", float), concurrency=_number(cfg, "concurrency", int, 8))
+
+
+for _entry in (
+    Entry("bedrock", "blindmcq.backends.bedrock", "BedrockBackend", _seeded),
+    Entry("openai", "blindmcq.backends.openai_api", "OpenAIBackend", _seeded),
+    Entry("local", "blindmcq.backends.local", "LocalBackend"),
+    Entry("heuristic", "blindmcq.backends.heuristic", "HeuristicBackend"),
+    Entry("fault", "blindmcq.backends.fault", "FaultBackend", _fault),
+    Entry("instant", "blindmcq.backends.fault", "InstantBackend", _instant),
+    Entry("slow", "blindmcq.backends.fault", "SlowBackend", _slow),
+):
+    register(_entry)
+BACKENDS = tuple(REGISTRY)
+
+
+def entry_for(model_cfg: Mapping[str, Any]) -> Entry:
+    """The entry a model config's ``backend:`` asks for. ``bedrock`` with ``api: responses`` goes to
+    the OpenAI-style backend (Bedrock's ``bedrock-mantle`` endpoint); ``api: converse`` (the default)
+    to the Converse backend."""
     if not isinstance(model_cfg, Mapping):
         raise ConfigError("model", f"expected a mapping, got {type(model_cfg).__name__}")
     kind = model_cfg.get("backend")
-    if kind == "openai" or (kind == "bedrock" and model_cfg.get("api", "converse") == "responses"):
-        # one backend for OpenAI-style APIs: local servers (chat) and Bedrock's bedrock-mantle (responses)
-        from blindmcq.backends.openai_api import OpenAIBackend
-
-        return OpenAIBackend(model_cfg, seed=_number(model_cfg, "seed", int, 0))
     if kind == "bedrock":
-        if model_cfg.get("api", "converse") != "converse":
+        api = model_cfg.get("api", "converse")
+        if api == "responses":
+            return REGISTRY["openai"]
+        if api != "converse":
             raise ConfigError("api", f"bedrock takes converse or responses, got {model_cfg['api']!r}")
-        from blindmcq.backends.bedrock import BedrockBackend
+    if not isinstance(kind, str) or kind not in REGISTRY:
+        raise ConfigError("backend", f"unknown backend {kind!r}; expected one of {', '.join(REGISTRY)}")
+    return REGISTRY[kind]
 
-        return BedrockBackend(model_cfg, seed=_number(model_cfg, "seed", int, 0))
-    if kind == "local":
-        from blindmcq.backends.local import LocalBackend
 
-        return LocalBackend(model_cfg)
-    if kind == "heuristic":
-        from blindmcq.backends.heuristic import HeuristicBackend
+def abilities_of(model_cfg: Mapping[str, Any]) -> Abilities:
+    """What the backend of ``model_cfg`` can do, from its class: nothing is built, no model loads."""
+    return entry_for(model_cfg).abilities(model_cfg)
 
-        return HeuristicBackend(model_cfg)
-    if kind == "fault":
-        from blindmcq.backends.bedrock import RetryPolicy
-        from blindmcq.backends.fault import FaultBackend, FaultRates
 
-        inner_cfg = model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
-        fault = FaultBackend(
-            make_backend(inner_cfg),
-            FaultRates.from_cfg(model_cfg.get("faults")),
-            seed=_number(model_cfg, "seed", int, 0),
-            policy=RetryPolicy.from_cfg(model_cfg.get("retry")),
-        )
-        fault.concurrency = _number(model_cfg, "concurrency", int, fault.concurrency)
-        return fault
-    if kind == "instant":
-        from blindmcq.backends.fault import InstantBackend
+def abilities_for(model_cfg: Mapping[str, Any], backend: object | None = None) -> Abilities:
+    """The abilities of ``backend`` where one is given and declares them, else those of the config's
+    registered kind; a stand-in backend of no registered kind (tests) declares only ``generate``."""
+    declared = getattr(backend, "abilities", None)
+    if isinstance(declared, Abilities):
+        return declared
+    if isinstance(model_cfg, Mapping) and model_cfg.get("backend") not in REGISTRY:
+        return Abilities()
+    return abilities_of(model_cfg)
 
-        return InstantBackend()
-    if kind == "slow":
-        from blindmcq.backends.fault import SlowBackend
 
-        if "latency_s" not in model_cfg:
-            raise ConfigError("latency_s", "the slow backend needs a latency in seconds")
-        return SlowBackend(
-            _number(model_cfg, "latency_s", float), concurrency=_number(model_cfg, "concurrency", int, 8)
-        )
-    raise ConfigError("backend", f"unknown backend {kind!r}; expected one of {', '.join(BACKENDS)}")
+def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
+    """Build the backend ``backend:`` names. Heavy libraries (torch, boto3) load only for the backend
+    asked for. ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0
+    heuristic) with the rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the
+    benchmark fakes."""
+    return entry_for(model_cfg).make(model_cfg)
 
 
 def load_model_config(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
     """Read ``conf/model/<name>.yaml`` (or a YAML path) into a dict; ``name`` defaults to the file stem."""
-    import yaml
+    from blindmcq.config.files import load_model_file
 
-    path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
-        path = Path(conf_dir or MODEL_CONF_DIR) / f"{name_or_path}.yaml"
-    if not path.is_file():
-        raise ConfigError("model", f"no model config at {path}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ConfigError("model", f"{path} is not a YAML mapping")
-    data.setdefault("name", path.stem)
-    from blindmcq.config.schema import validate_group  # the model schema, checked where the file enters
-
-    validate_group("model", data, file=str(path))
-    return data
+    return load_model_file(name_or_path, conf_dir)

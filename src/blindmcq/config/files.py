@@ -5,6 +5,7 @@ The one place besides Hydra that reads ``conf/``; the core receives the checked 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,19 @@ import yaml
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
 
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
+REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/blindmcq/config/files.py
+CONF_DIR = REPO_ROOT / "conf"  # the one place that knows where conf/ is
+
+
+def hydra_conf_dir() -> str:
+    """The folder Hydra composes the sweep's config from: ``$BLINDMCQ_CONF``, else ``./conf`` (the sweep
+    and ``dvc exp run`` start in the repository root)."""
+    return os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
+
+
+def group_names(group: str, conf_dir: str | Path | None = None) -> list[str]:
+    """The option names of a config group (``conf/<group>/*.yaml`` stems), sorted."""
+    return sorted(p.stem for p in (Path(conf_dir or CONF_DIR) / group).glob("*.yaml"))
 
 
 def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
@@ -29,4 +42,20 @@ def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dic
     if not isinstance(data, dict):
         raise ConfigError(group, "does not hold a mapping", file=str(path))
     validate_group(group, data, file=str(path))
+    return data
+
+
+def load_model_file(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """``conf/model/<name>.yaml`` (or a YAML path) as a dict, schema-checked; ``name`` defaults to the
+    file stem. ``conf_dir`` is the folder of model files (default ``conf/model``)."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = Path(conf_dir or CONF_DIR / "model") / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise ConfigError("model", f"no model config at {path}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ConfigError("model", f"{path} is not a YAML mapping")
+    data.setdefault("name", path.stem)
+    validate_group("model", data, file=str(path))
     return data

@@ -425,7 +425,7 @@ class BedrockModel(_Priced):
     read_timeout_s: float = positive(300)
     connect_timeout_s: float = positive(10)
     aws_profile: str | None = None
-    batch: dict[str, Any] | None = None  # blindmcq.batch.BatchSettings checks its own keys
+    batch: dict[str, Any] | None = None  # blindmcq.engine.batch.BatchSettings checks its own keys
 
     def check(self, key: str) -> None:
         if not self.model_id:
@@ -516,7 +516,7 @@ class SlowModel(_Model):
 
     def check(self, key: str) -> None:
         if self.latency_s is None:
-            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency in seconds")
+            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency (seconds)")
 
 
 MODEL_SCHEMAS: dict[str, type] = {

@@ -15,7 +15,8 @@ Rules, in the order a row is read (header rows, whose number cell reads ``№``,
 - A number printed more than once in a file: every occurrence is kept with ``meta.duplicate_number``, the
   later ones with ids ``{id}~2``, ``{id}~3``; settling disputes them all (which one the number belongs to
   cannot be read from the file; a reviewer's correction decides).
-- ``invariant``, ``blank_option``, ``duplicate_options`` come from ``blindmcq.items.invariant_flags``;
+- ``invariant``, ``blank_option``, ``duplicate_options`` come from
+  ``blindmcq.datasets.items.invariant_flags``;
   status is ``excluded``, else ``malformed`` when one of those holds, else ``ok``; key is null under
   ``invariant``. Malformed items are kept as printed.
 
@@ -42,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blindmcq.corpus.rows import Row
+from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 from blindmcq.errors import InputError
-from blindmcq.items import FLAGS, Item, invariant_flags, item_id
 
 EXCLUDED = re.compile(r"виключено\s+рішенням", re.IGNORECASE)
 _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"

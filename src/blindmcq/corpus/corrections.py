@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
+from blindmcq.datasets.items import FLAGS, STATUSES, Item, invariant_flags
 from blindmcq.errors import InputError
-from blindmcq.items import FLAGS, STATUSES, Item, invariant_flags
 
 FIELDS = ("question", "options", "key", "status")
 

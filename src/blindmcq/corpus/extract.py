@@ -35,8 +35,8 @@ from blindmcq.corpus.pages import lean
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
+from blindmcq.datasets.items import STATUSES, Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.items import STATUSES, Item, write_items
 
 PathFn = Callable[[Page, int], list[Row]]
 METHODS: dict[str, PathFn] = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}

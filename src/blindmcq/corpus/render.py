@@ -33,7 +33,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
-from blindmcq.items import FLAGS, Item, invariant_flags, item_id
+from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 
 FONT, BOLD = "DejaVuSans", "DejaVuSans-Bold"
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")

@@ -18,7 +18,7 @@ import pdfplumber
 import yaml
 
 from blindmcq.atomic import write_text
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 REVIEW_FILE = "review.html"
 RESOLUTION = 100  # dpi of the page crops

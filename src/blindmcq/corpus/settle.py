@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from blindmcq.corpus.verify import confirm
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 PATH_NAMES = ("tables", "rules")
 

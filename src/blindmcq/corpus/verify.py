@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from blindmcq.items import FLAGS, Item
+from blindmcq.datasets.items import FLAGS, Item
 
 FIELDS = ("stem", "options", "key")
 _IGNORED = re.compile(r"[\s\-\u00ad]+")

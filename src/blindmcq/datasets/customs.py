@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, invariant_flags, item_id
 
 SOURCE = "dmsu"
 N_OPTIONS = 4

@@ -31,8 +31,8 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, invariant_flags, item_id
 
 KEY_FORMATS = ("index", "index1", "label", "text")
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}

@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, invariant_flags, item_id
 
 SOURCE = "lexam"
 PERTURBATION_SIZES = (4, 8, 16, 32)

@@ -24,8 +24,8 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from blindmcq.items import Item, item_id
-from blindmcq.presentations import label_strings, load_conf
+from blindmcq.datasets.items import Item, item_id
+from blindmcq.tasks.presentations import label_strings, load_conf
 
 SOURCE = "nonsenseqa"
 Skew = Literal["all_a", "a70", "uniform"]

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from blindmcq.datasets.items import Item, read_items, validate_item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item, read_items, validate_item
 
 Loader = Callable[[Mapping[str, Any], Path], list[Item]]
 COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description", "dep"}  # dep: for DVC

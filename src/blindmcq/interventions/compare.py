@@ -17,7 +17,7 @@ import pandas as pd
 
 from blindmcq.analysis.stats import accuracy, chance_test, mcnemar
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
-from blindmcq.interventions.answerpool import score_pool
+from blindmcq.tasks.answerpool import score_pool
 
 ALPHA = 0.05
 

@@ -1,4 +1,4 @@
-"""SL against MD on a predictions frame (columns of ``blindmcq.records``).
+"""SL against MD on a predictions frame (columns of ``blindmcq.answers.records``).
 
 - ``accuracy_by_protocol``: accuracy with Wilson 95% intervals, and the rates of the MD statuses.
   ``uncertain``, ``tie`` and ``unparseable`` count as wrong (SPEC: nothing is dropped).

@@ -14,10 +14,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import SKEWS, FewShotBlock, Skew, fewshot_block
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.presentations import Presentation
+from blindmcq.tasks.presentations import Presentation
 
 SEPARATOR = "\n\n"
 

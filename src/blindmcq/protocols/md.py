@@ -4,7 +4,7 @@ Pipeline for one response (SPEC, "Matched-and-Dashed protocol"):
 
 1. Extraction: the last match of ``final_answer_regex`` (the instructed form, e.g. "Final answer: ...",
    "Остаточна відповідь: ..."); when it does not match, the last sentence of the response.
-2. Exact match: the extracted answer equals one option after ``normalise`` (casefold, NFKC, quotes,
+2. Exact match: the extracted answer equals one option after ``match_form`` (casefold, NFKC, quotes,
    punctuation, whitespace, a leading dash or bullet).
 3. Containment (``containment: true``): exactly one option occurs whole, word-bounded, inside the
    normalised answer ("The correct statements are i and iii."); an option found only as part of a longer
@@ -107,7 +107,7 @@ class MatchResult:
     similarities: tuple[float, ...] | None = None  # per slot, when embeddings were used
 
 
-def normalise(text: str, *, casefold: bool = True) -> str:
+def match_form(text: str, *, casefold: bool = True) -> str:
     """Casefolded, NFKC, no quotes/apostrophes, punctuation as spaces, no leading dash, single spaces."""
     text = unicodedata.normalize("NFKC", text)
     text = text.casefold() if casefold else text
@@ -132,11 +132,11 @@ def extract_final_answer(
     regex = re.compile(pattern) if isinstance(pattern, str) else pattern
     cleaned = _EMPHASIS.sub("", text or "")
     matches = [m.group("answer").strip() for m in regex.finditer(cleaned)]
-    matches = [m for m in matches if normalise(m)]
+    matches = [m for m in matches if match_form(m)]
     if matches:
         return matches[-1], "regex"
     sentence = last_sentence(cleaned)
-    return (sentence, "last_sentence") if normalise(sentence) else ("", "empty")
+    return (sentence, "last_sentence") if match_form(sentence) else ("", "empty")
 
 
 def _contained(answer: str, options: Sequence[str]) -> list[int]:
@@ -191,15 +191,15 @@ class MDMatcher:
     def _match_text(self, extracted: str, how: Extraction, options: Sequence[str]) -> MatchResult | None:
         if how == "empty":
             return MatchResult(None, "unparseable", None, "none", "", how)
-        answer = normalise(extracted)
-        normalised = [normalise(o) for o in options]
+        answer = match_form(extracted)
+        normalised = [match_form(o) for o in options]
         exact = [s for s, o in enumerate(normalised) if o and o == answer]
         method: Method = "exact"
         if not exact and self.config.containment:
             exact, method = _contained(answer, normalised), "contained"
             if len(exact) > 1:  # retry keeping case: the pronoun "I" is not the statement pointer "i"
                 exact = _contained(
-                    normalise(extracted, casefold=False), [normalise(o, casefold=False) for o in options]
+                    match_form(extracted, casefold=False), [match_form(o, casefold=False) for o in options]
                 )
             if len(exact) > 1:  # several distinct options mentioned: let embeddings decide
                 return None

@@ -17,15 +17,15 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.analysis.figures import write_figures
-from blindmcq.analysis.frame import read_predictions
+from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
-from blindmcq.items import read_items
+from blindmcq.datasets.items import read_items
 from blindmcq.params import section
-from blindmcq.stages._baseline import baseline_from_params
 from blindmcq.stages._main import run_stage
+from blindmcq.tasks.from_params import baseline_from_params
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def load_all_predictions(extra: list[str]) -> pd.DataFrame:
     if gate_predictions.exists():
         parts.append(gate_predictions)
     parts += [Path(p) for p in extra]
-    frames = [read_predictions(p) for p in parts]
+    frames = [read_analysis_frame(p) for p in parts]
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     for col in combined.columns:  # categories differ between files; re-unify them
         if isinstance(frames[0][col].dtype, pd.CategoricalDtype):
@@ -57,7 +57,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     second_predictions = None
     if second.get("predictions"):  # Table 10 and Figure 4: another bank's predictions (and items)
         name = str(second.get("name") or "second bank")
-        second_predictions = bank_predictions[name] = read_predictions(second["predictions"])
+        second_predictions = bank_predictions[name] = read_analysis_frame(second["predictions"])
         if second.get("items"):
             banks[name] = read_items(second["items"])
     analysis = analyze(

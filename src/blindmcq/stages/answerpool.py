@@ -13,13 +13,20 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from blindmcq.answers.predictions import split_call_log, write_predictions
 from blindmcq.atomic import write_bytes, write_text
-from blindmcq.interventions.answerpool import PoolConfig, run_answerpool
 from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
-from blindmcq.predictions import split_call_log, write_predictions
 from blindmcq.stages._main import run_stage
-from blindmcq.stages.rewrite import OUT_ROOT, intervention_cfg, probe, probe_condition, stage_items, track
+from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
+from blindmcq.tasks.from_params import (
+    OUT_ROOT,
+    intervention_cfg,
+    probe_condition,
+    probe_items,
+    stage_items,
+    track,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +39,7 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
         items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True
     )
     orders = list(cfg.get("ordinary_orders") or ["rot0"])
-    ordinary = probe(params, items, probe_condition(list(conf.conditions), orders, orders))
+    ordinary = probe_items(params, items, condition=probe_condition(list(conf.conditions), orders, orders))
     stable = split_call_log(pooled, out_dir / "predictions.parquet")  # `cached` varies per run: call log
     write_bytes(out_dir / "predictions.parquet", stable.to_parquet(index=False))
     write_predictions(ordinary, out_dir / "ordinary.parquet")

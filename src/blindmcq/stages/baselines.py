@@ -16,8 +16,8 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path, write_text
-from blindmcq.baselines import LEXICAL, lexical_picks, surface_strategies
-from blindmcq.items import read_items
+from blindmcq.auditing.surface import LEXICAL, lexical_picks, surface_strategies
+from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.lexical import lexical_baseline
 

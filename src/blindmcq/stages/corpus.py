@@ -11,8 +11,8 @@ from typing import Any
 
 from blindmcq import paths
 from blindmcq.atomic import write_text
+from blindmcq.datasets.items import write_items
 from blindmcq.errors import ConfigError
-from blindmcq.items import write_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 

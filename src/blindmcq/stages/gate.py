@@ -12,11 +12,10 @@ from typing import Any
 
 from blindmcq import paths
 from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.params import require, section
-from blindmcq.predictions import read_predictions, write_predictions
-from blindmcq.stages._baseline import baseline_from_params
 from blindmcq.stages._main import run_stage
-from blindmcq.stages.probe import probe_from_params
+from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
 

@@ -7,30 +7,15 @@ import os
 from typing import Any
 
 from blindmcq import paths
-from blindmcq.html_report import report_from_results
 from blindmcq.params import section
-from blindmcq.report import build_report
+from blindmcq.reporting.html import report_from_results
+from blindmcq.reporting.markdown import build_report
+from blindmcq.reporting.tracking import log_run
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.tracking import log_run
+from blindmcq.tasks.from_params import run_name
 
 log = logging.getLogger(__name__)
-
-
-def run_name(params: dict[str, Any]) -> str:
-    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
-    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
-    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
-    model = params.get("model") or {}
-    if model.get("scoring", "letter") != "letter":
-        parts[0] += f"[{model['scoring']}]"
-    gate_model = (params.get("gate_model") or {}).get("name")
-    if gate_model and gate_model != model.get("name"):
-        parts.append(f"gate={gate_model}")
-    probe = params.get("probe") or {}
-    if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
-    return "/".join(parts)
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Ukrainian text analysis for retrieval: normalise, tokenise, lemmatise (pymorphy3, Ukrainian dictionary).
 
-Normalisation (`normalise`): Unicode NFC; soft hyphens (U+00AD) removed; every apostrophe variant
+Normalisation (`fold_for_search`): Unicode NFC; soft hyphens (U+00AD) removed; every apostrophe variant
 (ʼ U+02BC, ’ U+2019, ‘ U+2018, ` U+0060, ´ U+00B4, ′ U+2032) becomes the ASCII apostrophe U+0027, the
 form the pymorphy3 Ukrainian dictionary uses; then case folding.
 
@@ -47,7 +47,7 @@ STOPWORDS_UK: frozenset[str] = frozenset(
 )
 
 
-def normalise(text: str) -> str:
+def fold_for_search(text: str) -> str:
     """NFC, soft hyphens removed, apostrophes unified, case folded."""
     text = unicodedata.normalize("NFC", text)
     for old, new in _REPLACEMENTS:
@@ -57,7 +57,7 @@ def normalise(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Normalised word and number tokens, in order."""
-    return TOKEN_RE.findall(normalise(text))
+    return TOKEN_RE.findall(fold_for_search(text))
 
 
 class Lemmatizer:

@@ -21,15 +21,15 @@ from typing import Any
 import pandas as pd
 
 from blindmcq.atomic import write_text
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
-from blindmcq.items import Item, read_items
 
 ASSETS = ("report.css", "report.js")
 ORDER_RANK = {"rot": 0, "rev": 1}  # rot0..rot3 then rev0..rev3, as the paper lists them
 
 
 def _template(name: str) -> str:
-    return resources.files("blindmcq").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("blindmcq.reporting").joinpath("templates", name).read_text(encoding="utf-8")
 
 
 def script_json(data: Any) -> str:

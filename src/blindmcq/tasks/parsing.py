@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.errors import ConfigError
-from blindmcq.presentations import Presentation, label_symbols_by_scheme
+from blindmcq.tasks.presentations import Presentation, label_symbols_by_scheme
 
 MdMatcher = Callable[[str, Sequence[str]], tuple[int | None, str]]
 

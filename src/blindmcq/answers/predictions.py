@@ -2,7 +2,7 @@
 
 Format (the released predictions):
 
-* Columns, exactly and in this order, those of ``blindmcq.records.PREDICTION_COLUMNS``:
+* Columns, exactly and in this order, those of ``blindmcq.answers.records.PREDICTION_COLUMNS``:
   ``item_id`` (str), ``model`` (str, the model config name), ``condition`` (``blind``/``full``),
   ``phrasing`` (str), ``labels`` (``latin``/``cyrillic``/``numerals``/``dash``), ``protocol``
   (``sl``/``md``), ``reasoning`` (``direct``/``step_by_step``/``thinking``), ``order`` (list of int:
@@ -21,7 +21,13 @@ Format (the released predictions):
 * Parquet: Arrow types string, int64, float64, bool, and ``list<int64>`` for ``order``; zstd
   compression. JSONL: UTF-8, one JSON object per line with the same keys, ``null`` for missing values.
 
-Files are written all-or-nothing; reading checks every column is present and typed as above.
+* Version: ``SCHEMA_VERSION`` (now 1), in the Parquet schema metadata under ``blindmcq.schema_version``
+  and as the ``schema_version`` key of every JSONL row. A file without it predates the version and
+  reads as version 1; a version this code does not know is an error naming the file (and line).
+  docs/predictions.md documents the format.
+
+Files are written all-or-nothing; reading checks the version and that every column is present and typed
+as above.
 
 What varies from run to run of the same calls (``VOLATILE``: ``latency_s``, ``time``, ``cached``) is
 written as null in a predictions file under a ``results`` folder (the pipeline's outputs), so a rerun
@@ -43,9 +49,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
-from blindmcq.records import PREDICTION_COLUMNS, PredictionRecord
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -82,6 +88,10 @@ SCHEMA = pa.schema(
 )
 # columns added after the first release: older files without them read as nulls
 _OPTIONAL = frozenset({"stop_reason"})
+SCHEMA_VERSION = 1
+KNOWN_VERSIONS = frozenset({1})
+VERSION_KEY = "schema_version"  # the JSONL key; in Parquet metadata ``blindmcq.schema_version``
+_PARQUET_VERSION_KEY = b"blindmcq.schema_version"
 assert tuple(SCHEMA.names) == PREDICTION_COLUMNS, "SCHEMA is out of step with PredictionRecord"
 
 # Nullable pandas dtypes, so an int column stays int with missing values instead of turning float.
@@ -93,6 +103,35 @@ PathLike = str | os.PathLike[str]
 # per-call facts that differ between a first run and a rerun from the cache: kept out of hashed files
 VOLATILE: tuple[str, ...] = ("latency_s", "time", "cached")
 CALL_LOG_KEYS: tuple[str, ...] = ("item_id", "model", "condition", "order_id", "request_hash")
+
+
+def check_version(version: object, *, file: str, line: int | None = None) -> int:
+    """The predictions format version of a file; an unknown one is an InputError naming the file."""
+    if version is None:
+        return 1  # written before the format carried a version: the version-1 columns
+    try:
+        number = int(version)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        number = -1
+    if isinstance(version, bool) or number not in KNOWN_VERSIONS:
+        known = ", ".join(map(str, sorted(KNOWN_VERSIONS)))
+        raise InputError(
+            f"predictions schema version {version!r} is not one this blindmcq reads ({known})",
+            file=file, line=line,
+        )  # fmt: skip
+    return number
+
+
+def parquet_version(schema: pa.Schema, *, file: str) -> int:
+    """The checked version in a Parquet file's schema metadata (absent: 1)."""
+    raw = (schema.metadata or {}).get(_PARQUET_VERSION_KEY)
+    return check_version(None if raw is None else raw.decode("utf-8", "replace"), file=file)
+
+
+def _with_version(table: pa.Table) -> pa.Table:
+    meta = dict(table.schema.metadata or {})
+    meta[_PARQUET_VERSION_KEY] = str(SCHEMA_VERSION).encode()
+    return table.replace_schema_metadata(meta)
 
 
 def call_log_path(path: PathLike) -> Path | None:
@@ -187,7 +226,7 @@ def write_predictions(predictions: Predictions, path: PathLike) -> Path:
     path = Path(path)
     if path.suffix == ".jsonl":
         return write_predictions_jsonl(predictions, path)
-    table = _split_volatile(to_table(predictions), path)
+    table = _with_version(_split_volatile(to_table(predictions), path))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return path
@@ -198,7 +237,7 @@ def write_predictions_jsonl(predictions: Predictions, path: PathLike) -> Path:
     rows = _split_volatile(to_table(predictions), path).to_pylist()
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(json.dumps({**row, VERSION_KEY: SCHEMA_VERSION}, ensure_ascii=False) + "\n")
     return path
 
 
@@ -208,7 +247,9 @@ def read_table(path: PathLike) -> pa.Table:
     if path.suffix == ".jsonl":
         return _join_call_log(_read_jsonl(path), path)
     try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+        names = schema.names
+        parquet_version(schema, file=str(path))
         _check_columns(names, file=str(path))
         table = pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names])
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
@@ -217,6 +258,8 @@ def read_table(path: PathLike) -> pa.Table:
 
 
 def read_predictions(path: PathLike) -> pd.DataFrame:
+    """The one predictions reader: a Parquet or JSONL predictions file (any version this code knows)
+    as a typed frame with exactly the columns of ``PREDICTION_COLUMNS``."""
     return to_frame(read_table(path))
 
 
@@ -269,6 +312,7 @@ def _read_jsonl(path: Path) -> pa.Table:
                     raise InputError(f"not valid JSON ({exc.msg})", file=str(path), line=number) from exc
                 if not isinstance(row, dict):
                     raise InputError("expected a JSON object", file=str(path), line=number)
+                check_version(row.pop(VERSION_KEY, None), file=str(path), line=number)
                 _check_columns(row, file=str(path), line=number)
                 rows.append(row)
                 line_numbers.append(number)

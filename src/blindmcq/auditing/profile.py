@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.items import Item
+from blindmcq.datasets.items import Item
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 LONG_OPTION_CHARS = 33  # LEXam's longest option; the paper reports the share above it
@@ -62,7 +62,8 @@ PHRASES: dict[str, re.Pattern[str]] = {
 POINTER_KINDS = ("roman_list", "letter_reference", "all_of_the_above", "none_of_the_above")
 
 
-def normalise(text: str) -> str:
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace as one space, no leading or trailing space."""
     return " ".join(text.split())
 
 
@@ -72,7 +73,7 @@ def pointer_kind(option: str) -> str | None:
     A roman list or letter reference is an option made only of numerals/single letters, connectors
     ("and", "und", "і", ","), and "only"/"nur"; phrases are matched whole.
     """
-    text = normalise(option).rstrip(".!").strip().casefold()
+    text = collapse_whitespace(option).rstrip(".!").strip().casefold()
     if not text:
         return None
     words = [t for t in _TOKEN.findall(text) if t.isalnum()]
@@ -94,7 +95,7 @@ def option_table(items: Sequence[Item]) -> pd.DataFrame:
     for item in items:
         has_key = item.usable
         for slot, option in enumerate(item.options):
-            text = normalise(option)
+            text = collapse_whitespace(option)
             rows.append(
                 {
                     "item_id": item.id,

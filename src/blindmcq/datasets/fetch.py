@@ -12,7 +12,7 @@ when every file is there and verified: never a half-filled ``data/``. A download
 temporary file and kept only if its checksum matches. When nothing works (no network, say) it says which
 sources it tried and that the default run needs only ``defaults/``; that is not an error.
 
-``python -m blindmcq.fetch check`` is the pipeline's first stage: a config that names inputs under
+``python -m blindmcq.datasets.fetch check`` is the pipeline's first stage: a config that names inputs under
 ``data/`` that are absent stops there with one line saying ``make data``.
 
 Why ``data/`` is not a DVC-tracked unit in the repository: DVC verifies a tracked ``data/`` before any
@@ -243,7 +243,9 @@ def check(root: Path, out: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m blindmcq.fetch", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m blindmcq.datasets.fetch", description=__doc__.splitlines()[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     fill_p = sub.add_parser("fill", help="fill data/ from the sources in order (make data)")
     fill_p.add_argument("--shared", type=Path, default=None, help="a folder holding the full inputs")

@@ -1,8 +1,14 @@
-"""The probe runner: ask a backend every job's request, through the response cache, and record each call.
+"""The engine: send requests to a backend through the response cache and return every full response.
+
+It knows nothing of tasks: a request goes in, a ``Result`` (the response with its text, log-probabilities,
+stop reason and usage, the cache key, the time and whether it was served from the cache) comes out, in
+request order. What a response means (a picked option, a rewritten distractor) is the task's business.
 
 Resumable by construction: each response is committed to the cache the moment it arrives, so a run
 killed at any point and started again makes exactly the calls that are missing (plus the few that were
-in flight). Identical requests within a run are sent once. Output order is the job order.
+in flight). Identical requests within a run are sent once. Retries are the backend's job (Bedrock and
+the fault fake retry throttling with backoff); whatever still fails, or raises, comes back as an error
+response and, not being cached, is retried by the next run.
 """
 
 from __future__ import annotations
@@ -17,45 +23,36 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, NamedTuple, Protocol
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
-from blindmcq.cache import ResponseCache, utc_now
+from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError
-from blindmcq.records import PredictionRecord
 
 log = logging.getLogger(__name__)
 
 
-class PresentationLike(Protocol):
-    """The fields of a presentation that go into its PredictionRecord."""
+@dataclass(frozen=True)
+class Result:
+    """One request's answer. ``cached``: served from the cache, or by an identical request earlier in
+    the same run; ``time``: when the answer was stored (UTC ISO); ``key``: ``request_key``."""
 
-    item_id: str
-    condition: str
-    phrasing: str
-    labels: str
-    protocol: str
-    reasoning: str
-    order: Sequence[int]
-    order_id: str
-    forced_slot: int | None
-    key_slot: int | None
-    n_options: int
-
-
-class ParsedLike(Protocol):
-    slot: int | None
-    status: str
-
-
-Interpret = Callable[[Any, ModelResponse], ParsedLike]
-
-
-class Job(NamedTuple):
-    presentation: PresentationLike
     request: ModelRequest
+    response: ModelResponse
+    key: str
+    time: str
+    cached: bool
+    backend: str
+
+    @property
+    def stop_reason(self) -> str | None:
+        meta = self.response.meta
+        stop = meta.get("stop_reason") if isinstance(meta, Mapping) else None
+        return None if stop is None else str(stop)
 
 
 def _error_response(exc: BaseException, started: float) -> ModelResponse:
@@ -83,68 +80,6 @@ def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelRespons
         return [_error_response(exc, started) for _ in requests]
 
 
-def make_record(
-    presentation: PresentationLike,
-    request: ModelRequest,
-    response: ModelResponse,
-    *,
-    interpret: Interpret,
-    backend: str,
-    key: str,
-    time: str,
-    cached: bool,
-    setting: str = "",
-) -> PredictionRecord:
-    """One PredictionRecord; an unparseable or failed answer has no picked slot and counts as wrong."""
-    error = response.error
-    if response.status == "error":
-        slot, status = None, "error"
-    else:
-        try:
-            parsed = interpret(presentation, response)
-            slot, status = parsed.slot, parsed.status
-        except Exception as exc:  # a parser bug must not drop the call: record it and say why
-            log.warning("interpret failed on %s: %s", presentation.item_id, exc)
-            slot, status, error = None, "error", f"interpret: {type(exc).__name__}: {exc}"
-    order = [int(i) for i in presentation.order]
-    picked_option = order[slot] if slot is not None and 0 <= slot < len(order) else None
-    return PredictionRecord(
-        item_id=presentation.item_id,
-        model=request.model,
-        condition=presentation.condition,
-        phrasing=presentation.phrasing,
-        labels=presentation.labels,
-        protocol=presentation.protocol,
-        reasoning=presentation.reasoning,
-        order=order,
-        order_id=presentation.order_id,
-        forced_slot=presentation.forced_slot,
-        key_slot=presentation.key_slot,
-        n_options=presentation.n_options,
-        picked_slot=slot,
-        picked_option=picked_option,
-        correct=status == "ok" and slot is not None and slot == presentation.key_slot,
-        parse_status=status,
-        raw_response=response.text,
-        input_tokens=response.input_tokens,
-        output_tokens=response.output_tokens,
-        latency_s=response.latency_s,
-        region=response.region,
-        request_hash=key,
-        time=time,
-        backend=backend,
-        cached=cached,
-        error=error,
-        setting=getattr(presentation, "setting", "") or setting,
-        stop_reason=_stop_reason(response),
-    )
-
-
-def _stop_reason(response: ModelResponse) -> str | None:
-    stop = response.meta.get("stop_reason") if isinstance(response.meta, Mapping) else None
-    return None if stop is None else str(stop)
-
-
 def _limits(
     concurrency: int | Mapping[str, int] | None, backend: Backend, models: set[str]
 ) -> dict[str, int]:
@@ -163,15 +98,14 @@ def _limits(
     return limits
 
 
-def call_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
-    """The one tally of a run, shown on the progress bar and written in its summary: ``from_cache``
-    (answered from the cache, or by an identical request earlier in the run), ``new_calls`` (paid
-    for now) and ``errors``."""
-    cached = sum(1 for r in records if r.cached)
+def tally(results: Sequence[Result]) -> dict[str, int]:
+    """What the progress bar shows: ``from_cache`` (answered from the cache, or by an identical request
+    earlier in the run), ``new_calls`` (paid for now) and ``errors`` (failed calls)."""
+    cached = sum(1 for r in results if r.cached)
     return {
         "from_cache": cached,
-        "new_calls": len(records) - cached,
-        "errors": sum(1 for r in records if r.parse_status == "error"),
+        "new_calls": len(results) - cached,
+        "errors": sum(1 for r in results if r.response.status == "error"),
     }
 
 
@@ -201,56 +135,60 @@ class _Renewer:
         self._thread.join()
 
 
-def run_calls(
-    jobs: Sequence[Job | tuple[PresentationLike, ModelRequest]],
+Counter = Callable[[Sequence[Result]], Mapping[str, int]]
+
+
+def run_requests(
+    requests: Sequence[ModelRequest],
     backend: Backend,
     *,
-    cache: ResponseCache,
-    interpret: Interpret,
+    cache: ResponseCache | str | Path,
     concurrency: int | Mapping[str, int] | None = None,
     progress: bool = True,
     desc: str = "",
     batch_size: int = 1,
-    setting: str = "",
     lease_ttl_s: float = 120.0,
     poll_s: tuple[float, float] = (0.05, 2.0),
-) -> list[PredictionRecord]:
-    """Run every job and return one PredictionRecord per job, in job order.
+    counts: Counter = tally,
+) -> list[Result]:
+    """Send every request and return one ``Result`` per request, in request order.
 
-    ``concurrency`` limits calls in flight per model: an int for each model, a mapping model -> int,
-    or None for the backend's own ``concurrency`` attribute (1 if it has none). Retries are the
-    backend's job (Bedrock and the fault fake retry throttling with backoff); whatever still fails,
-    or raises, is recorded with status ``error`` and, not being cached, retried by the next run. With
-    ``batch_size > 1`` and a backend offering ``complete_many``, uncached requests go in batches.
-    ``setting`` tags every record (a sweep setting such as the few-shot skew) unless the
-    presentation carries its own.
+    ``cache``: an open ``ResponseCache`` or the path of one (opened and closed here). ``concurrency``
+    limits calls in flight per model: an int for each model, a mapping model -> int, or None for the
+    backend's own ``concurrency`` attribute (1 if it has none). With ``batch_size > 1`` and a backend
+    offering ``complete_many``, uncached requests go in batches. ``counts`` turns the results settled so
+    far into the progress bar's postfix (default ``tally``).
 
     Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
     before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
     making is waited for (polling from ``poll_s[0]`` up to ``poll_s[1]`` seconds apart) and then read
     from the cache, or taken over if that process died.
     """
-    jobs = [Job(*job) for job in jobs]
-    keys = [request_key(backend, job.request) for job in jobs]
+    if not isinstance(cache, ResponseCache):
+        with ResponseCache(cache) as own:
+            return run_requests(
+                requests, backend, cache=own, concurrency=concurrency, progress=progress, desc=desc,
+                batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s, counts=counts,
+            )  # fmt: skip
+    requests = list(requests)
+    keys = [request_key(backend, request) for request in requests]
     by_key: dict[str, list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
         by_key[key].append(index)
 
-    limits = _limits(concurrency, backend, {job.request.model for job in jobs})
-    records: list[PredictionRecord | None] = [None] * len(jobs)
-    bar = tqdm(total=len(jobs), desc=desc or backend.name, unit="call", disable=not progress, smoothing=0.1)
-    done: list[PredictionRecord] = []
+    limits = _limits(concurrency, backend, {request.model for request in requests})
+    results: list[Result | None] = [None] * len(requests)
+    bar = tqdm(
+        total=len(requests), desc=desc or backend.name, unit="call", disable=not progress, smoothing=0.1
+    )
+    done: list[Result] = []
 
     def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
         for n, index in enumerate(by_key[key]):
-            presentation, request = jobs[index]
             # a repeated identical request in one run is answered by the first call, not sent again
-            record = make_record(
-                presentation, request, response, interpret=interpret, backend=backend.name,
-                key=key, time=time, cached=cached or n > 0, setting=setting,
-            )  # fmt: skip
-            records[index] = record
-            done.append(record)
+            result = Result(requests[index], response, key, time, cached or n > 0, backend.name)
+            results[index] = result
+            done.append(result)
         bar.update(len(by_key[key]))
 
     hits = cache.get_many(list(by_key))
@@ -262,6 +200,9 @@ def run_calls(
     batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
     # (key, response, time, cached); response None: another process holds the key, come back later
     Outcome = tuple[str, ModelResponse | None, str, bool]
+
+    def first_request(key: str) -> ModelRequest:
+        return requests[by_key[key][0]]
 
     def claim(batch: list[str], wait: bool) -> tuple[list[Outcome], list[str]]:
         """Cached answers and deferred keys, and the keys now ours to call."""
@@ -295,19 +236,16 @@ def run_calls(
         outcomes, mine = claim(batch, wait)
         if not mine:
             return outcomes
-        requests = [jobs[by_key[key][0]].request for key in mine]
+        todo = [first_request(key) for key in mine]
         if batched:
-            responses = _call_batch(backend, requests)
+            responses = _call_batch(backend, todo)
         else:
-            responses = [_call_one(backend, request) for request in requests]
-        return outcomes + [store(k, q, r) for k, q, r in zip(mine, requests, responses, strict=True)]
+            responses = [_call_one(backend, request) for request in todo]
+        return outcomes + [store(k, q, r) for k, q, r in zip(mine, todo, responses, strict=True)]
 
     per_model: dict[str, list[str]] = defaultdict(list)
     for key in missing:
-        per_model[jobs[by_key[key][0]].request.model].append(key)
-
-    def model_of(key: str) -> str:
-        return jobs[by_key[key][0]].request.model
+        per_model[first_request(key).model].append(key)
 
     pools = {
         model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
@@ -325,7 +263,7 @@ def run_calls(
                     deferred.append(key)
                 else:
                     settle(key, response, time, cached=cached)
-            bar.set_postfix(call_counts(done), refresh=False)
+            bar.set_postfix(counts(done), refresh=False)
         return deferred
 
     try:
@@ -339,7 +277,7 @@ def run_calls(
         if deferred:
             log.info("%d calls are in flight in another process; waiting for their answers", len(deferred))
         for key in deferred:  # the second round waits for the other holder's row (or its expiry)
-            pools[model_of(key)].submit(task, [key], True).add_done_callback(finished.put)
+            pools[first_request(key).model].submit(task, [key], True).add_done_callback(finished.put)
         drain(len(deferred))
     finally:
         if renewer is not None:
@@ -349,7 +287,7 @@ def run_calls(
         if missing:
             cache.release(holder)  # whatever a failure left leased is free for others at once
         cache.on_wait = cache_on_wait
-        bar.set_postfix(call_counts(done), refresh=False)
+        bar.set_postfix(counts(done), refresh=False)
         bar.close()
-    assert all(r is not None for r in records), "runner lost a record"
-    return [r for r in records if r is not None]
+    assert all(r is not None for r in results), "engine lost a result"
+    return [r for r in results if r is not None]

@@ -32,17 +32,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.stats import accuracy, chance_test
-from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend
+from blindmcq.backends.base import Abilities, Backend, ModelRequest
+from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.datasets.items import Item
+from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.interventions._calls import CallTag, call_all
-from blindmcq.items import Item
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 CONDITIONS = ("blind", "full")
@@ -117,6 +117,9 @@ class PoolConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
+        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+
+        validate_group("intervention", dict(cfg), key=prefix)
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in cfg.items() if k in known}
         if "conditions" in values:
@@ -342,36 +345,50 @@ def chance_question_distinct(
 # ------------------------------------------------------------------- running
 
 
-def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any]) -> str:
+def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any], abilities: Abilities | None = None) -> str:
     if conf.scoring != "auto":
         return conf.scoring
-    return "score" if model_cfg.get("backend") in ("local", "heuristic") else "generate"
+    abilities = abilities or abilities_for(model_cfg)
+    return "score" if abilities.scores_by_default or abilities.needs_option_texts else "generate"
 
 
-def label_style(conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int) -> str:
+def label_style(
+    conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int, abilities: Abilities | None = None
+) -> str:
     if conf.entry_labels != "auto":
         return conf.entry_labels
-    scored = _scoring(conf, model_cfg) == "score"
+    scored = _scoring(conf, model_cfg, abilities) == "score"
     return "letters" if scored and pool_size <= len(LETTERS) else "numbers"
 
 
+class PoolCall(NamedTuple):
+    """What a pool request asks: one group under one condition, and for a scored call one question
+    (0-based; None: the generation that assigns every question)."""
+
+    group_id: str
+    condition: str
+    question: int | None
+
+
 def pool_requests(
-    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any]
-) -> list[tuple[CallTag, ModelRequest]]:
+    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any],
+    abilities: Abilities | None = None,
+) -> list[tuple[PoolCall, ModelRequest]]:
     """The calls: per group and condition one generation, or per question one scored request."""
     name, none = str(model_cfg["name"]), TEXT[conf.language]["none"]
-    heuristic = model_cfg.get("backend") == "heuristic"
+    abilities = abilities or abilities_for(model_cfg)
+    heuristic = abilities.needs_option_texts
     calls = []
     for group in groups:
-        style = label_style(conf, model_cfg, len(group.pool))
+        style = label_style(conf, model_cfg, len(group.pool), abilities)
         for condition in conf.conditions:
-            if _scoring(conf, model_cfg) == "generate":
+            if _scoring(conf, model_cfg, abilities) == "generate":
                 user = render_prompt(group, condition, conf.language, style=style)
                 request = ModelRequest(
                     model=name, system=None, user=user, max_tokens=int(conf.max_tokens),
                     extra={"answer_prefix": "", "item_id": group.group_id},
                 )  # fmt: skip
-                calls.append((CallTag(group.group_id, "all", condition, "answerpool"), request))
+                calls.append((PoolCall(group.group_id, condition, None), request))
                 continue
             choices = (*entry_labels(len(group.pool), style), none)
             extra: dict[str, Any] = {"answer_prefix": "", "item_id": group.group_id}
@@ -380,7 +397,7 @@ def pool_requests(
             for slot in range(len(group.item_ids)):
                 user = render_prompt(group, condition, conf.language, slot=slot, style=style)
                 request = ModelRequest(model=name, system=None, user=user, choices=choices, extra=extra)
-                calls.append((CallTag(group.group_id, f"q{slot + 1}", condition, "answerpool"), request))
+                calls.append((PoolCall(group.group_id, condition, slot), request))
     return calls
 
 
@@ -395,49 +412,51 @@ def run_answerpool(
 ) -> pd.DataFrame:
     """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``."""
     groups = build_groups(items, conf)
-    calls = pool_requests(groups, conf, model_cfg)
+    abilities = abilities_for(model_cfg, backend)
+    calls = pool_requests(groups, conf, model_cfg, abilities)
     backend = backend or make_backend(model_cfg)
-    results = call_all(
-        [t for t, _ in calls], [r for _, r in calls], backend, cache=cache,
+    results = run_requests(
+        [r for _, r in calls], backend, cache=cache,
         concurrency=model_cfg.get("concurrency"), progress=progress, desc="answerpool",
     )  # fmt: skip
     by_group = {g.group_id: g for g in groups}
     answers: dict[tuple[str, str], list[int | None]] = {}
-    record_of: dict[tuple[str, str, int], Any] = {}
-    for (tag, _), (record, _) in zip(calls, results, strict=True):
-        group = by_group[tag.item_id]
-        failed = record.parse_status in ("error", "refused")
+    result_of: dict[tuple[str, str, int], Result] = {}
+    for (call, _), result in zip(calls, results, strict=True):
+        group = by_group[call.group_id]
+        failed = result.response.status in ("error", "refused")
         n, labels = (
             len(group.item_ids),
-            entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool))),
+            entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool), abilities)),
         )
-        slots = range(n) if tag.order_id == "all" else [int(tag.order_id[1:]) - 1]
-        parsed = [None] * n if failed else parse_assignment(record.raw_response, n, labels)
-        if tag.order_id != "all" and not failed:  # a scored call answers with one bare label
-            parsed[slots[0]] = parse_answer_token(record.raw_response, labels)
-        got = answers.setdefault((tag.item_id, tag.condition), [None] * n)
+        slots = range(n) if call.question is None else [call.question]
+        text = result.response.text
+        parsed = [None] * n if failed else parse_assignment(text, n, labels)
+        if call.question is not None and not failed:  # a scored call answers with one bare label
+            parsed[slots[0]] = parse_answer_token(text, labels)
+        got = answers.setdefault((call.group_id, call.condition), [None] * n)
         for s in slots:
             got[s] = parsed[s]
-            record_of[(tag.item_id, tag.condition, s)] = record
+            result_of[(call.group_id, call.condition, s)] = result
     rows = []
     for group in groups:
         for condition in conf.conditions:
             for s, item_id in enumerate(group.item_ids):
                 pick = answers[(group.group_id, condition)][s]
                 rows.append(
-                    _row(group, condition, s, item_id, pick, record_of[(group.group_id, condition, s)])
+                    _row(group, condition, s, item_id, pick, result_of[(group.group_id, condition, s)])
                 )
     frame = pd.DataFrame(rows)
     return frame.astype({"truth_entry": "Int64", "picked_entry": "Int64"}) if rows else frame
 
 
 def _row(
-    group: PoolGroup, condition: str, s: int, item_id: str, pick: int | None, record: Any
+    group: PoolGroup, condition: str, s: int, item_id: str, pick: int | None, result: Result
 ) -> dict[str, Any]:
     truth = group.truth[s]
     size = len(group.pool)
-    if record.parse_status in ("error", "refused"):
-        status = record.parse_status
+    if result.response.status in ("error", "refused"):
+        status = result.response.status
     else:
         status = "unparseable" if pick is None else "ok"
     correct = pick is not None and (pick == ABSTAIN if truth is None else pick == truth)
@@ -454,8 +473,8 @@ def _row(
         "chance": float(chance_question(size)),
         "set_chance": len(group.answer_entries) / (size + 1),
         "group_chance": float(chance_group(size, group.truth)),
-        "model": record.model, "backend": record.backend, "raw_response": record.raw_response,
-        "request_hash": record.request_hash, "cached": bool(record.cached),
+        "model": result.request.model, "backend": result.backend, "raw_response": result.response.text,
+        "request_hash": result.key, "cached": bool(result.cached),
     }  # fmt: skip
 
 

@@ -8,7 +8,7 @@
 probe.sample=null``), finds the calls the response cache lacks by running the probe itself against a
 recording stand-in for the model (so the requests and their cache keys are the probe's own), validates
 every batch setting and the model's batch family, then writes the JSONL to S3 and creates the jobs
-(``blindmcq.batch.submit``). One manifest per job goes to ``results/batch/<job name>.json``.
+(``blindmcq.engine.batch.submit``). One manifest per job goes to ``results/batch/<job name>.json``.
 ``status`` polls the jobs; ``collect`` reads the outputs of finished jobs into the same response cache
 under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers from the cache.
 Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
@@ -28,7 +28,8 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.batch import (
+from blindmcq.config.files import CONF_DIR
+from blindmcq.engine.batch import (
     DONE,
     BatchJob,
     BatchSettings,
@@ -37,10 +38,9 @@ from blindmcq.batch import (
     make_bedrock_backend,
     submit,
 )
-from blindmcq.cache import ResponseCache
+from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 STATE_DIR = paths.RESULTS / "batch"
 FLAGS = {
     "role_arn": "--role-arn", "input_uri": "--input-uri", "output_uri": "--output-uri",
@@ -89,8 +89,8 @@ def pending_requests(
     params: Mapping[str, Any], backend: Any, items_path: Path = paths.ITEMS
 ) -> dict[str, Any]:
     """Cache key -> request for every call the probe would make that the cache lacks."""
-    from blindmcq.items import read_items
-    from blindmcq.probe import run_probe, sample_items
+    from blindmcq.datasets.items import read_items
+    from blindmcq.tasks.probe import run_probe, sample_items
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))

@@ -4,7 +4,7 @@ From a CSV (with or without a header), JSONL or Parquet bank it writes, under ``
 
 - ``report.md``: what the audit shows, the surface strategies (paper Table 2) with 95% Wilson intervals,
   key-position shares, the option-length profile, and the blind probe and gate of the chosen model;
-- ``index.html``: the item explorer (:mod:`blindmcq.html_report`);
+- ``index.html``: the item explorer (:mod:`blindmcq.reporting.html`);
 - ``metrics.json``: flat keys as in ``reports/metrics.json`` (``table2/longest``, ``blind_acc/<model>/all``).
 
 Intermediate files the explorer reads (``items.jsonl``, ``predictions.parquet``, ``gate.json``,
@@ -41,16 +41,17 @@ from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.stats import smallest_significant_k
 from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, headline_metrics, rounded, write_tables
 from blindmcq.atomic import atomic_path, write_text
-from blindmcq.baselines import lexical_picks as picks_of_lexical
-from blindmcq.baselines import summarise, surface_strategies
+from blindmcq.auditing.profile import profile_bank
+from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
+from blindmcq.auditing.surface import summarise, surface_strategies
+from blindmcq.config.files import REPO_ROOT
 from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
+from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
-from blindmcq.items import Item
-from blindmcq.profile import profile_bank
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
 STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
@@ -190,8 +191,8 @@ class AuditResult:
 def _probe(
     items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any
 ) -> pd.DataFrame:
-    from blindmcq.presentations import load_conf
-    from blindmcq.probe import run_probe
+    from blindmcq.tasks.presentations import load_conf
+    from blindmcq.tasks.probe import run_probe
 
     condition = {
         "name": "audit",
@@ -259,10 +260,10 @@ def run_audit(
     sample: int | None = None,
 ) -> AuditResult:
     """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``."""
+    from blindmcq.answers.predictions import write_predictions
     from blindmcq.backends.registry import load_model_config
-    from blindmcq.html_report import write_html_report
-    from blindmcq.items import write_items
-    from blindmcq.predictions import write_predictions
+    from blindmcq.datasets.items import write_items
+    from blindmcq.reporting.html import write_html_report
 
     path, out = Path(path), Path(out)
     columns = peek_columns(path, mapping.header)
@@ -295,8 +296,8 @@ def run_audit(
     profile = profile_bank(items)
 
     from blindmcq.backends.registry import make_backend
-    from blindmcq.presentations import load_conf
-    from blindmcq.probe import sample_items
+    from blindmcq.tasks.presentations import load_conf
+    from blindmcq.tasks.probe import sample_items
 
     model_cfg = load_model_config(model)
     if scoring is not None:

@@ -34,11 +34,12 @@ from typing import Any
 
 import yaml
 
+from blindmcq.backends.registry import abilities_of
+from blindmcq.config.files import CONF_DIR, REPO_ROOT
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
-from blindmcq.items import Item, read_items
 
-ROOT = Path(__file__).resolve().parents[2]
-CONF_DIR = ROOT / "conf"
+ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
 # clone, or the corpus a `dvc repro` extracted from the committed default PDFs.
 SAMPLE_SOURCES = (
@@ -52,7 +53,7 @@ SAMPLE_SOURCES = (
 # compared to on-demand pricing" (AWS's Bedrock training module on Trailhead; the user guide's batch page
 # points to https://aws.amazon.com/bedrock/pricing/, not in the search corpus, for per-model prices).
 BATCH_PRICE_FACTOR = 0.5
-BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.batch.BatchSettings.max_records)
+BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.BatchSettings.max_records)
 ROUTES = ("on-demand", "batch", "server")
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 RUN_KEYS = {
@@ -188,7 +189,7 @@ def count_calls(run: Run, option_counts: Sequence[int]) -> int:
 
 
 def _load(group: str, name: str, conf_dir: Path) -> dict[str, Any]:
-    from blindmcq.presentations import load_conf
+    from blindmcq.tasks.presentations import load_conf
 
     return load_conf(group, name, conf_dir)
 
@@ -197,7 +198,7 @@ def mean_prompt_chars(
     items: Sequence[Item], *, condition: str, phrasing: str, labels: str, reasoning: str, conf_dir: Path
 ) -> float:
     """Mean characters of system + user prompt over ``items`` in the published order."""
-    from blindmcq.presentations import build_presentations
+    from blindmcq.tasks.presentations import build_presentations
 
     protocol = "md" if labels == "dash" else "sl"
     presentations = build_presentations(
@@ -347,7 +348,7 @@ def unverified_models(names: Sequence[str], conf: Path) -> list[dict[str, Any]]:
     out = []
     for name in names:
         model = _model_cfg(name, conf)
-        if model.get("backend") == "bedrock" and model.get("verified") is not True:
+        if abilities_of(model).catalogue and model.get("verified") is not True:
             out.append({"model": name, "unverified": list(model.get("unverified") or ["(not recorded)"])})
     return out
 
@@ -358,14 +359,14 @@ def routes(
     """The three ways to make the calls: on-demand (quota-bound), Bedrock batch (50% price, asynchronous,
     only families the batch documentation lists) and a local/OpenAI-compatible server (no token price;
     wall time = calls / measured ``throughput`` in calls per second, one server taking the models in turn)."""
-    from blindmcq.batch import batch_family
+    from blindmcq.engine.batch import batch_family
 
     calls = sum(m["calls"] for m in model_rows)
     cost = sum(m["cost_usd"] for m in model_rows)
     batchable, refused = [], []
     for m in model_rows:
         model = _model_cfg(m["model"], conf)
-        family = batch_family(str(model.get("model_id", ""))) if model.get("backend") == "bedrock" else None
+        family = batch_family(str(model.get("model_id", ""))) if abilities_of(model).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
     if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):
@@ -521,7 +522,7 @@ def measure_throughput(
     from concurrent.futures import ThreadPoolExecutor
 
     from blindmcq.backends.registry import make_backend
-    from blindmcq.presentations import build_presentations, to_request
+    from blindmcq.tasks.presentations import build_presentations, to_request
 
     conf = Path(conf_dir or CONF_DIR)
     if n_calls < 1:

@@ -1,31 +1,184 @@
-"""The probe: items -> presentations -> model requests -> one PredictionRecord per call.
+"""The multiple-choice probe task: items -> presentations -> model requests -> engine -> one
+PredictionRecord per call.
 
-Plain typed Python; the ``probe`` stage and the Hydra sweep entry point both call ``run_probe``.
+- dataset: ``sample_items`` (the seeded sample of the usable items);
+- presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
+  ``make_jobs`` turns presentations into requests with what the backend's declared abilities need);
+- parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
+- scorer: ``make_record`` (the picked slot against the presentation's key).
+
+The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
+``probe`` stage, the sweep, the interventions and NonsenseQA all call ``run_probe``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
 
-from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend
-from blindmcq.cache import ResponseCache
+from blindmcq.answers.predictions import to_frame, to_table
+from blindmcq.answers.records import PredictionRecord
+from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
+from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.datasets.items import Item
+from blindmcq.engine.cache import ResponseCache
+from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.parsing import interpret
-from blindmcq.predictions import to_frame, to_table
-from blindmcq.presentations import Presentation, build_presentations, load_conf, to_request
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.runner import Job, run_calls
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import Presentation, build_presentations, load_conf, to_request
 
 log = logging.getLogger(__name__)
+
+
+class PresentationLike(Protocol):
+    """The fields of a presentation that go into its PredictionRecord."""
+
+    item_id: str
+    condition: str
+    phrasing: str
+    labels: str
+    protocol: str
+    reasoning: str
+    order: Sequence[int]
+    order_id: str
+    forced_slot: int | None
+    key_slot: int | None
+    n_options: int
+
+
+class ParsedLike(Protocol):
+    slot: int | None
+    status: str
+
+
+Interpret = Callable[[Any, ModelResponse], ParsedLike]
+
+
+class Job(NamedTuple):
+    presentation: PresentationLike
+    request: ModelRequest
+
+
+def make_record(
+    presentation: PresentationLike,
+    request: ModelRequest,
+    response: ModelResponse,
+    *,
+    interpret: Interpret,
+    backend: str,
+    key: str,
+    time: str,
+    cached: bool,
+    setting: str = "",
+) -> PredictionRecord:
+    """One PredictionRecord; an unparseable or failed answer has no picked slot and counts as wrong."""
+    error = response.error
+    if response.status == "error":
+        slot, status = None, "error"
+    else:
+        try:
+            parsed = interpret(presentation, response)
+            slot, status = parsed.slot, parsed.status
+        except Exception as exc:  # a parser bug must not drop the call: record it and say why
+            log.warning("interpret failed on %s: %s", presentation.item_id, exc)
+            slot, status, error = None, "error", f"interpret: {type(exc).__name__}: {exc}"
+    order = [int(i) for i in presentation.order]
+    picked_option = order[slot] if slot is not None and 0 <= slot < len(order) else None
+    return PredictionRecord(
+        item_id=presentation.item_id,
+        model=request.model,
+        condition=presentation.condition,
+        phrasing=presentation.phrasing,
+        labels=presentation.labels,
+        protocol=presentation.protocol,
+        reasoning=presentation.reasoning,
+        order=order,
+        order_id=presentation.order_id,
+        forced_slot=presentation.forced_slot,
+        key_slot=presentation.key_slot,
+        n_options=presentation.n_options,
+        picked_slot=slot,
+        picked_option=picked_option,
+        correct=status == "ok" and slot is not None and slot == presentation.key_slot,
+        parse_status=status,
+        raw_response=response.text,
+        input_tokens=response.input_tokens,
+        output_tokens=response.output_tokens,
+        latency_s=response.latency_s,
+        region=response.region,
+        request_hash=key,
+        time=time,
+        backend=backend,
+        cached=cached,
+        error=error,
+        setting=getattr(presentation, "setting", "") or setting,
+        stop_reason=_stop_reason(response),
+    )
+
+
+def _stop_reason(response: ModelResponse) -> str | None:
+    stop = response.meta.get("stop_reason") if isinstance(response.meta, Mapping) else None
+    return None if stop is None else str(stop)
+
+
+def call_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
+    """The one tally of a run, shown on the progress bar and written in its summary: ``from_cache``
+    (answered from the cache, or by an identical request earlier in the run), ``new_calls`` (paid
+    for now) and ``errors``."""
+    cached = sum(1 for r in records if r.cached)
+    return {
+        "from_cache": cached,
+        "new_calls": len(records) - cached,
+        "errors": sum(1 for r in records if r.parse_status == "error"),
+    }
+
+
+def records_from(
+    jobs: Sequence[Job], results: Sequence[Result], *, interpret: Interpret, setting: str = ""
+) -> list[PredictionRecord]:
+    """One PredictionRecord per (job, engine result)."""
+    return [
+        make_record(
+            job.presentation, job.request, result.response, interpret=interpret, backend=result.backend,
+            key=result.key, time=result.time, cached=result.cached, setting=setting,
+        )
+        for job, result in zip(jobs, results, strict=True)
+    ]
+
+
+def run_calls(
+    jobs: Sequence[Job | tuple[PresentationLike, ModelRequest]],
+    backend: Backend,
+    *,
+    cache: ResponseCache,
+    interpret: Interpret,
+    concurrency: int | Mapping[str, int] | None = None,
+    progress: bool = True,
+    desc: str = "",
+    batch_size: int = 1,
+    setting: str = "",
+    lease_ttl_s: float = 120.0,
+    poll_s: tuple[float, float] = (0.05, 2.0),
+) -> list[PredictionRecord]:
+    """Run every job through the engine (``engine.run.run_requests``: cache, in-flight sharing,
+    concurrency, progress) and return one PredictionRecord per job, in job order.
+
+    ``setting`` tags every record (a sweep setting such as the few-shot skew) unless the presentation
+    carries its own."""
+    jobs = [Job(*job) for job in jobs]
+    results = run_requests(
+        [job.request for job in jobs], backend, cache=cache, concurrency=concurrency, progress=progress,
+        desc=desc, batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s,
+    )  # fmt: skip
+    return records_from(jobs, results, interpret=interpret, setting=setting)
+
 
 
 def sample_items(
@@ -47,9 +200,10 @@ def sample_items(
     return [usable[i] for i in sorted(chosen)]
 
 
-def scores_labels(model_cfg: Mapping[str, Any], protocol: str) -> bool:
-    """Base models (the local backend) are scored by label log-probabilities; MD always generates."""
-    default = model_cfg.get("backend") == "local"
+def scores_labels(model_cfg: Mapping[str, Any], protocol: str, abilities: Abilities | None = None) -> bool:
+    """Base models (backends declaring ``scores_by_default``) are scored by label log-probabilities
+    unless ``score_labels`` says otherwise; MD always generates."""
+    default = (abilities or abilities_for(model_cfg)).scores_by_default
     return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
 
 
@@ -76,12 +230,16 @@ def make_jobs(
     *,
     model_cfg: Mapping[str, Any],
     reasoning: Mapping[str, Any],
+    abilities: Abilities | None = None,
 ) -> list[Job]:
-    """One request per presentation. Heuristic backends also get the option texts they judge by."""
+    """One request per presentation. Heuristic backends also get the option texts they judge by.
+    ``abilities``: the backend's (default: those its config's kind declares)."""
     name = str(model_cfg["name"])
-    score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
+    abilities = abilities or abilities_for(model_cfg)
+    score = scores_labels(model_cfg, presentations[0].protocol, abilities) if presentations else False
     max_tokens = effective_max_tokens(model_cfg, reasoning)
-    heuristic = model_cfg.get("backend") in ("heuristic", "fault")  # the fault fake wraps a heuristic
+    # heuristics judge the option texts (the fault fake declares the abilities of what it wraps)
+    heuristic = abilities.needs_option_texts
     jobs = []
     for p in presentations:
         request: ModelRequest = to_request(
@@ -155,6 +313,7 @@ def build_jobs(
     condition: Mapping[str, Any],
     protocol_cfg: Mapping[str, Any],
     fewshot_examples: Sequence[Item] | None = None,
+    abilities: Abilities | None = None,
 ) -> tuple[ProtocolSpec, list[Job]]:
     """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
     ``blindmcq preview`` prints (one builder for both)."""
@@ -176,7 +335,7 @@ def build_jobs(
     )
     if spec.fewshot != "none":
         presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
-    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning)
+    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning, abilities=abilities)
 
 
 def run_probe(
@@ -202,6 +361,7 @@ def run_probe(
     spec, jobs = build_jobs(
         items, model_cfg=model_cfg, prompt=prompt, labels=labels, reasoning=reasoning,
         condition=condition, protocol_cfg=protocol_cfg, fewshot_examples=fewshot_examples,
+        abilities=abilities_for(model_cfg, backend),
     )  # fmt: skip
     backend = backend or make_backend(model_cfg)
     matcher = None

@@ -41,9 +41,9 @@ import pandas as pd
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import Backend, ModelRequest
 from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.datasets.items import Item
+from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.interventions._calls import CallTag, call_all
-from blindmcq.items import Item
 
 PROMPTS: dict[str, str] = {
     "uk": (
@@ -94,6 +94,10 @@ class RewriteConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
+        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+
+        # ``rewriter`` marks a rewrite config for the schema; its default is the dataclass's
+        validate_group("intervention", {"rewriter": cls.rewriter, **cfg}, key=prefix)
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in cfg.items() if k in known}
         conf = cls(**values)
@@ -177,8 +181,8 @@ def _with_rewrites(
 
 def rewrite_requests(
     items: Sequence[Item], conf: RewriteConfig, model_name: str
-) -> list[tuple[CallTag, ModelRequest]]:
-    """One generation request per distractor of every usable item."""
+) -> list[tuple[tuple[str, int], ModelRequest]]:
+    """One generation request per distractor of every usable item, each with its (item id, option index)."""
     template = PROMPTS[conf.language]
     calls = []
     for item in items:
@@ -196,7 +200,7 @@ def rewrite_requests(
                 # the template ends with its own cue: a base model gets no extra "Відповідь:"
                 extra={"answer_prefix": "", "item_id": item.id},
             )  # fmt: skip
-            calls.append((CallTag(item.id, f"opt{j}", "rewrite", "rewrite"), request))
+            calls.append(((item.id, j), request))
     return calls
 
 
@@ -211,17 +215,17 @@ def rewrite_with_model(
     model_cfg = conf.model_cfg()
     backend = backend or make_backend(model_cfg)
     calls = rewrite_requests(items, conf, str(model_cfg["name"]))
-    results = call_all(
-        [t for t, _ in calls], [r for _, r in calls], backend, cache=cache,
+    results = run_requests(
+        [r for _, r in calls], backend, cache=cache,
         concurrency=model_cfg.get("concurrency"), progress=progress, desc="rewrite",
     )  # fmt: skip
     texts: dict[str, dict[int, str]] = {}
     status: dict[str, dict[int, str]] = {}
-    for (tag, _), (record, _) in zip(calls, results, strict=True):
-        j = int(tag.order_id.removeprefix("opt"))
-        failed = record.parse_status in ("error", "refused")
-        texts.setdefault(tag.item_id, {})[j] = "" if failed else clean_generation(record.raw_response)
-        status.setdefault(tag.item_id, {})[j] = record.parse_status if failed else "rewritten"
+    for ((item_id, j), _), result in zip(calls, results, strict=True):
+        response = result.response
+        failed = response.status in ("error", "refused")
+        texts.setdefault(item_id, {})[j] = "" if failed else clean_generation(response.text)
+        status.setdefault(item_id, {})[j] = response.status if failed else "rewritten"
     provenance = {
         "rewriter": "model",
         "model": str(model_cfg["name"]),

@@ -32,16 +32,16 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.stats import chance_test
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import abilities_for, load_model_config, make_backend
+from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
-from blindmcq.items import Item
-from blindmcq.predictions import write_predictions
-from blindmcq.presentations import load_conf
-from blindmcq.probe import run_probe
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.tasks.presentations import load_conf
+from blindmcq.tasks.probe import run_probe
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def run_nonsense(
         cfg, run_backend = model_cfg, backend
         if protocol == "md":
             reasoning["max_tokens"] = md_max_tokens
-            if backend is None and model_cfg.get("backend") == "local":
+            if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = run_probe(
             items, model_cfg=cfg, prompt=prompt, labels=load_conf("labels", labels),

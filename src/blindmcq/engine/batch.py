@@ -45,7 +45,8 @@ from typing import Any
 
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
-from blindmcq.cache import ResponseCache, utc_now
+from blindmcq.backends.registry import abilities_of
+from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
 log = logging.getLogger(__name__)
@@ -447,7 +448,7 @@ def _default_clients(backend: BedrockBackend, settings: BatchSettings) -> tuple[
 
 def make_bedrock_backend(model_cfg: Mapping[str, Any]) -> BedrockBackend:
     """The backend whose name and request bodies the batch shares with online calls; it never calls."""
-    if model_cfg.get("backend") != "bedrock":
+    if not abilities_of(model_cfg).batch:
         raise ConfigError(
             "model.backend", f"batch inference needs a bedrock model, got {model_cfg.get('backend')!r}"
         )

@@ -14,8 +14,8 @@ from typing import Any
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.config.files import CONF_DIR
+from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.items import Item
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
@@ -107,10 +107,12 @@ def load_conf(group: str, name: str, conf_dir: str | Path | None = None) -> dict
 @lru_cache(maxsize=8)
 def _all_symbols(conf_dir: str) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
-    for path in sorted(Path(conf_dir, "labels").glob("*.yaml")):
-        cfg = load_conf("labels", path.stem, conf_dir)
+    from blindmcq.config.files import group_names
+
+    for name in group_names("labels", conf_dir):
+        cfg = load_conf("labels", name, conf_dir)
         if not cfg.get("uniform"):
-            out[str(cfg.get("name", path.stem))] = tuple(str(s) for s in cfg["symbols"])
+            out[str(cfg.get("name", name))] = tuple(str(s) for s in cfg["symbols"])
     return out
 
 

@@ -5,8 +5,8 @@ The config is composed from ``conf/`` with Hydra's compose API, as ``dvc exp run
 ``params.yaml``; the items are the probe stage's seeded sample (``probe.sample``, ``probe.seed``) of
 ``results/corpus/items.jsonl``, or, before the corpus stage has run, of the configured dataset read the
 corpus stage's way (the default bank's PDFs are extracted into a temporary folder: about a minute).
-The requests come from ``blindmcq.probe.build_jobs``, the builder the probe itself uses, and the key from
-``request_key``, the one the runner caches under (lm-eval's ``--write_out`` is the precedent).
+The requests come from ``blindmcq.tasks.probe.build_jobs``, the builder the probe itself uses, and the key
+from ``request_key``, the one the runner caches under (lm-eval's ``--write_out`` is the precedent).
 
 Each line: ``item_id``, ``condition``, ``order_id``, ``model`` (config name), ``backend`` (its name),
 ``endpoint`` (null where the backend sends to no endpoint that changes the answer), ``key`` and
@@ -26,10 +26,10 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
+from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
-from blindmcq.probe import build_jobs, sample_items
+from blindmcq.tasks.probe import build_jobs, sample_items
 
 
 def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each strategy picks one option per item from the options alone:
 - ``constant_{s}``: always slot s (0-based), for every s up to the largest N. An item with N <= s
   has no slot s and does not count for that strategy (``n`` shrinks; the summary says how many).
 - ``longest`` / ``shortest``: most / fewest characters (whitespace-normalised, as in
-  :mod:`blindmcq.profile`).
+  :mod:`blindmcq.auditing.profile`).
 - ``most_words``: most whitespace-separated words.
 
 Ties: the first tied option in published order is picked (deterministic, and the same rule the
@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from blindmcq.analysis.stats import wilson
-from blindmcq.items import Item
-from blindmcq.profile import normalise, profile_bank
+from blindmcq.auditing.profile import collapse_whitespace, profile_bank
+from blindmcq.datasets.items import Item
 
 PICK_COLUMNS = ("strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied")
 SUMMARY_COLUMNS = (
@@ -41,7 +41,7 @@ Score = Callable[[str], float]
 
 
 def _chars(option: str) -> float:
-    return len(normalise(option))
+    return len(collapse_whitespace(option))
 
 
 def _words(option: str) -> float:

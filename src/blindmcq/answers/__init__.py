@@ -1,0 +1,1 @@
+"""The answers of a run: one PredictionRecord per model call, and the predictions files."""

@@ -1,0 +1,1 @@
+"""What a bank gives away without its questions: the audit, the format profile, surface strategies."""

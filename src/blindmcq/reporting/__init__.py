@@ -1,0 +1,1 @@
+"""What leaves a run: the Markdown and HTML report, MLflow tracking and the release."""

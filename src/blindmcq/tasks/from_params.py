@@ -1,0 +1,147 @@
+"""The tasks' calls from the composed config (``params.yaml``): what the stages and the sweep share.
+
+Stages are wiring only and import no other stage; what two of them (or a stage and the sweep) need
+lives here: the probe of a sample with the composed config, the headline presentation, a run's name,
+and the interventions' item sample and config.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blindmcq import paths
+from blindmcq.analysis.frame import Baseline
+from blindmcq.config.files import load_group
+from blindmcq.datasets.items import Item, read_items
+from blindmcq.errors import ConfigError
+from blindmcq.params import require, section
+from blindmcq.tasks.probe import run_probe, sample_items
+
+log = logging.getLogger(__name__)
+OUT_ROOT = Path("results") / "interventions"
+
+
+def probe_items(
+    params: dict[str, Any],
+    items: list[Item],
+    *,
+    condition: dict[str, Any] | None = None,
+    model_key: str = "model",
+) -> pd.DataFrame:
+    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group."""
+    return run_probe(
+        items,
+        model_cfg=section(params, model_key),
+        prompt=section(params, "prompt"),
+        labels=section(params, "labels"),
+        reasoning=section(params, "reasoning"),
+        condition=condition if condition is not None else section(params, "condition"),
+        protocol_cfg=section(params, "protocol"),
+        cache_path=require(params, "probe.cache"),
+        concurrency=section(params, "probe").get("concurrency"),
+    )
+
+
+def probe_from_params(
+    params: dict[str, Any], *, condition: dict[str, Any] | None = None, model_key: str = "model"
+) -> pd.DataFrame:
+    """The probe stage's call: the seeded sample of the corpus, probed with the composed config."""
+    probe = section(params, "probe")
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    return probe_items(params, items, condition=condition, model_key=model_key)
+
+
+def call_counts(predictions: pd.DataFrame) -> dict[str, int]:
+    return {
+        "calls": len(predictions),
+        "from_cache": int(predictions["cached"].sum()),
+        "new_calls": int((~predictions["cached"]).sum()),
+        **{f"status_{k}": int(v) for k, v in predictions["parse_status"].value_counts().items()},
+    }
+
+
+def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
+    protocol = params["protocol"]
+    md = protocol.get("extraction") == "match"
+    labels = protocol.get("labels") or params["labels"]["name"]
+    return Baseline(
+        phrasing=params["prompt"]["name"],
+        labels=labels,
+        protocol="md" if md else "sl",
+        reasoning=params["reasoning"]["name"],
+        orders=orders,
+    )
+
+
+def run_name(params: dict[str, Any]) -> str:
+    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
+    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
+    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
+    model = params.get("model") or {}
+    if model.get("scoring", "letter") != "letter":
+        parts[0] += f"[{model['scoring']}]"
+    gate_model = (params.get("gate_model") or {}).get("name")
+    if gate_model and gate_model != model.get("name"):
+        parts.append(f"gate={gate_model}")
+    probe = params.get("probe") or {}
+    if "sample" in probe or "seed" in probe:
+        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
+    return "/".join(parts)
+
+
+def intervention_cfg(params: dict[str, Any], name: str) -> dict[str, Any]:
+    """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
+    cfg = (params.get("intervention") or {}).get(name)
+    if cfg is None:
+        cfg = load_group("intervention", name)
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"intervention.{name}", "expected a mapping")
+    return dict(cfg)
+
+
+def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:
+    """The seeded sample of the configured items file: ``probe.sample``, capped by the intervention's own
+    ``sample`` (an int is a cost cap, so ``probe.sample=20`` gives 20 items, not the intervention's 30;
+    ``sample: null`` = ``probe.sample``). Which one applied is logged."""
+    probe = params.get("probe") or {}
+    own, asked = cfg.get("sample"), probe.get("sample")
+    if own is not None and (asked is None or own < asked):
+        sample, key = own, f"{name}.sample"
+    else:
+        sample, key = asked, "probe.sample"
+    items = sample_items(
+        read_items(cfg.get("items") or "results/corpus/items.jsonl"),
+        sample,
+        int(probe.get("seed", 0)),
+        key=key,
+    )
+    log.info("%s: %d items (%s=%s)", name, len(items), key, sample)
+    return items
+
+
+def probe_condition(
+    conditions: list[str], blind_orders: Any = "all", full_orders: Any = ("rot0",)
+) -> dict[str, Any]:
+    return {
+        "conditions": list(conditions),
+        "blind_orders": blind_orders,
+        "full_orders": list(full_orders),
+        "forced": False,
+    }
+
+
+def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
+    tracking = params.get("tracking") or {}
+    if tracking.get("enabled") and tracking.get("uri"):
+        from blindmcq.reporting.tracking import log_run
+
+        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
+        log_run(
+            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
+            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"), tags={"stage": name},
+        )  # fmt: skip
