@@ -81,7 +81,8 @@ def make_jobs(
     name = str(model_cfg["name"])
     score = scores_labels(model_cfg, presentations[0].protocol) if presentations else False
     max_tokens = effective_max_tokens(model_cfg, reasoning)
-    heuristic = model_cfg.get("backend") in ("heuristic", "fault")  # the fault fake wraps a heuristic
+    # option-only backends (the fault fake wraps a heuristic; lexical search reads the statutes index)
+    heuristic = model_cfg.get("backend") in ("heuristic", "fault", "lexical")
     jobs = []
     for p in presentations:
         request: ModelRequest = to_request(
@@ -98,6 +99,8 @@ def make_jobs(
                 "option_texts": list(p.option_texts),
                 "label_strings": list(p.label_strings),
             }
+            if model_cfg.get("backend") == "lexical":  # its tie-break follows the published order
+                extra |= {"option_order": list(p.order), "item_id": p.item_id}
             request = dataclasses.replace(request, extra=extra)
         jobs.append(Job(p, request))
     return jobs

@@ -9,7 +9,7 @@ from typing import Any
 from blindmcq.backends.base import Backend
 from blindmcq.errors import ConfigError
 
-BACKENDS = ("bedrock", "openai", "local", "heuristic", "fault", "instant", "slow")
+BACKENDS = ("bedrock", "openai", "local", "heuristic", "lexical", "fault", "instant", "slow")
 MODEL_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "model"
 
 
@@ -51,6 +51,10 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
         from blindmcq.backends.heuristic import HeuristicBackend
 
         return HeuristicBackend(model_cfg)
+    if kind == "lexical":
+        from blindmcq.backends.lexical import LexicalBackend
+
+        return LexicalBackend(model_cfg)
     if kind == "fault":
         from blindmcq.backends.bedrock import RetryPolicy
         from blindmcq.backends.fault import FaultBackend, FaultRates

@@ -474,6 +474,15 @@ class HeuristicModel(_Model):
             raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
 
 
+@dataclass(frozen=True)
+class LexicalModel(_Model):
+    """Lexical search over the statutes as a model (backends/lexical.py)."""
+
+    index: str | None = None  # the BM25 index folder; null = results/statutes/index
+    tie_break: Literal["random", "first"] = "random"
+    tie_rtol: float = non_negative(1e-9)
+
+
 def _probability(default: float = 0.0) -> Any:
     return field(default=default, **_rng(ge=0, le=1))
 
@@ -521,7 +530,7 @@ class SlowModel(_Model):
 
 MODEL_SCHEMAS: dict[str, type] = {
     "bedrock": BedrockModel, "openai": OpenAIModel, "local": LocalModel, "heuristic": HeuristicModel,
-    "fault": FaultModel, "instant": InstantModel, "slow": SlowModel,
+    "lexical": LexicalModel, "fault": FaultModel, "instant": InstantModel, "slow": SlowModel,
 }  # fmt: skip
 
 
