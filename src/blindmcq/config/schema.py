@@ -603,6 +603,20 @@ class Statutes:
 
 
 @dataclass(frozen=True)
+class Panel:
+    """Further models probed on the same items as ``model`` (docs/panel.md): ``conf/model/<name>.yaml``
+    names. The member named like ``gate_model`` takes the composed ``gate_model`` config."""
+
+    name: str = "default"
+    models: list[str] = field(default_factory=list)
+
+    def check(self, key: str) -> None:
+        for i, name in enumerate(self.models):
+            if not name or "/" in name or name.endswith((".yaml", ".yml")):
+                raise _Reject(f"{key}.models[{i}]", f"expected a model config name, got {name!r}")
+
+
+@dataclass(frozen=True)
 class Tracking:
     name: str = "local"
     enabled: bool = True
@@ -619,6 +633,7 @@ class Config:
     statutes: Statutes | None = None
     model: Model | None = None
     gate_model: Model | None = None
+    panel: Panel | None = None
     prompt: Prompt | None = None
     labels: Labels | None = None
     condition: Condition | None = None
@@ -635,7 +650,7 @@ class Config:
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
-    "model": Model, "probe": Probe, "prompt": Prompt, "protocol": Protocol, "reasoning": Reasoning,
+    "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol, "reasoning": Reasoning,
     "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
 }  # fmt: skip
 # conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.

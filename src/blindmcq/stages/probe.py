@@ -1,4 +1,9 @@
-"""Stage ``probe``: items -> the configured model's answers -> ``results/predictions/``.
+"""Stage ``probe``: items -> the answers of the configured model and of the panel -> ``results/predictions/``.
+
+The panel (``panel.models``, conf/panel/) lists further model configs (``conf/model/<name>.yaml``) probed
+on the same items with the same presentations; their rows share the predictions files, told apart by the
+``model`` column. A member named like ``gate_model`` takes the composed ``gate_model`` config (so
+``-S gate_model.seed=1`` reaches it), and the gate stage then reads its blind calls from here.
 
 Writes ``predictions.parquet`` (the released format) and ``predictions.jsonl`` (the same rows); what
 varies per run goes to ``results/calls/predictions/`` (not a DVC output): the call log and ``calls.json``
@@ -16,8 +21,16 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.items import Item, read_items
+from blindmcq.backends.registry import load_model_config
+from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
-from blindmcq.predictions import call_log_path, write_predictions, write_predictions_jsonl
+from blindmcq.predictions import (
+    call_log_path,
+    to_frame,
+    to_table,
+    write_predictions,
+    write_predictions_jsonl,
+)
 from blindmcq.probe import run_probe, sample_items
 from blindmcq.stages._main import run_stage
 
@@ -30,11 +43,13 @@ def probe_items(
     *,
     condition: dict[str, Any] | None = None,
     model_key: str = "model",
+    model_cfg: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group."""
+    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group,
+    ``model_cfg`` the model (default: the config at ``model_key``)."""
     return run_probe(
         items,
-        model_cfg=section(params, model_key),
+        model_cfg=model_cfg if model_cfg is not None else section(params, model_key),
         prompt=section(params, "prompt"),
         labels=section(params, "labels"),
         reasoning=section(params, "reasoning"),
@@ -54,16 +69,56 @@ def probe_from_params(
     return probe_items(params, items, condition=condition, model_key=model_key)
 
 
-def call_counts(predictions: pd.DataFrame) -> dict[str, int]:
-    return {
+def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model configs of ``panel.models`` (none without a panel), in the order listed.
+
+    A name listed twice, or the probed model itself, is a config error naming ``panel.models``; the
+    member named like ``gate_model`` is the composed ``gate_model`` config."""
+    names = list((params.get("panel") or {}).get("models") or [])
+    probed = require(params, "model.name")
+    gate_model = params.get("gate_model") or {}
+    seen: set[str] = set()
+    configs = []
+    for name in names:
+        if name == probed:
+            raise ConfigError("panel.models", f"lists the probed model {name!r}, which is probed already")
+        if name in seen:
+            raise ConfigError("panel.models", f"lists {name!r} twice")
+        seen.add(name)
+        configs.append(dict(gate_model) if gate_model.get("name") == name else load_model_config(name))
+    return configs
+
+
+def probe_panel(params: dict[str, Any]) -> pd.DataFrame:
+    """The probed model and every panel member on the seeded sample, as one predictions frame."""
+    probe = section(params, "probe")
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    frames = [probe_items(params, items)]
+    for cfg in panel_configs(params):
+        frames.append(probe_items(params, items, model_cfg=cfg))
+    if len(frames) == 1:
+        return frames[0]
+    import pyarrow as pa
+
+    return to_frame(pa.concat_tables([to_table(f) for f in frames]))
+
+
+def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
+    counts: dict[str, Any] = {
         "calls": len(predictions),
         "from_cache": int(predictions["cached"].sum()),
         "new_calls": int((~predictions["cached"]).sum()),
         **{f"status_{k}": int(v) for k, v in predictions["parse_status"].value_counts().items()},
     }
+    if predictions["model"].nunique() > 1:  # a panel: the same counts per model
+        counts["per_model"] = {
+            str(model): {"calls": len(rows), "new_calls": int((~rows["cached"]).sum())}
+            for model, rows in predictions.groupby("model", observed=True, sort=False)
+        }
+    return counts
 
 
-def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, int]:
+def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, Any]:
     write_predictions(predictions, out_dir / "predictions.parquet")
     write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
     counts = call_counts(predictions)
@@ -76,7 +131,7 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, in
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        predictions = probe_from_params(params)
+        predictions = probe_panel(params)
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
 
