@@ -72,8 +72,9 @@ def probe_from_params(
 def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
     """The model configs of ``panel.models`` (none without a panel), in the order listed.
 
-    A name listed twice, or the probed model itself, is a config error naming ``panel.models``; the
-    member named like ``gate_model`` is the composed ``gate_model`` config."""
+    A name listed twice is a config error naming ``panel.models``; the probed model, when listed (e.g.
+    ``-S model=longest`` with the default panel), is probed once, as ``model``; the member named like
+    ``gate_model`` is the composed ``gate_model`` config."""
     names = list((params.get("panel") or {}).get("models") or [])
     probed = require(params, "model.name")
     gate_model = params.get("gate_model") or {}
@@ -81,7 +82,8 @@ def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
     configs = []
     for name in names:
         if name == probed:
-            raise ConfigError("panel.models", f"lists the probed model {name!r}, which is probed already")
+            log.info("panel member %s is the probed model: probed once, with the model config", name)
+            continue
         if name in seen:
             raise ConfigError("panel.models", f"lists {name!r} twice")
         seen.add(name)
