@@ -104,9 +104,15 @@ def build_report(
     slot_shares = ", ".join(f"{chr(65 + s)} {float(v):.3f}" for s, v in enumerate(shares))
     diff = float(facts["key_minus_distractor_chars"])
     key_mean, distractor_mean = float(facts["key_chars_mean"]), float(facts["distractor_chars_mean"])
+    opening = analysis_dir / "findings.md"
     lines = [
         "# blindmcq report",
         "",
+        *(
+            ["## What this run shows", "", opening.read_text(encoding="utf-8").strip(), ""]
+            if opening.exists()
+            else []
+        ),
         *run_summary(config),
         "",
         "## Corpus",

@@ -2,7 +2,8 @@
 
 When the gate model is in the predictions (the probed model, or a panel member: the default gate is the
 panel's lexical model), its blind calls are read from there; otherwise the gate model is probed blind
-here (through the same response cache) and its calls are written to ``results/gate/predictions.parquet`` so the analysis can measure agreement with it.
+here (through the same response cache) and its calls are written to ``results/gate/predictions.parquet``
+so the analysis can measure agreement with it.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.atomic import write_text
-from blindmcq.items import Item, read_items
 from blindmcq.backends.registry import load_model_config
 from blindmcq.errors import ConfigError
+from blindmcq.items import Item, read_items
 from blindmcq.params import require, section
 from blindmcq.predictions import (
     call_log_path,
@@ -91,6 +91,37 @@ def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
     return configs
 
 
+NORMS = {"char": "per character", "token": "per token", "raw": "raw"}
+
+
+def describe_model(cfg: dict[str, Any]) -> str:
+    """A few words for the report: the config's ``description``, else its scoring or strategy."""
+    if cfg.get("description"):
+        return str(cfg["description"])
+    if cfg.get("scoring") == "cloze":
+        return f"cloze, {NORMS.get(str(cfg.get('cloze_norm', 'char')), cfg.get('cloze_norm'))}"
+    if cfg.get("scoring") == "letter" or ("scoring" in cfg and not cfg.get("scoring")):
+        return "letter scoring"
+    if cfg.get("strategy"):
+        return f"option-only: {cfg['strategy']}"
+    return ""
+
+
+def panel_manifest(params: dict[str, Any]) -> dict[str, Any]:
+    """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
+    report, and which panel members are the probed model's weights under another scoring."""
+    model = section(params, "model")
+    out: dict[str, Any] = {"model": model["name"], "models": {model["name"]: describe_model(model)}}
+    variants = []
+    for cfg in panel_configs(params):
+        out["models"][cfg["name"]] = describe_model(cfg)
+        same_weights = cfg.get("backend") == model.get("backend") and cfg.get("path") == model.get("path")
+        if same_weights and "scoring" in cfg and "scoring" in model:
+            variants.append(cfg["name"])
+    out["scoring_variants"] = variants
+    return out
+
+
 def probe_panel(params: dict[str, Any]) -> pd.DataFrame:
     """The probed model and every panel member on the seeded sample, as one predictions frame."""
     probe = section(params, "probe")
@@ -135,6 +166,8 @@ def main() -> None:
     def body(params: dict[str, Any]) -> None:
         predictions = probe_panel(params)
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
+        manifest = json.dumps(panel_manifest(params), indent=2, ensure_ascii=False)
+        write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
 
     run_stage("probe", body)
