@@ -69,7 +69,7 @@ def findings(
         "blind_acc", ascending=False
     )
     if not above.empty:
-        listed = "; ".join(f"{name(r.model)} {_blind(r)}" for r in above.itertuples())
+        listed = "; ".join(f"{name(r['model'])} {_blind(r)}" for _, r in above.iterrows())
         paragraph.append(
             f"On all items, {len(above)} of them answer blind above chance (95% interval wholly above it): "
             f"{listed}. Options alone give these answers away."
