@@ -131,10 +131,12 @@ def findings(
 
     widths = (everything["blind_hi"] - everything["blind_lo"]).dropna()
     if not widths.empty:
+        half = float(widths.max()) / 2
         lines += [
-            f"How sure: each blind figure rests on {n_items} items; its 95% interval spans "
-            f"{fmt(float(widths.min()))} to {fmt(float(widths.max()))}, so differences between models "
-            "smaller than about half that are not resolved. More items (`probe.sample`) narrow them.",
+            f"How sure: each blind figure rests on {n_items} items, and its 95% interval is "
+            f"{fmt(float(widths.min()))} to {fmt(float(widths.max()))} wide (up to ±{fmt(half)}), so "
+            "differences between models smaller than that are not resolved; more items (`probe.sample`) "
+            "narrow the intervals.",
             "",
         ]
 
