@@ -37,6 +37,9 @@ def run_summary(config: Mapping[str, Any]) -> list[str]:
 
     keys = ("dataset", "model", "gate_model", "prompt", "labels", "condition", "protocol", "reasoning")
     lines = [f"| {key} | {name(key)} |" for key in keys if key in config]
+    panel = config.get("panel")
+    if isinstance(panel, Mapping) and panel.get("models"):
+        lines.insert(2, f"| panel | {', '.join(map(str, panel['models']))} |")
     gate = config.get("gate", {})
     probe = config.get("probe", {})
     if gate.get("k") is not None:
