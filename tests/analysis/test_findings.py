@@ -47,5 +47,5 @@ def test_overlapping_leaks_carry_the_gate_over() -> None:
     df = frame(rows("gatekeeper", same) + rows("other", same) + rows("probed", set()))
     text = opening(df, "gatekeeper")
     assert "gate stays open" not in text
-    assert "other did better on the items the gate rejected" in text
+    assert "other answer the rejected items above chance" in text
     assert "How sure: each blind figure rests on 80 items" in text

@@ -71,7 +71,8 @@ def findings(
     if not above.empty:
         listed = "; ".join(f"{name(r['model'])} {_blind(r)}" for _, r in above.iterrows())
         paragraph.append(
-            f"On all items, {len(above)} of them answer blind above chance (95% interval wholly above it): "
+            f"On all items, {len(above)} of them {'answers' if len(above) == 1 else 'answer'} blind above "
+            "chance (95% interval wholly above it): "
             f"{listed}. Options alone give these answers away."
         )
     else:
@@ -115,13 +116,12 @@ def findings(
                     "still lie above chance, so a bank filtered with one model still leaks to another."
                 )
             else:
-                closed = [
-                    m for m, acc, rej in rows if rej is not None and rej["blind_acc"] > acc["blind_acc"]
-                ]
+                # carried over: the model solves the rejected items above chance, not the accepted ones
+                closed = [m for m, _, rej in rows if rej is not None and _versus_chance(rej) == "above"]
                 gate_par.append(
                     "No other model answers the accepted items above chance at this sample size"
                     + (
-                        f"; {_names(closed)} did better on the items the gate rejected, so here the leaks "
+                        f"; {_names(closed)} answer the rejected items above chance, so here the leaks "
                         "overlap and the gate carries over to them (Table 5's gap)."
                         if closed
                         else "."
