@@ -650,8 +650,8 @@ class Config:
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
-    "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol, "reasoning": Reasoning,
-    "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
+    "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol,
+    "reasoning": Reasoning, "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
 }  # fmt: skip
 # conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.
 INTERVENTION_FILES = {"rewrite": RewriteIntervention, "answerpool": AnswerPoolIntervention}
