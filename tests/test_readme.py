@@ -17,10 +17,10 @@ REPO = Path(__file__).resolve().parents[1]
 # README phrase (a regex with one group: the figure as printed) -> metric key -> how it is printed
 QUOTED = [
     (r"the (\d+) legislation items", "corpus/n_items", "{:.0f}"),
-    (r"habit (\d\.\d{3}) =", "habit/gemma3-270m/all", "{:.3f}"),
-    (r"= blind accuracy\s+(\d\.\d{3})", "blind_acc/gemma3-270m/all", "{:.3f}"),
-    (r"excess \+(\d\.\d{3})", "excess/gemma3-270m/all", "{:.3f}"),
-    (r"gives exactly (\d\.\d{3}) position-free", "position_free/gemma3-270m/accepted", "{:.3f}"),
+    (r"habit (\d\.\d{3}) =", "habit/all", "{:.3f}"),
+    (r"= blind accuracy\s+(\d\.\d{3})", "blind_acc/all", "{:.3f}"),
+    (r"excess \+(\d\.\d{3})", "excess/all", "{:.3f}"),
+    (r"gives exactly (\d\.\d{3}) position-free", "position_free/accepted", "{:.3f}"),
     (r"the gate rejects (\d+) of the", "gate/n_rejected", "{:.0f}"),
     (r"of the\s+(\d+) items\. The bank", None, None),  # accepted + rejected, checked below
     (r"key on (\d\.\d{3}) of the", "table2/longest", "{:.3f}"),

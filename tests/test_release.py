@@ -80,6 +80,7 @@ def mini_params() -> dict:
     }
     params["statutes"] = {"name": "mini", "path": "data/statutes/provisions.jsonl"}
     params["model"] = params["gate_model"] = heuristic
+    params["panel"] = {"name": "none", "models": []}  # the default panel would load Gemma
     params["probe"] = {**params["probe"], "sample": 5, "cache": CACHE}
     params["tracking"] = yaml.safe_load((conf / "tracking" / "off.yaml").read_text(encoding="utf-8"))
     return params

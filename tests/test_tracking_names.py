@@ -16,7 +16,7 @@ METRICS = {
     "excess/gemma3-270m/accepted": 0.0,
     "habit/gemma3-270m/all": 0.317,
     "agreement/gemma3-270m": 1.0,
-    "blind_acc/longest/all": 0.324,  # another model (a separate gate model): keeps its name
+    "blind_acc/longest/all": 0.324,  # another model (a panel member, a separate gate model)
     "table2/longest": 0.324,
     "gate/n_accepted": 60.0,
 }
@@ -26,11 +26,24 @@ def test_own_model_metrics_lose_the_model_name() -> None:
     out = comparable_metrics(METRICS, "gemma3-270m")
     assert out["blind_acc/all"] == 0.317 and out["blind_acc/accepted"] == 0.3
     assert out["excess/accepted"] == 0.0 and out["habit/all"] == 0.317 and out["agreement"] == 1.0
-    assert out["blind_acc/longest/all"] == 0.324 and out["table2/longest"] == 0.324
+    assert out["panel/longest/blind_acc/all"] == 0.324 and out["table2/longest"] == 0.324
     assert not any("gemma3-270m" in key for key in out)
     assert len(out) == len(METRICS)  # renamed, nothing dropped or merged
+    assert comparable_metrics(out, "gemma3-270m") == out  # already comparable names pass unchanged
     other = comparable_metrics(METRICS, "longest")
-    assert other["blind_acc/all"] == 0.324 and "blind_acc/gemma3-270m/all" in other
+    assert other["blind_acc/all"] == 0.324 and other["panel/gemma3-270m/blind_acc/all"] == 0.317
+    assert other["panel/gemma3-270m/agreement"] == 1.0
+
+
+def test_the_analysis_writes_the_names_tracking_logs() -> None:
+    """reports/metrics.json (analysis.tables.headline_metrics with the probed model) and
+    comparable_metrics on the plain names agree key for key."""
+    from blindmcq.analysis.tables import metric_key
+
+    for plain in METRICS:
+        parts = plain.split("/")
+        if parts[0] in ("blind_acc", "excess", "habit"):
+            assert metric_key(*parts, own="gemma3-270m") in comparable_metrics({plain: 0.0}, "gemma3-270m")
 
 
 def test_model_ids_are_matched_as_the_analysis_spells_them() -> None:

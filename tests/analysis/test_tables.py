@@ -8,7 +8,7 @@ from blindmcq.analysis import analyze, build_tables, gate, headline_metrics, wri
 from blindmcq.analysis import tables as t
 from blindmcq.errors import InputError
 
-CELL = re.compile(r"^(\d\.\d{3}) \[(\.\d{3}),(\.\d{3})\]$")
+CELL = re.compile(r"^(\d\.\d{3}) \[(\d\.\d{3}), (\d\.\d{3})\]$")
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,9 @@ def built(analysis, items):
     return build_tables(analysis, baselines=base, items=items)
 
 
-def test_paper_interval_format():
-    assert t.fmt_ci(0.515, 0.50413, 0.5257) == "0.515 [.504,.526]"
+def test_interval_format_writes_bounds_like_the_value():
+    assert t.fmt_ci(0.515, 0.50413, 0.5257) == "0.515 [0.504, 0.526]"
+    assert t.fmt_ci(0.017, -0.0191, 0.0524, signed=True) == "+0.017 [-0.019, +0.052]"
     assert t.fmt_ci(0.2, float("nan"), 0.3) == "0.200"
     assert t.fmt(0.0811, signed=True) == "+0.081" and t.fmt(float("nan")) == "—"
     assert t.fmt_p(0.0004) == "<.001"
@@ -46,27 +47,33 @@ def test_table3_cells_equal_headline_metrics(analysis, built):
     metrics = headline_metrics(analysis)
     shown = built["table3"].shown
     assert len(shown) == 5
-    assert "Err/Ref/Trunc blind, accepted" in shown.columns
+    assert "Err/Ref/Trunc blind, all" in shown.columns
+    assert [c for c in shown.columns if c.startswith("Blind, ")] == [
+        "Blind, all",
+        "Blind, accepted",
+        "Blind, rejected",
+    ]
     for _, row in shown.iterrows():
         model = row["Model"].removesuffix(" (gate)")
-        for st in ("accepted", "rejected"):
+        for st in ("all", "accepted", "rejected"):
             value, lo, hi = CELL.match(row[f"Blind, {st}"]).groups()
             assert float(value) == metrics[f"blind_acc/{model}/{st}"]
-            assert float("0" + lo) == metrics[f"blind_lo/{model}/{st}"]
-            assert float("0" + hi) == metrics[f"blind_hi/{model}/{st}"]
+            assert float(lo) == metrics[f"blind_lo/{model}/{st}"]
+            assert float(hi) == metrics[f"blind_hi/{model}/{st}"]
         assert float(CELL.match(row["Full, accepted"]).group(1)) == metrics[f"full_acc/{model}/accepted"]
-        assert row["Err/Ref/Trunc blind, accepted"] == "0/0/0"  # the simulator has no failed calls
+        assert row["Err/Ref/Trunc blind, all"] == "0/0/0"  # the simulator has no failed calls
 
 
 def test_table4_cells_equal_headline_metrics(analysis, built):
     metrics = headline_metrics(analysis)
-    shown = built["table4"].shown.set_index("Model")
-    for label, row in shown.iterrows():
-        model = label.removesuffix(" (gate)")
-        assert float(row["Habit"]) == metrics[f"habit/{model}/accepted"]
-        assert float(row["Excess"]) == metrics[f"excess/{model}/accepted"]
-        assert float(row["Blind"]) == metrics[f"blind_acc/{model}/accepted"]
-    assert shown.loc["first", "Excess"] == "+0.000"
+    shown = built["table4"].shown
+    assert list(dict.fromkeys(shown["Set"])) == ["all", "accepted"]  # every item first, then the gate's
+    for _, row in shown.iterrows():
+        model, st = row["Model"].removesuffix(" (gate)"), row["Set"]
+        assert float(row["Habit"]) == metrics[f"habit/{model}/{st}"]
+        assert float(row["Excess"]) == metrics[f"excess/{model}/{st}"]
+        assert float(row["Blind"]) == metrics[f"blind_acc/{model}/{st}"]
+    assert set(shown.loc[shown["Model"] == "first", "Excess"]) == {"+0.000"}
 
 
 def test_table8_and_table5_match_metrics(analysis, built):
@@ -122,6 +129,24 @@ def test_write_tables_writes_every_table(tmp_path, built):
     assert {"habit", "excess", "pick_0", "key_3"} <= set(csv.columns)
     md = paths["table3.md"].read_text()
     assert md.startswith("### Table 3") and "| Model |" in md
+
+
+def test_table5_without_other_models_says_why(predictions):
+    only_gate = predictions[predictions["model"] == "gate"]
+    a = analyze(only_gate, gate=gate(only_gate, gate_model="gate"))
+    table = build_tables(a)["table5"]
+    assert table.shown.empty and "only the gate model (gate)" in table.note
+    assert "only the gate model" in table.markdown()
+
+
+def test_the_probed_model_has_model_free_metric_names_and_the_panel_its_own(analysis):
+    plain = headline_metrics(analysis)
+    named = headline_metrics(analysis, model="first")
+    assert named["blind_acc/all"] == plain["blind_acc/first/all"]
+    assert named["excess/accepted"] == plain["excess/first/accepted"]
+    assert named["panel/gate/blind_acc/all"] == plain["blind_acc/gate/all"]
+    assert named["agreement"] == plain["agreement/first"]
+    assert len(named) == len(plain) and not any(k.startswith("blind_acc/first") for k in named)
 
 
 def test_metric_names_are_mlflow_safe():

@@ -205,3 +205,32 @@ def test_cloze_is_position_free_and_blind_drops_the_question(gemma_cloze: LocalB
     blind = ask(OPTIONS, None)
     assert blind.meta["logprob"] != pytest.approx(full.meta["logprob"], abs=1e-3)  # the question matters
     assert full.text == CYRILLIC[max(range(4), key=lambda i: full.choice_logprobs[i])]
+
+
+def test_converted_weights_are_keyed_by_the_gguf_not_the_config_name(tmp_path: Path) -> None:
+    cfg = {**CFG, "cache_dir": str(tmp_path)}
+    letter = LocalBackend(cfg)
+    cloze = LocalBackend({**cfg, "name": "gemma3-270m-cloze-raw", "scoring": "cloze", "cloze_norm": "raw"})
+    assert cloze.cache_dir == letter.cache_dir and cloze.name != letter.name  # one conversion, two keys
+    gguf = tmp_path / "other.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert LocalBackend({**cfg, "path": str(gguf)}).cache_dir != letter.cache_dir
+
+
+def test_cloze_scores_are_shared_by_the_norms_of_one_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def fake(self: LocalBackend, context: str, options: Any, *, batch_size: int | None = None) -> Any:
+        calls.append(list(options))
+        return [{"logprob": -float(len(o)), "n_tokens": 1.0, "n_chars": 1.0, "per_token": 0.0,
+                 "per_char": 0.0} for o in options]  # fmt: skip
+
+    monkeypatch.setattr(LocalBackend, "score_options", fake)
+    context = "a context no other test uses"
+    raw = LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "raw"})
+    char = LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "char"})
+    assert [s["logprob"] for s in raw.cloze_scores(context, ["a", "bb"])] == [-1.0, -2.0]
+    assert [s["logprob"] for s in char.cloze_scores(context, ["bb", "a"])] == [-2.0, -1.0]
+    assert calls == [["a", "bb"]]  # the second norm (another order) is served from the shared memo
+    LocalBackend({**CFG, "scoring": "cloze", "label_delimiter": ""}).cloze_scores(context, ["a"])
+    assert calls[-1] == ["a"]  # another delimiter is another continuation: scored again

@@ -8,6 +8,7 @@ from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.fault import FaultBackend, InstantBackend, SlowBackend
 from blindmcq.backends.heuristic import HeuristicBackend
+from blindmcq.backends.lexical import LexicalBackend
 from blindmcq.backends.local import LocalBackend
 from blindmcq.backends.openai_api import OpenAIBackend
 from blindmcq.backends.registry import load_model_config, make_backend
@@ -15,6 +16,7 @@ from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
 KINDS = {
+    "lexical": LexicalBackend,
     "bedrock": BedrockBackend,
     "openai": OpenAIBackend,
     "local": LocalBackend,

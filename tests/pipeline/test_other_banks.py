@@ -36,7 +36,7 @@ def run_project(work: Path, repo_root: Path, overrides: list[str]) -> dict:
     params = compose_params(
         work,
         [
-            "model=longest", "model@gate_model=longest", f"probe.cache={work}/cache.sqlite",
+            "model=longest", "model@gate_model=longest", "panel=none", f"probe.cache={work}/cache.sqlite",
             f"tracking.uri=sqlite:///{work}/mlruns/mlflow.db",
             f"tracking.artifact_location={work}/mlruns/art",
             *overrides,

@@ -44,6 +44,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
         [
             "model=longest",
             "model@gate_model=longest",
+            "panel=surface",  # longest (the probed model, probed once), most-words, lexical
             "probe.sample=40",
             f"probe.cache={work}/cache.sqlite",
             f"tracking.uri=sqlite:///{work}/mlruns/mlflow.db",
@@ -111,7 +112,32 @@ def test_the_heuristic_model_earns_its_habit_and_no_excess(project):
         if lengths.count(max(lengths)) == 1:  # a unique longest option: right on all orders or none
             assert solved == (8 if lengths.index(max(lengths)) == items[item_id].key else 0), item_id
     assert sorted(gate["rejected"]) == sorted(i for i, c in counts.items() if c >= 5)
-    assert metrics["blind_acc/longest/rejected"] == 1.0
+    assert metrics["blind_acc/rejected"] == 1.0  # the probed model's metrics carry no model name
+
+
+def test_the_panel_is_probed_on_the_same_items_and_lexical_equals_table2(project):
+    """Panel members answer the same presentations; the lexical model's blind accuracy on the probed
+    items is Table 2's lexical pick on those items (position-free: the same over every order)."""
+    import pandas as pd
+
+    work, _ = project
+    predictions = pd.read_parquet(work / "results/predictions/predictions.parquet")
+    assert set(predictions["model"]) == {"longest", "most-words", "lexical"}
+    per_model = predictions.groupby("model")["item_id"].nunique()
+    assert (per_model == 40).all()
+    picks = pd.read_parquet(work / "results/baselines/picks.parquet")
+    lexical = predictions[(predictions["model"] == "lexical") & (predictions["condition"] == "blind")]
+    table2 = picks[(picks["strategy"] == "lexical_search") & picks["item_id"].isin(lexical["item_id"])]
+    assert lexical.groupby("item_id")["picked_option"].nunique().max() == 1
+    expected = table2.set_index("item_id")["picked_option"].astype(int)
+    assert lexical.groupby("item_id")["picked_option"].first().astype(int).to_dict() == expected.to_dict()
+    metrics = json.loads((work / "reports/metrics.json").read_text())
+    assert metrics["panel/lexical/blind_acc/all"] == round(float(table2["correct"].mean()), 3)
+    report = (work / "reports/report.md").read_text(encoding="utf-8")
+    assert "## What this run shows" in report and "The gate, built on longest" in report
+    assert "No data" not in (work / "reports/tables/table5.md").read_text(encoding="utf-8")
+    models = json.loads((work / "results/predictions/models.json").read_text())
+    assert models["model"] == "longest" and "lexical" in models["models"]
 
 
 def test_mlflow_run_has_the_report_metrics(project):

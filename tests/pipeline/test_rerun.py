@@ -26,6 +26,7 @@ OVERRIDES = [
     "dataset=customs-legislation",  # data/ua-customs-exam/questions.json: here, the committed sample
     "model=longest",
     "model@gate_model=longest",
+    "panel=none",  # the default panel would load Gemma
     "probe.sample=12",
     "probe.cache=.cache/blindmcq/responses.sqlite",
     "tracking=off",

@@ -118,6 +118,20 @@ def figure_2(a: Analysis) -> Figure:
     chance = float(s["chance"].mean())
     fig, ax = plt.subplots(figsize=(6.5, 5.5))
     gate_model = a.gate.gate_model if a.gate is not None else None
+    everything = a.summary[a.summary["set"] == "all"].set_index("model") if a.headline_set != "all" else None
+    moved = False
+    for row in s.itertuples(index=False):  # the gate's effect: each model from all items to the headline set
+        if everything is None or row.model not in everything.index:
+            continue
+        before = everything.loc[row.model]
+        if not (math.isfinite(before["full_acc"]) and math.isfinite(before["blind_acc"])):
+            continue
+        ax.annotate(
+            "", xy=(row.full_acc, row.blind_acc), xytext=(before["full_acc"], before["blind_acc"]),
+            arrowprops={"arrowstyle": "->", "color": "lightgray", "linewidth": 1},
+        )  # fmt: skip
+        ax.plot(before["full_acc"], before["blind_acc"], "o", color="lightgray", markersize=4)
+        moved = True
     for row in s.itertuples(index=False):
         is_gate = row.model == gate_model
         ax.errorbar(
@@ -154,6 +168,8 @@ def figure_2(a: Analysis) -> Figure:
     ax.set_title(
         f"{title}\nbars: 95% {interval_kind(s)}"
         + (f"; gate model {gate_model} hollow, not in r" if gate_model else "")
+        + ("; gray: all items, arrow to the gate's set" if moved else ""),
+        fontsize=10,
     )
     ax.legend(fontsize=8, loc="lower right")
     return fig

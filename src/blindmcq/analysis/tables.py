@@ -27,8 +27,8 @@ DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
 TITLES = {
     "table2": "Table 2: Surface strategies (accuracy without reasoning over the question)",
-    "table3": "Table 3: Blind (options only) and full accuracy on accepted and rejected items",
-    "table4": "Table 4: Positional habit and excess over it",
+    "table3": "Table 3: Blind (options only) and full accuracy, on all items and on each side of the gate",
+    "table4": "Table 4: Positional habit and excess over it, on all items and on the headline set",
     "table5": "Table 5: Agreement with the gate model's blind pick, and the accepted/rejected gap",
     "table6": "Table 6: Blind accuracy under each prompt phrasing",
     "table7": "Table 7: Accuracy under each label scheme",
@@ -64,17 +64,14 @@ def fmt(x: float, signed: bool = False) -> str:
     return f"{x:+.{DECIMALS}f}" if signed else f"{x:.{DECIMALS}f}"
 
 
-def fmt_ci(value: float, lo: float, hi: float) -> str:
-    """``0.515 [.504,.526]`` as in the paper (bounds without the leading zero)."""
+def fmt_ci(value: float, lo: float, hi: float, signed: bool = False) -> str:
+    """``0.515 [0.504, 0.526]``: the bounds written like the value (leading zero; with ``signed``, every
+    number carries its sign, as for a difference: ``+0.017 [-0.019, +0.052]``)."""
     if not np.isfinite(value):
         return "—"
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return fmt(value)
-
-    def short(x: float) -> str:
-        return re.sub(r"^(-?)0\.", r"\1.", f"{x:.{DECIMALS}f}")
-
-    return f"{fmt(value)} [{short(lo)},{short(hi)}]"
+        return fmt(value, signed)
+    return f"{fmt(value, signed)} [{fmt(lo, signed)}, {fmt(hi, signed)}]"
 
 
 def fmt_p(p: float) -> str:
@@ -252,7 +249,9 @@ def _failure_shown(frame: pd.DataFrame, cond: str, st: str) -> list[str]:
 
 
 def table_3(a: Analysis) -> Table:
-    sets = ["accepted", "rejected"] if a.gate is not None else ["all"]
+    # every item first, then the gate's two sides: a model's all-items figure is never hidden behind
+    # the gate model's own selection
+    sets = ["all", "accepted", "rejected"] if a.gate is not None else ["all"]
     s = a.summary
     if s.empty:
         return _empty("table3")
@@ -277,23 +276,31 @@ def table_3(a: Analysis) -> Table:
             shown[f"n {cond}, {st}"] = frame[f"{cond}_n_{st}"].map(
                 lambda x: "—" if pd.isna(x) else f"{int(x)}"
             )
-            shown[f"Err/Ref/Trunc {cond}, {st}"] = _failure_shown(frame, cond, st)
+            if st == sets[0]:  # failed calls on a subset are among these
+                shown[f"Err/Ref/Trunc {cond}, {st}"] = _failure_shown(frame, cond, st)
     chances = s.groupby("set")["chance"].mean()  # the same items for every model unless calls failed
     chance = "; ".join(f"{fmt(float(chances[st]))} on {st}" for st in sets if st in chances)
     note = (
         f"Chance is {chance} (mean of 1/N over items). n counts calls; each item counts once "
         f"(its accuracy is the mean over its calls). {interval_note(frame, 'blind_')}"
     )
+    if a.gate is not None:
+        note += (
+            f" Accepted and rejected are the gate's sides ({a.gate.gate_model} answering blind in at least k"
+            " of the 2N orders rejects an item); the gate model's own accepted figure is low by construction."
+        )
     note += mixed_n_note(_at(a.by_n, sets[0])) + failed_note(a)
     return Table("table3", TITLES["table3"], frame, shown, note)
 
 
 def table_4(a: Analysis) -> Table:
-    s = _at(a.summary, a.headline_set)
+    sets = list(dict.fromkeys(["all", a.headline_set]))
+    s = a.summary[a.summary["set"].isin(sets)] if not a.summary.empty else a.summary
     if s.empty or "habit" not in s:
         return _empty("table4")
     slots = _slots(s, "pick_")
     cols = [
+        "set",
         "model",
         *[f"pick_{i}" for i in slots],
         *[f"key_{i}" for i in slots],
@@ -303,8 +310,11 @@ def table_4(a: Analysis) -> Table:
         "excess",
         *[f"blind_{c}" for c in FAILURES if f"blind_{c}" in s],
     ]
-    frame = s[cols].sort_values("excess", ascending=False).reset_index(drop=True)
-    shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
+    order = {name: i for i, name in enumerate(sets)}
+    frame = s[cols].assign(_set=s["set"].map(order)).dropna(subset=["habit"])
+    frame = frame.sort_values(["_set", "excess"], ascending=[True, False]).drop(columns="_set")
+    frame = frame.reset_index(drop=True)
+    shown = pd.DataFrame({"Set": frame["set"], "Model": [_model_label(a, m) for m in frame["model"]]})
     for i in slots:
         shown[f"Pick {slot_name(i)}"] = frame[f"pick_{i}"].map(fmt)
     for i in slots:
@@ -321,11 +331,16 @@ def table_4(a: Analysis) -> Table:
     by_n = _at(a.by_n, a.headline_set)
     mixed = not by_n.empty and by_n["n_options"].nunique() > 1
     note = (
-        f"Set: {a.headline_set}. Habit = sum over slots of pick rate x key rate on the same blind calls"
+        f"Sets: {' and '.join(sets)}. Habit = sum over slots of pick rate x key rate on the same blind calls"
         + (", computed per option count N and combined by each N's share of the items" if mixed else "")
         + "; pick rates are shares of all calls (unparsed answers pick no slot), each item counting once. "
         "Excess = blind - habit."
     )
+    if a.gate is not None and a.headline_set == "accepted":
+        note += (
+            f" On the accepted set the gate model ({a.gate.gate_model}) is below its all-items figure by "
+            "construction: the gate removed the items it answers."
+        )
     if mixed:
         note += " The pick and key columns are item-share weighted means over N; habit is not their product."
     note += failed_note(a)
@@ -364,6 +379,12 @@ def table_5(a: Analysis) -> Table:
         return _empty("table5")
     frame = g.drop(columns="set").sort_values("agreement", ascending=False, na_position="last")
     frame = frame[frame["model"] != a.gate.gate_model].reset_index(drop=True)
+    if frame.empty:  # never a heading over nothing: say why
+        return Table(
+            "table5", TITLES["table5"], frame, pd.DataFrame(),
+            f"No data: only the gate model ({a.gate.gate_model}) answered the gated items; this table "
+            "compares other models with it. List more models under panel.models (docs/panel.md).",
+        )  # fmt: skip
 
     def col(name: str) -> pd.Series:
         return frame[name] if name in frame else pd.Series(np.nan, index=frame.index)
@@ -614,26 +635,44 @@ def metric_name(*parts: str) -> str:
     return "/".join(_UNSAFE.sub("_", str(p)) for p in parts)
 
 
-def headline_metrics(a: Analysis) -> dict[str, float]:
+PANEL_PREFIX = "panel"
+
+
+def metric_key(kind: str, model: str, set_name: str | None = None, *, own: str | None = None) -> str:
+    """A metric's name. Without ``own``: ``kind/model[/set]`` (the analysis' plain names). With ``own``
+    (the run's probed model): that model's metrics carry no model name (``blind_acc/all``), so runs of
+    different models share a column, and every other model's are ``panel/<model>/kind[/set]``."""
+    tail = (set_name,) if set_name is not None else ()
+    if own is None:
+        return metric_name(kind, model, *tail)
+    if metric_name(model) == metric_name(own):
+        return metric_name(kind, *tail)
+    return metric_name(PANEL_PREFIX, model, kind, *tail)
+
+
+def headline_metrics(a: Analysis, *, model: str | None = None) -> dict[str, float]:
     """Flat metrics, rounded exactly as the tables show them, for MLflow and DVC.
 
-    Names: ``{blind_acc,blind_lo,blind_hi,full_acc,habit,excess}/{model}/{set}``,
+    Names (``model`` None): ``{blind_acc,blind_lo,blind_hi,full_acc,habit,excess}/{model}/{set}``,
     ``position_free/{model}/{detail set}``, ``agreement/{model}``, ``expected/{model}`` (agreement under
-    independence), ``gap/{model}``,
-    ``gate/{retained_share,n_accepted,n_rejected}``, ``r/{same_items,disjoint_halves}``.
+    independence), ``gap/{model}``, ``gate/{retained_share,n_accepted,n_rejected}``,
+    ``r/{same_items,disjoint_halves}``. With ``model`` (the run's probed model, as the pipeline writes
+    ``reports/metrics.json``), see :func:`metric_key`: ``blind_acc/all`` for it and
+    ``panel/<other>/blind_acc/all`` for the others.
     """
     out: dict[str, float] = {}
     for row in a.summary.to_dict(orient="records"):
         for kind in ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess"):
             value = row.get(kind, math.nan)
             if value is not None and np.isfinite(value):
-                out[metric_name(kind, row["model"], row["set"])] = rounded(value)
+                out[metric_key(kind, row["model"], row["set"], own=model)] = rounded(value)
     for row in _at(a.forced, a.detail_set).to_dict(orient="records"):
-        out[metric_name("position_free", row["model"], a.detail_set)] = rounded(row["position_free"])
+        key = metric_key("position_free", row["model"], a.detail_set, own=model)
+        out[key] = rounded(row["position_free"])
     for row in _at(a.agreement, a.agreement_set).to_dict(orient="records"):
         for kind in ("agreement", "expected", "gap"):
             if np.isfinite(row.get(kind, math.nan)):
-                out[metric_name(kind, row["model"])] = rounded(row[kind])
+                out[metric_key(kind, row["model"], own=model)] = rounded(row[kind])
     if a.gate is not None:
         out["gate/retained_share"] = rounded(a.gate.retained_share)
         out["gate/n_accepted"] = float(len(a.gate.accepted))

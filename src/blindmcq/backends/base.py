@@ -50,6 +50,7 @@ class Abilities:
     score_labels: bool = False  # fills ModelResponse.choice_logprobs for request.choices
     score_options: bool = False  # can score option texts (cloze log-likelihood)
     needs_option_texts: bool = False  # reads the option texts (heuristic strategies), not the prompt
+    needs_option_order: bool = False  # also reads the published order and item id (lexical tie-break)
     reasons: bool = False  # may think before answering (needs output-token room)
     logprobs: bool = False  # returns token log-probabilities
     scores_by_default: bool = False  # a base model: answers by label log-probabilities unless told not to

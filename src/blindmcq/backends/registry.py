@@ -89,6 +89,7 @@ for _entry in (
     Entry("openai", "blindmcq.backends.openai_api", "OpenAIBackend", _seeded),
     Entry("local", "blindmcq.backends.local", "LocalBackend"),
     Entry("heuristic", "blindmcq.backends.heuristic", "HeuristicBackend"),
+    Entry("lexical", "blindmcq.backends.lexical", "LexicalBackend"),
     Entry("fault", "blindmcq.backends.fault", "FaultBackend", _fault),
     Entry("instant", "blindmcq.backends.fault", "InstantBackend", _instant),
     Entry("slow", "blindmcq.backends.fault", "SlowBackend", _slow),

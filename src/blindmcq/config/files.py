@@ -56,6 +56,31 @@ def load_model_file(name_or_path: str | Path, conf_dir: str | Path | None = None
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ConfigError("model", f"{path} is not a YAML mapping")
+    data = _inherit(data, path)
     data.setdefault("name", path.stem)
     validate_group("model", data, file=str(path))
     return data
+
+
+def _inherit(data: dict[str, Any], path: Path, depth: int = 0) -> dict[str, Any]:
+    """Hydra's defaults list inside a model config, as Hydra composes it: each listed model config of
+    the same folder first, then this file's own keys (``_self_``, last unless placed elsewhere)."""
+    defaults = data.pop("defaults", None)
+    if defaults is None:
+        return data
+    if depth > 8 or not isinstance(defaults, list):
+        raise ConfigError("model.defaults", f"{path}: expected a short list of model config names")
+    merged: dict[str, Any] = {}
+    entries = defaults if "_self_" in defaults else [*defaults, "_self_"]
+    for entry in entries:
+        if entry == "_self_":
+            merged |= data
+            continue
+        if not isinstance(entry, str):
+            raise ConfigError("model.defaults", f"{path}: expected model config names, got {entry!r}")
+        base_path = path.parent / f"{entry}.yaml"
+        if not base_path.is_file():
+            raise ConfigError("model.defaults", f"{path}: no model config {entry!r} at {base_path}")
+        base = yaml.safe_load(base_path.read_text(encoding="utf-8"))
+        merged |= _inherit(dict(base or {}), base_path, depth + 1)
+    return merged

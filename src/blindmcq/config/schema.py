@@ -474,6 +474,15 @@ class HeuristicModel(_Model):
             raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
 
 
+@dataclass(frozen=True)
+class LexicalModel(_Model):
+    """Lexical search over the statutes as a model (backends/lexical.py)."""
+
+    index: str | None = None  # the BM25 index folder; null = results/statutes/index
+    tie_break: Literal["random", "first"] = "random"
+    tie_rtol: float = non_negative(1e-9)
+
+
 def _probability(default: float = 0.0) -> Any:
     return field(default=default, **_rng(ge=0, le=1))
 
@@ -521,7 +530,7 @@ class SlowModel(_Model):
 
 MODEL_SCHEMAS: dict[str, type] = {
     "bedrock": BedrockModel, "openai": OpenAIModel, "local": LocalModel, "heuristic": HeuristicModel,
-    "fault": FaultModel, "instant": InstantModel, "slow": SlowModel,
+    "lexical": LexicalModel, "fault": FaultModel, "instant": InstantModel, "slow": SlowModel,
 }  # fmt: skip
 
 
@@ -594,6 +603,20 @@ class Statutes:
 
 
 @dataclass(frozen=True)
+class Panel:
+    """Further models probed on the same items as ``model`` (docs/panel.md): ``conf/model/<name>.yaml``
+    names. The member named like ``gate_model`` takes the composed ``gate_model`` config."""
+
+    name: str = "default"
+    models: list[str] = field(default_factory=list)
+
+    def check(self, key: str) -> None:
+        for i, name in enumerate(self.models):
+            if not name or "/" in name or name.endswith((".yaml", ".yml")):
+                raise _Reject(f"{key}.models[{i}]", f"expected a model config name, got {name!r}")
+
+
+@dataclass(frozen=True)
 class Tracking:
     name: str = "local"
     enabled: bool = True
@@ -610,6 +633,7 @@ class Config:
     statutes: Statutes | None = None
     model: Model | None = None
     gate_model: Model | None = None
+    panel: Panel | None = None
     prompt: Prompt | None = None
     labels: Labels | None = None
     condition: Condition | None = None
@@ -626,8 +650,8 @@ class Config:
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
-    "model": Model, "probe": Probe, "prompt": Prompt, "protocol": Protocol, "reasoning": Reasoning,
-    "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
+    "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol,
+    "reasoning": Reasoning, "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
 }  # fmt: skip
 # conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.
 INTERVENTION_FILES = {"rewrite": RewriteIntervention, "answerpool": AnswerPoolIntervention}

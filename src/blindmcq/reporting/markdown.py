@@ -37,6 +37,9 @@ def run_summary(config: Mapping[str, Any]) -> list[str]:
 
     keys = ("dataset", "model", "gate_model", "prompt", "labels", "condition", "protocol", "reasoning")
     lines = [f"| {key} | {name(key)} |" for key in keys if key in config]
+    panel = config.get("panel")
+    if isinstance(panel, Mapping) and panel.get("models"):
+        lines.insert(2, f"| panel | {', '.join(map(str, panel['models']))} |")
     gate = config.get("gate", {})
     probe = config.get("probe", {})
     if gate.get("k") is not None:
@@ -104,9 +107,15 @@ def build_report(
     slot_shares = ", ".join(f"{chr(65 + s)} {float(v):.3f}" for s, v in enumerate(shares))
     diff = float(facts["key_minus_distractor_chars"])
     key_mean, distractor_mean = float(facts["key_chars_mean"]), float(facts["distractor_chars_mean"])
+    opening = analysis_dir / "findings.md"
     lines = [
         "# blindmcq report",
         "",
+        *(
+            ["## What this run shows", "", opening.read_text(encoding="utf-8").strip(), ""]
+            if opening.exists()
+            else []
+        ),
         *run_summary(config),
         "",
         "## Corpus",

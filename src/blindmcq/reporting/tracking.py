@@ -15,9 +15,11 @@ from typing import Any
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
-# Per-model metric kinds: ``{kind}/{model}/{set}`` (or ``{kind}/{model}`` for agreement and gap)
+# Per-model metric kinds as the analysis names them without a probed model: ``{kind}/{model}/{set}``
+# (or ``{kind}/{model}`` for agreement, expected and gap). ``reports/metrics.json`` already carries the
+# comparable names (analysis.tables.metric_key); ``comparable_metrics`` turns the plain ones into them.
 PER_MODEL_KINDS = ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free")
-PER_MODEL_SINGLE = ("agreement", "gap")
+PER_MODEL_SINGLE = ("agreement", "expected", "gap")
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -39,19 +41,20 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, float]:
-    """The run's own model's metrics under names without the model (``blind_acc/all``, ``excess/accepted``,
-    ``agreement``), so runs of different models share MLflow columns; the model is logged as a param.
-    Other models' metrics (a separate gate model, a panel) keep their names."""
-    from blindmcq.analysis.tables import metric_name
+    """Metric names that runs of different models share: the run's own model's metrics without the model
+    (``blind_acc/all``, ``excess/accepted``, ``agreement``; the model is logged as a param), every other
+    model's (a separate gate model, a panel) under ``panel/<model>/`` (``panel/longest/blind_acc/all``).
+    Names already in that form (``reports/metrics.json``) and all other metrics pass unchanged, so this is
+    the same naming as ``analysis.tables.metric_key`` and applying it twice changes nothing."""
+    from blindmcq.analysis.tables import metric_key
 
-    own = metric_name(model)  # as the analysis spells it in metric keys (':' -> '_')
     out: dict[str, float] = {}
     for key, value in metrics.items():
         parts = key.split("/")
-        if len(parts) == 3 and parts[0] in PER_MODEL_KINDS and parts[1] == own:
-            out[f"{parts[0]}/{parts[2]}"] = value
-        elif len(parts) == 2 and parts[0] in PER_MODEL_SINGLE and parts[1] == own:
-            out[parts[0]] = value
+        if len(parts) == 3 and parts[0] in PER_MODEL_KINDS:
+            out[metric_key(parts[0], parts[1], parts[2], own=model)] = value
+        elif len(parts) == 2 and parts[0] in PER_MODEL_SINGLE:
+            out[metric_key(parts[0], parts[1], own=model)] = value
         else:
             out[key] = value
     return out

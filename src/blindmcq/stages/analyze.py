@@ -1,7 +1,9 @@
 """Stage ``analyze``: predictions + gate + baselines -> every table (CSV, Markdown), figure and metric.
 
 Outputs in ``results/analysis/``: ``tables/`` (Tables 2-10 and the gate, each ``.csv`` and ``.md``),
-``figures/`` (Figures 1-4, PNG), ``metrics.json`` (the same numbers, rounded as the tables show them).
+``figures/`` (Figures 1-4, PNG), ``metrics.json`` (the same numbers, rounded as the tables show them;
+the probed model's under model-free names, the panel's under ``panel/<name>/``), ``findings.md`` (the
+report's opening sentences, generated from the numbers).
 Predictions listed in ``analysis.extra_predictions`` (the released format, from any source) are
 analysed beside this run's own.
 """
@@ -17,6 +19,7 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.analysis.figures import write_figures
+from blindmcq.analysis.findings import findings
 from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
@@ -74,8 +77,19 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     write_figures(
         out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
     )
-    metrics = headline_metrics(analysis)
+    manifest_path = paths.PREDICTIONS_DIR / "models.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    model = str(manifest.get("model") or params["model"]["name"])
+    # the probed model under model-free names, every other model under panel/<name>/ (tables.metric_key)
+    metrics = headline_metrics(analysis, model=model)
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    opening = findings(
+        analysis,
+        model=model,
+        labels=manifest.get("models") or {},
+        variants=manifest.get("scoring_variants") or [],
+    )
+    write_text(out_dir / "findings.md", "\n".join(opening) + "\n")
     return metrics
 
 

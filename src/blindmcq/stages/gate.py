@@ -1,8 +1,9 @@
 """Stage ``gate``: the gate model's blind calls over the 2N orders -> accepted and rejected item ids.
 
-When the gate model is the probed model (the default), its blind calls are already in the predictions;
-otherwise the gate model is probed blind here (through the same response cache) and its calls are
-written to ``results/gate/predictions.parquet`` so the analysis can measure agreement with it.
+When the gate model is in the predictions (the probed model, or a panel member: the default gate is the
+panel's lexical model), its blind calls are read from there; otherwise the gate model is probed blind
+here (through the same response cache) and its calls are written to ``results/gate/predictions.parquet``
+so the analysis can measure agreement with it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def main() -> None:
         cfg = section(params, "gate")
         gate_name = require(params, "gate_model.name")
         out = paths.GATE_DIR / "predictions.parquet"
-        if gate_name == require(params, "model.name"):
-            predictions = read_predictions(paths.PREDICTIONS)
+        predictions = read_predictions(paths.PREDICTIONS)
+        if gate_name in set(predictions["model"].astype(str)):
             out.unlink(missing_ok=True)
         else:
             blind = {

@@ -1,4 +1,9 @@
-"""Stage ``probe``: items -> the configured model's answers -> ``results/predictions/``.
+"""Stage ``probe``: items -> the answers of the configured model and of the panel -> ``results/predictions/``.
+
+The panel (``panel.models``, conf/panel/) lists further model configs (``conf/model/<name>.yaml``) probed
+on the same items with the same presentations; their rows share the predictions files, told apart by the
+``model`` column. A member named like ``gate_model`` takes the composed ``gate_model`` config (so
+``-S gate_model.seed=1`` reaches it), and the gate stage then reads its blind calls from here.
 
 Writes ``predictions.parquet`` (the released format) and ``predictions.jsonl`` (the same rows); what
 varies per run goes to ``results/calls/predictions/`` (not a DVC output): the call log and ``calls.json``
@@ -17,12 +22,13 @@ from blindmcq import paths
 from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import call_counts, probe_from_params
+from blindmcq.tasks.from_params import call_counts
+from blindmcq.tasks.panel import panel_manifest, probe_panel
 
 log = logging.getLogger(__name__)
 
 
-def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, int]:
+def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, Any]:
     write_predictions(predictions, out_dir / "predictions.parquet")
     write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
     counts = call_counts(predictions)
@@ -35,8 +41,10 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, in
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        predictions = probe_from_params(params)
+        predictions = probe_panel(params)
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
+        manifest = json.dumps(panel_manifest(params), indent=2, ensure_ascii=False)
+        write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
 
     run_stage("probe", body)

@@ -32,11 +32,13 @@ def probe_items(
     *,
     condition: dict[str, Any] | None = None,
     model_key: str = "model",
+    model_cfg: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group."""
+    """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group,
+    ``model_cfg`` the model (default: the config at ``model_key``)."""
     return run_probe(
         items,
-        model_cfg=section(params, model_key),
+        model_cfg=model_cfg if model_cfg is not None else section(params, model_key),
         prompt=section(params, "prompt"),
         labels=section(params, "labels"),
         reasoning=section(params, "reasoning"),
@@ -56,13 +58,19 @@ def probe_from_params(
     return probe_items(params, items, condition=condition, model_key=model_key)
 
 
-def call_counts(predictions: pd.DataFrame) -> dict[str, int]:
-    return {
+def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
+    counts: dict[str, Any] = {
         "calls": len(predictions),
         "from_cache": int(predictions["cached"].sum()),
         "new_calls": int((~predictions["cached"]).sum()),
         **{f"status_{k}": int(v) for k, v in predictions["parse_status"].value_counts().items()},
     }
+    if predictions["model"].nunique() > 1:  # a panel: the same counts per model
+        counts["per_model"] = {
+            str(model): {"calls": len(rows), "new_calls": int((~rows["cached"]).sum())}
+            for model, rows in predictions.groupby("model", observed=True, sort=False)
+        }
+    return counts
 
 
 def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:

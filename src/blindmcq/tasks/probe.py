@@ -256,6 +256,8 @@ def make_jobs(
                 "option_texts": list(p.option_texts),
                 "label_strings": list(p.label_strings),
             }
+            if abilities.needs_option_order:  # lexical search breaks ties in the published order
+                extra |= {"option_order": list(p.order), "item_id": p.item_id}
             request = dataclasses.replace(request, extra=extra)
         jobs.append(Job(p, request))
     return jobs

@@ -1,0 +1,52 @@
+"""Cold cost of the default panel's members on the default run's items (a fresh response cache).
+
+    python benchmarks/bench_panel.py                 # every panel member of params.yaml
+    python benchmarks/bench_panel.py gemma3-270m-cloze lexical
+
+Needs the default run's corpus and statute index (``dvc repro statutes baselines``). Each member is
+probed exactly as the probe stage probes it (same items, presentations and conditions), with a cache in a
+temporary folder, so every call is paid; members run in the order given, in one process, so the cloze
+configs after the first are served from the shared per-(context, option) scores, as in the pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from blindmcq import paths
+from blindmcq.backends.registry import load_model_config
+from blindmcq.datasets.items import read_items
+from blindmcq.params import load_params
+from blindmcq.tasks.from_params import probe_items
+from blindmcq.tasks.probe import sample_items
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("models", nargs="*", help="conf/model names (default: panel.models of params.yaml)")
+    args = parser.parse_args()
+    params = load_params()
+    names = args.models or list(params["panel"]["models"])
+    probe = params["probe"]
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    with tempfile.TemporaryDirectory() as tmp:
+        params["probe"]["cache"] = str(Path(tmp) / "cache.sqlite")
+        for name in names:
+            started = time.perf_counter()
+            frame = probe_items(params, items, model_cfg=load_model_config(name))
+            seconds = time.perf_counter() - started
+            print(
+                f"{name}: {len(frame)} calls on {len(items)} items in {seconds:.1f} s "
+                f"({len(frame) / seconds:.1f} calls/s), load average {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

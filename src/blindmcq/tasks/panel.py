@@ -1,0 +1,94 @@
+"""The default panel: the probed model and every ``panel.models`` member on the same items.
+
+One model of the panel builds the gate (``gate_model``); the others are scored on its accepted items,
+so the report can show whether a gate built on one model stays open to the next.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pandas as pd
+
+from blindmcq import paths
+from blindmcq.answers.predictions import to_frame, to_table
+from blindmcq.backends.registry import load_model_config
+from blindmcq.datasets.items import read_items
+from blindmcq.errors import ConfigError
+from blindmcq.params import require, section
+from blindmcq.tasks.from_params import probe_items
+from blindmcq.tasks.probe import sample_items
+
+log = logging.getLogger(__name__)
+
+
+def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model configs of ``panel.models`` (none without a panel), in the order listed.
+
+    A name listed twice is a config error naming ``panel.models``; the probed model, when listed (e.g.
+    ``-S model=longest`` with the default panel), is probed once, as ``model``; the member named like
+    ``gate_model`` is the composed ``gate_model`` config."""
+    names = list((params.get("panel") or {}).get("models") or [])
+    probed = require(params, "model.name")
+    gate_model = params.get("gate_model") or {}
+    seen: set[str] = set()
+    configs = []
+    for name in names:
+        if name == probed:
+            log.info("panel member %s is the probed model: probed once, with the model config", name)
+            continue
+        if name in seen:
+            raise ConfigError("panel.models", f"lists {name!r} twice")
+        seen.add(name)
+        configs.append(dict(gate_model) if gate_model.get("name") == name else load_model_config(name))
+    return configs
+
+
+NORMS = {"char": "per character", "token": "per token", "raw": "raw"}
+
+
+def describe_model(cfg: dict[str, Any]) -> str:
+    """A few words for the report: the config's ``description``, else its scoring or strategy."""
+    if cfg.get("description"):
+        return str(cfg["description"])
+    if cfg.get("scoring") == "cloze":
+        return f"cloze, {NORMS.get(str(cfg.get('cloze_norm', 'char')), cfg.get('cloze_norm'))}"
+    if cfg.get("scoring") == "letter" or ("scoring" in cfg and not cfg.get("scoring")):
+        return "letter scoring"
+    if cfg.get("strategy"):
+        return f"option-only: {cfg['strategy']}"
+    return ""
+
+
+def panel_manifest(params: dict[str, Any]) -> dict[str, Any]:
+    """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
+    report, and which panel members are the probed model's weights under another scoring."""
+    model = section(params, "model")
+    out: dict[str, Any] = {"model": model["name"], "models": {model["name"]: describe_model(model)}}
+    variants = []
+    for cfg in panel_configs(params):
+        out["models"][cfg["name"]] = describe_model(cfg)
+        same_weights = _weights(cfg) == _weights(model)
+        if same_weights and "scoring" in cfg and "scoring" in model:
+            variants.append(cfg["name"])
+    out["scoring_variants"] = variants
+    return out
+
+
+def _weights(cfg: dict[str, Any]) -> tuple[Any, Any]:
+    return cfg.get("backend"), cfg.get("path")
+
+
+def probe_panel(params: dict[str, Any]) -> pd.DataFrame:
+    """The probed model and every panel member on the seeded sample, as one predictions frame."""
+    probe = section(params, "probe")
+    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    frames = [probe_items(params, items)]
+    for cfg in panel_configs(params):
+        frames.append(probe_items(params, items, model_cfg=cfg))
+    if len(frames) == 1:
+        return frames[0]
+    import pyarrow as pa
+
+    return to_frame(pa.concat_tables([to_table(f) for f in frames]))

@@ -1,0 +1,57 @@
+"""The panel config: which model configs the probe stage adds, and what the report is told about them."""
+
+from __future__ import annotations
+
+import pytest
+
+from blindmcq.backends.registry import load_model_config
+from blindmcq.config.schema import validate_group
+from blindmcq.errors import ConfigError
+from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest
+
+
+def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical", **gate_over: object) -> dict:
+    return {
+        "model": load_model_config(model),
+        "gate_model": {**load_model_config(gate), **gate_over},
+        "panel": {"name": "test", "models": models},
+    }
+
+
+def test_members_are_model_configs_and_the_gate_member_is_the_composed_gate_model() -> None:
+    configs = panel_configs(params(["longest", "lexical"], seed=7))
+    assert [c["name"] for c in configs] == ["longest", "lexical"]
+    assert configs[0] == load_model_config("longest")
+    assert configs[1]["seed"] == 7  # -S gate_model.seed=7 reaches the panel member that builds the gate
+
+
+def test_the_probed_model_is_probed_once_and_a_repeat_is_an_error() -> None:
+    assert [c["name"] for c in panel_configs(params(["longest", "most-words"], model="longest"))] == [
+        "most-words"
+    ]
+    with pytest.raises(ConfigError, match=r"panel\.models.*twice"):
+        panel_configs(params(["longest", "longest"]))
+    with pytest.raises(ConfigError, match="model"):
+        panel_configs(params(["no-such-model"]))
+
+
+def test_the_schema_rejects_a_path_where_a_name_belongs() -> None:
+    validate_group("panel", {"name": "x", "models": ["longest"]})
+    with pytest.raises(ConfigError, match=r"panel\.models\[0\]"):
+        validate_group("panel", {"name": "x", "models": ["conf/model/longest.yaml"]})
+
+
+def test_the_manifest_names_the_scoring_variants_of_the_probed_weights() -> None:
+    manifest = panel_manifest(params(["gemma3-270m-cloze", "gemma3-270m-cloze-raw", "longest", "lexical"]))
+    assert manifest["model"] == "gemma3-270m"
+    assert manifest["scoring_variants"] == ["gemma3-270m-cloze", "gemma3-270m-cloze-raw"]
+    assert manifest["models"]["gemma3-270m"] == "letter scoring"
+    assert manifest["models"]["gemma3-270m-cloze"] == "cloze, per character"
+    assert manifest["models"]["gemma3-270m-cloze-raw"] == "cloze, raw"
+    assert describe_model(load_model_config("longest")) == "option-only: longest"
+
+
+def test_the_cloze_configs_inherit_gemma_as_hydra_composes_them() -> None:
+    base = load_model_config("gemma3-270m")
+    token = load_model_config("gemma3-270m-cloze-token")
+    assert token == {**base, "name": "gemma3-270m-cloze-token", "scoring": "cloze", "cloze_norm": "token"}
