@@ -90,14 +90,30 @@ class HeuristicBackend:
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        options = request.extra.get("option_texts")
-        item = request.extra.get("item_id")
-        if not isinstance(options, list | tuple) or not options:
-            raise InputError("request.extra['option_texts'] is missing or empty", item=item)
-        labels = list(request.choices) or list(request.extra.get("label_strings") or [])
-        if labels and len(labels) != len(options):
-            raise InputError(f"{len(labels)} labels for {len(options)} options", item=item)
-        slot = self.pick(request, [str(o) for o in options])
-        distinct = len(set(labels)) == len(labels) and labels
-        text = labels[slot] if distinct else str(options[slot])
-        return ModelResponse(text=text, input_tokens=0, output_tokens=0, latency_s=0.0, meta={"slot": slot})
+        options, labels = option_fields(request)
+        slot = self.pick(request, options)
+        return ModelResponse(
+            text=answer_text(options, labels, slot),
+            input_tokens=0,
+            output_tokens=0,
+            latency_s=0.0,
+            meta={"slot": slot},
+        )
+
+
+def option_fields(request: ModelRequest) -> tuple[list[str], list[str]]:
+    """The option texts (display order) and labels an option-only backend reads, checked."""
+    options = request.extra.get("option_texts")
+    item = request.extra.get("item_id")
+    if not isinstance(options, list | tuple) or not options:
+        raise InputError("request.extra['option_texts'] is missing or empty", item=item)
+    labels = list(request.choices) or list(request.extra.get("label_strings") or [])
+    if labels and len(labels) != len(options):
+        raise InputError(f"{len(labels)} labels for {len(options)} options", item=item)
+    return [str(o) for o in options], labels
+
+
+def answer_text(options: Sequence[str], labels: Sequence[str], slot: int) -> str:
+    """The answer for ``slot``: its label, or the option text when the labels do not tell slots apart."""
+    distinct = len(set(labels)) == len(labels) and labels
+    return str(labels[slot]) if distinct else str(options[slot])

@@ -26,6 +26,7 @@ import numpy as np
 
 from blindmcq import paths
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.heuristic import answer_text, option_fields
 from blindmcq.errors import ConfigError, InputError
 
 TIE_BREAKS = ("random", "first")
@@ -122,16 +123,10 @@ class LexicalBackend:
         return order.index(chosen), sorted(order.index(t) for t in tied)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        options = request.extra.get("option_texts")
+        options, labels = option_fields(request)
         item = request.extra.get("item_id")
-        if not isinstance(options, list | tuple) or not options:
-            raise InputError("request.extra['option_texts'] is missing or empty", item=item)
-        labels = list(request.choices) or list(request.extra.get("label_strings") or [])
-        if labels and len(labels) != len(options):
-            raise InputError(f"{len(labels)} labels for {len(options)} options", item=item)
-        slot, tied = self.pick([str(o) for o in options], request.extra.get("option_order"), str(item or ""))
-        distinct = len(set(labels)) == len(labels) and labels
-        text = labels[slot] if distinct else str(options[slot])
+        slot, tied = self.pick(options, request.extra.get("option_order"), str(item or ""))
+        text = answer_text(options, labels, slot)
         return ModelResponse(
             text=text, input_tokens=0, output_tokens=0, latency_s=0.0, meta={"slot": slot, "tied": tied}
         )
