@@ -5,7 +5,7 @@ From a CSV (with or without a header), JSONL or Parquet bank it writes, under ``
 - ``report.md``: what the audit shows, the surface strategies (paper Table 2) with 95% Wilson intervals,
   key-position shares, the option-length profile, and the blind probe and gate of the chosen model;
 - ``index.html``: the item explorer (:mod:`blindmcq.reporting.html`);
-- ``metrics.json``: flat keys as in ``reports/metrics.json`` (``table2/longest``, ``blind_acc/<model>/all``).
+- ``metrics.json``: flat keys as in ``reports/metrics.json`` (``table2/longest``, ``blind_acc/all``).
 
 Intermediate files the explorer reads (``items.jsonl``, ``predictions.parquet``, ``gate.json``,
 ``baselines/``, ``tables/``, ``figures/``) and the response cache (``cache/``) sit in ``DIR`` too. Every
@@ -327,10 +327,10 @@ def run_audit(
     write_tables(out / "tables", tables)
     _write_figures(out / "figures", analysis)
 
-    metrics = audit_metrics(analysis, summary, profile)
+    metrics = audit_metrics(analysis, summary, profile, model_name)
     if cloze is not None:
         for row in cloze.itertuples():
-            metrics[f"cloze_{row.condition}_acc/{model_cfg['name']}/{row.norm}"] = rounded(row.acc)
+            metrics[f"cloze_{row.condition}_acc/{row.norm}"] = rounded(row.acc)
     settings = {
         "file": str(path),
         "mapping": ", ".join(f"{k}={v}" for k, v in kwargs.items())
@@ -367,9 +367,14 @@ def _write_figures(out: Path, analysis: Analysis) -> None:
     save(figure_2(analysis), out / "figure2.png")
 
 
-def audit_metrics(analysis: Analysis, summary: pd.DataFrame, profile: dict[str, Any]) -> dict[str, float]:
-    """The flat metrics: the analysis' headline keys, ``table2/<strategy>`` and the bank's facts."""
-    metrics = headline_metrics(analysis)
+def audit_metrics(
+    analysis: Analysis, summary: pd.DataFrame, profile: dict[str, Any], model: str
+) -> dict[str, float]:
+    """The flat metrics: the analysis' headline keys under the names ``reports/metrics.json`` uses (the
+    probed ``model``'s without its name: ``blind_acc/all``), ``table2/<strategy>`` and the bank's facts."""
+    from blindmcq.reporting.tracking import comparable_metrics
+
+    metrics = comparable_metrics(headline_metrics(analysis), model)
     for row in summary.itertuples():
         metrics[f"table2/{row.strategy}"] = rounded(float(row.accuracy))
     metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
