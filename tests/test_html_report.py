@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +30,6 @@ ORDERS = [f"rot{i}" for i in range(4)] + [f"rev{i}" for i in range(4)]
 MODELS = {"gate-model": 0.55, "other-model": 0.25}  # chance of a correct blind pick
 # keeps to the first displayed slot on even-numbered items (a position habit), picks the key on odd ones
 HABIT_MODEL = "slot-model"
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 
 def displayed(order_id: str, n: int) -> list[int]:
@@ -269,38 +267,6 @@ def test_missing_gate_names_the_file(built, tmp_path):
 
 
 # --- in the browser -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("no browser: install Debian's chromium and chromium-driver (see .ci/run)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1366,900",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def rows(driver) -> list[list[str]]:

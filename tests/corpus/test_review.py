@@ -6,7 +6,6 @@ import base64
 import dataclasses
 import io
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from blindmcq.corpus.render import Rendered
 from blindmcq.datasets.items import read_items
 from blindmcq.errors import InputError
 
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 EVIL = "<script>alert(1)</script> & змінений текст"
 
 
@@ -140,37 +138,6 @@ def test_page_time_limit_names_the_page(small_bank: Rendered, tmp_path: Path) ->
 
 
 # --- in the browser ----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("no browser: install Debian's chromium and chromium-driver (see .ci/run)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1366,900",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.mark.slow
