@@ -26,7 +26,7 @@ def items_file(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("probe_sample", "own", "expected"),
-    [(20, 30, 20), (40, 30, 30), (None, 30, 30), (20, None, 20), (None, None, 40)],
+    [(20, 30, 20), (40, 30, 30), (30, 20, 20), (None, 30, 30), (20, None, 20), (None, None, 40)],
 )
 def test_answerpool_sample_is_capped_by_probe_sample(
     items_file: Path,
@@ -43,6 +43,8 @@ def test_answerpool_sample_is_capped_by_probe_sample(
     if probe_sample is not None and (own is None or probe_sample <= own):
         # the same seeded sample as the probe stage's, so the pool compares like with like
         assert [i.id for i in items] == [i.id for i in sample_items(load_items(items_file), probe_sample, 0)]
+    probed = {i.id for i in sample_items(load_items(items_file), probe_sample, 0)}
+    assert {i.id for i in items} <= probed  # a capped sample holds probed items only
 
 
 def load_items(path: Path) -> list:

@@ -234,3 +234,65 @@ def test_cloze_scores_are_shared_by_the_norms_of_one_model(monkeypatch: pytest.M
     assert calls == [["a", "bb"]]  # the second norm (another order) is served from the shared memo
     LocalBackend({**CFG, "scoring": "cloze", "label_delimiter": ""}).cloze_scores(context, ["a"])
     assert calls[-1] == ["a"]  # another delimiter is another continuation: scored again
+
+
+@pytest.mark.parametrize("split", [1, 9, 30, 39])
+def test_prefix_reuse_equals_one_pass_past_the_sliding_window(split: int) -> None:
+    """Keys and values of a shared prefix, reused: the scores equal one pass over the whole prompt, also
+    when the prompt is longer than the sliding-attention window (8 tokens here), and a reused prefix gives
+    the very floats a freshly computed one gives."""
+    import random
+
+    import torch
+
+    backend = tiny_backend()
+    rng = random.Random(split)
+    ctx = [2, *(rng.randrange(3, 97) for _ in range(39))]
+    conts = [[5, label] for label in (11, 12, 13, 14)]
+    with torch.inference_mode():
+        whole = backend._shared_pass_scores(ctx, conts)
+        fresh = backend._shared_pass_scores(ctx, conts, prefix=ctx[:split])
+        assert len(backend._kv_memo) == 1
+        reused = backend._shared_pass_scores(ctx, conts, prefix=ctx[:split])
+    assert fresh == pytest.approx(whole, abs=1e-5)
+    assert reused == fresh  # bit-identical: the memo never changes a number
+
+
+def test_the_shared_prefix_is_in_the_wire_request_only_where_it_changes_the_computation() -> None:
+    backend = LocalBackend(CFG)
+    plain = request(system=None)
+    shared = request(system=None, extra={"shared_prefix_chars": 10})
+    assert "prefix_chars" not in backend.wire_request(plain)
+    assert backend.wire_request(shared)["prefix_chars"] == 10
+    assert (
+        backend.wire_request(request(extra={"shared_prefix_chars": 10}))["prefix_chars"] == len(SYSTEM) + 12
+    )
+    cloze = LocalBackend({**CFG, "scoring": "cloze"})
+    assert "prefix_chars" not in cloze.wire_request(shared)  # cloze scores option texts, no prompt pass
+
+
+@pytest.mark.slow
+def test_pooled_prompts_share_their_prefix_and_score_as_one_pass(gemma: LocalBackend) -> None:
+    """A prompt past Gemma's 512-token sliding window, as AnswerPool sends it: the slots' requests share
+    all but the last line; each scores as the whole prompt in one pass does, within float noise."""
+    import torch
+
+    pool = "\n".join(f"{chr(65 + k)}. {USER.splitlines()[1 + k % 4][3:]} і пункт {k}" for k in range(20))
+    head = f"{SYSTEM}\n\nВаріанти:\n{pool}\n\n" + "\n".join(
+        f"Питання {k}: {USER.splitlines()[0]}" for k in range(1, 21)
+    )
+    labels = tuple(chr(65 + k) for k in range(20))
+    for slot in (1, 2):
+        user = f"{head}\n\nВідповіді:\nПитання {slot}:"
+        split = request(
+            system=None, user=user, choices=labels, extra={"shared_prefix_chars": user.rindex("\n") + 1}
+        )
+        got = gemma.complete(split)
+        assert got.input_tokens and got.input_tokens > 600
+        context = gemma.prompt_text(split)
+        with torch.inference_mode():
+            ctx, _ = gemma.encode_pair(context, " A")
+            conts = [gemma.encode_pair(context, " " + lab)[1] for lab in labels]
+            whole = gemma._shared_pass_scores(ctx, conts)
+        assert got.choice_logprobs == pytest.approx(whole, abs=1e-4)
+    assert len(gemma._kv_memo) == 1  # one prefix for both slots

@@ -65,6 +65,7 @@ CATEGORIES = (
 FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
 PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
 ORDER_RE = re.compile(r"^(rot|rev)\d+$")
+ROTATION_RE = re.compile(r"^rot\d+$")
 CONDITIONS = ("blind", "full")
 
 
@@ -180,22 +181,24 @@ def ensure(df: pd.DataFrame) -> pd.DataFrame:
     return df if is_prepared(df) else prepare(df)
 
 
-Orders = Literal["all"] | Sequence[str] | None
+Orders = Literal["all", "rotations"] | Sequence[str] | None
 
 
 def order_mask(order_id: pd.Series, orders: Orders) -> np.ndarray:
-    """Rows whose order is selected: "all" = every rotation/reversal (rot*/rev*), None = any unforced."""
+    """Rows whose order is selected: "all" = every rotation/reversal (rot*/rev*), "rotations" = rot*,
+    None = any unforced."""
     if orders is None:
         return np.ones(len(order_id), dtype=bool)
     if isinstance(orders, str):
-        if orders != "all":
-            raise ConfigError("orders", f"expected 'all' or a list of order ids, got {orders!r}")
+        if orders not in ("all", "rotations"):
+            raise ConfigError("orders", f"expected 'all', 'rotations' or a list of order ids, got {orders!r}")
+        pattern = ORDER_RE if orders == "all" else ROTATION_RE
         cats = order_id.cat.categories if isinstance(order_id.dtype, pd.CategoricalDtype) else None
         if cats is not None:  # match on the categories once, not on every row
-            good = np.array([bool(ORDER_RE.match(c)) for c in cats], dtype=bool)
+            good = np.array([bool(pattern.match(c)) for c in cats], dtype=bool)
             codes = order_id.cat.codes.to_numpy()
             return np.where(codes >= 0, good[codes], False)
-        return order_id.astype(str).str.match(ORDER_RE).to_numpy()
+        return order_id.astype(str).str.match(pattern).to_numpy()
     return order_id.isin(list(orders)).to_numpy()
 
 

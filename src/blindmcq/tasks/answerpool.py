@@ -371,7 +371,9 @@ class PoolCall(NamedTuple):
 
 
 def pool_requests(
-    groups: Sequence[PoolGroup], conf: PoolConfig, model_cfg: Mapping[str, Any],
+    groups: Sequence[PoolGroup],
+    conf: PoolConfig,
+    model_cfg: Mapping[str, Any],
     abilities: Abilities | None = None,
 ) -> list[tuple[PoolCall, ModelRequest]]:
     """The calls: per group and condition one generation, or per question one scored request."""
@@ -396,7 +398,11 @@ def pool_requests(
                 extra |= {"option_texts": [*group.pool, ""], "label_strings": list(choices)}
             for slot in range(len(group.item_ids)):
                 user = render_prompt(group, condition, conf.language, slot=slot, style=style)
-                request = ModelRequest(model=name, system=None, user=user, choices=choices, extra=extra)
+                # the pool and questions are shared by the group's slots: only the last line differs
+                shared = {"shared_prefix_chars": user.rindex("\n") + 1}
+                request = ModelRequest(
+                    model=name, system=None, user=user, choices=choices, extra={**extra, **shared}
+                )
                 calls.append((PoolCall(group.group_id, condition, slot), request))
     return calls
 

@@ -115,19 +115,18 @@ def intervention_cfg(params: dict[str, Any], name: str) -> dict[str, Any]:
 def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:
     """The seeded sample of the configured items file: ``probe.sample``, capped by the intervention's own
     ``sample`` (an int is a cost cap, so ``probe.sample=20`` gives 20 items, not the intervention's 30;
-    ``sample: null`` = ``probe.sample``). Which one applied is logged."""
+    ``sample: null`` = ``probe.sample``). A capped sample is drawn from the probe's sample, so its items
+    are probed items (their ordinary answers are already known). Which one applied is logged."""
     probe = params.get("probe") or {}
     own, asked = cfg.get("sample"), probe.get("sample")
+    seed = int(probe.get("seed", 0))
+    items = sample_items(
+        read_items(cfg.get("items") or "results/corpus/items.jsonl"), asked, seed, key="probe.sample"
+    )
+    sample, key = asked, "probe.sample"
     if own is not None and (asked is None or own < asked):
         sample, key = own, f"{name}.sample"
-    else:
-        sample, key = asked, "probe.sample"
-    items = sample_items(
-        read_items(cfg.get("items") or "results/corpus/items.jsonl"),
-        sample,
-        int(probe.get("seed", 0)),
-        key=key,
-    )
+        items = sample_items(items, own, seed, key=key)
     log.info("%s: %d items (%s=%s)", name, len(items), key, sample)
     return items
 

@@ -81,12 +81,15 @@ def forced_order(n: int, key: int, slot: int) -> tuple[str, tuple[int, ...]]:
 
 
 def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tuple[str, tuple[int, ...]]]:
-    """``"all"`` or a list of order ids (``rot0``, ``rev2``, ...) for N options; unknown ids are an error."""
+    """``"all"`` (the 2N orders), ``"rotations"`` (the N rotations: each option in each slot once, half
+    the calls) or a list of order ids (``rot0``, ``rev2``, ...) for N options; unknown ids are an error."""
     available = orders(n)
     if wanted == "all":
         return available
+    if wanted == "rotations":
+        return available[:n]
     if isinstance(wanted, str):
-        raise ConfigError(key, f"expected 'all' or a list of order ids, got {wanted!r}")
+        raise ConfigError(key, f"expected 'all', 'rotations' or a list of order ids, got {wanted!r}")
     by_id = dict(available)
     unknown = [w for w in wanted if w not in by_id]
     if unknown:
