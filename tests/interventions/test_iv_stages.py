@@ -52,11 +52,13 @@ def test_rewrite_stage(project: dict) -> None:
         read_predictions(out / "predictions_before.parquet"),
         read_predictions(out / "predictions_after.parquet"),
     )
-    assert len(before) == len(after) == 12 * 8 and set(before["condition"]) == {"blind"}
+    # the default rewrite probes the N rotations: each option in each slot once
+    assert len(before) == len(after) == 12 * 4 and set(before["condition"]) == {"blind"}
+    assert set(after["order_id"]) == {"rot0", "rot1", "rot2", "rot3"}
     assert metrics["blind_before_acc"] == pytest.approx(before["correct"].mean())
     assert metrics["blind_after_acc"] == pytest.approx(after["correct"].mean())
     assert json.loads((out / "metrics.json").read_text()) == pytest.approx(metrics)
-    assert "| blind | after | 96 |" in (out / "comparison.md").read_text()
+    assert "| blind | after | 48 |" in (out / "comparison.md").read_text()
     assert (out / "diff.md").exists() and (out / "diff.csv").exists()
 
 

@@ -38,6 +38,7 @@ token's log-probability beyond float noise, which ``tests/backends/test_local.py
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -45,7 +46,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,29 @@ def _forget_gguf_origin(model: Any) -> None:
         raise ConfigError("path", f"GGUF weights were not dequantised (e.g. {packed[0]}); cannot cache them")
     # the library's own undo: quantizer, its config entry and the GGUF key renamings used on save
     model.hf_quantizer.remove_quantization_config(model)
+
+
+@contextlib.contextmanager
+def _one_gguf_parse() -> Iterator[None]:
+    """transformers parses a GGUF file three times (tokenizer, config, weights), each parse most of a
+    minute on 2 cores (the 262k-token vocabulary is read field by field); within this block the first
+    parse of a path is shared. The reader only maps the file and is read, never written."""
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def shared(path: str | os.PathLike[str], mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
 
 
 class LocalBackend:
@@ -177,7 +201,10 @@ class LocalBackend:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=self.cache_dir.parent, prefix=".convert-") as tmp:
+        with (
+            _one_gguf_parse(),
+            tempfile.TemporaryDirectory(dir=self.cache_dir.parent, prefix=".convert-") as tmp,
+        ):
             gguf = self.path if self.path is not None else self._assemble_package(Path(tmp))
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
