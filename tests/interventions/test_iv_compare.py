@@ -10,8 +10,11 @@ from scipy import stats as sps
 from blindmcq.interventions.compare import pool_comparison, pool_table, rewrite_comparison, rewrite_table
 
 
-def _calls(correct: list[bool], condition: str = "blind", n_options: int = 4) -> pd.DataFrame:
+def _calls(
+    correct: list[bool], condition: str = "blind", n_options: int = 4, model: str = "m"
+) -> pd.DataFrame:
     return pd.DataFrame({
+        "model": model,
         "item_id": [f"i{k // 8}" for k in range(len(correct))],
         "order_id": [f"rot{k % 8}" for k in range(len(correct))],
         "condition": condition, "n_options": n_options, "correct": correct,
@@ -34,7 +37,20 @@ def test_rewrite_comparison_tests_both_sides_of_chance() -> None:
     )
     assert table.loc["after", "pairs"] == 400 and table.loc["after", "mcnemar_p"] < 0.001
     md = rewrite_table(rewrite_comparison(before, after, ["blind"])).markdown()
-    assert "| blind | after | 400 |" in md and "<.001" in md
+    assert "| m | blind | after | 400 |" in md and "<.001" in md
+
+
+def test_rewrite_comparison_keeps_each_models_calls_apart() -> None:
+    """Two models probed before and after: each row counts, tests and pairs its own model's calls."""
+    rng = np.random.default_rng(1)
+    a_b, a_a = (_calls(list(rng.random(160) < p), model="longest") for p in (0.5, 0.25))
+    b_b, b_a = (_calls(list(rng.random(160) < 0.25), model="lexical") for _ in range(2))
+    table = rewrite_comparison(pd.concat([a_b, b_b]), pd.concat([a_a, b_a]), ["blind"])
+    assert list(table["model"]) == ["longest", "longest", "lexical", "lexical"]
+    rows = table.set_index(["model", "version"])
+    assert rows.loc[("longest", "before"), "correct"] == a_b["correct"].sum()
+    assert rows.loc[("lexical", "after"), "correct"] == b_a["correct"].sum()
+    assert rows.loc[("lexical", "after"), "pairs"] == 160 and rows.loc[("longest", "after"), "calls"] == 160
 
 
 def test_rewrite_comparison_at_chance_is_neither_side() -> None:

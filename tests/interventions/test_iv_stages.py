@@ -62,6 +62,19 @@ def test_rewrite_stage(project: dict) -> None:
     assert (out / "diff.md").exists() and (out / "diff.csv").exists()
 
 
+def test_rewrite_stage_probes_the_panel(project: dict) -> None:
+    """With a panel, its members are probed before and after (not the model); their metric names
+    carry the member's name."""
+    project["panel"] = {"name": "p", "models": ["most-words", "shortest"]}
+    metrics = rewrite_stage(project)
+    after = read_predictions(Path("results/interventions/rewrite/predictions_after.parquet"))
+    assert set(after["model"]) == {"most-words", "shortest"} and len(after) == 2 * 12 * 4
+    for name in ("most-words", "shortest"):
+        mine = after[after["model"] == name]
+        assert metrics[f"{name}/blind_after_acc"] == pytest.approx(mine["correct"].mean())
+    assert "blind_after_acc" not in metrics  # the probed model (longest) is not a panel member here
+
+
 def test_answerpool_stage(project: dict) -> None:
     cfg = {**intervention_cfg({}, "answerpool"), "sample": None}  # null: the probe's own 12 items
     metrics = answerpool_stage({**project, "intervention": {"answerpool": cfg}})

@@ -318,6 +318,7 @@ class RewriteIntervention:
     conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind"])
     blind_orders: Orders = "all"
     full_orders: Orders = field(default_factory=lambda: ["rot0"])
+    models: Literal["model", "panel"] = "model"  # probed before and after: the model, or the panel
 
 
 @dataclass(frozen=True)

@@ -47,22 +47,25 @@ def _paired(before: pd.DataFrame, after: pd.DataFrame) -> tuple[int, float]:
 def rewrite_comparison(
     before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = ("blind", "full")
 ) -> pd.DataFrame:
-    """Rows (condition, version before|after) with accuracy, interval, chance tests, McNemar p."""
+    """Rows (model, condition, version before|after) with accuracy, interval, chance tests, McNemar p;
+    models in the order they first appear in ``before``."""
     rows = []
-    for condition in conditions:
-        b, a = before[before["condition"] == condition], after[after["condition"] == condition]
-        if b.empty and a.empty:
-            continue
-        pairs, p = _paired(b, a)
-        rows.append({"condition": condition, "version": "before", **accuracy_row(b)})
-        rows.append(
-            {"condition": condition, "version": "after", **accuracy_row(a), "pairs": pairs, "mcnemar_p": p}
-        )
+    for model in dict.fromkeys([*before["model"], *after["model"]]):
+        mb, ma = before[before["model"] == model], after[after["model"] == model]
+        for condition in conditions:
+            b, a = mb[mb["condition"] == condition], ma[ma["condition"] == condition]
+            if b.empty and a.empty:
+                continue
+            pairs, p = _paired(b, a)
+            row = {"model": model, "condition": condition}
+            rows.append({**row, "version": "before", **accuracy_row(b)})
+            rows.append({**row, "version": "after", **accuracy_row(a), "pairs": pairs, "mcnemar_p": p})
     return pd.DataFrame(rows)
 
 
 def rewrite_table(comparison: pd.DataFrame) -> Table:
     shown = pd.DataFrame({
+        "model": comparison["model"],
         "condition": comparison["condition"], "version": comparison["version"], "calls": comparison["calls"],
         "accuracy [95% CI]": [fmt_ci(r.acc, r.lo, r.hi) for r in comparison.itertuples()],
         "chance": comparison["chance"].map(fmt),

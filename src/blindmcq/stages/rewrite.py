@@ -1,5 +1,8 @@
 """Stage ``rewrite``: items -> rewritten bank -> blind probe before and after -> comparison.
 
+Probed before and after: the panel's members (``intervention.rewrite.models: panel``, the default:
+length matching should close the surface strategies' leak) or the probed model (``model``, or no panel).
+
 Reads ``intervention.rewrite`` from params.yaml, or ``conf/intervention/rewrite.yaml`` when the
 composed config has none. Writes under ``results/interventions/rewrite/``: ``items.jsonl`` (the new
 bank version, provenance in ``meta.rewrite``), ``diff.csv``/``diff.md``, ``predictions_before.parquet``,
@@ -12,6 +15,8 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
@@ -27,6 +32,7 @@ from blindmcq.tasks.from_params import (
     stage_items,
     track,
 )
+from blindmcq.tasks.panel import panel_configs
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
 
 log = logging.getLogger(__name__)
@@ -45,8 +51,12 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     diff = write_diff(rewritten, out_dir)
     conditions = list(cfg.get("conditions") or ["blind"])
     condition = probe_condition(conditions, cfg.get("blind_orders", "all"), cfg.get("full_orders", ["rot0"]))
-    before = probe_items(params, items, condition=condition)
-    after = probe_items(params, rewritten, condition=condition)
+    # "panel": the panel's members (surface strategies show whether length matching closes their leak);
+    # "model", or no panel: the probed model
+    models = panel_configs(params) if cfg.get("models", "model") == "panel" else []
+    models = models or [section(params, "model")]
+    before = pd.concat([probe_items(params, items, condition=condition, model_cfg=m) for m in models])
+    after = pd.concat([probe_items(params, rewritten, condition=condition, model_cfg=m) for m in models])
     write_predictions(before, out_dir / "predictions_before.parquet")
     write_predictions(after, out_dir / "predictions_after.parquet")
     comparison = rewrite_comparison(before, after, conditions)
@@ -54,9 +64,12 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))
     write_text(out_dir / "comparison.md", table.markdown())
     metrics: dict[str, float] = {"items": len(items), "distractors_changed": int(diff["changed"].sum())}
+    probed = require(params, "model.name")
     for row in comparison.itertuples():
+        # the probed model's names carry no model (as in reports/metrics.json); another's is prefixed
+        prefix = "" if row.model == probed else f"{row.model}/"
         for field in ("acc", "lo", "hi", "chance", "p_above", "p_below"):
-            metrics[f"{row.condition}_{row.version}_{field}"] = float(getattr(row, field))
+            metrics[f"{prefix}{row.condition}_{row.version}_{field}"] = float(getattr(row, field))
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     track(params, "rewrite", metrics, out_dir)
     return metrics
