@@ -39,6 +39,13 @@ QUOTED = [
     (r"most words on (\d\.\d{3})", "table2/most_words", "{:.3f}"),
     (r"finds it on (\d\.\d{3})", "table2/lexical_search", "{:.3f}"),
     (r"a seeded sample of (\d+) items", None, None),  # the probe sample: accepted + rejected
+    (r"`longest` (\d\.\d{3}) before", "rewrite/longest/blind_before_acc", "{:.3f}"),
+    (r"`longest` \d\.\d{3} before, (\d\.\d{3}) after", "rewrite/longest/blind_after_acc", "{:.3f}"),
+    (r"lexical search rises from (\d\.\d{3})", "rewrite/lexical/blind_before_acc", "{:.3f}"),
+    (r"lexical search rises from \d\.\d{3} to (\d\.\d{3})", "rewrite/lexical/blind_after_acc", "{:.3f}"),
+    (r"cloze per character from (\d\.\d{3})", "rewrite/gemma3-270m-cloze/blind_before_acc", "{:.3f}"),
+    (r"cloze per character from \d\.\d{3} to (\d\.\d{3})", "rewrite/gemma3-270m-cloze/blind_after_acc",
+     "{:.3f}"),
     (r"AnswerPool \(pools of 5 items, a fifth of the answers deleted\) on (\d+) of them", "answerpool/items",
      "{:.0f}"),
 ]  # fmt: skip
