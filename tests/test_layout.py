@@ -104,7 +104,7 @@ def conf_reads(path: Path) -> list[str]:
             if text == "conf" or text.startswith(("conf/", "./conf")) or text.endswith("/conf"):
                 hits.append(repr(node.value))
         found += [f"{node.lineno}: {h}" for h in hits]
-    return sorted(set(found), key=lambda s: int(s.split(":")[0]))
+    return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
 
 
 def test_configuration_enters_only_at_the_entry_points() -> None:
@@ -133,4 +133,4 @@ def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
         "    main()\n",
         encoding="utf-8",
     )
-    assert conf_reads(module) == ["2: load_group", "5: CONF_DIR", "5: 'conf'", "5: load_group"]
+    assert conf_reads(module) == ["2: load_group", "5: 'conf'", "5: CONF_DIR", "5: load_group"]
