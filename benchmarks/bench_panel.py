@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from blindmcq import paths
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file
 from blindmcq.datasets.items import read_items
 from blindmcq.params import load_params
 from blindmcq.tasks.from_params import probe_items
@@ -39,7 +39,7 @@ def main() -> None:
         params["probe"]["cache"] = str(Path(tmp) / "cache.sqlite")
         for name in names:
             started = time.perf_counter()
-            frame = probe_items(params, items, model_cfg=load_model_config(name))
+            frame = probe_items(params, items, model_cfg=load_model_file(name))
             seconds = time.perf_counter() - started
             print(
                 f"{name}: {len(frame)} calls on {len(items)} items in {seconds:.1f} s "

@@ -16,7 +16,7 @@ from botocore.stub import ANY, Stubber
 
 from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_group, load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.batch import (
     BatchJob,
@@ -31,7 +31,7 @@ from blindmcq.engine.batch import (
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.parsing import interpret
-from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import make_jobs, run_calls
 
 BUCKET = "blindmcq-batch-test"
@@ -81,7 +81,7 @@ def s3(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixtur
 
 @pytest.fixture(scope="module")
 def model_cfg() -> dict[str, Any]:
-    return load_model_config("sonnet-4.6")
+    return load_model_file("sonnet-4.6")
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +90,10 @@ def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
     items = generate_nonsenseqa(0, n_test=15, n_fewshot=0).test
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", forced=False,
-        prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
-        reasoning=load_conf("reasoning", "direct"),
+        prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+        reasoning=load_group("reasoning", "direct"),
     )  # fmt: skip
-    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=load_conf("reasoning", "direct"))
+    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=load_group("reasoning", "direct"))
     return [(f"{job.presentation.item_id}/{job.presentation.order_id}", job) for job in jobs]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.capacity import (
@@ -78,7 +78,7 @@ def test_tiny_plan_by_hand(sample_file: Path) -> None:
     assert sonnet["calls"] == 130 + 24 and constant["calls"] == 130
     assert sonnet["input_tokens"] == pytest.approx(a_in_per_model + b_in)
     assert sonnet["output_tokens"] == pytest.approx(130 * 5 + 12 * 5 + 12 * 600)
-    prices = load_model_config("sonnet-4.6")
+    prices = load_model_file("sonnet-4.6")
     expected_cost = (
         sonnet["input_tokens"] * prices["price_per_1k_input"]
         + sonnet["output_tokens"] * prices["price_per_1k_output"]
@@ -170,7 +170,7 @@ def test_three_routes(sample_file: Path) -> None:
 
 def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plan = build_plan(tiny(sample_file))
-    fields = load_model_config("sonnet-4.6")["unverified"]
+    fields = load_model_file("sonnet-4.6")["unverified"]
     # constant-a is no Bedrock model
     assert plan.unverified == [{"model": "sonnet-4.6", "unverified": fields}]
     path = sample_file.parent / "plan.yaml"
@@ -183,7 +183,7 @@ def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.Capture
 
 def test_every_paper_bedrock_config_names_its_source() -> None:
     for name in [*paper_config()["models"], "deepseek-r1"]:
-        cfg = load_model_config(name)
+        cfg = load_model_file(name)
         text = (CONF / "model" / f"{name}.yaml").read_text(encoding="utf-8")
         assert cfg["backend"] == "bedrock" and cfg["api"] in ("converse", "responses")
         assert "docs.aws.amazon.com" in text, name  # the page (title and address) in a comment

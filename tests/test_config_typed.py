@@ -33,9 +33,9 @@ def _params() -> dict:
 def test_typed_configs_accept_every_shipped_file(path: Path) -> None:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if path.parent.name == "model" and "defaults" in data:  # a model config inheriting another (Hydra)
-        from blindmcq.backends.registry import load_model_config
+        from blindmcq.config.files import load_model_file
 
-        data = load_model_config(path)
+        data = load_model_file(path)
     typed = validate_group(path.parent.name, data, file=str(path))
     assert typed.name == data["name"]
 

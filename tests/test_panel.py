@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest
@@ -12,8 +12,8 @@ from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest
 
 def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical", **gate_over: object) -> dict:
     return {
-        "model": load_model_config(model),
-        "gate_model": {**load_model_config(gate), **gate_over},
+        "model": load_model_file(model),
+        "gate_model": {**load_model_file(gate), **gate_over},
         "panel": {"name": "test", "models": models},
     }
 
@@ -21,7 +21,7 @@ def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical",
 def test_members_are_model_configs_and_the_gate_member_is_the_composed_gate_model() -> None:
     configs = panel_configs(params(["longest", "lexical"], seed=7))
     assert [c["name"] for c in configs] == ["longest", "lexical"]
-    assert configs[0] == load_model_config("longest")
+    assert configs[0] == load_model_file("longest")
     assert configs[1]["seed"] == 7  # -S gate_model.seed=7 reaches the panel member that builds the gate
 
 
@@ -48,10 +48,10 @@ def test_the_manifest_names_the_scoring_variants_of_the_probed_weights() -> None
     assert manifest["models"]["gemma3-270m"] == "letter scoring"
     assert manifest["models"]["gemma3-270m-cloze"] == "cloze, per character"
     assert manifest["models"]["gemma3-270m-cloze-raw"] == "cloze, raw"
-    assert describe_model(load_model_config("longest")) == "option-only: longest"
+    assert describe_model(load_model_file("longest")) == "option-only: longest"
 
 
 def test_the_cloze_configs_inherit_gemma_as_hydra_composes_them() -> None:
-    base = load_model_config("gemma3-270m")
-    token = load_model_config("gemma3-270m-cloze-token")
+    base = load_model_file("gemma3-270m")
+    token = load_model_file("gemma3-270m-cloze-token")
     assert token == {**base, "name": "gemma3-270m-cloze-token", "scoring": "cloze", "cloze_norm": "token"}

@@ -7,13 +7,13 @@ import pytest
 
 import blindmcq.tasks.nonsense as nr
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 N = 40
-CONSTANT_A = load_model_config("constant-a")
+CONSTANT_A = load_model_file("constant-a")
 
 
 def run(tmp_path, out=True, **kwargs) -> pd.DataFrame:

@@ -15,13 +15,13 @@ from typing import Any
 
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
+from blindmcq.config.files import load_label_schemes, load_model_file
 from blindmcq.datasets.items import write_items
 from blindmcq.interventions.compare import rewrite_comparison, rewrite_table
-from blindmcq.params import require, section
+from blindmcq.params import intervention_cfg, require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
-    intervention_cfg,
     probe_condition,
     probe_items,
     stage_items,
@@ -36,6 +36,8 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     cfg = intervention_cfg(params, "rewrite")
     if cfg.get("model") is None:
         cfg["model"] = section(params, "model")
+    elif isinstance(cfg["model"], str):  # a conf/model name: its config enters here
+        cfg["model"] = load_model_file(cfg["model"])
     if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
@@ -45,8 +47,9 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     diff = write_diff(rewritten, out_dir)
     conditions = list(cfg.get("conditions") or ["blind"])
     condition = probe_condition(conditions, cfg.get("blind_orders", "all"), cfg.get("full_orders", ["rot0"]))
-    before = probe_items(params, items, condition=condition)
-    after = probe_items(params, rewritten, condition=condition)
+    label_schemes = load_label_schemes()
+    before = probe_items(params, items, label_schemes=label_schemes, condition=condition)
+    after = probe_items(params, rewritten, label_schemes=label_schemes, condition=condition)
     write_predictions(before, out_dir / "predictions_before.parquet")
     write_predictions(after, out_dir / "predictions_after.parquet")
     comparison = rewrite_comparison(before, after, conditions)
