@@ -16,7 +16,7 @@ from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
 from blindmcq.backends.registry import make_backend
-from blindmcq.config.files import load_group, load_model_file
+from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.probe import run_probe, sample_items
@@ -68,7 +68,7 @@ def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]
         labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
         condition={**load_group("condition", "blind"), "forced": True},
         protocol_cfg=load_group("protocol", "sl"),
-        cache_path=cache, backend=backend, progress=False,
+        label_schemes=load_label_schemes(), cache_path=cache, backend=backend, progress=False,
     )  # fmt: skip
 
 

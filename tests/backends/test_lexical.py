@@ -9,7 +9,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.registry import make_backend
-from blindmcq.config.files import load_group, load_model_file
+from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.statutes.bm25 import BM25Index
@@ -68,7 +68,8 @@ def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
         ITEMS, model_cfg=cfg, prompt=load_group("prompt", "original"),
         labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
         condition={**load_group("condition", "default"), "forced": True},
-        protocol_cfg=load_group("protocol", "sl"), cache_path=tmp_path / "cache.sqlite", progress=False,
+        protocol_cfg=load_group("protocol", "sl"), label_schemes=load_label_schemes(),
+        cache_path=tmp_path / "cache.sqlite", progress=False,
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.config.files import load_group
+from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
@@ -141,7 +141,8 @@ def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
         BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, prompt=PROMPT,
         labels=load_group("labels", "latin"), reasoning=REASONING,
         condition={"conditions": ["full"], "full_orders": ["rot0"]}, protocol_cfg=protocol_cfg,
-        cache_path=tmp_path / "c.sqlite", backend=backend, progress=False, fewshot_examples=examples,
+        label_schemes=load_label_schemes(), cache_path=tmp_path / "c.sqlite", backend=backend,
+        progress=False, fewshot_examples=examples,
     )  # fmt: skip
     return df, backend.requests
 

@@ -39,5 +39,5 @@ def test_md_prompt_and_matcher_on_a_nonsense_item() -> None:
     assert "Остаточна відповідь" in p.user
     matcher = make_md_matcher(protocol, embedder=NoEmbedder())
     answer = f"Міркую.\nОстаточна відповідь: правильний варіант — «{item.options[item.key]}»."
-    parsed = interpret(p, ModelResponse(text=answer), md_matcher=matcher)
+    parsed = interpret(p, ModelResponse(text=answer), symbols={}, md_matcher=matcher)  # md reads no labels
     assert (parsed.slot, parsed.status) == (p.key_slot, "ok")
