@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.auditing.audit import Mapping, bank_language, main, run_audit
+from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, bank_language, main, run_audit
 from blindmcq.cli import main as cli_main
+from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit" / "lexam_en_80.csv"
@@ -178,7 +179,8 @@ def test_version_and_help_are_for_people(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_run_audit_returns_what_it_wrote(audited: Path, tmp_path: Path) -> None:
-    result = run_audit(FIXTURE, tmp_path / "again", Mapping(header=False))
+    model, configs = load_model_file(DEFAULT_MODEL), load_groups(AUDIT_GROUPS)  # what the command reads
+    result = run_audit(FIXTURE, tmp_path / "again", Mapping(header=False), model=model, configs=configs)
     written = json.loads((tmp_path / "again" / "metrics.json").read_text(encoding="utf-8"))
     assert written == json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
     assert result.metrics == written

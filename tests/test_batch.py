@@ -16,7 +16,7 @@ from botocore.stub import ANY, Stubber
 
 from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.batch import (
     BatchJob,
@@ -31,8 +31,14 @@ from blindmcq.engine.batch import (
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.parsing import interpret
-from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme
 from blindmcq.tasks.probe import make_jobs, run_calls
+
+SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label schemes
+
+
+def interpret_shipped(p: Any, r: ModelResponse) -> Any:
+    return interpret(p, r, symbols=SYMBOLS)
 
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
@@ -81,7 +87,7 @@ def s3(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixtur
 
 @pytest.fixture(scope="module")
 def model_cfg() -> dict[str, Any]:
-    return load_model_config("sonnet-4.6")
+    return load_model_file("sonnet-4.6")
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +96,10 @@ def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
     items = generate_nonsenseqa(0, n_test=15, n_fewshot=0).test
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", forced=False,
-        prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
-        reasoning=load_conf("reasoning", "direct"),
+        prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+        reasoning=load_group("reasoning", "direct"),
     )  # fmt: skip
-    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=load_conf("reasoning", "direct"))
+    jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=load_group("reasoning", "direct"))
     return [(f"{job.presentation.item_id}/{job.presentation.order_id}", job) for job in jobs]
 
 
@@ -226,7 +232,7 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
 
     online = BedrockBackend(model_cfg, client_factory=lambda region: Runtime())
     records = run_calls(
-        [job for _, job in probe_jobs], online, cache=cache, interpret=interpret, progress=False
+        [job for _, job in probe_jobs], online, cache=cache, interpret=interpret_shipped, progress=False
     )
     assert len(calls) == 2
     assert sum(r.cached for r in records) == len(probe_jobs) - 2
@@ -396,7 +402,8 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     frame = run_probe(
         read_items(nonsense_items), model_cfg=params["model"], prompt=params["prompt"],
         labels=params["labels"], reasoning=params["reasoning"], condition=params["condition"],
-        protocol_cfg=params["protocol"], cache_path=cache_path, backend=backend, progress=False,
+        protocol_cfg=params["protocol"], label_schemes=load_label_schemes(), cache_path=cache_path,
+        backend=backend, progress=False,
     )  # fmt: skip
     assert len(calls) == 2
     assert int(frame["cached"].sum()) == len(frame) - 2

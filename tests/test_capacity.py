@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.capacity import (
     BATCH_PRICE_FACTOR,
+    PLAN_GROUPS,
     build_plan,
     main,
     mean_prompt_chars,
@@ -23,6 +24,7 @@ from blindmcq.engine.capacity import (
 from blindmcq.errors import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
+CONFIGS = load_groups(PLAN_GROUPS)  # what `blindmcq plan` reads
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def tiny(sample_file: Path, **extra: Any) -> dict[str, Any]:
 
 
 def test_tiny_plan_by_hand(sample_file: Path) -> None:
-    plan = build_plan(tiny(sample_file))
+    plan = build_plan(tiny(sample_file), configs=CONFIGS)
     # A: per item 8 blind orders + 4 forced slots + 1 full = 13; x 10 items x 2 models
     # B: 3 items x 1 order x (2 phrasings x 2 labels x 2 reasoning) x 1 model
     assert [r["calls"] for r in plan.runs] == [13 * 10 * 2, 3 * 8]
@@ -63,8 +65,9 @@ def test_tiny_plan_by_hand(sample_file: Path) -> None:
 
     def chars(condition: str, phrasing: str = "original", labels: str = "latin", reasoning: str = "direct"):
         return mean_prompt_chars(
-            sample, condition=condition, phrasing=phrasing, labels=labels, reasoning=reasoning, conf_dir=CONF
-        )
+            sample, condition=condition, phrasing=phrasing, labels=labels, reasoning=reasoning,
+            configs=CONFIGS,
+        )  # fmt: skip
 
     a_in_per_model = 10 * (12 * chars("blind") + chars("full")) / 4.0
     b_in = sum(
@@ -78,7 +81,7 @@ def test_tiny_plan_by_hand(sample_file: Path) -> None:
     assert sonnet["calls"] == 130 + 24 and constant["calls"] == 130
     assert sonnet["input_tokens"] == pytest.approx(a_in_per_model + b_in)
     assert sonnet["output_tokens"] == pytest.approx(130 * 5 + 12 * 5 + 12 * 600)
-    prices = load_model_config("sonnet-4.6")
+    prices = load_model_file("sonnet-4.6")
     expected_cost = (
         sonnet["input_tokens"] * prices["price_per_1k_input"]
         + sonnet["output_tokens"] * prices["price_per_1k_output"]
@@ -104,12 +107,12 @@ def test_items_file_counts_each_items_own_options(sample_file: Path, tmp_path: P
     cfg = tiny(sample_file, items_file=str(tmp_path / "items.jsonl"))
     del cfg["items"]
     cfg["runs"] = [{"name": "blind", "orders": "all", "forced": True, "models": ["constant-a"]}]
-    plan = build_plan(cfg)
+    plan = build_plan(cfg, configs=CONFIGS)
     assert plan.totals["calls"] == (6 + 3) + (10 + 5)
 
 
 def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str]) -> None:
-    plan = build_plan(paper_config())
+    plan = build_plan(paper_config(), configs=CONFIGS)
     assert plan.runs[0]["calls"] == 11_990 * 8 * 12
     assert 1_150_000 < plan.totals["calls"] < 1_300_000
     assert plan.totals["cost_usd"] > 0 and plan.totals["wall_hours_parallel"] > 1
@@ -142,7 +145,7 @@ def test_cli_json_and_config_file(
 )
 def test_bad_plan_configs_name_the_key(sample_file: Path, change: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key):
-        build_plan({**tiny(sample_file), **change})
+        build_plan({**tiny(sample_file), **change}, configs=CONFIGS)
 
 
 def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +155,7 @@ def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.C
 
 
 def test_three_routes(sample_file: Path) -> None:
-    plan = build_plan({**tiny(sample_file), "throughput": 2.0})
+    plan = build_plan({**tiny(sample_file), "throughput": 2.0}, configs=CONFIGS)
     routes = {r["route"]: r for r in plan.routes}
     assert list(routes) == ["on-demand", "batch", "server"]
     assert routes["on-demand"]["cost_usd"] == pytest.approx(plan.totals["cost_usd"])
@@ -163,14 +166,15 @@ def test_three_routes(sample_file: Path) -> None:
     assert routes["batch"]["cost_usd"] == pytest.approx(BATCH_PRICE_FACTOR * sonnet["cost_usd"])
     assert routes["batch"]["not_batchable"] == ["constant-a"]
     assert routes["server"]["wall_hours"] == pytest.approx(284 / 2.0 / 3600)
-    assert build_plan(tiny(sample_file)).routes[2]["wall_hours"] is None  # no throughput, no guess
+    no_throughput = build_plan(tiny(sample_file), configs=CONFIGS)
+    assert no_throughput.routes[2]["wall_hours"] is None  # no throughput, no guess
     with pytest.raises(ConfigError, match="throughput"):
-        build_plan({**tiny(sample_file), "throughput": 0})
+        build_plan({**tiny(sample_file), "throughput": 0}, configs=CONFIGS)
 
 
 def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    plan = build_plan(tiny(sample_file))
-    fields = load_model_config("sonnet-4.6")["unverified"]
+    plan = build_plan(tiny(sample_file), configs=CONFIGS)
+    fields = load_model_file("sonnet-4.6")["unverified"]
     # constant-a is no Bedrock model
     assert plan.unverified == [{"model": "sonnet-4.6", "unverified": fields}]
     path = sample_file.parent / "plan.yaml"
@@ -183,7 +187,7 @@ def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.Capture
 
 def test_every_paper_bedrock_config_names_its_source() -> None:
     for name in [*paper_config()["models"], "deepseek-r1"]:
-        cfg = load_model_config(name)
+        cfg = load_model_file(name)
         text = (CONF / "model" / f"{name}.yaml").read_text(encoding="utf-8")
         assert cfg["backend"] == "bedrock" and cfg["api"] in ("converse", "responses")
         assert "docs.aws.amazon.com" in text, name  # the page (title and address) in a comment
@@ -198,5 +202,5 @@ def test_measured_throughput_is_bounded_by_concurrency_over_latency(
     for group in ("prompt", "labels", "reasoning"):
         (conf / group).symlink_to(CONF / group, target_is_directory=True)
     (conf / "model" / "slow.yaml").write_text("backend: slow\nlatency_s: 0.05\nconcurrency: 2\n")
-    rate = measure_throughput("slow", 6, conf_dir=conf, sample_file=str(sample_file))
+    rate = measure_throughput("slow", 6, configs=load_groups(PLAN_GROUPS, conf), sample_file=str(sample_file))
     assert 0 < rate <= 2 / 0.05  # each call sleeps 0.05 s, two at a time: never faster

@@ -33,9 +33,9 @@ def _params() -> dict:
 def test_typed_configs_accept_every_shipped_file(path: Path) -> None:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if path.parent.name == "model" and "defaults" in data:  # a model config inheriting another (Hydra)
-        from blindmcq.backends.registry import load_model_config
+        from blindmcq.config.files import load_model_file
 
-        data = load_model_config(path)
+        data = load_model_file(path)
     typed = validate_group(path.parent.name, data, file=str(path))
     assert typed.name == data["name"]
 
@@ -122,3 +122,19 @@ def test_typed_configs_load_config_gives_typed_groups(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.model is not None and config.model.backend == _params()["model"]["backend"]
     assert config.tracking is not None and config.tracking.enabled is True
+
+
+def test_groups_read_once_hand_out_copies_and_name_what_is_missing() -> None:
+    from blindmcq.config.files import load_groups, load_label_schemes
+
+    groups = load_groups(["labels", "model"])
+    latin = groups.get("labels", "latin")
+    assert latin["symbols"][:2] == ["A", "B"]
+    latin["symbols"] = ["Z"]  # the caller's copy: the next reader sees the file's symbols
+    assert groups.get("labels", "latin")["symbols"][0] == "A"
+    assert groups.get("model", "gemma3-270m-cloze")["scoring"] == "cloze"  # defaults inherited
+    with pytest.raises(ConfigError, match=r"'labels': no config 'greek' \(have cyrillic, dash, latin"):
+        groups.get("labels", "greek")
+    with pytest.raises(ConfigError, match="no prompt options were loaded"):
+        groups.get("prompt", "original")
+    assert sorted(load_label_schemes()) == ["cyrillic", "dash", "latin", "numerals"]

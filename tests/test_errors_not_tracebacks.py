@@ -11,11 +11,12 @@ import pytest
 import yaml
 
 from blindmcq.atomic import replace_tree
+from blindmcq.config.files import load_group
 from blindmcq.datasets.generic import load_generic
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import sample_items
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,8 +91,8 @@ def test_errors_not_tracebacks_more_options_than_labels_names_the_item() -> None
     with pytest.raises(InputError) as info:
         build_presentations(
             [item], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
-            prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
-            reasoning=load_conf("reasoning", "direct"),
+            prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+            reasoning=load_group("reasoning", "direct"),
         )  # fmt: skip
     assert info.value.item == "big-b-7" and info.value.file == "big.jsonl"
     assert "30 options" in _one_line(info.value) and "26 symbols" in str(info.value)

@@ -15,10 +15,10 @@ from blindmcq.answers.records import PARSE_STATUSES
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
-from blindmcq.tasks.presentations import load_conf
 from blindmcq.tasks.probe import run_probe, sample_items
 
 BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
@@ -64,18 +64,18 @@ class Counting:
 
 def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]) -> pd.DataFrame:
     return run_probe(
-        items, model_cfg=model_cfg, prompt=load_conf("prompt", "original"),
-        labels=load_conf("labels", "latin"), reasoning=load_conf("reasoning", "direct"),
-        condition={**load_conf("condition", "blind"), "forced": True},
-        protocol_cfg=load_conf("protocol", "sl"),
-        cache_path=cache, backend=backend, progress=False,
+        items, model_cfg=model_cfg, prompt=load_group("prompt", "original"),
+        labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
+        condition={**load_group("condition", "blind"), "forced": True},
+        protocol_cfg=load_group("protocol", "sl"),
+        label_schemes=load_label_schemes(), cache_path=cache, backend=backend, progress=False,
     )  # fmt: skip
 
 
 def test_faulty_run_completes_with_every_call_recorded(tmp_path: Path) -> None:
     bank = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})
     items = sample_items(bank, 25, seed=0)
-    model_cfg = load_model_config("fault-demo")
+    model_cfg = load_model_file("fault-demo")
     sleeps: list[float] = []
     fault = FaultBackend(
         make_backend(model_cfg["inner"]), RATES, seed=7,
@@ -125,7 +125,7 @@ def test_faulty_run_completes_with_every_call_recorded(tmp_path: Path) -> None:
 @pytest.mark.parametrize("burst", [1, 5])
 def test_throttling_alone_is_always_retried_to_success(tmp_path: Path, burst: int) -> None:
     items = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:10]
-    model_cfg = load_model_config("fault-demo")
+    model_cfg = load_model_file("fault-demo")
     fault = FaultBackend(
         make_backend(model_cfg["inner"]), FaultRates(throttle=0.3, throttle_burst=burst), seed=1,
         policy=RetryPolicy(max_attempts=burst + 1, base_s=0.01), sleep=lambda s: None,

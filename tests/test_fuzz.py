@@ -22,12 +22,13 @@ from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.answers.records import PARSE_STATUSES, PredictionRecord
 from blindmcq.backends.base import ModelResponse
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.config.schema import Config, validate, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
 from blindmcq.tasks.parsing import interpret, parse_answer
-from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme, load_conf, present
+from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme, present
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 json_scalars = (
@@ -164,10 +165,10 @@ PROMPT_KEYS = ["name", "language", "blind", "full", "answer_instruction", "syste
 @st.composite
 def presentation_configs(draw: st.DrawFn) -> dict[str, Any]:
     prompt, labels = (
-        load_conf("prompt", "original"),
-        load_conf("labels", draw(st.sampled_from(["latin", "dash"]))),
+        load_group("prompt", "original"),
+        load_group("labels", draw(st.sampled_from(["latin", "dash"]))),
     )
-    reasoning = load_conf("reasoning", draw(st.sampled_from(["direct", "step_by_step"])))
+    reasoning = load_group("reasoning", draw(st.sampled_from(["direct", "step_by_step"])))
     for group in (prompt, labels, reasoning):
         keys = list(group)
         for key in draw(st.lists(st.sampled_from([*keys, "x"]), max_size=2, unique=True)):
@@ -196,11 +197,11 @@ def test_build_presentations_gives_a_blindmcq_error_or_prompts(cfg: dict[str, An
 
 @pytest.mark.parametrize("line", ["{bogus}", "{}", "{", {"": None}])
 def test_bad_label_line_template_names_the_key(line: Any) -> None:
-    labels = {**load_conf("labels", "latin"), "line": line}
+    labels = {**load_group("labels", "latin"), "line": line}
     with pytest.raises(ConfigError):
         build_presentations(
-            ITEMS, conditions=["blind"], forced=False, prompt=load_conf("prompt", "original"),
-            labels=labels, reasoning=load_conf("reasoning", "direct"),
+            ITEMS, conditions=["blind"], forced=False, prompt=load_group("prompt", "original"),
+            labels=labels, reasoning=load_group("reasoning", "direct"),
         )  # fmt: skip
 
 
@@ -208,17 +209,17 @@ def test_non_string_prompt_template_names_the_key() -> None:
     with pytest.raises(ConfigError):
         build_presentations(
             ITEMS, conditions=["blind"], forced=False,
-            prompt={**load_conf("prompt", "original"), "blind": True},
-            labels=load_conf("labels", "latin"), reasoning=load_conf("reasoning", "direct"),
+            prompt={**load_group("prompt", "original"), "blind": True},
+            labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
         )  # fmt: skip
 
 
 # ---------------------------------------------------------------- model responses
 
-SYMBOLS = label_symbols_by_scheme()
+SYMBOLS = label_symbols_by_scheme(load_label_schemes())
 P = present(
-    ITEMS[1], condition="blind", order_id="rot0", order=(0, 1, 2, 3), prompt=load_conf("prompt", "original"),
-    labels=load_conf("labels", "latin"), reasoning=load_conf("reasoning", "direct"),
+    ITEMS[1], condition="blind", order_id="rot0", order=(0, 1, 2, 3), prompt=load_group("prompt", "original"),
+    labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
 )  # fmt: skip
 answers = st.text(max_size=80) | st.builds(
     lambda a, b, c: a + b + c,
@@ -246,7 +247,7 @@ def test_parse_answer_always_returns_a_status(text: str, scheme: str, n: int) ->
     scores=st.none() | st.lists(st.floats(allow_infinity=True), min_size=4, max_size=4),
 )
 def test_interpret_always_returns_a_status(text: str, status: str, scores: list[float] | None) -> None:
-    parsed = interpret(P, ModelResponse(text=text, status=status, choice_logprobs=scores))
+    parsed = interpret(P, ModelResponse(text=text, status=status, choice_logprobs=scores), symbols=SYMBOLS)
     assert parsed.status in PARSE_STATUSES
     assert parsed.slot is None or 0 <= parsed.slot < P.n_options
 

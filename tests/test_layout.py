@@ -35,3 +35,102 @@ def test_no_stage_imports_another_stage() -> None:
 def test_the_sweep_imports_no_stage() -> None:
     sweep = next(PACKAGE.rglob("sweep.py"))
     assert not {n for n in _imported(sweep) if n.startswith("blindmcq.stages")}
+
+
+# ---------------------------------------------------------------- where configuration enters
+
+# Configuration enters at the edge (issue #19): a stage or command line reads conf/ once and hands the
+# core checked configs. These modules are the edge; elsewhere only a command's ``main`` (a module run as
+# ``python -m`` or named in ``blindmcq.cli.COMMANDS``) may read config files by name.
+ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "engine/batch_cli.py",
+                "tasks/preview.py", "corpus/cli.py")  # fmt: skip
+CONF_READERS = frozenset({
+    "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
+    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf",
+})  # fmt: skip
+
+
+def _is_entry_point(path: Path) -> bool:
+    rel = path.relative_to(PACKAGE).as_posix()
+    return any(rel == e or (e.endswith("/") and rel.startswith(e)) for e in ENTRY_POINTS)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _cli_main(tree: ast.Module, module: str) -> ast.AST | None:
+    """The ``main`` of a module that runs as a command (``__main__`` guard or a ``blindmcq`` command)."""
+    from blindmcq.cli import COMMANDS
+
+    command = module in {m for m, _ in COMMANDS.values()} or any(
+        isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) and "__name__" in ast.unparse(n.test)
+        for n in tree.body
+    )
+    mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+    return mains[0] if command and mains else None
+
+
+def conf_reads(path: Path) -> list[str]:
+    """Where ``path`` reads config files by name or names the conf/ folder: ``line: what``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = path.relative_to(PACKAGE).with_suffix("").parts if path.is_relative_to(PACKAGE) else ()
+    module = ".".join(("blindmcq", *parts))
+    main = _cli_main(tree, module)
+    exempt = {id(n) for n in ast.walk(main)} if main is not None else set()
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in exempt:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names = [a.name.rsplit(".", 1)[-1] for a in node.names]
+        elif isinstance(node, ast.FunctionDef):
+            names = [node.name]
+        hits = [n for n in names if n in CONF_READERS]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            text = node.value.strip()
+            if text == "conf" or text.startswith(("conf/", "./conf")) or text.endswith("/conf"):
+                hits.append(repr(node.value))
+        found += [f"{node.lineno}: {h}" for h in hits]
+    return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
+
+
+def test_configuration_enters_only_at_the_entry_points() -> None:
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 50, "the package was not found"
+    offenders = {
+        path.relative_to(PACKAGE).as_posix(): hits
+        for path in modules
+        if not _is_entry_point(path) and (hits := conf_reads(path))
+    }
+    assert not offenders, f"core modules that read conf/ by name (pass the configs in instead): {offenders}"
+
+
+def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
+    """The check above can fail: each way of reaching conf/ is caught, docstrings and a CLI's main are not."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Reads conf/labels (a docstring may say so)."""\n'
+        "from blindmcq.config.files import load_group\n"
+        "import blindmcq.config.files as files\n"
+        "def f():\n"
+        "    return files.CONF_DIR, Path('x') / 'conf', load_group('labels', 'latin')\n"
+        "def main():\n"
+        "    return files.load_model_file('gemma')\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n",
+        encoding="utf-8",
+    )
+    assert conf_reads(module) == ["2: load_group", "5: 'conf'", "5: CONF_DIR", "5: load_group"]

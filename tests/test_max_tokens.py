@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from blindmcq.backends.bedrock import BedrockBackend
+from blindmcq.config.files import load_group
 from blindmcq.datasets.items import Item
-from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import effective_max_tokens, make_jobs
 
 ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=("a", "bb", "ccc", "dddd"),
@@ -19,10 +20,11 @@ ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=(
 
 
 def _sent_max_tokens(model: str, reasoning: str) -> set[int]:
-    model_cfg, reasoning_cfg = load_conf("model", model), load_conf("reasoning", reasoning)
+    model_cfg, reasoning_cfg = load_group("model", model), load_group("reasoning", reasoning)
     presentations = build_presentations(
         [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
-        prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"), reasoning=reasoning_cfg,
+        prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+        reasoning=reasoning_cfg,
     )  # fmt: skip
     jobs = make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning_cfg)
     backend = BedrockBackend(model_cfg, client_factory=lambda region: None)
@@ -31,13 +33,13 @@ def _sent_max_tokens(model: str, reasoning: str) -> set[int]:
 
 def test_max_tokens_reasoning_model_keeps_its_room_under_direct() -> None:
     # gpt-5.6 reasons by default and asks 4096; reasoning=direct caps at 64, which cut its answers off
-    assert load_conf("model", "gpt-5.6")["reasons_by_default"] is True
+    assert load_group("model", "gpt-5.6")["reasons_by_default"] is True
     assert _sent_max_tokens("gpt-5.6", "direct") == {4096}
     assert _sent_max_tokens("deepseek-r1", "direct") == {4096}
 
 
 def test_max_tokens_ordinary_model_takes_the_reasoning_cap() -> None:
-    assert load_conf("model", "nova-pro")["reasons_by_default"] is False
+    assert load_group("model", "nova-pro")["reasons_by_default"] is False
     assert _sent_max_tokens("nova-pro", "direct") == {64}  # the mode's cap, above the model's 16
     assert _sent_max_tokens("nova-pro", "step_by_step") == {2048}
     assert _sent_max_tokens("gpt-5.6", "step_by_step") == {4096}  # the larger of the two

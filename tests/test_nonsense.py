@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from blindmcq.config.files import load_group
 from blindmcq.datasets.items import Item, read_items, validate_item, write_items
 from blindmcq.datasets.nonsense import (
     fewshot_block,
@@ -101,7 +102,7 @@ def test_key_at_keeps_distractor_order() -> None:
 
 
 def test_fewshot_block_sl_puts_keys_where_asked(bank) -> None:
-    block = fewshot_block(bank.fewshot, skew="a70", labels="latin", n_shots=10, seed=4)
+    block = fewshot_block(bank.fewshot, skew="a70", labels=load_group("labels", "latin"), n_shots=10, seed=4)
     examples = {i.id: i for i in bank.fewshot}
     parts = block.text.split("\n\n")
     assert len(parts) == 10 and Counter(block.key_slots) == {0: 7, 1: 1, 2: 1, 3: 1}
@@ -114,7 +115,8 @@ def test_fewshot_block_sl_puts_keys_where_asked(bank) -> None:
 
 
 def test_fewshot_block_md_style(bank) -> None:
-    block = fewshot_block(bank.fewshot, skew="all_a", labels="dash", n_shots=3, seed=1, language="uk")
+    dash = load_group("labels", "dash")
+    block = fewshot_block(bank.fewshot, skew="all_a", labels=dash, n_shots=3, seed=1, language="uk")
     examples = {i.id: i for i in bank.fewshot}
     for part, item_id in zip(block.text.split("\n\n"), block.item_ids, strict=True):
         lines = part.splitlines()
@@ -126,7 +128,7 @@ def test_fewshot_block_md_style(bank) -> None:
 
 def test_fewshot_block_refuses_too_many_shots(bank) -> None:
     with pytest.raises(ValueError, match="only 100 examples"):
-        fewshot_block(bank.fewshot, skew="uniform", n_shots=101)
+        fewshot_block(bank.fewshot, skew="uniform", labels=load_group("labels", "latin"), n_shots=101)
 
 
 @pytest.mark.parametrize(

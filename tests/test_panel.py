@@ -4,35 +4,47 @@ from __future__ import annotations
 
 import pytest
 
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file, load_models
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest
+from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest, panel_members
 
 
 def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical", **gate_over: object) -> dict:
     return {
-        "model": load_model_config(model),
-        "gate_model": {**load_model_config(gate), **gate_over},
+        "model": load_model_file(model),
+        "gate_model": {**load_model_file(gate), **gate_over},
         "panel": {"name": "test", "models": models},
     }
 
 
+def configs_of(p: dict) -> list[dict]:
+    """What the probe stage does: read the members' configs, hand them to the panel."""
+    return panel_configs(p, load_models(panel_members(p)))
+
+
+def test_the_entry_point_reads_only_the_members_not_composed_in_params() -> None:
+    p = params(["longest", "gemma3-270m", "lexical", "longest"])
+    assert panel_members(p) == ["longest"]  # the probed model and the gate member come from params
+    with pytest.raises(ConfigError, match=r"panel\.models.*'longest'"):
+        panel_configs(params(["longest"]), {})  # a member whose config was not handed in
+
+
 def test_members_are_model_configs_and_the_gate_member_is_the_composed_gate_model() -> None:
-    configs = panel_configs(params(["longest", "lexical"], seed=7))
+    configs = configs_of(params(["longest", "lexical"], seed=7))
     assert [c["name"] for c in configs] == ["longest", "lexical"]
-    assert configs[0] == load_model_config("longest")
+    assert configs[0] == load_model_file("longest")
     assert configs[1]["seed"] == 7  # -S gate_model.seed=7 reaches the panel member that builds the gate
 
 
 def test_the_probed_model_is_probed_once_and_a_repeat_is_an_error() -> None:
-    assert [c["name"] for c in panel_configs(params(["longest", "most-words"], model="longest"))] == [
+    assert [c["name"] for c in configs_of(params(["longest", "most-words"], model="longest"))] == [
         "most-words"
     ]
     with pytest.raises(ConfigError, match=r"panel\.models.*twice"):
-        panel_configs(params(["longest", "longest"]))
+        configs_of(params(["longest", "longest"]))
     with pytest.raises(ConfigError, match="model"):
-        panel_configs(params(["no-such-model"]))
+        configs_of(params(["no-such-model"]))
 
 
 def test_the_schema_rejects_a_path_where_a_name_belongs() -> None:
@@ -42,16 +54,17 @@ def test_the_schema_rejects_a_path_where_a_name_belongs() -> None:
 
 
 def test_the_manifest_names_the_scoring_variants_of_the_probed_weights() -> None:
-    manifest = panel_manifest(params(["gemma3-270m-cloze", "gemma3-270m-cloze-raw", "longest", "lexical"]))
+    p = params(["gemma3-270m-cloze", "gemma3-270m-cloze-raw", "longest", "lexical"])
+    manifest = panel_manifest(p, load_models(panel_members(p)))
     assert manifest["model"] == "gemma3-270m"
     assert manifest["scoring_variants"] == ["gemma3-270m-cloze", "gemma3-270m-cloze-raw"]
     assert manifest["models"]["gemma3-270m"] == "letter scoring"
     assert manifest["models"]["gemma3-270m-cloze"] == "cloze, per character"
     assert manifest["models"]["gemma3-270m-cloze-raw"] == "cloze, raw"
-    assert describe_model(load_model_config("longest")) == "option-only: longest"
+    assert describe_model(load_model_file("longest")) == "option-only: longest"
 
 
 def test_the_cloze_configs_inherit_gemma_as_hydra_composes_them() -> None:
-    base = load_model_config("gemma3-270m")
-    token = load_model_config("gemma3-270m-cloze-token")
+    base = load_model_file("gemma3-270m")
+    token = load_model_file("gemma3-270m-cloze-token")
     assert token == {**base, "name": "gemma3-270m-cloze-token", "scoring": "cloze", "cloze_norm": "token"}

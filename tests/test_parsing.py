@@ -3,18 +3,39 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from blindmcq.backends.base import ModelResponse
+from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.parsing import Parsed, interpret, parse_answer
-from blindmcq.tasks.presentations import label_symbols_by_scheme, load_conf, present
+from blindmcq.tasks import parsing
+from blindmcq.tasks.parsing import Parsed, parse_answer
+from blindmcq.tasks.presentations import Presentation, label_symbols_by_scheme, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-SYMBOLS = label_symbols_by_scheme()
+SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped schemes, as a stage reads them
+
+
+def interpret(p: Presentation, response: ModelResponse, **kwargs: Any) -> Parsed:  # the shipped schemes
+    return parsing.interpret(p, response, symbols=SYMBOLS, **kwargs)
+
+
+def test_symbols_come_from_the_schemes_handed_in() -> None:
+    assert set(SYMBOLS) == {"latin", "cyrillic", "numerals"}  # the dash is uniform: md reads it
+    custom = {
+        "greek": {"name": "greek", "symbols": ["α", "β", "γ"]},
+        "dash": {"symbols": ["-"], "uniform": True},
+    }
+    assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
+    p = shown()
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(None, "other_scheme", "B")
+    # without latin among the schemes handed in, a latin B is not told from noise
+    own = {"cyrillic": SYMBOLS["cyrillic"]}
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(None, "unparseable", None)
 
 
 def test_corpus_is_broad() -> None:
@@ -63,9 +84,9 @@ def shown(protocol: str = "sl", labels: str = "cyrillic"):
         condition="blind",
         order_id="rev0",
         order=(3, 2, 1, 0),
-        prompt=load_conf("prompt", "original"),
-        labels=load_conf("labels", labels),
-        reasoning=load_conf("reasoning", "direct"),
+        prompt=load_group("prompt", "original"),
+        labels=load_group("labels", labels),
+        reasoning=load_group("reasoning", "direct"),
         protocol=protocol,
     )
 

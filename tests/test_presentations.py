@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.config.files import CONF_DIR, load_group
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.tasks.presentations import (
-    CONF_DIR,
     build_presentations,
     forced_order,
     label_strings,
-    load_conf,
     orders,
     present,
     select_orders,
@@ -59,9 +58,9 @@ def make_item(n: int, key: int = 0, number: int = 1) -> Item:
 
 def cfg(prompt: str = "original", labels: str = "cyrillic", reasoning: str = "direct") -> dict:
     return {
-        "prompt": load_conf("prompt", prompt),
-        "labels": load_conf("labels", labels),
-        "reasoning": load_conf("reasoning", reasoning),
+        "prompt": load_group("prompt", prompt),
+        "labels": load_group("labels", labels),
+        "reasoning": load_group("reasoning", reasoning),
     }
 
 
@@ -207,12 +206,13 @@ def test_prompts_do_not_depend_on_the_interpreter_hash_seed(tmp_path: Path) -> N
     script = (
         "import hashlib,json;from dataclasses import asdict;"
         "from blindmcq.datasets.items import Item;"
-        "from blindmcq.tasks.presentations import build_presentations,load_conf;"
+        "from blindmcq.tasks.presentations import build_presentations;"
+        "from blindmcq.config.files import load_group;"
         "it=[Item(id=f'x-b-{n}',source='x',bank='b',number=n,question='Q?',"
         "options=tuple(f'o{i}' for i in range(n)),key=0) for n in (3,4)];"
         "ps=build_presentations(it,conditions=['blind','full'],full_orders='all',forced=True,"
-        "prompt=load_conf('prompt','guessing'),labels=load_conf('labels','cyrillic'),"
-        "reasoning=load_conf('reasoning','direct'));"
+        "prompt=load_group('prompt','guessing'),labels=load_group('labels','cyrillic'),"
+        "reasoning=load_group('reasoning','direct'));"
         "print(hashlib.sha256(json.dumps([asdict(p) for p in ps],ensure_ascii=False).encode()).hexdigest())"
     )
     src = str(Path(__file__).resolve().parents[1] / "src")
@@ -243,7 +243,7 @@ def test_bad_config_names_the_key() -> None:
     with pytest.raises(InputError, match="vkks-2024-commercial-2237"):
         present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 1, 3), **c)
     with pytest.raises(ConfigError, match="prompt"):
-        load_conf("prompt", "does-not-exist")
+        load_group("prompt", "does-not-exist")
 
 
 def test_forced_needs_a_key() -> None:
@@ -254,13 +254,13 @@ def test_forced_needs_a_key() -> None:
 
 def test_label_schemes_cover_ten_options() -> None:
     for name in ("latin", "cyrillic", "numerals", "dash"):
-        labels = load_conf("labels", name)
+        labels = load_group("labels", name)
         assert labels["name"] == name
         shown = label_strings(labels, 10)
         assert len(shown) == 10
         assert len(set(shown)) == (1 if name == "dash" else 10)
-    assert label_strings(load_conf("labels", "cyrillic"), 6) == ("А", "Б", "В", "Г", "Д", "Е")  # no Ґ
-    assert label_strings(load_conf("labels", "numerals"), 10)[-1] == "10"
+    assert label_strings(load_group("labels", "cyrillic"), 6) == ("А", "Б", "В", "Г", "Д", "Е")  # no Ґ
+    assert label_strings(load_group("labels", "numerals"), 10)[-1] == "10"
 
 
 def test_to_request() -> None:

@@ -12,6 +12,7 @@ from blindmcq import cli
 from blindmcq.backends.base import request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.tasks.preview import compose_params
@@ -58,6 +59,7 @@ def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
         items, model_cfg=section(params, "model"), prompt=section(params, "prompt"),
         labels=section(params, "labels"), reasoning=section(params, "reasoning"),
         condition=section(params, "condition"), protocol_cfg=section(params, "protocol"),
+        label_schemes=load_label_schemes(CONF),
     )  # fmt: skip
     return params, jobs
 
@@ -82,7 +84,7 @@ def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
         items, model_cfg=section(params, "model"), prompt=section(params, "prompt"),
         labels=section(params, "labels"), reasoning=section(params, "reasoning"),
         condition=section(params, "condition"), protocol_cfg=section(params, "protocol"),
-        cache_path=project / "cache.sqlite", progress=False,
+        label_schemes=load_label_schemes(CONF), cache_path=project / "cache.sqlite", progress=False,
     )  # fmt: skip
     assert list(frame["request_hash"]) == [line["key"] for line in lines]
 

@@ -44,7 +44,7 @@ from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
-from blindmcq.config.files import hydra_conf_dir
+from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
@@ -232,7 +232,9 @@ def sweep_gate(
     if gate_name != params["model"]["name"]:
         blind = {"name": "gate", "conditions": ["blind"], "blind_orders": orders, "full_orders": [],
                  "forced": False}  # fmt: skip
-        gate_predictions = probe_from_params(params, condition=blind, model_key="gate_model")
+        gate_predictions = probe_from_params(
+            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
+        )
         write_predictions(gate_predictions, out_dir / "gate_predictions.parquet")
         predictions = pd.concat([predictions, gate_predictions], ignore_index=True)
         for col in predictions.columns:  # categories differ between the frames; re-unify them
@@ -259,7 +261,7 @@ def sweep_job(
     job_overrides: Sequence[str] = (),
     sweep_overrides: Sequence[str] = (),
 ) -> dict[str, float]:
-    predictions = probe_from_params(params)
+    predictions = probe_from_params(params, label_schemes=load_label_schemes())
     write_predictions(predictions, out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
     gate, predictions = sweep_gate(params, predictions, out_dir)

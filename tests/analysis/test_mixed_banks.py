@@ -18,6 +18,7 @@ from mixed_bank import mixed_records, read_records, to_items
 from omegaconf import OmegaConf
 
 from blindmcq.analysis import Baseline, analyze, build_tables, gate
+from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.tasks.from_params import probe_items
 
@@ -34,9 +35,12 @@ def run_bank(items: list[Item], repo_root: Path, cache: Path, *, full: bool = Tr
                    "blind_orders": "all", "full_orders": ["rot0"], "forced": False}  # fmt: skip
     first_cond = {"name": "t", "conditions": ["blind"], "blind_orders": ["rot0"], "full_orders": [],
                   "forced": True}  # fmt: skip
+    schemes = load_label_schemes(repo_root / "conf")
+    random_params = params_for(repo_root, "random", cache)
+    first_params = params_for(repo_root, "constant-a", cache)
     parts = [
-        probe_items(params_for(repo_root, "random", cache), items, condition=random_cond),
-        probe_items(params_for(repo_root, "constant-a", cache), items, condition=first_cond),
+        probe_items(random_params, items, label_schemes=schemes, condition=random_cond),
+        probe_items(first_params, items, label_schemes=schemes, condition=first_cond),
     ]
     return pd.concat(parts, ignore_index=True)
 

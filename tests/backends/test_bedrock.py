@@ -13,7 +13,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.bedrock import BedrockBackend, RegionPool, RetryPolicy, default_client_factory
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_model_file
 from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
@@ -42,7 +42,7 @@ PAPER_REGIONS = {"gpt-5.6": "eu-central-1", "deepseek-r1": "us-east-1", "sonnet-
 
 def load(name: str) -> dict[str, Any]:
     """The model config as the run composes it (a config may inherit another through ``defaults``)."""
-    return load_model_config(name, MODEL_DIR)
+    return load_model_file(name, MODEL_DIR)
 
 
 def backend(cfg: dict[str, Any], stubs: Any, sleeps: list[float] | None = None) -> BedrockBackend:

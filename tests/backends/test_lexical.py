@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from blindmcq.backends.base import ModelRequest
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.lexical import lexical_search, summarise
 from blindmcq.statutes.text import Analyzer, TextConfig
-from blindmcq.tasks.presentations import load_conf
 from blindmcq.tasks.probe import run_probe
 
 PLAIN = TextConfig(lemmatize=False)
@@ -60,15 +60,16 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def model_cfg(index_dir: Path, **extra: object) -> dict[str, object]:
-    return {**load_model_config("lexical"), "index": str(index_dir), **extra}
+    return {**load_model_file("lexical"), "index": str(index_dir), **extra}
 
 
 def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
     return run_probe(
-        ITEMS, model_cfg=cfg, prompt=load_conf("prompt", "original"),
-        labels=load_conf("labels", "latin"), reasoning=load_conf("reasoning", "direct"),
-        condition={**load_conf("condition", "default"), "forced": True},
-        protocol_cfg=load_conf("protocol", "sl"), cache_path=tmp_path / "cache.sqlite", progress=False,
+        ITEMS, model_cfg=cfg, prompt=load_group("prompt", "original"),
+        labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
+        condition={**load_group("condition", "default"), "forced": True},
+        protocol_cfg=load_group("protocol", "sl"), label_schemes=load_label_schemes(),
+        cache_path=tmp_path / "cache.sqlite", progress=False,
     )  # fmt: skip
 
 

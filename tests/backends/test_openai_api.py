@@ -19,7 +19,8 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.openai_api import OpenAIBackend, SigV4HttpxAuth, mantle_base_url, parse_responses
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_model_file
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import Job, run_calls
@@ -288,7 +289,7 @@ def test_end_to_end_through_runner_and_cache(server: FakeServer, tmp_path: Path)
         text = response.text.strip()
         return Parsed(LABELS.index(text), "ok", text) if text in LABELS else Parsed(None, "unparseable")
 
-    cfg = load_model_config(Path(__file__).resolve().parents[2] / "conf" / "model" / "openai-local.yaml")
+    cfg = load_model_file(Path(__file__).resolve().parents[2] / "conf" / "model" / "openai-local.yaml")
     b = make_backend({**cfg, "base_url": server.url})
     assert isinstance(b, OpenAIBackend)
     jobs = [Job(Pres(f"i{i}", [0, 1, 2, 3], 0), req(f"Q{i}\n{LABELS[i % 4]}")) for i in range(6)]
@@ -315,13 +316,13 @@ def test_cache_key_is_the_body_and_endpoint(server: FakeServer) -> None:
 
 
 def gpt56(server: FakeServer, **cfg: Any) -> OpenAIBackend:
-    base = load_model_config("gpt-5.6")
+    base = load_model_file("gpt-5.6")
     base.update(api="responses", base_url=server.url, retry={"max_attempts": 3, "base_s": 0.0})
     return OpenAIBackend({**base, **cfg}, sleep=lambda _s: None)
 
 
 def test_model_config_selects_the_responses_api() -> None:
-    cfg = load_model_config("gpt-5.6")
+    cfg = load_model_file("gpt-5.6")
     assert cfg.get("api", "converse") == "converse"  # the paper's route stays the default
     from blindmcq.backends.bedrock import BedrockBackend
 
@@ -410,15 +411,16 @@ def test_sigv4_signs_for_bedrock_mantle(server: FakeServer, monkeypatch: pytest.
 def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
     """Issue 21: under reasoning=direct the probe asks 64 tokens; the Responses request still gives
     GPT-5.6 its config's 4096 (built through make_jobs, as the probe builds requests)."""
+    from blindmcq.config.files import load_group
     from blindmcq.datasets.nonsense import generate_nonsenseqa
-    from blindmcq.tasks.presentations import build_presentations, load_conf
+    from blindmcq.tasks.presentations import build_presentations
     from blindmcq.tasks.probe import make_jobs
 
-    cfg = {**load_model_config("gpt-5.6"), "api": "responses"}
-    reasoning = load_conf("reasoning", "direct")
+    cfg = {**load_model_file("gpt-5.6"), "api": "responses"}
+    reasoning = load_group("reasoning", "direct")
     presentations = build_presentations(
         generate_nonsenseqa(0, n_test=1, n_fewshot=0).test, conditions=["blind"], blind_orders=["rot0"],
-        forced=False, prompt=load_conf("prompt", "original"), labels=load_conf("labels", "latin"),
+        forced=False, prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
         reasoning=reasoning,
     )  # fmt: skip
     (job,) = make_jobs(presentations, model_cfg=cfg, reasoning=reasoning)
@@ -437,7 +439,7 @@ def test_a_server_on_the_local_model_scores_labels_as_the_local_backend(server: 
 
     from blindmcq.backends.local import LocalBackend
 
-    gemma = LocalBackend(load_model_config("gemma3-270m"))
+    gemma = LocalBackend(load_model_file("gemma3-270m"))
     gemma.load()
     tok = gemma.tokenizer
 

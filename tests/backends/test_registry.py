@@ -11,7 +11,8 @@ from blindmcq.backends.heuristic import HeuristicBackend
 from blindmcq.backends.lexical import LexicalBackend
 from blindmcq.backends.local import LocalBackend
 from blindmcq.backends.openai_api import OpenAIBackend
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_model_file
 from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
@@ -27,7 +28,7 @@ KINDS = {
 
 @pytest.mark.parametrize("path", sorted(MODEL_DIR.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_model_config_builds_its_backend(path: Path) -> None:
-    cfg = load_model_config(path)
+    cfg = load_model_file(path)
     assert cfg["name"] == path.stem  # the file name is the model name the records carry
     backend = make_backend(cfg)  # builds only; no model load, no AWS call
     assert isinstance(backend, KINDS[cfg["backend"]])
@@ -35,12 +36,12 @@ def test_every_model_config_builds_its_backend(path: Path) -> None:
 
 
 def test_load_by_name_and_default_is_local() -> None:
-    cfg = load_model_config("gemma3-270m", MODEL_DIR)
+    cfg = load_model_file("gemma3-270m", MODEL_DIR)
     assert cfg["backend"] == "local" and cfg["path"] is None
 
 
 def test_fault_config_wraps_its_inner_strategy() -> None:
-    backend = make_backend(load_model_config("fault-demo", MODEL_DIR))
+    backend = make_backend(load_model_file("fault-demo", MODEL_DIR))
     assert isinstance(backend, FaultBackend)
     assert backend.inner.name == "heuristic:longest" and backend.concurrency == 16
 
@@ -74,7 +75,7 @@ def test_unknown_or_bad_values_name_the_key(cfg: dict, key: str) -> None:
 
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no model config"):
-        load_model_config("nope", tmp_path)
+        load_model_file("nope", tmp_path)
 
 
 @pytest.mark.parametrize("path", sorted(MODEL_DIR.glob("*.yaml")), ids=lambda p: p.stem)
@@ -82,7 +83,7 @@ def test_declared_abilities_match_the_built_backend(path: Path) -> None:
     """The class declares, without being built, exactly what the built backend reports."""
     from blindmcq.backends.registry import abilities_of
 
-    cfg = load_model_config(path)
+    cfg = load_model_file(path)
     assert abilities_of(cfg) == make_backend(cfg).abilities
 
 

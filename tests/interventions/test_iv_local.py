@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_model_file
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.answerpool import PoolConfig, build_groups, run_answerpool
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def gemma() -> tuple[dict, object]:
-    cfg = {**load_model_config("gemma3-270m"), "threads": 1}
+    cfg = {**load_model_file("gemma3-270m"), "threads": 1}
     return cfg, make_backend(cfg)
 
 

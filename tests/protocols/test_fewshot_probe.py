@@ -8,25 +8,26 @@ from collections import Counter
 import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
-from blindmcq.tasks.presentations import build_presentations, load_conf
+from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import run_probe
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 BANK = generate_nonsenseqa(seed=3, n_test=6, n_fewshot=30, words=WORDS)
-PROMPT = load_conf("prompt", "minimal")
-REASONING = load_conf("reasoning", "direct")
+PROMPT = load_group("prompt", "minimal")
+REASONING = load_group("reasoning", "direct")
 SL_ANSWER = re.compile(r"^Відповідь: (\S+)$", re.M)
 MD_ANSWER = re.compile(r"^Остаточна відповідь: правильний варіант — «(.+)»\.$", re.M)
 
 
 def presentations(protocol: str, items=BANK.test):
-    labels = load_conf("labels", "dash" if protocol == "md" else "latin")
+    labels = load_group("labels", "dash" if protocol == "md" else "latin")
     return labels, build_presentations(
         items, conditions=["full"], full_orders=["rot0"], forced=False, prompt=PROMPT, labels=labels,
-        reasoning=REASONING, protocol=protocol, protocol_cfg=load_conf("protocol", protocol),
+        reasoning=REASONING, protocol=protocol, protocol_cfg=load_group("protocol", protocol),
     )  # fmt: skip
 
 
@@ -138,15 +139,16 @@ def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
     backend = Recorder()
     df = run_probe(
         BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, prompt=PROMPT,
-        labels=load_conf("labels", "latin"), reasoning=REASONING,
+        labels=load_group("labels", "latin"), reasoning=REASONING,
         condition={"conditions": ["full"], "full_orders": ["rot0"]}, protocol_cfg=protocol_cfg,
-        cache_path=tmp_path / "c.sqlite", backend=backend, progress=False, fewshot_examples=examples,
+        label_schemes=load_label_schemes(), cache_path=tmp_path / "c.sqlite", backend=backend,
+        progress=False, fewshot_examples=examples,
     )  # fmt: skip
     return df, backend.requests
 
 
 def test_probe_prepends_the_block_and_tags_the_setting(tmp_path) -> None:
-    cfg = {**load_conf("protocol", "sl"), "fewshot": "all_a", "n_shots": 4}
+    cfg = {**load_group("protocol", "sl"), "fewshot": "all_a", "n_shots": 4}
     df, requests = probe(cfg, tmp_path)
     _, plain = presentations("sl")
     assert len(requests) == len(plain) == len(df)
@@ -158,13 +160,13 @@ def test_probe_prepends_the_block_and_tags_the_setting(tmp_path) -> None:
 
 
 def test_probe_without_fewshot_is_unchanged(tmp_path) -> None:
-    df, requests = probe(load_conf("protocol", "sl"), tmp_path)
+    df, requests = probe(load_group("protocol", "sl"), tmp_path)
     _, plain = presentations("sl")
     assert sorted(r.user for r in requests) == sorted(p.user for p in plain)
     assert set(df["setting"]) == {""}
 
 
 def test_probe_rejects_a_bad_fewshot_seed(tmp_path) -> None:
-    cfg = {**load_conf("protocol", "sl"), "fewshot": "all_a", "fewshot_seed": "x"}
+    cfg = {**load_group("protocol", "sl"), "fewshot": "all_a", "fewshot_seed": "x"}
     with pytest.raises(ConfigError, match=r"protocol\.fewshot_seed"):
         probe(cfg, tmp_path)

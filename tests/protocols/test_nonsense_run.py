@@ -7,19 +7,21 @@ import pytest
 
 import blindmcq.tasks.nonsense as nr
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.backends.registry import load_model_config
+from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 N = 40
-CONSTANT_A = load_model_config("constant-a")
+CONSTANT_A = load_model_file("constant-a")
+CONFIGS = load_groups(nr.NONSENSE_GROUPS)  # what `blindmcq nonsense` reads
 
 
 def run(tmp_path, out=True, **kwargs) -> pd.DataFrame:
     args = {"n_test": N, "seed": 1, "words": WORDS, "progress": False, "n_shots": 4}
     return nr.run_nonsense(
-        CONSTANT_A, cache_path=tmp_path / "cache.sqlite", out_dir=tmp_path / "out" if out else None,
+        CONSTANT_A, configs=CONFIGS, cache_path=tmp_path / "cache.sqlite",
+        out_dir=tmp_path / "out" if out else None,
         **{**args, **kwargs},
     )  # fmt: skip
 

@@ -44,7 +44,7 @@ from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
-from blindmcq.config.files import REPO_ROOT
+from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
 from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
@@ -55,6 +55,7 @@ ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
 STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
+AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config groups an audit picks from
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
 FIGURES = {
@@ -189,9 +190,8 @@ class AuditResult:
 
 
 def _probe(
-    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any
+    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any, configs: Groups
 ) -> pd.DataFrame:
-    from blindmcq.tasks.presentations import load_conf
     from blindmcq.tasks.probe import run_probe
 
     condition = {
@@ -204,11 +204,12 @@ def _probe(
     return run_probe(
         items,
         model_cfg=model_cfg,
-        prompt=load_conf("prompt", prompt_name),
-        labels=load_conf("labels", "latin"),
-        reasoning=load_conf("reasoning", "direct"),
+        prompt=configs.get("prompt", prompt_name),
+        labels=configs.get("labels", "latin"),
+        reasoning=configs.get("reasoning", "direct"),
         condition=condition,
-        protocol_cfg=load_conf("protocol", "sl"),
+        protocol_cfg=configs.get("protocol", "sl"),
+        label_schemes=configs.options["labels"],
         cache_path=cache,
         backend=backend,
         progress=False,
@@ -251,7 +252,8 @@ def run_audit(
     out: str | Path,
     mapping: Mapping,
     *,
-    model: str = DEFAULT_MODEL,
+    model: dict[str, Any],
+    configs: Groups,
     prompt: str | None = None,
     gate_k: int | None = None,
     statutes: Path = STATUTES,
@@ -259,9 +261,11 @@ def run_audit(
     scoring: str | None = None,
     sample: int | None = None,
 ) -> AuditResult:
-    """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``."""
+    """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``.
+
+    ``model`` is the model's config; ``configs`` the prompt, labels, reasoning and protocol options
+    (``AUDIT_GROUPS``), both read by the command line."""
     from blindmcq.answers.predictions import write_predictions
-    from blindmcq.backends.registry import load_model_config
     from blindmcq.datasets.items import write_items
     from blindmcq.reporting.html import write_html_report
 
@@ -296,19 +300,20 @@ def run_audit(
     profile = profile_bank(items)
 
     from blindmcq.backends.registry import make_backend
-    from blindmcq.tasks.presentations import load_conf
     from blindmcq.tasks.probe import sample_items
 
-    model_cfg = load_model_config(model)
+    model_cfg = dict(model)
     if scoring is not None:
         model_cfg = {**model_cfg, "scoring": scoring}
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
     probed = sample_items(usable, sample, seed)
-    predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend)
+    predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs)
     cloze = None
     if model_cfg.get("scoring") == "cloze":
-        cloze = cloze_accuracy(backend, probed, str(load_conf("prompt", prompt_name).get("answer_cue") or ""))
+        cloze = cloze_accuracy(
+            backend, probed, str(configs.get("prompt", prompt_name).get("answer_cue") or "")
+        )
     n_common = Counter(item.n_options for item in usable).most_common(1)[0][0]
     k = gate_k or smallest_significant_k(2 * n_common, 1 / n_common)
     base = Baseline(phrasing=prompt_name, labels="latin", protocol="sl", reasoning="direct")
@@ -555,9 +560,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         key_format=args.key_format,
     )
     try:
+        from blindmcq.config.files import load_groups, load_model_file
+
+        model, configs = load_model_file(args.model), load_groups(AUDIT_GROUPS)  # configuration enters here
         result = run_audit(
-            args.file, args.out, mapping, model=args.model, prompt=args.prompt, gate_k=args.gate_k,
-            scoring=args.scoring, sample=args.sample, seed=args.seed,
+            args.file, args.out, mapping, model=model, configs=configs, prompt=args.prompt,
+            gate_k=args.gate_k, scoring=args.scoring, sample=args.sample, seed=args.seed,
         )  # fmt: skip
     except BlindMCQError as exc:
         print(f"blindmcq audit: error: {exc}", file=sys.stderr)

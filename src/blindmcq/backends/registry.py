@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.base import Abilities, Backend
@@ -138,10 +137,3 @@ def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
     heuristic) with the rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the
     benchmark fakes."""
     return entry_for(model_cfg).make(model_cfg)
-
-
-def load_model_config(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
-    """Read ``conf/model/<name>.yaml`` (or a YAML path) into a dict; ``name`` defaults to the file stem."""
-    from blindmcq.config.files import load_model_file
-
-    return load_model_file(name_or_path, conf_dir)

@@ -1,11 +1,15 @@
 """Where config files are read: ``conf/<group>/<name>.yaml``, checked against the group's schema.
 
-The one place besides Hydra that reads ``conf/``; the core receives the checked mapping.
+The one place besides Hydra that reads ``conf/``. Entry points (the stages, the command lines) call
+these loaders once and hand the core the checked mappings: :func:`load_label_schemes` for parsing,
+:func:`load_models` for a panel, :func:`load_groups` for a command that picks options by name.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +88,51 @@ def _inherit(data: dict[str, Any], path: Path, depth: int = 0) -> dict[str, Any]
         base = yaml.safe_load(base_path.read_text(encoding="utf-8"))
         merged |= _inherit(dict(base or {}), base_path, depth + 1)
     return merged
+
+
+# ---------------------------------------------------------------- read once, handed to the core
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Config options read once at the edge, for code that picks options by name (a command's
+    ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the checked mapping."""
+
+    options: Mapping[str, Mapping[str, Mapping[str, Any]]]
+
+    def get(self, group: str, name: str) -> dict[str, Any]:
+        """A copy of option ``name`` of ``group``; an unknown one is a ConfigError naming the options."""
+        if group not in self.options:
+            raise ConfigError(group, f"no {group} options were loaded (have {sorted(self.options)})")
+        options = self.options[group]
+        if name not in options:
+            raise ConfigError(group, f"no config {name!r} (have {', '.join(sorted(options))})")
+        return dict(options[name])
+
+
+def load_groups(groups: Iterable[str], conf_dir: str | Path | None = None) -> Groups:
+    """Every option of each of ``groups`` (``model`` included, with its defaults inherited), checked."""
+    options: dict[str, dict[str, dict[str, Any]]] = {}
+    for group in groups:
+        if group == "model":
+            folder = Path(conf_dir or CONF_DIR) / "model"
+            options[group] = {n: load_model_file(n, folder) for n in group_names("model", conf_dir)}
+        else:
+            options[group] = {n: load_group(group, n, conf_dir) for n in group_names(group, conf_dir)}
+    return Groups(options)
+
+
+def load_label_schemes(conf_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every label scheme (``conf/labels/*.yaml``) by name: what parsing tells other schemes' labels by,
+    and what a protocol's ``labels`` override names."""
+    return {name: dict(cfg) for name, cfg in load_groups(["labels"], conf_dir).options["labels"].items()}
+
+
+def load_models(names: Iterable[str], conf_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The model configs of ``names`` (``conf/model/<name>.yaml``, or YAML paths), by their ``name``;
+    ``conf_dir`` is the folder of model files (default ``conf/model``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        cfg = load_model_file(name, conf_dir)
+        out[str(name)] = cfg
+    return out

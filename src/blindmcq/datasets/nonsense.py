@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from blindmcq.datasets.items import Item, item_id
-from blindmcq.tasks.presentations import label_strings, load_conf
+from blindmcq.tasks.presentations import label_strings
 
 SOURCE = "nonsenseqa"
 Skew = Literal["all_a", "a70", "uniform"]
@@ -181,7 +181,7 @@ def fewshot_block(
     examples: Sequence[Item],
     *,
     skew: Skew,
-    labels: str | Mapping[str, Any] = "latin",
+    labels: Mapping[str, Any],
     n_shots: int = 5,
     seed: int = 0,
     language: str = "en",
@@ -192,7 +192,7 @@ def fewshot_block(
         raise ValueError(f"language must be one of {sorted(_HEADINGS)}, got {language!r}")
     if n_shots > len(examples):
         raise ValueError(f"{n_shots} shots requested but only {len(examples)} examples")
-    scheme = load_conf("labels", labels) if isinstance(labels, str) else dict(labels)
+    scheme = dict(labels)
     rng = np.random.default_rng(seed)
     chosen = [examples[i] for i in rng.choice(len(examples), size=n_shots, replace=False)]
     n_options = {e.n_options for e in chosen}

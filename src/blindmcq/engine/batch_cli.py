@@ -28,7 +28,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.files import CONF_DIR
+from blindmcq.config.files import CONF_DIR, load_label_schemes
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -100,7 +100,7 @@ def pending_requests(
     run_probe(
         items, model_cfg=params["model"], prompt=params["prompt"], labels=params["labels"],
         reasoning=params["reasoning"], condition=params["condition"], protocol_cfg=params["protocol"],
-        cache_path=probe["cache"], backend=recorder, progress=False,
+        label_schemes=load_label_schemes(), cache_path=probe["cache"], backend=recorder, progress=False,
     )  # fmt: skip
     return recorder.requests
 

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from blindmcq.backends.registry import abilities_of
-from blindmcq.config.files import CONF_DIR, REPO_ROOT
+from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
@@ -55,6 +55,7 @@ SAMPLE_SOURCES = (
 BATCH_PRICE_FACTOR = 0.5
 BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.BatchSettings.max_records)
 ROUTES = ("on-demand", "batch", "server")
+PLAN_GROUPS = ("prompt", "labels", "reasoning", "model")  # the config groups a plan names options of
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 RUN_KEYS = {
     "name", "items", "models", "conditions", "orders", "forced", "forced_conditions",
@@ -188,23 +189,18 @@ def count_calls(run: Run, option_counts: Sequence[int]) -> int:
 # ---------------------------------------------------------------- tokens from rendered prompts
 
 
-def _load(group: str, name: str, conf_dir: Path) -> dict[str, Any]:
-    from blindmcq.tasks.presentations import load_conf
-
-    return load_conf(group, name, conf_dir)
-
-
 def mean_prompt_chars(
-    items: Sequence[Item], *, condition: str, phrasing: str, labels: str, reasoning: str, conf_dir: Path
+    items: Sequence[Item], *, condition: str, phrasing: str, labels: str, reasoning: str, configs: Groups
 ) -> float:
-    """Mean characters of system + user prompt over ``items`` in the published order."""
+    """Mean characters of system + user prompt over ``items`` in the published order; ``configs`` holds
+    the named prompt, labels and reasoning options."""
     from blindmcq.tasks.presentations import build_presentations
 
     protocol = "md" if labels == "dash" else "sl"
     presentations = build_presentations(
         items, conditions=[condition], blind_orders=["rot0"], full_orders=["rot0"], forced=False,
-        prompt=_load("prompt", phrasing, conf_dir), labels=_load("labels", labels, conf_dir),
-        reasoning=_load("reasoning", reasoning, conf_dir), protocol=protocol,
+        prompt=configs.get("prompt", phrasing), labels=configs.get("labels", labels),
+        reasoning=configs.get("reasoning", reasoning), protocol=protocol,
     )  # fmt: skip
     return sum(len(p.user) + len(p.system or "") for p in presentations) / max(1, len(presentations))
 
@@ -249,15 +245,10 @@ def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> l
 # ---------------------------------------------------------------- the plan
 
 
-def _model_cfg(name: str, conf_dir: Path) -> dict[str, Any]:
-    from blindmcq.backends.registry import load_model_config
-
-    return load_model_config(name, conf_dir / "model")
-
-
-def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) -> Plan:
-    """Count, price and time a plan config (see the module docstring); calls no model."""
-    conf = Path(conf_dir or CONF_DIR)
+def build_plan(cfg: Mapping[str, Any], *, configs: Groups) -> Plan:
+    """Count, price and time a plan config (see the module docstring); calls no model. ``configs`` holds
+    the options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
+    command line."""
     unknown = set(cfg) - PLAN_KEYS
     if unknown:
         raise ConfigError(sorted(unknown)[0], f"unknown plan setting; known: {sorted(PLAN_KEYS)}")
@@ -301,7 +292,7 @@ def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) ->
                         if setting not in chars:
                             chars[setting] = mean_prompt_chars(
                                 sample, condition=condition, phrasing=phrasing, labels=labels,
-                                reasoning=reasoning, conf_dir=conf,
+                                reasoning=reasoning, configs=configs,
                             )  # fmt: skip
                         if reasoning not in out_tokens:
                             raise ConfigError(f"output_tokens.{reasoning}", "no output-token estimate")
@@ -323,7 +314,7 @@ def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) ->
         )  # fmt: skip
 
     model_rows = [
-        _price_and_time(name, acc, conf, default_quota, per_model_quota) for name, acc in per_model.items()
+        _price_and_time(name, acc, configs, default_quota, per_model_quota) for name, acc in per_model.items()
     ]
     totals = {
         "calls": sum(r["calls"] for r in run_rows),
@@ -338,23 +329,23 @@ def build_plan(cfg: Mapping[str, Any], *, conf_dir: str | Path | None = None) ->
     names = [r["model"] for r in model_rows]
     return Plan(
         runs=run_rows, models=model_rows, totals=totals,
-        routes=routes(model_rows, conf, throughput=cfg.get("throughput")),
-        unverified=unverified_models(names, conf),
+        routes=routes(model_rows, configs, throughput=cfg.get("throughput")),
+        unverified=unverified_models(names, configs),
     )  # fmt: skip
 
 
-def unverified_models(names: Sequence[str], conf: Path) -> list[dict[str, Any]]:
+def unverified_models(names: Sequence[str], configs: Groups) -> list[dict[str, Any]]:
     """Bedrock model configs not marked ``verified: true``, with what AWS's documentation did not confirm."""
     out = []
     for name in names:
-        model = _model_cfg(name, conf)
+        model = configs.get("model", name)
         if abilities_of(model).catalogue and model.get("verified") is not True:
             out.append({"model": name, "unverified": list(model.get("unverified") or ["(not recorded)"])})
     return out
 
 
 def routes(
-    model_rows: Sequence[Mapping[str, Any]], conf: Path, *, throughput: float | None = None
+    model_rows: Sequence[Mapping[str, Any]], configs: Groups, *, throughput: float | None = None
 ) -> list[dict[str, Any]]:
     """The three ways to make the calls: on-demand (quota-bound), Bedrock batch (50% price, asynchronous,
     only families the batch documentation lists) and a local/OpenAI-compatible server (no token price;
@@ -365,7 +356,7 @@ def routes(
     cost = sum(m["cost_usd"] for m in model_rows)
     batchable, refused = [], []
     for m in model_rows:
-        model = _model_cfg(m["model"], conf)
+        model = configs.get("model", m["model"])
         family = batch_family(str(model.get("model_id", ""))) if abilities_of(model).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
@@ -396,9 +387,9 @@ def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> 
 
 
 def _price_and_time(
-    name: str, acc: Mapping[str, float], conf: Path, default: Quota, per_model: Mapping[str, Any]
+    name: str, acc: Mapping[str, float], configs: Groups, default: Quota, per_model: Mapping[str, Any]
 ) -> dict[str, Any]:
-    model = _model_cfg(name, conf)
+    model = configs.get("model", name)
     quota = Quota.from_cfg({**default.__dict__, **dict(per_model.get(name) or {})}, f"quota.per_model.{name}")
     regions = len(model.get("regions") or [model.get("region") or "local"])
     concurrency = int(model.get("concurrency") or 1)
@@ -515,7 +506,7 @@ def format_plan(plan: Plan) -> str:
 
 
 def measure_throughput(
-    model: str, n_calls: int = 20, *, conf_dir: str | Path | None = None, sample_file: str | None = None
+    model: str, n_calls: int = 20, *, configs: Groups, sample_file: str | None = None
 ) -> float:
     """Calls per second the model's backend sustains at its configured concurrency, from ``n_calls`` real
     prompts (default-bank or sample items, no cache: every call is made)."""
@@ -524,16 +515,15 @@ def measure_throughput(
     from blindmcq.backends.registry import make_backend
     from blindmcq.tasks.presentations import build_presentations, to_request
 
-    conf = Path(conf_dir or CONF_DIR)
     if n_calls < 1:
         raise ConfigError("measure_calls", "must be at least 1")
-    model_cfg = _model_cfg(model, conf)
+    model_cfg = configs.get("model", model)
     backend = make_backend(model_cfg)
     items = sample_for_tokens({"sample_items": n_calls, "sample_file": sample_file}, None)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
-        prompt=_load("prompt", "original", conf), labels=_load("labels", "latin", conf),
-        reasoning=_load("reasoning", "direct", conf), protocol="sl",
+        prompt=configs.get("prompt", "original"), labels=configs.get("labels", "latin"),
+        reasoning=configs.get("reasoning", "direct"), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [
         to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.get("max_tokens") or 16),
@@ -584,6 +574,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        from blindmcq.config.files import load_groups
+
+        configs = load_groups(PLAN_GROUPS)  # configuration enters here, once
         cfg = paper_config() if args.paper else _read_config(args.config)
         if args.items_file:
             cfg["items_file"] = args.items_file
@@ -595,17 +588,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.chars_per_token is not None:
             cfg["chars_per_token"] = args.chars_per_token
         if args.measure:
-            args.throughput = measure_throughput(args.measure, args.measure_calls)
+            args.throughput = measure_throughput(args.measure, args.measure_calls, configs=configs)
             print(f"measured {args.throughput:.2f} calls/s with {args.measure} ({args.measure_calls} calls)")
         if args.throughput is not None:
             cfg["throughput"] = args.throughput
-        plan = build_plan(cfg)
+        plan = build_plan(cfg, configs=configs)
     except BlindMCQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"runs": plan.runs, "models": plan.models, "totals": plan.totals,
-                          "routes": plan.routes, "unverified": plan.unverified}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "runs": plan.runs,
+                    "models": plan.models,
+                    "totals": plan.totals,
+                    "routes": plan.routes,
+                    "unverified": plan.unverified,
+                },
+                indent=2,
+            )
+        )
     else:
         print(format_plan(plan))
         print(f"(planned in {time.perf_counter() - started:.1f} s; no model was called)")

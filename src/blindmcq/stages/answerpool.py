@@ -15,13 +15,13 @@ from typing import Any
 
 from blindmcq.answers.predictions import split_call_log, write_predictions
 from blindmcq.atomic import write_bytes, write_text
+from blindmcq.config.files import load_label_schemes
 from blindmcq.interventions.compare import pool_comparison, pool_table
-from blindmcq.params import require, section
+from blindmcq.params import intervention_cfg, require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
-    intervention_cfg,
     probe_condition,
     probe_items,
     stage_items,
@@ -39,7 +39,8 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
         items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True
     )
     orders = list(cfg.get("ordinary_orders") or ["rot0"])
-    ordinary = probe_items(params, items, condition=probe_condition(list(conf.conditions), orders, orders))
+    condition = probe_condition(list(conf.conditions), orders, orders)
+    ordinary = probe_items(params, items, label_schemes=load_label_schemes(), condition=condition)
     stable = split_call_log(pooled, out_dir / "predictions.parquet")  # `cached` varies per run: call log
     write_bytes(out_dir / "predictions.parquet", stable.to_parquet(index=False))
     write_predictions(ordinary, out_dir / "ordinary.parquet")

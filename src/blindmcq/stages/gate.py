@@ -14,6 +14,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.analysis.gate import gate, write_gate
 from blindmcq.answers.predictions import read_predictions, write_predictions
+from blindmcq.config.files import load_label_schemes
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
@@ -37,7 +38,9 @@ def main() -> None:
                 "full_orders": [],
                 "forced": False,
             }
-            predictions = probe_from_params(params, condition=blind, model_key="gate_model")
+            predictions = probe_from_params(
+                params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
+            )
             write_predictions(predictions, out)
         result = gate(
             predictions,

@@ -21,9 +21,10 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
+from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import call_counts
-from blindmcq.tasks.panel import panel_manifest, probe_panel
+from blindmcq.tasks.panel import panel_manifest, panel_members, probe_panel
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,10 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        predictions = probe_panel(params)
+        models = load_models(panel_members(params))  # configuration enters here, once
+        predictions = probe_panel(params, models=models, label_schemes=load_label_schemes())
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
-        manifest = json.dumps(panel_manifest(params), indent=2, ensure_ascii=False)
+        manifest = json.dumps(panel_manifest(params, models), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
 

@@ -20,19 +20,19 @@ import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
+from blindmcq.config.files import load_label_schemes, load_model_file, load_models
 from blindmcq.datasets.items import write_items
 from blindmcq.interventions.compare import rewrite_comparison, rewrite_table
-from blindmcq.params import require, section
+from blindmcq.params import intervention_cfg, require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
-    intervention_cfg,
     probe_condition,
     probe_items,
     stage_items,
     track,
 )
-from blindmcq.tasks.panel import panel_configs
+from blindmcq.tasks.panel import panel_configs, panel_members
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     cfg = intervention_cfg(params, "rewrite")
     if cfg.get("model") is None:
         cfg["model"] = section(params, "model")
+    elif isinstance(cfg["model"], str):  # a conf/model name: its config enters here
+        cfg["model"] = load_model_file(cfg["model"])
     if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
@@ -51,12 +53,21 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     diff = write_diff(rewritten, out_dir)
     conditions = list(cfg.get("conditions") or ["blind"])
     condition = probe_condition(conditions, cfg.get("blind_orders", "all"), cfg.get("full_orders", ["rot0"]))
+    label_schemes = load_label_schemes()
     # "panel": the panel's members (surface strategies show whether length matching closes their leak);
     # "model", or no panel: the probed model
-    models = panel_configs(params) if cfg.get("models", "model") == "panel" else []
+    panel = cfg.get("models", "model") == "panel"
+    models = panel_configs(params, load_models(panel_members(params))) if panel else []
     models = models or [section(params, "model")]
-    before = pd.concat([probe_items(params, items, condition=condition, model_cfg=m) for m in models])
-    after = pd.concat([probe_items(params, rewritten, condition=condition, model_cfg=m) for m in models])
+    before, after = (
+        pd.concat(
+            [
+                probe_items(params, its, label_schemes=label_schemes, condition=condition, model_cfg=m)
+                for m in models
+            ]
+        )
+        for its in (items, rewritten)
+    )
     write_predictions(before, out_dir / "predictions_before.parquet")
     write_predictions(after, out_dir / "predictions_after.parquet")
     comparison = rewrite_comparison(before, after, conditions)

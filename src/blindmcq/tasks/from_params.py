@@ -2,13 +2,15 @@
 
 Stages are wiring only and import no other stage; what two of them (or a stage and the sweep) need
 lives here: the probe of a sample with the composed config, the headline presentation, a run's name,
-and the interventions' item sample and config.
+and the interventions' item sample. Nothing here reads ``conf/``: the entry point hands in what the
+composed ``params`` do not hold (the label schemes).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +18,7 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.analysis.frame import Baseline
-from blindmcq.config.files import load_group
 from blindmcq.datasets.items import Item, read_items
-from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import run_probe, sample_items
 
@@ -30,12 +30,14 @@ def probe_items(
     params: dict[str, Any],
     items: list[Item],
     *,
+    label_schemes: Mapping[str, Mapping[str, Any]],
     condition: dict[str, Any] | None = None,
     model_key: str = "model",
     model_cfg: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group,
-    ``model_cfg`` the model (default: the config at ``model_key``)."""
+    ``model_cfg`` the model (default: the config at ``model_key``). ``label_schemes``: every label
+    scheme config by name, read by the entry point (``config.files.load_label_schemes``)."""
     return run_probe(
         items,
         model_cfg=model_cfg if model_cfg is not None else section(params, model_key),
@@ -44,18 +46,23 @@ def probe_items(
         reasoning=section(params, "reasoning"),
         condition=condition if condition is not None else section(params, "condition"),
         protocol_cfg=section(params, "protocol"),
+        label_schemes=label_schemes,
         cache_path=require(params, "probe.cache"),
         concurrency=section(params, "probe").get("concurrency"),
     )
 
 
 def probe_from_params(
-    params: dict[str, Any], *, condition: dict[str, Any] | None = None, model_key: str = "model"
+    params: dict[str, Any],
+    *,
+    label_schemes: Mapping[str, Mapping[str, Any]],
+    condition: dict[str, Any] | None = None,
+    model_key: str = "model",
 ) -> pd.DataFrame:
     """The probe stage's call: the seeded sample of the corpus, probed with the composed config."""
     probe = section(params, "probe")
     items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
-    return probe_items(params, items, condition=condition, model_key=model_key)
+    return probe_items(params, items, label_schemes=label_schemes, condition=condition, model_key=model_key)
 
 
 def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
@@ -100,16 +107,6 @@ def run_name(params: dict[str, Any]) -> str:
     if "sample" in probe or "seed" in probe:
         parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
     return "/".join(parts)
-
-
-def intervention_cfg(params: dict[str, Any], name: str) -> dict[str, Any]:
-    """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
-    cfg = (params.get("intervention") or {}).get(name)
-    if cfg is None:
-        cfg = load_group("intervention", name)
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"intervention.{name}", "expected a mapping")
-    return dict(cfg)
 
 
 def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:

@@ -35,18 +35,19 @@ from blindmcq.analysis.stats import chance_test
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import abilities_for, load_model_config, make_backend
+from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.files import Groups
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
-from blindmcq.tasks.presentations import load_conf
 from blindmcq.tasks.probe import run_probe
 
 log = logging.getLogger(__name__)
 
 ALL_SKEWS = ("all_a", "a70", "uniform", "none")
 KEYS = ("skew", "drawn")
+NONSENSE_GROUPS = ("prompt", "protocol", "reasoning", "labels")  # the config groups a run picks from
 BY = ["model", "protocol", "setting"]
 # The answer heading of the MD few-shot examples (blindmcq.datasets.nonsense.fewshot_block).
 _MD_HEADING = {"uk": "Остаточна відповідь:", "en": "Final answer:"}
@@ -108,6 +109,7 @@ def _runs(
 def run_nonsense(
     model_cfg: Mapping[str, Any],
     *,
+    configs: Groups,
     n_test: int = 1000,
     skews: Sequence[str] = ALL_SKEWS,
     protocols: Sequence[str] = ("sl", "md"),
@@ -130,27 +132,29 @@ def run_nonsense(
 
     ``orders``: ``"all"`` (the 2N rotations) or order ids such as ``["rot0"]``. ``md_max_tokens`` caps
     MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
-    base model). ``words`` replaces the dictionary word list (tests)."""
+    base model). ``words`` replaces the dictionary word list (tests). ``configs`` holds the prompt,
+    protocol, reasoning and labels options (``NONSENSE_GROUPS``), read by the command line."""
     if keys not in KEYS:
         raise ConfigError("keys", f"expected one of {KEYS}, got {keys!r}")
     bank = generate_nonsenseqa(seed, n_test=n_test, words=words)
-    prompt = load_conf("prompt", phrasing)
+    prompt = configs.get("prompt", phrasing)
     condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
     parts = []
     for protocol, skew in _runs(protocols, skews, runs):
         items = place_keys(bank.test, skew if keys == "skew" else "none", seed)
         protocol_cfg = {
-            **load_conf("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
+            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
         }  # fmt: skip
-        reasoning = load_conf("reasoning", "direct")
+        reasoning = configs.get("reasoning", "direct")
         cfg, run_backend = model_cfg, backend
         if protocol == "md":
             reasoning["max_tokens"] = md_max_tokens
             if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = run_probe(
-            items, model_cfg=cfg, prompt=prompt, labels=load_conf("labels", labels),
-            reasoning=reasoning, condition=condition, protocol_cfg=protocol_cfg, cache_path=cache_path,
+            items, model_cfg=cfg, prompt=prompt, labels=configs.get("labels", labels),
+            reasoning=reasoning, condition=condition, protocol_cfg=protocol_cfg,
+            label_schemes=configs.options["labels"], cache_path=cache_path,
             backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
         )  # fmt: skip
         df["setting"] = f"fewshot={skew}"
@@ -354,8 +358,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", default=".cache/blindmcq/responses.sqlite")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from blindmcq.config.files import load_groups, load_model_file
+
+    model_cfg, configs = (
+        load_model_file(args.model),
+        load_groups(NONSENSE_GROUPS),
+    )  # configuration enters here
     predictions = run_nonsense(
-        load_model_config(args.model), n_test=args.n_test, skews=args.skews.split(","),
+        model_cfg, configs=configs, n_test=args.n_test, skews=args.skews.split(","),
         protocols=args.protocols.split(","), runs=args.runs,
         orders="all" if args.orders == "all" else args.orders.split(","), keys=args.keys, seed=args.seed,
         n_shots=args.n_shots, phrasing=args.phrasing, md_max_tokens=args.md_max_tokens,

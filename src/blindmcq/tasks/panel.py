@@ -7,13 +7,13 @@ so the report can show whether a gate built on one model stays open to the next.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from blindmcq import paths
 from blindmcq.answers.predictions import to_frame, to_table
-from blindmcq.backends.registry import load_model_config
 from blindmcq.datasets.items import read_items
 from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
@@ -23,12 +23,21 @@ from blindmcq.tasks.probe import sample_items
 log = logging.getLogger(__name__)
 
 
-def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
+def panel_members(params: dict[str, Any]) -> list[str]:
+    """The ``panel.models`` names whose model config the entry point loads (``config.files.load_models``):
+    all but the probed model and the member named like ``gate_model`` (both composed in ``params``)."""
+    composed = {require(params, "model.name"), (params.get("gate_model") or {}).get("name")}
+    names = list((params.get("panel") or {}).get("models") or [])
+    return [n for i, n in enumerate(names) if n not in composed and n not in names[:i]]
+
+
+def panel_configs(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The model configs of ``panel.models`` (none without a panel), in the order listed.
 
-    A name listed twice is a config error naming ``panel.models``; the probed model, when listed (e.g.
-    ``-S model=longest`` with the default panel), is probed once, as ``model``; the member named like
-    ``gate_model`` is the composed ``gate_model`` config."""
+    ``models`` holds the configs of :func:`panel_members`, read by the entry point. A name listed twice
+    is a config error naming ``panel.models``; the probed model, when listed (e.g. ``-S model=longest``
+    with the default panel), is probed once, as ``model``; the member named like ``gate_model`` is the
+    composed ``gate_model`` config."""
     names = list((params.get("panel") or {}).get("models") or [])
     probed = require(params, "model.name")
     gate_model = params.get("gate_model") or {}
@@ -41,7 +50,12 @@ def panel_configs(params: dict[str, Any]) -> list[dict[str, Any]]:
         if name in seen:
             raise ConfigError("panel.models", f"lists {name!r} twice")
         seen.add(name)
-        configs.append(dict(gate_model) if gate_model.get("name") == name else load_model_config(name))
+        if gate_model.get("name") == name:
+            configs.append(dict(gate_model))
+        elif name in models:
+            configs.append(dict(models[name]))
+        else:
+            raise ConfigError("panel.models", f"no model config was read for {name!r}")
     return configs
 
 
@@ -61,13 +75,13 @@ def describe_model(cfg: dict[str, Any]) -> str:
     return ""
 
 
-def panel_manifest(params: dict[str, Any]) -> dict[str, Any]:
+def panel_manifest(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
     report, and which panel members are the probed model's weights under another scoring."""
     model = section(params, "model")
     out: dict[str, Any] = {"model": model["name"], "models": {model["name"]: describe_model(model)}}
     variants = []
-    for cfg in panel_configs(params):
+    for cfg in panel_configs(params, models):
         out["models"][cfg["name"]] = describe_model(cfg)
         same_weights = _weights(cfg) == _weights(model)
         if same_weights and "scoring" in cfg and "scoring" in model:
@@ -80,13 +94,19 @@ def _weights(cfg: dict[str, Any]) -> tuple[Any, Any]:
     return cfg.get("backend"), cfg.get("path")
 
 
-def probe_panel(params: dict[str, Any]) -> pd.DataFrame:
-    """The probed model and every panel member on the seeded sample, as one predictions frame."""
+def probe_panel(
+    params: dict[str, Any],
+    *,
+    models: Mapping[str, Mapping[str, Any]],
+    label_schemes: Mapping[str, Mapping[str, Any]],
+) -> pd.DataFrame:
+    """The probed model and every panel member on the seeded sample, as one predictions frame; ``models``
+    and ``label_schemes`` are the configs the entry point read (:func:`panel_members`)."""
     probe = section(params, "probe")
     items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
-    frames = [probe_items(params, items)]
-    for cfg in panel_configs(params):
-        frames.append(probe_items(params, items, model_cfg=cfg))
+    frames = [probe_items(params, items, label_schemes=label_schemes)]
+    for cfg in panel_configs(params, models):
+        frames.append(probe_items(params, items, label_schemes=label_schemes, model_cfg=cfg))
     if len(frames) == 1:
         return frames[0]
     import pyarrow as pa

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.presentations import Presentation, label_symbols_by_scheme
+from blindmcq.tasks.presentations import Presentation
 
 MdMatcher = Callable[[str, Sequence[str]], tuple[int | None, str]]
 
@@ -136,7 +136,7 @@ def _decide(label: str, symbols: Sequence[str], n: int) -> Parsed:
 def parse_answer(text: str, scheme: str, n: int, *, symbols: Mapping[str, Sequence[str]]) -> Parsed:
     """Parse a free-text answer to an item of ``n`` options labelled with ``scheme``.
 
-    ``symbols`` maps every scheme name to its symbols (``label_symbols_by_scheme()``); the other schemes
+    ``symbols`` maps every scheme name to its symbols (``label_symbols_by_scheme``); the other schemes
     are what ``other_scheme`` is detected against.
     """
     if scheme not in symbols:
@@ -178,15 +178,16 @@ def interpret(
     p: Presentation,
     response: ModelResponse,
     *,
+    symbols: Mapping[str, Sequence[str]],
     md_matcher: MdMatcher | None = None,
-    symbols: Mapping[str, Sequence[str]] | None = None,
 ) -> Parsed:
     """The answer a response gives to a presentation.
 
     Backend ``error``/``refused`` pass through. Matched-and-Dashed calls ``md_matcher(text, option_texts)``.
     Scored calls (``choice_logprobs``) take the argmax; an exact tie is ``tie`` (no slot), so that a
     degenerate distribution never adds a first-slot bias; NaN scores are ``error``.
-    Otherwise the text is parsed against the presentation's label scheme.
+    Otherwise the text is parsed against the presentation's label scheme; ``symbols`` are every scheme's
+    symbols (``presentations.label_symbols_by_scheme``), what an answer in another scheme is told by.
     """
     if response.status in ("error", "refused"):
         return Parsed(None, response.status, None)
@@ -206,6 +207,6 @@ def interpret(
         if len(winners) > 1:
             return Parsed(None, "tie", None)
         return Parsed(winners[0], "ok", p.label_strings[winners[0]])
-    table = dict(symbols or label_symbols_by_scheme())
+    table = dict(symbols)
     table.setdefault(p.labels, list(p.label_strings))
     return parse_answer(response.text, p.labels, p.n_options, symbols=table)

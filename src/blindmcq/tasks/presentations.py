@@ -8,12 +8,9 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.base import ModelRequest
-from blindmcq.config.files import CONF_DIR
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 
@@ -97,32 +94,18 @@ def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tupl
     return [(w, by_id[w]) for w in wanted]
 
 
-# ---------------------------------------------------------------- config files
+# ---------------------------------------------------------------- label schemes
 
 
-def load_conf(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
-    """``conf/{group}/{name}.yaml`` as a checked plain dict (:func:`blindmcq.config.files.load_group`)."""
-    from blindmcq.config.files import load_group
-
-    return load_group(group, name, conf_dir)
-
-
-@lru_cache(maxsize=8)
-def _all_symbols(conf_dir: str) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    from blindmcq.config.files import group_names
-
-    for name in group_names("labels", conf_dir):
-        cfg = load_conf("labels", name, conf_dir)
-        if not cfg.get("uniform"):
-            out[str(cfg.get("name", name))] = tuple(str(s) for s in cfg["symbols"])
-    return out
-
-
-def label_symbols_by_scheme(conf_dir: str | Path | None = None) -> dict[str, list[str]]:
+def label_symbols_by_scheme(schemes: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
     """The symbols of every scheme a label can be answered in, ``{"latin": ["A", ...], ...}``: the
-    ``symbols`` argument of parsing. Uniform schemes (the dash) are left out: the md matcher reads those."""
-    return {k: list(v) for k, v in _all_symbols(str(conf_dir or CONF_DIR)).items()}
+    ``symbols`` argument of parsing, from the label scheme configs (``config.files.load_label_schemes``).
+    Uniform schemes (the dash) are left out: the md matcher reads those."""
+    return {
+        str(cfg.get("name", name)): [str(s) for s in cfg["symbols"]]
+        for name, cfg in schemes.items()
+        if not cfg.get("uniform")
+    }
 
 
 def label_strings(labels: Mapping[str, Any], n: int) -> tuple[str, ...]:

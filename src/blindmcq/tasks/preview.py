@@ -19,13 +19,14 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.params import require, section
@@ -75,9 +76,14 @@ def preview_items(params: dict[str, Any], n: int) -> list[Item]:
 
 
 def preview_lines(
-    params: dict[str, Any], items: Sequence[Item], *, backend: Backend | None = None
+    params: dict[str, Any],
+    items: Sequence[Item],
+    *,
+    label_schemes: Mapping[str, Mapping[str, Any]],
+    backend: Backend | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One dict per call the probe would make for ``items`` (see the module docstring)."""
+    """One dict per call the probe would make for ``items`` (see the module docstring); ``label_schemes``
+    as the probe stage reads them (``config.files.load_label_schemes``)."""
     model_cfg = section(params, "model")
     _, jobs = build_jobs(
         items,
@@ -87,6 +93,7 @@ def preview_lines(
         reasoning=section(params, "reasoning"),
         condition=section(params, "condition"),
         protocol_cfg=section(params, "protocol"),
+        label_schemes=label_schemes,
     )
     backend = backend or make_backend(model_cfg)
     for presentation, request in jobs:
@@ -118,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ConfigError("--items", f"must be at least 1, got {args.items}")
         params = compose_params(args.overrides, args.conf)
         require(params, "model.name")
-        for line in preview_lines(params, preview_items(params, args.items)):
+        schemes = load_label_schemes(args.conf)
+        for line in preview_lines(params, preview_items(params, args.items), label_schemes=schemes):
             print(json.dumps(line, ensure_ascii=False, sort_keys=True, default=str))
     except BlindMCQError as exc:
         print(f"blindmcq preview: error: {exc}", file=sys.stderr)

@@ -32,7 +32,12 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret
-from blindmcq.tasks.presentations import Presentation, build_presentations, load_conf, to_request
+from blindmcq.tasks.presentations import (
+    Presentation,
+    build_presentations,
+    label_symbols_by_scheme,
+    to_request,
+)
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +151,15 @@ def records_from(
     """One PredictionRecord per (job, engine result)."""
     return [
         make_record(
-            job.presentation, job.request, result.response, interpret=interpret, backend=result.backend,
-            key=result.key, time=result.time, cached=result.cached, setting=setting,
+            job.presentation,
+            job.request,
+            result.response,
+            interpret=interpret,
+            backend=result.backend,
+            key=result.key,
+            time=result.time,
+            cached=result.cached,
+            setting=setting,
         )
         for job, result in zip(jobs, results, strict=True)
     ]
@@ -178,7 +190,6 @@ def run_calls(
         desc=desc, batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s,
     )  # fmt: skip
     return records_from(jobs, results, interpret=interpret, setting=setting)
-
 
 
 def sample_items(
@@ -314,14 +325,20 @@ def build_jobs(
     reasoning: Mapping[str, Any],
     condition: Mapping[str, Any],
     protocol_cfg: Mapping[str, Any],
+    label_schemes: Mapping[str, Mapping[str, Any]],
     fewshot_examples: Sequence[Item] | None = None,
     abilities: Abilities | None = None,
 ) -> tuple[ProtocolSpec, list[Job]]:
     """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
-    ``blindmcq preview`` prints (one builder for both)."""
+    ``blindmcq preview`` prints (one builder for both). ``label_schemes`` are every label scheme config
+    by name (``config.files.load_label_schemes``): a protocol's ``labels`` names one of them."""
     spec = protocol_spec(protocol_cfg)
     if spec.labels is not None:
-        labels = load_conf("labels", spec.labels)
+        if spec.labels not in label_schemes:
+            raise ConfigError(
+                "protocol.labels", f"no label scheme {spec.labels!r} (have {sorted(label_schemes)})"
+            )
+        labels = dict(label_schemes[spec.labels])
     orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
     presentations = build_presentations(
         items,
@@ -349,6 +366,7 @@ def run_probe(
     reasoning: Mapping[str, Any],
     condition: Mapping[str, Any],
     protocol_cfg: Mapping[str, Any],
+    label_schemes: Mapping[str, Mapping[str, Any]],
     cache_path: str | Path,
     concurrency: int | None = None,
     backend: Backend | None = None,
@@ -357,14 +375,18 @@ def run_probe(
 ) -> pd.DataFrame:
     """Ask ``model_cfg``'s model every presentation of ``items``; returns the predictions frame.
 
+    ``label_schemes``: every label scheme config by name (``config.files.load_label_schemes``), what a
+    protocol's ``labels`` names and what an answer in another scheme is recognised by.
+
     ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
     spec, jobs = build_jobs(
         items, model_cfg=model_cfg, prompt=prompt, labels=labels, reasoning=reasoning,
-        condition=condition, protocol_cfg=protocol_cfg, fewshot_examples=fewshot_examples,
-        abilities=abilities_for(model_cfg, backend),
+        condition=condition, protocol_cfg=protocol_cfg, label_schemes=label_schemes,
+        fewshot_examples=fewshot_examples, abilities=abilities_for(model_cfg, backend),
     )  # fmt: skip
+    symbols = label_symbols_by_scheme(label_schemes)
     backend = backend or make_backend(model_cfg)
     matcher = None
     if spec.uses_matcher:
@@ -382,7 +404,7 @@ def run_probe(
             cache=cache,
             concurrency=limit,
             progress=progress,
-            interpret=lambda p, r: interpret(p, r, md_matcher=matcher),
+            interpret=lambda p, r: interpret(p, r, symbols=symbols, md_matcher=matcher),
             desc=f"{model_cfg['name']} ({len(items)} items)",
             batch_size=int(model_cfg.get("batch_size", 1)),
             setting="" if spec.fewshot == "none" else f"fewshot={spec.fewshot}",

@@ -40,7 +40,7 @@ import pandas as pd
 
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import load_model_config, make_backend
+from blindmcq.backends.registry import make_backend
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
@@ -85,7 +85,7 @@ def prompt_sha256(template: str) -> str:
 class RewriteConfig:
     rewriter: str = "length_match"
     language: str = "uk"
-    model: str | Mapping[str, Any] | None = "gemma3-270m"  # a conf/model name or a model config
+    model: Mapping[str, Any] | None = None  # the rewriting model's config (the stage resolves a name)
     max_tokens: int = 96
     tolerance: float = 0.15
     pad_source: str = "bank"
@@ -113,12 +113,16 @@ class RewriteConfig:
             raise ConfigError(f"{prefix}.tolerance", f"must be in [0, 1), got {conf.tolerance}")
         if conf.rewriter == "model" and not conf.model:
             raise ConfigError(f"{prefix}.model", "the model rewriter needs a model")
+        if conf.model is not None and not isinstance(conf.model, Mapping):
+            raise ConfigError(
+                f"{prefix}.model", f"expected a model config, got the name {conf.model!r} unread"
+            )
         return conf
 
     def model_cfg(self) -> dict[str, Any]:
-        if isinstance(self.model, Mapping):
-            return dict(self.model)
-        return load_model_config(str(self.model))
+        if not isinstance(self.model, Mapping):
+            raise ConfigError("intervention.rewrite.model", "the model rewriter needs a model config")
+        return dict(self.model)
 
 
 def _norm(text: str) -> str:
