@@ -175,3 +175,14 @@ def test_errors_not_tracebacks_report_folder_replaced_atomically(
     replace_tree(new, old)
     assert sorted(p.name for p in old.iterdir()) == ["figure1.png", "figure2.png"]
     assert (old / "figure1.png").read_bytes() == b"new figure"
+
+
+def test_an_error_is_one_line_even_when_the_key_holds_a_line_break() -> None:
+    from blindmcq.config.schema import validate
+
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8"))
+    params["analysis"]["a\nb"] = 1  # YAML allows such a key ("? |" block keys)
+    with pytest.raises(ConfigError) as info:
+        validate(params)
+    assert "\n" not in str(info.value) and "a\\nb" in str(info.value)
+    assert "\n" not in str(InputError("bad\nrow", file="bank.csv", line=3))

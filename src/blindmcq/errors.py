@@ -7,6 +7,12 @@ class BlindMCQError(Exception):
     """Base class for every error this package raises on purpose."""
 
 
+def one_line(text: str) -> str:
+    """An error is one line: line breaks that come with a key or value (a YAML key may hold one) are
+    shown escaped."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class InputError(BlindMCQError):
     """Bad input: the message names the file and, where known, the page, line or item."""
 
@@ -25,7 +31,7 @@ class InputError(BlindMCQError):
             for name, value in (("file", file), ("page", page), ("line", line), ("item", item))
             if value is not None
         ]
-        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        super().__init__(one_line(f"{', '.join(where)}: {message}" if where else message))
 
 
 class ConfigError(BlindMCQError):
@@ -34,4 +40,4 @@ class ConfigError(BlindMCQError):
     def __init__(self, key: str, message: str, *, file: str | None = None) -> None:
         self.key, self.file = key, file
         # With the file: "params.yaml: probe.smaple: unknown key; ..." (the schema's one line).
-        super().__init__(f"{file}: {key}: {message}" if file else f"config key '{key}': {message}")
+        super().__init__(one_line(f"{file}: {key}: {message}" if file else f"config key '{key}': {message}"))
