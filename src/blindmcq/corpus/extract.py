@@ -41,6 +41,7 @@ from blindmcq.errors import InputError
 PathFn = Callable[[Page, int], list[Row]]
 METHODS: dict[str, PathFn] = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}
 ITEMS_FILE, VERIFICATION_FILE = "items.jsonl", "verification.json"
+N_OPTIONS = 4  # the Commission's banks print four options per item
 
 
 def default_workers() -> int:
@@ -189,7 +190,7 @@ def extract_items(
     source: str,
     bank: str | None = None,
     workers: int | None = None,
-    n_options: int | None = 4,
+    n_options: int | None = N_OPTIONS,
     pilot_per_bank: int = 20,
     seed: int = 0,
     corrections: str | Path | None = None,
@@ -278,7 +279,7 @@ def extract_pdfs(
     source: str,
     bank: str | None = None,
     workers: int | None = None,
-    n_options: int | None = 4,
+    n_options: int | None = N_OPTIONS,
     pilot_per_bank: int = 20,
     seed: int = 0,
     corrections: str | Path | None = None,
