@@ -76,7 +76,9 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     for line in lines:
         if not line:
             continue
-        tail = _TAIL.search(out)
+        # A word never spans a space: search only the text after the last one (the same match; searching
+        # the whole of ``out`` for each line made long cells quadratic).
+        tail = _TAIL.search(out, out.rfind(" ") + 1)
         head = _HEAD.match(line)
         if tail and head and line[0].islower():
             hard = f"{tail.group(1)}-{head.group(1)}".casefold() in vocab

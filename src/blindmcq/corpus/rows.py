@@ -47,7 +47,8 @@ def fit_of(boxes: Sequence[Mapping[str, Any]], right: float, *, words: bool) -> 
     boxes = [b for b in boxes if b["text"].strip()]
     if not boxes:
         return None
-    top, bottom = min(b["top"] for b in boxes), max(b["top"] for b in boxes)
+    tops = [b["top"] for b in boxes]
+    top, bottom = min(tops), max(tops)
     first = sorted((b for b in boxes if b["top"] - top < LINE_TOL), key=lambda b: b["x0"])
     end = first[0]["x1"]
     if not words:  # the first word: chars up to the first gap (spaces were dropped above)
