@@ -172,11 +172,18 @@ class Layout:
         return out
 
 
+def _header_row(row: Row, header: tuple[str, ...], more: tuple[tuple[str, ...], ...]) -> bool:
+    number = " ".join((row.number or "").split())  # most rows differ here already: no need to flatten all
+    if number != header[0] and all(number != h[0] for h in more):
+        return False
+    flat = _flat(_cells(row))
+    return flat == header or flat in more
+
+
 def is_header(row: Row, layout: Layout | None) -> bool:
     if layout is None or layout.header is None:
         return False
-    flat = _flat(_cells(row))
-    return flat == layout.header or flat in layout.more_header
+    return _header_row(row, layout.header, layout.more_header)
 
 
 def _column_numbers(row: Row) -> bool:
@@ -212,9 +219,7 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     if first.number and first.number.strip() and parse_numbers(first.number) is None:
         header = _flat(_cells(first))
         more = _more_header(rows)
-    body = [
-        r for r in rows if header is None or (_flat(_cells(r)) != header and _flat(_cells(r)) not in more)
-    ]
+    body = [r for r in rows if header is None or not _header_row(r, header, more)]
     forms: list[str] = []
     for r in body:
         if r.number and r.number.strip():

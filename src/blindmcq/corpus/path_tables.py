@@ -14,6 +14,8 @@ from typing import Any
 from pdfplumber import utils
 from pdfplumber.page import Page
 from pdfplumber.table import Table
+from pdfplumber.utils.clustering import cluster_objects
+from pdfplumber.utils.text import DEFAULT_Y_TOLERANCE, WordExtractor, get_line_cluster_key
 
 from blindmcq.corpus.rows import COLUMNS, Fit, Row, fit_of
 
@@ -23,6 +25,21 @@ SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 
 class TableShapeError(ValueError):
     """A table on the page does not have the Commission's four columns."""
+
+
+_WORDS = WordExtractor()  # stateless once built: the extractor utils.extract_text builds for every call
+_LINE_KEY = get_line_cluster_key(_WORDS.line_dir)
+_PLAIN_DIRECTIONS = (_WORDS.line_dir, _WORDS.char_dir) == ("ttb", "ltr")
+
+
+def cell_text(chars: list[dict[str, Any]]) -> str:
+    """``utils.extract_text(chars)``: the same words and lines, without building an extractor per cell and a
+    ``TextMap`` of one tuple per character (which, for top-to-bottom lines of left-to-right text, returns
+    the joined string unchanged)."""
+    if not _PLAIN_DIRECTIONS:
+        return utils.extract_text(chars)
+    lines = cluster_objects(_WORDS.extract_words(chars), _LINE_KEY, DEFAULT_Y_TOLERANCE)
+    return "\n".join(" ".join(word["text"] for word in line) for line in lines)
 
 
 def extract_table(
@@ -64,7 +81,7 @@ def extract_table(
             fits.append(fit_of(found[OPTION], box[2], words=False) if box is not None else None)
         out.append(
             [
-                None if cell is None else utils.extract_text(cs) if cs else ""
+                None if cell is None else cell_text(cs) if cs else ""
                 for cell, cs in zip(row.cells, found, strict=True)
             ]
         )
