@@ -176,3 +176,28 @@ def test_corpus_stage_passes_the_banks_option_count(small_bank: Rendered, tmp_pa
     for bad in ("4", 1, True):
         with pytest.raises(ConfigError, match=r"dataset\.n_options"):
             build_corpus({**dataset, "n_options": bad}, tmp_path / "bad")
+
+
+def test_reading_pages_restores_gc_and_keeps_pdfminer_debugging_possible(small_bank: Rendered) -> None:
+    """The faster page reading is contained: the collector's thresholds come back; pdfminer's debug calls
+    become a no-op only while its debug output is off."""
+    import gc
+    import logging
+
+    from blindmcq.corpus.extract import quiet_pdfminer, read_block
+
+    before = gc.get_threshold()
+    assert read_block(str(small_bank.path), [1], ("tables", "rules")).error is None
+    assert gc.get_threshold() == before
+    logger = logging.getLogger("pdfminer.psparser")
+    level = logger.level
+    try:
+        vars(logger).pop("debug", None)
+        logger.setLevel(logging.DEBUG)
+        quiet_pdfminer()
+        assert "debug" not in vars(logger)  # debugging pdfminer: its log calls are left alone
+        logger.setLevel(logging.WARNING)
+        quiet_pdfminer()
+        assert "debug" in vars(logger) and logger.debug("nexttoken: %r", 1) is None
+    finally:
+        logger.setLevel(level)

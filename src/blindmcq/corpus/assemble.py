@@ -29,7 +29,9 @@ The fourth column is a mark column (``правильна``/``неправиль�
 broken across lines) or a key column (one cell per item holding the right option's number or letter).
 Anything else stops with an InputError naming the page and what was expected.
 In a mark column that marks every option, a page's first row with empty number and mark cells continues
-the row above (a row split by the page break): its text is appended, not a new option.
+the row above (a row split by the page break): its text is appended, not a new option. In a key column (or
+a mark column that leaves wrong options blank) such a row is joined to the option above only where the
+count and the print agree (:func:`_resolve_breaks`); otherwise the item is ambiguous, to be disputed.
 """
 
 from __future__ import annotations
