@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from blindmcq.corpus.assemble import assemble, detect_layout, hyphen_vocabulary, join_lines
-from blindmcq.corpus.rows import Row
+from blindmcq.corpus.rows import Fit, Row
 from blindmcq.corpus.settle import settle
 from blindmcq.errors import InputError
 
@@ -204,7 +204,8 @@ def test_key_column_row_split_by_the_page_break_is_disputed_not_guessed() -> Non
     one, two = build_key(rows)
     assert one.meta["ambiguous"] == (
         "a row at the top of page(s) [2] is a new option or the rest of the one above: "
-        "5 options as printed, 4 expected"
+        "5 options as printed, 4 expected; "
+        "not joined: page 2: the row above does not reach the foot of its page"
     )
     assert len(one.options) == 5 and one.meta["pages"] == [1, 2]
     (settled, _) = settle([one, two], [one, two], n_options=4)
@@ -275,3 +276,83 @@ def test_rows_under_the_header_that_could_be_item_rows_are_not_header_rows() -> 
         assert detect_layout(rows, "f").more_header == ()
         with pytest.raises(InputError, match=r"page 1: table row before any item number"):
             assemble(rows, source="vkks", bank="t", file="f")
+
+
+# A key column printed on pages whose table body ends at 780 pt; option cells span x 100..300 and their
+# longest line ends at 296 (the cell's padding lies beyond).
+FOOT, RIGHT, WIDEST = 780.0, 300.0, 296.0
+
+
+def placed(row: Row, top: float, bottom: float, last: float, lead: float) -> Row:
+    return dataclasses.replace(row, top=top, bottom=bottom, fit=Fit(RIGHT, WIDEST, last, lead))
+
+
+def split_item(
+    *, above_bottom: float = FOOT, last: float = 290.0, lead: float = 30.0, key: str = "2", tail="ення"
+):
+    """Item 1: options 'перша', 'друга ... вивез-' (the last row of page 1), then at the top of page 2 the
+    row ``tail``, then two more options; item 2 fills page 2 down to the foot, so the file's foot is FOOT."""
+    first = key_rows(1, "1", "П?", ["перша", "друга, тимчасового вивез-"], key)
+    rows = [placed(first[0], 600, 640, 200, 40), placed(first[1], 640, above_bottom, last, 60)]
+    rows += [
+        placed(page_top(2, tail), 60, 80, 150, lead),
+        placed(Row(2, None, None, "третя", None), 80, 100, 150, 40),
+        placed(Row(2, None, None, "четверта", None), 100, 120, 150, 50),
+    ]
+    second = key_rows(2, "2", "Д?", list("абвг"), "1")
+    rows += [placed(r, 120 + 20 * k, 140 + 20 * k if k < 3 else FOOT, 150, 10) for k, r in enumerate(second)]
+    return rows
+
+
+def test_key_column_row_split_by_the_page_break_is_joined_when_the_print_says_so() -> None:
+    """Five options as printed, four expected, and the print agrees: the row above fills page 1 to its foot,
+    and the page-top row's first word (30 pt) is wider than the room left on the line above (6 pt), so a
+    typesetter could only have put it on the next page. Joined (soft hyphen undone), key kept, both
+    paths agree: settled, not disputed."""
+    one, two = build_key(split_item())
+    assert one.options == ("перша", "друга, тимчасового вивезення", "третя", "четверта")
+    assert one.key == 1 and one.status == "ok" and "ambiguous" not in one.meta
+    assert one.meta["joined_rows"] == [{"page": 2, "option": 2}]
+    first, _ = settle([one, two], [one, two], n_options=4)
+    assert first.status == "ok" and first.meta["settled"]["path"] == "both"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"above_bottom": 700.0}, "the row above does not reach the foot of its page"),
+        ({"lead": 5.0}, "its first word (5.0 pt) would have fitted on the line above (6.0 pt left)"),
+        (
+            {"last": 200.0, "lead": 60.0},
+            "its first word (60.0 pt) would have fitted on the line above (96.0 pt",
+        ),
+        ({"key": "5"}, "a printed key points past option 4"),
+        ({"tail": "Наступне речення"}, None),
+    ],
+)
+def test_key_column_look_alike_of_a_split_row_is_not_joined_but_disputed(
+    change: dict, why: str | None
+) -> None:
+    """An item printed with five options whose fifth starts page 2 looks like a split row; where any of the
+    print's evidence speaks against the join, the item keeps its five options and is disputed."""
+    one, _ = build_key(split_item(**change))
+    if why is None:  # the sentence test: the row above must end a sentence for the veto to apply
+        assert "ambiguous" not in one.meta and len(one.options) == 4
+        rows = split_item(**change)
+        rows[1] = dataclasses.replace(rows[1], option="друга закінчена.")
+        one, _ = build_key(rows)
+        why = "the row above ends a sentence and the row starts one"
+    assert len(one.options) == 5 and "joined_rows" not in one.meta
+    assert one.meta["ambiguous"].startswith("a row at the top of page(s) [2] is a new option or the rest")
+    assert why in one.meta["ambiguous"]
+    (settled,) = [i for i in settle([one], [one], n_options=4) if i.number == 1]
+    assert settled.status == "disputed" and settled.meta["settled"]["path"] is None
+
+
+def test_key_column_join_needs_both_paths() -> None:
+    """Path 1 joins, path 2 (whose geometry speaks against it) does not: the item is disputed, not path 1."""
+    joined, two = build_key(split_item())
+    kept, _ = build_key(split_item(lead=5.0))
+    assert len(joined.options) == 4 and len(kept.options) == 5
+    first = settle([joined, two], [kept, two], n_options=4)[0]
+    assert first.status == "disputed" and first.meta["settled"]["path"] is None

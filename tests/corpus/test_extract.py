@@ -159,3 +159,45 @@ def test_number_printed_twice_is_disputed_not_a_stop(tmp_path: Path, customs_spe
     assert report["disputed"][0]["why"] == "item number 3 is printed 2 times (pages [1, 1])"
     html = (tmp_path / "rv" / "review.html").read_text(encoding="utf-8")
     assert "vkks-dup-3~2" in html and "vkks-dup-3" in html
+
+
+def test_corpus_stage_passes_the_banks_option_count(small_bank: Rendered, tmp_path: Path) -> None:
+    """``dataset.n_options`` reaches the extractor: items are checked against it (null: four)."""
+    from blindmcq.errors import ConfigError
+    from blindmcq.stages.corpus import build_corpus
+
+    dataset = {"loader": "pdf", "paths": [str(small_bank.path)], "source": "vkks", "corrections": None}
+    build_corpus(dataset, tmp_path / "four")
+    assert read_items(tmp_path / "four" / "items.jsonl") == small_bank.items
+    build_corpus({**dataset, "n_options": 5}, tmp_path / "five")
+    five = read_items(tmp_path / "five" / "items.jsonl")
+    assert [i.id for i in five] == [i.id for i in small_bank.items]
+    assert all(i.status == "malformed" and "invariant" in i.flags and i.key is None for i in five)
+    for bad in ("4", 1, True):
+        with pytest.raises(ConfigError, match=r"dataset\.n_options"):
+            build_corpus({**dataset, "n_options": bad}, tmp_path / "bad")
+
+
+def test_reading_pages_restores_gc_and_keeps_pdfminer_debugging_possible(small_bank: Rendered) -> None:
+    """The faster page reading is contained: the collector's thresholds come back; pdfminer's debug calls
+    become a no-op only while its debug output is off."""
+    import gc
+    import logging
+
+    from blindmcq.corpus.extract import quiet_pdfminer, read_block
+
+    before = gc.get_threshold()
+    assert read_block(str(small_bank.path), [1], ("tables", "rules")).error is None
+    assert gc.get_threshold() == before
+    logger = logging.getLogger("pdfminer.psparser")
+    level = logger.level
+    try:
+        vars(logger).pop("debug", None)
+        logger.setLevel(logging.DEBUG)
+        quiet_pdfminer()
+        assert "debug" not in vars(logger)  # debugging pdfminer: its log calls are left alone
+        logger.setLevel(logging.WARNING)
+        quiet_pdfminer()
+        assert "debug" in vars(logger) and logger.debug("nexttoken: %r", 1) is None
+    finally:
+        logger.setLevel(level)

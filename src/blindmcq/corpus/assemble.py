@@ -29,7 +29,9 @@ The fourth column is a mark column (``правильна``/``неправиль�
 broken across lines) or a key column (one cell per item holding the right option's number or letter).
 Anything else stops with an InputError naming the page and what was expected.
 In a mark column that marks every option, a page's first row with empty number and mark cells continues
-the row above (a row split by the page break): its text is appended, not a new option.
+the row above (a row split by the page break): its text is appended, not a new option. In a key column (or
+a mark column that leaves wrong options blank) such a row is joined to the option above only where the
+count and the print agree (:func:`_resolve_breaks`); otherwise the item is ambiguous, to be disputed.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     for line in lines:
         if not line:
             continue
-        tail = _TAIL.search(out)
+        # A word never spans a space: search only the text after the last one (the same match; searching
+        # the whole of ``out`` for each line made long cells quadratic).
+        tail = _TAIL.search(out, out.rfind(" ") + 1)
         head = _HEAD.match(line)
         if tail and head and line[0].islower():
             hard = f"{tail.group(1)}-{head.group(1)}".casefold() in vocab
@@ -170,11 +174,18 @@ class Layout:
         return out
 
 
+def _header_row(row: Row, header: tuple[str, ...], more: tuple[tuple[str, ...], ...]) -> bool:
+    number = " ".join((row.number or "").split())  # most rows differ here already: no need to flatten all
+    if number != header[0] and all(number != h[0] for h in more):
+        return False
+    flat = _flat(_cells(row))
+    return flat == header or flat in more
+
+
 def is_header(row: Row, layout: Layout | None) -> bool:
     if layout is None or layout.header is None:
         return False
-    flat = _flat(_cells(row))
-    return flat == layout.header or flat in layout.more_header
+    return _header_row(row, layout.header, layout.more_header)
 
 
 def _column_numbers(row: Row) -> bool:
@@ -210,9 +221,7 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     if first.number and first.number.strip() and parse_numbers(first.number) is None:
         header = _flat(_cells(first))
         more = _more_header(rows)
-    body = [
-        r for r in rows if header is None or (_flat(_cells(r)) != header and _flat(_cells(r)) not in more)
-    ]
+    body = [r for r in rows if header is None or not _header_row(r, header, more)]
     forms: list[str] = []
     for r in body:
         if r.number and r.number.strip():
@@ -253,6 +262,7 @@ class _Draft:
     pages: list[int] = field(default_factory=list)
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
     breaks: list[int] = field(default_factory=list)  # options that may instead continue the one above
+    option_rows: list[list[Row]] = field(default_factory=list)  # the printed rows of each option
 
 
 def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
@@ -291,6 +301,7 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
                 cur.question += "\n" + (row.question or "")
             if (row.option or "").strip():
                 cur.options[-1] = f"{cur.options[-1]}\n{row.option}"
+                cur.option_rows[-1].append(row)
             cur.pages += [] if row.page in cur.pages else [row.page]
             cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
             continue
@@ -320,6 +331,7 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             if maybe:
                 cur.breaks.append(len(cur.options))
             cur.options.append(row.option)
+            cur.option_rows.append([row])
             cur.marks.append(row.mark)
         elif row.mark is not None and cur.marks:
             cur.marks[-1] = f"{cur.marks[-1] or ''}\n{row.mark}"
@@ -328,20 +340,89 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
     return drafts
 
 
-def _resolve_breaks(d: _Draft, n_options: int | None) -> tuple[list[str], list[str | None], str | None]:
-    """Options and marks of a draft whose page-top rows may continue the option above (``d.breaks``).
+@dataclass(frozen=True)
+class _Sheet:
+    """File-wide geometry of one path's rows, the yardsticks of :func:`_against_join`."""
+
+    bottom: float | None  # the lowest row edge on any page: where a row split by a page break ends
+    widest: dict[int, float]  # option column (its right border, rounded) -> right end of its longest line
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> _Sheet:
+        widest: dict[int, float] = {}
+        for r in rows:
+            if r.fit is not None:
+                k = round(r.fit.right)
+                widest[k] = max(widest.get(k, r.fit.widest), r.fit.widest)
+        return cls(max((r.bottom for r in rows if r.bottom is not None), default=None), widest)
+
+
+BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of the file reaches the page's foot
+_SENTENCE_END = re.compile(r"[.!?…]\s*$")
+
+
+def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str | None:
+    """Why the page-top row ``below`` may not be the rest of the option ending in ``above``; None when all
+    the print's evidence says it is: ``above`` is the last row of the page before and reaches the page's
+    foot (a row split by the break fills its page), and the first word of ``below`` is wider than the room
+    left on the last line of ``above`` (a line-wrapping typesetter would have put it there otherwise; the
+    room is measured to the right end of the column's longest line in the file, as the room to the border
+    would include the cell's padding), and the two do not read as two sentences."""
+    if below.page != above.page + 1:
+        return "the row above is not on the page before"
+    if above.bottom is None or sheet.bottom is None or above.bottom < sheet.bottom - BOTTOM_TOL:
+        return "the row above does not reach the foot of its page"
+    a, b = above.fit, below.fit
+    if a is None or b is None or abs(a.right - b.right) > BOTTOM_TOL:
+        return "no line geometry of the two rows"
+    room = sheet.widest.get(round(a.right), a.right) - a.last
+    if b.lead <= room:
+        return f"its first word ({b.lead:.1f} pt) would have fitted on the line above ({room:.1f} pt left)"
+    start = (below.option or "").lstrip()[:1]
+    if _SENTENCE_END.search(text_above) and start.isupper():
+        return "the row above ends a sentence and the row starts one"
+    return None
+
+
+def _resolve_breaks(
+    d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str
+) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
+    """Options, marks, the reason the item is ambiguous (None when settled), and the rows joined, of a draft
+    whose page-top rows may continue the option above (``d.breaks``).
 
     Kept as printed when that gives the expected number of options (the page broke between options).
-    Otherwise the draft is ambiguous (the reason is returned; the item is disputed): joining the rows might
-    give N options, but an item printed with N + 1 options would look the same, so the count is no proof."""
+    Joined to the option above when that gives the expected number of options and, for every such row,
+    the print's geometry says so too (:func:`_against_join`), and no printed key points past the last
+    option. Otherwise the draft is ambiguous (the item is disputed): the count alone is no proof, as an
+    item printed with N + 1 options looks the same."""
     if not d.breaks:
-        return d.options, d.marks, None
+        return d.options, d.marks, None, []
     where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
     if n_options is None:
-        return d.options, d.marks, where + " (no expected number of options to tell)"
+        return d.options, d.marks, where + " (no expected number of options to tell)", []
     if len(d.options) == n_options:
-        return d.options, d.marks, None
-    return d.options, d.marks, where + f": {len(d.options)} options as printed, {n_options} expected"
+        return d.options, d.marks, None, []
+    count = f": {len(d.options)} options as printed, {n_options} expected"
+    if len(d.options) - len(d.breaks) != n_options or 0 in d.breaks:
+        return d.options, d.marks, where + count, []
+    reasons = []
+    for i in d.breaks:
+        why = _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+        if why:
+            reasons.append(f"page {d.option_rows[i][0].page}: {why}")
+    if fourth == KEY:
+        keys = [k for m in d.marks if (m or "").strip() for k in key_indices(m) or []]
+        if any(k >= n_options for k in keys):
+            reasons.append(f"a printed key points past option {n_options}")
+    if reasons:
+        return d.options, d.marks, where + count + "; not joined: " + "; ".join(reasons), []
+    options, marks, joined = list(d.options), list(d.marks), []
+    for i in sorted(d.breaks, reverse=True):  # from the last, so that the indices stay valid
+        options[i - 1] = f"{options[i - 1]}\n{options.pop(i)}"
+        if i < len(marks) and not (marks[i] or "").strip():
+            marks.pop(i)
+        joined.append({"page": d.option_rows[i][0].page, "option": i})
+    return options, marks, None, joined[::-1]
 
 
 def _item(
@@ -353,14 +434,17 @@ def _item(
     file: str,
     n_options: int | None,
     fourth: str = MARK,
+    sheet: _Sheet = _Sheet(None, {}),
 ) -> Item:
-    raw_options, raw_marks, ambiguous = _resolve_breaks(d, n_options)
+    raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
     if ambiguous:
         meta["ambiguous"] = ambiguous
+    if joined:
+        meta["joined_rows"] = joined  # page-top rows joined to the option above (1-based option = index)
     note = next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
@@ -416,8 +500,18 @@ def assemble(
     layout = layout or detect_layout(rows, file)
     drafts = _drafts(rows, file, layout)
     vocab = hyphen_vocabulary(rows)
+    sheet = _Sheet.of(rows)
     items = [
-        _item(d, vocab, source=source, bank=bank, file=file, n_options=n_options, fourth=layout.fourth)
+        _item(
+            d,
+            vocab,
+            source=source,
+            bank=bank,
+            file=file,
+            n_options=n_options,
+            fourth=layout.fourth,
+            sheet=sheet,
+        )
         for d in drafts
     ]
     return _mark_duplicates(items)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindmcq.corpus.extract import PAGE_TIMEOUT_S, extract_pdfs
+from blindmcq.corpus.extract import N_OPTIONS, PAGE_TIMEOUT_S, extract_pdfs
 from blindmcq.errors import BlindMCQError, InputError
 
 
@@ -19,6 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default="vkks", help="id prefix, {source}-{bank}-{number} (default vkks)")
     parser.add_argument("--bank", default=None, help="bank name (default: the file name less '{source}-')")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    parser.add_argument(
+        "--n-options",
+        type=int,
+        default=N_OPTIONS,
+        help=f"options each item should have (default {N_OPTIONS}); settles rows split by a page break",
+    )
     parser.add_argument("--pilot-per-bank", type=int, default=20, help="pilot sample size per bank")
     parser.add_argument("--seed", type=int, default=0, help="seed of the pilot sample")
     parser.add_argument("--review", default=None, metavar="DIR", help="write review.html of disputed items")
@@ -34,6 +40,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     """One-line errors for values argparse lets through."""
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if args.n_options < 2:
+        raise InputError(f"--n-options must be at least 2, got {args.n_options}")
     if args.pilot_per_bank < 0:
         raise InputError(f"--pilot-per-bank must be 0 or more, got {args.pilot_per_bank}")
     if args.page_timeout <= 0:
@@ -52,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             source=args.source,
             bank=args.bank,
             workers=args.workers,
+            n_options=args.n_options,
             pilot_per_bank=args.pilot_per_bank,
             seed=args.seed,
             corrections=args.corrections,

@@ -13,9 +13,10 @@ from typing import Any
 
 from pdfplumber.page import Page
 
-from blindmcq.corpus.rows import Row
+from blindmcq.corpus.rows import COLUMNS, Row, fit_of
 
 N_COLUMNS = 4
+OPTION = COLUMNS.index("option")
 TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
 
@@ -87,6 +88,7 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
             *(_cell_text(words[(i, j)]) if owner[i][j] == i else None for j in range(N_COLUMNS)),
             top=ys[i],
             bottom=ys[i + 1],
+            fit=fit_of(words[(i, OPTION)], xs[OPTION + 1], words=True) if owner[i][OPTION] == i else None,
         )
         for i in range(n_bands)
     ]

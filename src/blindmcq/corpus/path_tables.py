@@ -14,9 +14,12 @@ from typing import Any
 from pdfplumber import utils
 from pdfplumber.page import Page
 from pdfplumber.table import Table
+from pdfplumber.utils.clustering import cluster_objects
+from pdfplumber.utils.text import DEFAULT_Y_TOLERANCE, WordExtractor, get_line_cluster_key
 
-from blindmcq.corpus.rows import COLUMNS, Row
+from blindmcq.corpus.rows import COLUMNS, Fit, Row, fit_of
 
+OPTION = COLUMNS.index("option")
 SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 
 
@@ -24,10 +27,29 @@ class TableShapeError(ValueError):
     """A table on the page does not have the Commission's four columns."""
 
 
+_WORDS = WordExtractor()  # stateless once built: the extractor utils.extract_text builds for every call
+_LINE_KEY = get_line_cluster_key(_WORDS.line_dir)
+_PLAIN_DIRECTIONS = (_WORDS.line_dir, _WORDS.char_dir) == ("ttb", "ltr")
+
+
+def cell_text(chars: list[dict[str, Any]]) -> str:
+    """``utils.extract_text(chars)``: the same words and lines, without building an extractor per cell and a
+    ``TextMap`` of one tuple per character (which, for top-to-bottom lines of left-to-right text, returns
+    the joined string unchanged)."""
+    if not _PLAIN_DIRECTIONS:
+        return utils.extract_text(chars)
+    lines = cluster_objects(_WORDS.extract_words(chars), _LINE_KEY, DEFAULT_Y_TOLERANCE)
+    return "\n".join(" ".join(word["text"] for word in line) for line in lines)
+
+
 def extract_table(
-    table: Table, chars: list[dict[str, Any]], mids: list[tuple[float, int]]
+    table: Table,
+    chars: list[dict[str, Any]],
+    mids: list[tuple[float, int]],
+    fits: list[Fit | None] | None = None,
 ) -> list[list[Any]]:
-    """``table.extract()``, with ``mids`` the (vertical centre, index) of ``chars``, sorted."""
+    """``table.extract()``, with ``mids`` the (vertical centre, index) of ``chars``, sorted; ``fits``, when
+    given, receives each row's option-cell :class:`Fit` (a row of another shape gets None)."""
     keys = [m for m, _ in mids]
     out = []
     for row in table.rows:
@@ -54,9 +76,12 @@ def extract_table(
                 cell = row.cells[k]
                 if cell[0] <= h_mid < cell[2] and cell[1] <= v_mid < cell[3]:
                     found[k].append(c)
+        if fits is not None:
+            box = row.cells[OPTION] if len(row.cells) == len(COLUMNS) else None
+            fits.append(fit_of(found[OPTION], box[2], words=False) if box is not None else None)
         out.append(
             [
-                None if cell is None else utils.extract_text(cs) if cs else ""
+                None if cell is None else cell_text(cs) if cs else ""
                 for cell, cs in zip(row.cells, found, strict=True)
             ]
         )
@@ -72,8 +97,9 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
     chars = page.chars
     mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
     for table in tables:
-        for cells, trow in zip(extract_table(table, chars, mids), table.rows, strict=True):
+        fits: list[Fit | None] = []
+        for cells, trow, fit in zip(extract_table(table, chars, mids, fits), table.rows, fits, strict=True):
             if len(cells) != len(COLUMNS):
                 raise TableShapeError(f"table has {len(cells)} columns, expected {len(COLUMNS)}")
-            rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3]))
+            rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit))
     return rows

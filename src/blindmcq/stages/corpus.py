@@ -37,6 +37,20 @@ def corrections_path(dataset: dict[str, Any]) -> Path | None:
     return DEFAULT_CORRECTIONS if DEFAULT_CORRECTIONS.is_file() else None
 
 
+def expected_options(dataset: dict[str, Any]) -> int:
+    """``dataset.n_options``: the options every item of the bank should have (null: the Commission's 4).
+
+    The extractor checks each item against it and uses it to settle option rows split by a page break."""
+    from blindmcq.corpus.extract import N_OPTIONS
+
+    value = dataset.get("n_options")
+    if value is None:
+        return N_OPTIONS
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ConfigError("dataset.n_options", f"expected a whole number of at least 2, got {value!r}")
+    return value
+
+
 def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
     """Write items.jsonl and verification.json for any dataset config; returns the verification report."""
     if dataset.get("loader") == "pdf":
@@ -47,6 +61,7 @@ def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[
             out_dir,
             source=dataset.get("source", "vkks"),
             bank=dataset.get("bank"),
+            n_options=expected_options(dataset),
             seed=seed,
             corrections=corrections_path(dataset),
         )
