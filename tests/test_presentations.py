@@ -307,3 +307,22 @@ def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -
         **c,
     )
     assert other.user.endswith("Лише цифрою: 1, 2, 3 або 4.")
+
+
+def test_the_text_before_the_options_is_marked_shared_and_reaches_a_scored_request() -> None:
+    items = [make_item(4, key=1, number=1), make_item(5, key=0, number=2)]
+    ps = build_presentations(
+        items, conditions=["blind", "full"], blind_orders="all", full_orders=["rot0"], forced=False,
+        **cfg("original", "latin", "direct"),
+    )  # fmt: skip
+    blind = {p.user[: p.shared_chars] for p in ps if p.condition == "blind"}
+    assert len(blind) == 1 and all(p.shared_chars > 0 for p in ps)  # one header for every blind prompt
+    for p in ps:
+        head, rest = p.user[: p.shared_chars], p.user[p.shared_chars :]
+        assert p.option_texts[0] not in head and rest.lstrip().startswith(p.label_strings[0])
+        if p.condition == "full":
+            assert " ".join(items[0 if p.n_options == 4 else 1].question.split()) in head
+    scored = to_request(ps[0], model="m", temperature=0.0, max_tokens=1, score_labels=True)
+    assert scored.extra["shared_prefix_chars"] == ps[0].shared_chars
+    asked = to_request(ps[0], model="m", temperature=0.0, max_tokens=16, score_labels=False)
+    assert "shared_prefix_chars" not in asked.extra  # an API model's request is unchanged

@@ -296,3 +296,35 @@ def test_pooled_prompts_share_their_prefix_and_score_as_one_pass(gemma: LocalBac
             whole = gemma._shared_pass_scores(ctx, conts)
         assert got.choice_logprobs == pytest.approx(whole, abs=1e-4)
     assert len(gemma._kv_memo) == 1  # one prefix for both slots
+
+
+def test_cloze_projection_only_where_read_equals_the_forward_or_is_not_used() -> None:
+    """Batched cloze applies the output projection only at continuation positions when that reproduces
+    the model's forward (checked once per model); a model whose logits are computed otherwise (here:
+    scaled) keeps the forward path and its scores."""
+    import random
+
+    import torch
+
+    from blindmcq.backends import local
+
+    rng = random.Random(3)
+    ctxs = [[2, *(rng.randrange(3, 97) for _ in range(5 + k))] for k in range(4)]
+    pairs = [(ctx, [rng.randrange(3, 97) for _ in range(1 + 2 * k)]) for k, ctx in enumerate(ctxs)]
+    backend = tiny_backend()
+    with torch.inference_mode():
+        alone = [backend._continuation_logprob(*p) for p in pairs]
+        assert backend.batched_logprobs(pairs) == pytest.approx(alone, abs=1e-5)
+        assert local._HEAD_CHECK[backend.model] is True
+        scaled = tiny_backend()
+        original = scaled.model.forward
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            out.logits = out.logits * 0.5  # a logit scale the plain projection does not know
+            return out
+
+        scaled.model.forward = forward
+        alone = [scaled._continuation_logprob(*p) for p in pairs]
+        assert scaled.batched_logprobs(pairs) == pytest.approx(alone, abs=1e-5)
+        assert local._HEAD_CHECK[scaled.model] is False

