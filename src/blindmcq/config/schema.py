@@ -278,7 +278,7 @@ class PdfDataset(_Dataset):
     source: str = "vkks"
     bank: str | None = None
     workers: int | None = positive(None)
-    n_options: int | None = positive(None)
+    n_options: int | None = field(default=None, **_rng(ge=2))  # null: the Commission's 4
     pilot_per_bank: int | None = non_negative(None)
     seed: int = 0
 

@@ -41,14 +41,12 @@ def expected_options(dataset: dict[str, Any]) -> int:
     """``dataset.n_options``: the options every item of the bank should have (null: the Commission's 4).
 
     The extractor checks each item against it and uses it to settle option rows split by a page break."""
+    from blindmcq.config.schema import validate_group
     from blindmcq.corpus.extract import N_OPTIONS
 
-    value = dataset.get("n_options")
-    if value is None:
-        return N_OPTIONS
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-        raise ConfigError("dataset.n_options", f"expected a whole number of at least 2, got {value!r}")
-    return value
+    # the schema's one check (a whole number of at least 2), also for a dataset handed in directly
+    value = validate_group("dataset", dataset).n_options
+    return N_OPTIONS if value is None else value
 
 
 def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
