@@ -326,3 +326,11 @@ def test_the_text_before_the_options_is_marked_shared_and_reaches_a_scored_reque
     assert scored.extra["shared_prefix_chars"] == ps[0].shared_chars
     asked = to_request(ps[0], model="m", temperature=0.0, max_tokens=16, score_labels=False)
     assert "shared_prefix_chars" not in asked.extra  # an API model's request is unchanged
+
+
+def test_an_instruction_with_an_unknown_placeholder_names_its_key() -> None:
+    """Found by the fuzz test (random mode): a final line naming {options} raised a bare KeyError."""
+    setup = cfg("original", "latin", "direct")
+    setup["reasoning"] = {**setup["reasoning"], "final_line": "{options}"}
+    with pytest.raises((ConfigError, InputError), match=r"reasoning\.direct\.final_line.*\{label_list\}"):
+        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], forced=False, **setup)

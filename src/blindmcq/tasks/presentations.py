@@ -201,9 +201,19 @@ def _answer_instruction(
             (protocol_cfg or {}).get("answer_instruction"), language, "protocol.answer_instruction"
         )
         text = final_line or own or str(prompt["answer_instruction"])
+        source = f"reasoning.{rname}.final_line" if final_line else "protocol.answer_instruction"
+        if not (final_line or own):
+            source = f"prompt.{prompt.get('name', '?')}.answer_instruction"
         nouns = labels.get("noun") or {}
         noun = _by_language(nouns, language, f"labels.{labels.get('name', '?')}.noun") if nouns else ""
-        text = text.format(label_list=label_list(shown, str(prompt.get("or_word", "or"))), label_noun=noun)
+        try:
+            text = text.format(
+                label_list=label_list(shown, str(prompt.get("or_word", "or"))), label_noun=noun
+            )
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(
+                source, f"{text!r}: only {{label_list}} and {{label_noun}} can be filled ({exc})"
+            ) from None
     return f"{prefix} {text}" if prefix else str(text)
 
 
