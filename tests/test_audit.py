@@ -27,14 +27,14 @@ def csv_rows() -> list[list[str]]:
 
 def independent_share(pick: str) -> float:
     """Share of rows whose key is the longest (or shortest) option, counted in plain Python: length on
-    whitespace-normalised text, the first option in published order wins a tie."""
+    whitespace-normalised text, a tie of k options earning 1/k when the key is among them."""
     rows = csv_rows()
-    hits = 0
+    hits = 0.0
     for row in rows:
         options, key = row[1:5], "ABCD".index(row[5].strip())
         lengths = [len(" ".join(o.split())) for o in options]
         extreme = max(lengths) if pick == "longest" else min(lengths)
-        hits += lengths.index(extreme) == key
+        hits += (lengths[key] == extreme) / lengths.count(extreme)
     return round(hits / len(rows), 3)
 
 
@@ -79,8 +79,12 @@ def test_table2_longest_equals_an_independent_count(audited: Path) -> None:
 
 def test_probe_and_gate_are_consistent_with_the_heuristic(audited: Path) -> None:
     metrics = json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
-    # the default model is the 'longest' heuristic: on the published order it is Table 2's longest
-    assert metrics["blind_acc/all"] == metrics["table2/longest"]
+    # the default model is the 'longest' heuristic: on the published order it is Table 2's longest up to
+    # its random tie breaks (Table 2 credits a tie its expectation, a probe draws one of the tied slots)
+    rows = csv_rows()
+    lengths = [[len(" ".join(o.split())) for o in row[1:5]] for row in rows]
+    tied_share = sum(ls.count(max(ls)) > 1 for ls in lengths) / len(rows)
+    assert abs(metrics["blind_acc/all"] - metrics["table2/longest"]) <= tied_share + 0.001
     assert not any("/longest/" in key for key in metrics)  # model-free names, as reports/metrics.json
     gate = json.loads((audited / "gate.json").read_text(encoding="utf-8"))
     assert len(gate["accepted"]) + len(gate["rejected"]) == len(csv_rows())

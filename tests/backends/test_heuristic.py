@@ -39,9 +39,13 @@ def test_strategies_pick_the_expected_slot(cfg: dict[str, Any], label: str) -> N
     assert ask(cfg) == label
 
 
-def test_ties_go_to_the_earliest_slot() -> None:
-    assert ask({"strategy": "longest"}, ["ab", "cd", "e", "fg"]) == "A"
-    assert ask({"strategy": "shortest"}, ["abc", "d", "e", "fgh"]) == "B"
+def test_ties_are_broken_at_random_among_the_tied_slots_seeded_per_request() -> None:
+    longest = [ask({"strategy": "longest"}, ["ab", "cd", "e", "fg"], user=f"q{i}") for i in range(200)]
+    shortest = [ask({"strategy": "shortest"}, ["abc", "d", "e", "fgh"], user=f"q{i}") for i in range(200)]
+    assert set(longest) == {"A", "B", "D"} and set(shortest) == {"B", "C"}
+    assert 0.2 < longest.count("A") / 200 < 0.47  # about 1/3 each, not all to the earliest slot
+    again = [ask({"strategy": "longest"}, ["ab", "cd", "e", "fg"], user=f"q{i}") for i in range(200)]
+    assert again == longest
 
 
 def test_labels_come_from_extra_when_no_choices() -> None:

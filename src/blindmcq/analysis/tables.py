@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis import stats
-from blindmcq.analysis.metrics import Analysis, accuracy_table, spread
+from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
@@ -135,8 +135,10 @@ def table_2(
     baselines: pd.DataFrame | None, *, chance: float = 0.25, item_ids: Sequence[str] | None = None
 ) -> Table:
     """Surface strategies: accuracy with Wilson interval per strategy (in the frame's order), under a
-    chance row. With an ``n_options`` column (as ``blindmcq.auditing.surface`` writes), chance is the mean of
-    1/N over the items counted, per strategy and overall; otherwise ``chance`` is used.
+    chance row, with the number of tied items beside it. With a ``credit`` column (as
+    ``blindmcq.auditing.surface`` writes) a tie earns 1/k of the k tied options when the key is among
+    them, the expectation of a random break; otherwise ``correct`` counts. With an ``n_options`` column,
+    chance is the mean of 1/N over the items counted, per strategy and overall; otherwise ``chance``.
     """
     if baselines is None or baselines.empty:
         return _empty("table2")
@@ -144,13 +146,19 @@ def table_2(
     if item_ids is not None:
         b = b[b["item_id"].isin(list(item_ids))]
     n_opt = b["n_options"] if "n_options" in b else pd.Series(1.0 / chance, index=b.index)
-    rows = b.assign(model=b["strategy"].astype(str), correct=b["correct"].astype(bool), n_options=n_opt)
-    frame = accuracy_table(rows).rename(columns={"model": "strategy"})
-    order = list(dict.fromkeys(rows["model"]))
-    frame = frame.set_index("strategy").loc[order].reset_index()
-    overall = float((1.0 / rows.drop_duplicates("item_id")["n_options"]).mean())
+    credit = b["credit"].astype(float) if "credit" in b else b["correct"].astype(float)
+    tie = b["tie"].astype(bool) if "tie" in b else pd.Series(False, index=b.index)
+    rows = pd.DataFrame(
+        {"strategy": b["strategy"].astype(str), "credit": credit, "inv": 1.0 / n_opt, "tie": tie}
+    )
+    frame = rows.groupby("strategy", sort=False).agg(
+        n=("credit", "size"), k=("credit", "sum"), chance=("inv", "mean"), ties=("tie", "sum")
+    )
+    frame["acc"], frame["lo"], frame["hi"] = stats.wilson_columns(frame["k"], frame["n"])
+    frame = frame.reset_index()
+    overall = float((1.0 / n_opt[~b["item_id"].duplicated()]).mean())
     chance_row = pd.DataFrame(
-        [{"strategy": "Chance", "n": np.nan, "k": np.nan, "acc": overall, "chance": overall}]
+        [{"strategy": "Chance", "n": np.nan, "k": np.nan, "acc": overall, "chance": overall, "ties": np.nan}]
     )
     frame = pd.concat([chance_row, frame], ignore_index=True)
     shown = pd.DataFrame(
@@ -158,10 +166,13 @@ def table_2(
             "Strategy": frame["strategy"],
             "n": frame["n"].map(lambda x: "" if not np.isfinite(x) else f"{int(x)}"),
             "Accuracy": [fmt_ci(v, lo, hi) for v, lo, hi in frame[["acc", "lo", "hi"]].to_numpy()],
+            "Tied items": frame["ties"].map(lambda x: "" if not np.isfinite(x) else f"{int(x)}"),
         }
     )
     note = (
-        f"Chance is {fmt(overall)} (mean of 1/N). n counts items a strategy applies to; 95% Wilson intervals."
+        f"Chance is {fmt(overall)} (mean of 1/N). n counts items a strategy applies to; 95% Wilson intervals "
+        "(one pick per item). A tie at the extreme earns 1/k when the key is among the k tied options "
+        "(the expected score of a random break; the first option would inherit the key-position skew)."
     )
     constants = frame[frame["strategy"].str.startswith("constant_")]
     if not constants.empty:

@@ -284,7 +284,7 @@ def run_audit(
     if n_bad:
         warnings.append(f"{n_bad} of {len(items)} items are not usable (flagged malformed) and were skipped.")
 
-    surface = surface_strategies(items)
+    surface = surface_strategies(items, seed)
     picks = surface.picks
     language = bank_language(items)
     if language == STATUTES_LANGUAGE and statutes.exists():

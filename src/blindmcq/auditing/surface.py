@@ -7,26 +7,34 @@ Each strategy picks one option per item from the options alone:
   :mod:`blindmcq.auditing.profile`).
 - ``most_words``: most whitespace-separated words.
 
-Ties: the first tied option in published order is picked (deterministic, and the same rule the
-constant strategies imply); ``tie`` marks the item and ``n_tied`` says how many options shared the
-extreme, so a reader can see how much the rule matters. Only usable items count; the summary
-reports how many were skipped. Chance is the mean of 1/N over the counted items.
+Ties are credited as an expectation: an item whose extreme is shared by k options earns ``credit``
+1/k when the key is among them (0 otherwise), which is the mean accuracy of a uniformly random tie
+break. Picking the first tied option instead would inherit the bank's key-position skew (keys in slot
+A on 30% of the default bank), the bias already rejected for lexical search. ``picked_option`` is one
+such random break, seeded per (seed, strategy, item), so the per-item picks stay reproducible;
+``tie`` marks the item and ``n_tied`` says how many options shared the extreme. Accuracy is the mean
+credit. Only usable items count; the summary reports how many were skipped and how many were tied.
+Chance is the mean of 1/N over the counted items.
 Lexical search over statutes lives in :mod:`blindmcq.statutes`; its picks share these columns.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import wilson
+from blindmcq.analysis.stats import wilson_columns
 from blindmcq.auditing.profile import collapse_whitespace, profile_bank
 from blindmcq.datasets.items import Item
 
-PICK_COLUMNS = ("strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied")
+PICK_COLUMNS = (
+    "strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied", "credit",
+)  # fmt: skip
 SUMMARY_COLUMNS = (
     "strategy", "n", "n_correct", "accuracy", "ci_low", "ci_high", "chance",
     "n_ties", "n_not_applicable", "n_skipped",
@@ -56,11 +64,21 @@ SCORED: dict[str, tuple[Score, int]] = {
 }
 
 
-def pick_extreme(options: Sequence[str], score: Score, sign: int = 1) -> tuple[int, int]:
-    """(picked index, number of options tied at the extreme); the first in published order wins a tie."""
+def tied_extremes(options: Sequence[str], score: Score, sign: int = 1) -> list[int]:
+    """Indices of every option at the extreme (highest ``sign * score``), in published order."""
     values = [sign * score(o) for o in options]
     best = max(values)
-    return values.index(best), values.count(best)
+    return [i for i, v in enumerate(values) if v == best]
+
+
+def tie_rng(seed: int, strategy: str, item_id: str) -> np.random.Generator:
+    """The seeded generator of one strategy's tie break on one item (independent of the item order)."""
+    return np.random.default_rng([seed, zlib.crc32(strategy.encode()), zlib.crc32(item_id.encode())])
+
+
+def tie_credit(key: int | None, tied: Sequence[int]) -> float:
+    """1/k when the key is among the k tied options, else 0: a uniformly random break's expected score."""
+    return (key in tied) / len(tied) if tied else 0.0
 
 
 @dataclass(frozen=True)
@@ -76,8 +94,8 @@ def strategy_names(items: Sequence[Item]) -> list[str]:
     return [f"constant_{s}" for s in range(max_n)] + list(SCORED)
 
 
-def surface_picks(items: Sequence[Item]) -> pd.DataFrame:
-    """Every strategy's pick on every usable item (PICK_COLUMNS)."""
+def surface_picks(items: Sequence[Item], seed: int = 0) -> pd.DataFrame:
+    """Every strategy's pick on every usable item (PICK_COLUMNS); ties broken at random, seeded."""
     usable = [item for item in items if item.usable]
     rows = []
     for name in strategy_names(usable):
@@ -86,13 +104,15 @@ def surface_picks(items: Sequence[Item]) -> pd.DataFrame:
                 slot = int(name.removeprefix("constant_"))
                 if slot >= item.n_options:
                     continue
-                picked, n_tied = slot, 1
+                tied = [slot]
             else:
                 score, sign = SCORED[name]
-                picked, n_tied = pick_extreme(item.options, score, sign)
-            rows.append(
-                (name, item.id, item.n_options, picked, item.key, picked == item.key, n_tied > 1, n_tied)
-            )
+                tied = tied_extremes(item.options, score, sign)
+            picked = tied[0] if len(tied) == 1 else int(tie_rng(seed, name, item.id).choice(tied))
+            rows.append((
+                name, item.id, item.n_options, picked, item.key, picked == item.key,
+                len(tied) > 1, len(tied), tie_credit(item.key, tied),
+            ))  # fmt: skip
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 
 
@@ -112,26 +132,30 @@ def lexical_picks(lexical: pd.DataFrame) -> pd.DataFrame:
             "correct": lexical["correct"].astype(bool),
             "tie": lexical["tie"].astype(bool),
             "n_tied": lexical["tied_options"].map(len),
+            "credit": [
+                tie_credit(k, list(t)) for k, t in zip(lexical["key"], lexical["tied_options"], strict=True)
+            ],
         }
     )
 
 
 def summarise(picks: pd.DataFrame, *, n_usable: int, n_skipped: int) -> pd.DataFrame:
-    """Accuracy per strategy with its Wilson interval and chance (SUMMARY_COLUMNS)."""
+    """Accuracy per strategy (mean tie credit) with its Wilson interval and chance (SUMMARY_COLUMNS).
+    ``n_correct`` is the summed credit (an expected count, so not always whole)."""
     rows = []
     for name, group in picks.groupby("strategy", sort=False):
-        n, k = len(group), int(group["correct"].sum())
-        low, high = wilson(k, n)
+        n, k = len(group), float(group["credit"].sum())
+        _, low, high = (float(v[0]) for v in wilson_columns([k], [n]))
         chance = float((1 / group["n_options"]).mean())
         ties = int(group["tie"].sum())
         rows.append((name, n, k, k / n, low, high, chance, ties, n_usable - n, n_skipped))
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
-def surface_strategies(items: Sequence[Item]) -> SurfaceResult:
+def surface_strategies(items: Sequence[Item], seed: int = 0) -> SurfaceResult:
     """Table 2's surface strategies on a bank: per-item picks and the summary."""
     n_usable = sum(item.usable for item in items)
-    picks = surface_picks(items)
+    picks = surface_picks(items, seed)
     n_skipped = len(items) - n_usable
     profile = profile_bank(items)
     facts = {key: profile[key] for key in FACT_KEYS}

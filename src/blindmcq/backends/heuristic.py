@@ -4,7 +4,9 @@ Contract with the presentation layer: ``request.extra["option_texts"]`` holds th
 each slot (display order), and the answer is that slot's label from ``request.choices`` (or, when the
 request has no choices, ``request.extra["label_strings"]``). When the labels do not tell slots apart
 (the uniform dash of Matched-and-Dashed), the answer is the option text itself.
-Ties go to the earliest slot, so every strategy is deterministic.
+A tie at the extreme (longest, shortest, most_words) is broken uniformly at random, seeded by the
+strategy's seed and the request, so an answer is reproducible and cached like any other; breaking it
+towards the earliest slot would turn the bank's key-position skew into accuracy.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from blindmcq.errors import ConfigError, InputError
 STRATEGIES = ("constant", "longest", "shortest", "most_words", "random")
 
 
-def _argbest(values: Sequence[float], sign: int) -> int:
-    """Index of the largest ``sign * value``; the first one on ties."""
-    best = 0
-    for i, v in enumerate(values):
-        if sign * v > sign * values[best]:
-            best = i
-    return best
+def _tied_best(values: Sequence[float], sign: int) -> list[int]:
+    """Indices of every largest ``sign * value``, in slot order."""
+    best = max(sign * v for v in values)
+    return [i for i, v in enumerate(values) if sign * v == best]
+
+
+TIED = ("longest", "shortest", "most_words")  # strategies whose pick can tie; broken at random
 
 
 class HeuristicBackend:
@@ -62,9 +64,11 @@ class HeuristicBackend:
         }
         if self.strategy == "constant":
             wire["slot"] = self.slot
-        if self.strategy == "random":
+        if self.strategy == "random" or self.strategy in TIED:
             wire["seed"] = self.seed
             wire["draw"] = self._draw_key(request)
+        if self.strategy in TIED:
+            wire["tie_break"] = "random"
         return wire
 
     def _draw_key(self, request: ModelRequest) -> str:
@@ -73,14 +77,15 @@ class HeuristicBackend:
     def pick(self, request: ModelRequest, options: Sequence[str]) -> int:
         """The slot this strategy picks for ``options`` (display order)."""
         n = len(options)
-        rules: dict[str, Callable[[], int]] = {
-            "constant": lambda: self.slot,
-            "longest": lambda: _argbest([len(o) for o in options], +1),
-            "shortest": lambda: _argbest([len(o) for o in options], -1),
-            "most_words": lambda: _argbest([len(o.split()) for o in options], +1),
-            "random": lambda: self._rng(request).randrange(n),
+        rules: dict[str, Callable[[], list[int]]] = {
+            "constant": lambda: [self.slot],
+            "longest": lambda: _tied_best([len(o) for o in options], +1),
+            "shortest": lambda: _tied_best([len(o) for o in options], -1),
+            "most_words": lambda: _tied_best([len(o.split()) for o in options], +1),
+            "random": lambda: [self._rng(request).randrange(n)],
         }
-        slot = rules[self.strategy]()
+        candidates = rules[self.strategy]()
+        slot = candidates[0] if len(candidates) == 1 else self._rng(request).choice(candidates)
         if slot >= n:
             raise ConfigError("slot", f"slot {slot} does not exist for an item with {n} options")
         return slot

@@ -14,9 +14,8 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path, write_text
-from blindmcq.auditing.surface import LEXICAL, lexical_picks, surface_strategies
+from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.lexical import lexical_baseline
@@ -26,28 +25,15 @@ log = logging.getLogger(__name__)
 
 def build_baselines(seed: int = 0) -> pd.DataFrame:
     items = read_items(paths.ITEMS)
-    surface = surface_strategies(items)
+    surface = surface_strategies(items, seed)
     out = paths.BASELINES_DIR
     lexical, lex_summary = lexical_baseline(
         paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed
     )
     lex_picks = lexical_picks(lexical)
     picks = pd.concat([surface.picks, lex_picks], ignore_index=True, join="inner")
-    k, n = int(lex_picks["correct"].sum()), len(lex_picks)
-    lo, hi = wilson(k, n)
-    lex_row = {
-        "strategy": LEXICAL,
-        "n": n,
-        "n_correct": k,
-        "accuracy": k / n if n else float("nan"),
-        "ci_low": lo,
-        "ci_high": hi,
-        "chance": float((1 / lex_picks["n_options"]).mean()),
-        "n_ties": int(lex_picks["tie"].sum()),
-        "n_not_applicable": 0,
-        "n_skipped": surface.n_skipped,
-    }
-    summary = pd.concat([surface.summary, pd.DataFrame([lex_row])], ignore_index=True)
+    lex_row = summarise(lex_picks, n_usable=len(lex_picks), n_skipped=surface.n_skipped)
+    summary = pd.concat([surface.summary, lex_row], ignore_index=True)
     with atomic_path(out / "picks.parquet") as tmp:
         picks.to_parquet(tmp, index=False)
     write_text(out / "summary.csv", summary.to_csv(index=False))
