@@ -1,4 +1,4 @@
-"""Comparison tables: counts, Wilson intervals, chance tests both ways, McNemar pairing, credit."""
+"""Comparison tables: counts, item-level intervals, chance tests both ways, item sign test, credit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from blindmcq.analysis.stats import clustered_proportion, holm, item_sign_test
 from blindmcq.interventions.compare import pool_comparison, pool_table, rewrite_comparison, rewrite_table
 
 
@@ -28,16 +29,46 @@ def test_rewrite_comparison_tests_both_sides_of_chance() -> None:
     table = rewrite_comparison(before, after, ["blind"]).set_index("version")
     k_b, k_a = int(before["correct"].sum()), int(after["correct"].sum())
     assert table.loc["before", "correct"] == k_b and table.loc["after", "calls"] == 400
+    assert table.loc["after", "items"] == 50
+    # independent calls: the design effect is about 1, so the interval is close to the call-level Wilson
     ci = sps.binomtest(k_a, 400).proportion_ci(method="wilson")
-    assert (table.loc["after", "lo"], table.loc["after", "hi"]) == pytest.approx((ci.low, ci.high))
+    assert (table.loc["after", "lo"], table.loc["after", "hi"]) == pytest.approx((ci.low, ci.high), abs=0.03)
     assert table.loc["before", "above_chance"] and not table.loc["before", "below_chance"]
     assert table.loc["after", "below_chance"] and not table.loc["after", "above_chance"]
-    assert table.loc["after", "p_below"] == pytest.approx(
-        sps.binomtest(k_a, 400, 0.25, alternative="less").pvalue
+    up, down = table.loc["after", "items_up"], table.loc["after", "items_down"]
+    assert down > 3 * up and table.loc["after", "sign_p"] == pytest.approx(
+        sps.binomtest(int(up), int(up + down), 0.5).pvalue
     )
-    assert table.loc["after", "pairs"] == 400 and table.loc["after", "mcnemar_p"] < 0.001
     md = rewrite_table(rewrite_comparison(before, after, ["blind"])).markdown()
-    assert "| m | blind | after | 400 |" in md and "<.001" in md
+    assert "| m | blind | after | 50 | 400 |" in md and "Unit: the item" in md
+
+
+def test_an_item_answered_the_same_in_every_order_counts_once() -> None:
+    """A model whose 8 orders of an item agree: the interval and the tests are those of the items,
+    not of 8 times as many independent calls (the call-level McNemar would call 5 up / 10 down
+    significant, as it did for `longest` in the rewrite)."""
+    before_items = [True] * 12 + [False] * 38  # 50 items, 8 identical calls each
+    after_items = [True] * 7 + [False] * 5 + [True] * 0 + [False] * 38
+    after_items[12:17] = [True] * 5  # 5 items up, 5 down
+    after_items[7:12] = [False] * 5
+    after_items[:2] = [False] * 2  # 7 down in all
+    before = _calls([c for c in before_items for _ in range(8)])
+    after = _calls([c for c in after_items for _ in range(8)])
+    table = rewrite_comparison(before, after, ["blind"]).set_index("version")
+    per_item = clustered_proportion(before_items, range(50))
+    assert (table.loc["before", "lo"], table.loc["before", "hi"]) == pytest.approx((per_item.lo, per_item.hi))
+    assert table.loc["before", "n_eff"] == pytest.approx(50)
+    sign = item_sign_test(pd.Series(before_items, dtype=float), pd.Series(after_items, dtype=float))
+    assert (sign.up, sign.down) == (5, 7) and table.loc["after", "sign_p"] == pytest.approx(sign.p)
+    assert sign.p > 0.7
+    calls_wilson = sps.binomtest(96, 400).proportion_ci(method="wilson")
+    assert table.loc["before", "hi"] - table.loc["before", "lo"] > 2 * (calls_wilson.high - calls_wilson.low)
+
+
+def test_holm_matches_its_definition() -> None:
+    p = [0.01, 0.04, float("nan"), 0.03, 0.5]
+    assert list(holm(p)[[0, 1, 3, 4]]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    assert np.isnan(holm(p)[2])
 
 
 def test_rewrite_comparison_keeps_each_models_calls_apart() -> None:
@@ -50,15 +81,16 @@ def test_rewrite_comparison_keeps_each_models_calls_apart() -> None:
     rows = table.set_index(["model", "version"])
     assert rows.loc[("longest", "before"), "correct"] == a_b["correct"].sum()
     assert rows.loc[("lexical", "after"), "correct"] == b_a["correct"].sum()
-    assert rows.loc[("lexical", "after"), "pairs"] == 160 and rows.loc[("longest", "after"), "calls"] == 160
+    assert (
+        rows.loc[("lexical", "after"), "items_paired"] == 20
+        and rows.loc[("longest", "after"), "calls"] == 160
+    )
 
 
 def test_rewrite_comparison_at_chance_is_neither_side() -> None:
     same = _calls([k % 4 == 0 for k in range(400)])
     row = rewrite_comparison(same, same, ["blind"]).iloc[1]
-    assert (
-        row["acc"] == 0.25 and not row["above_chance"] and not row["below_chance"] and row["mcnemar_p"] == 1.0
-    )
+    assert row["acc"] == 0.25 and not row["above_chance"] and not row["below_chance"] and row["sign_p"] == 1.0
 
 
 def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:

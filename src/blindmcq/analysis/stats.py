@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as sps
 
 CONFIDENCE = 0.95
@@ -257,3 +258,94 @@ def t_bounds(
     if bounds is not None:
         lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)  # NaN stays NaN
     return lo, hi
+
+
+@dataclass(frozen=True)
+class ClusteredProportion:
+    """A proportion over calls grouped by item, with the Rao-Scott design effect.
+
+    ``deff`` is the ratio of the item-clustered (sandwich) variance to the binomial one, clipped to
+    [1, the largest item's call count]; ``n_eff = calls / deff`` is the number of independent calls
+    the data are worth. The interval is Wilson's at ``n_eff``: items answered the same in every order
+    get an interval at the item count, not the call count. At 0 or 1 the variance ratio is undefined
+    and the worst case (the largest call count) is used, so the interval keeps its width there.
+    """
+
+    value: float
+    lo: float
+    hi: float
+    calls: int
+    items: int
+    n_eff: float
+    deff: float
+
+
+def clustered_proportion(
+    correct: Sequence[float] | np.ndarray | pd.Series,
+    items: Sequence[object] | np.ndarray | pd.Series,
+    confidence: float = CONFIDENCE,
+) -> ClusteredProportion:
+    """Share of correct calls (0/1, or fractional credit) with the Rao-Scott design-effect Wilson
+    interval; ``items`` names each call's item (the unit that calls share)."""
+    frame = pd.DataFrame({"y": np.asarray(correct, dtype=float), "item": np.asarray(items)})
+    if frame.empty:
+        return ClusteredProportion(math.nan, math.nan, math.nan, 0, 0, math.nan, math.nan)
+    g = frame.groupby("item", sort=False)["y"].agg(["sum", "size"])
+    n, k, m = float(g["size"].sum()), float(g["sum"].sum()), len(g)
+    p, biggest = k / n, float(g["size"].max())
+    if 0 < p < 1 and m > 1:
+        clustered = m / (m - 1) * float(((g["sum"] - p * g["size"]) ** 2).sum()) / n**2
+        deff = clustered / (p * (1 - p) / n)
+    else:
+        deff = biggest
+    deff = float(min(max(deff, 1.0), biggest))
+    n_eff = n / deff
+    _, lo, hi = wilson_columns([p * n_eff], [n_eff])
+    return ClusteredProportion(p, float(lo[0]), float(hi[0]), int(n), m, n_eff, deff)
+
+
+def clustered_chance_test(
+    share: ClusteredProportion, chance: float, alternative: Literal["greater", "less"] = "greater"
+) -> float:
+    """One-sided binomial p-value of ``share`` against ``chance`` at the effective sample size (the
+    Rao-Scott adjustment: counts divided by the design effect; the binomial tail is evaluated through
+    the regularised incomplete beta, which takes the non-whole counts this gives)."""
+    n, k = share.n_eff, share.value * share.n_eff
+    if not n > 0 or not 0 < chance < 1:
+        return math.nan
+    if alternative == "greater":  # P(X >= k)
+        return 1.0 if k <= 0 else float(special.betainc(k, n - k + 1, chance))
+    return 1.0 if k >= n else float(special.betainc(n - k, k + 1, 1 - chance))  # P(X <= k)
+
+
+@dataclass(frozen=True)
+class SignTest:
+    """Items whose mean went up, down or stayed under a paired change, and the exact two-sided sign test."""
+
+    items: int
+    up: int
+    down: int
+    p: float
+
+
+def item_sign_test(before: pd.Series, after: pd.Series) -> SignTest:
+    """Exact sign test on item means: ``before`` and ``after`` are per-item accuracies indexed by item
+    (items present on both sides only). Items that did not move carry no information and are left out."""
+    both = pd.concat([before.rename("b"), after.rename("a")], axis=1, join="inner").dropna()
+    up, down = int((both["a"] > both["b"]).sum()), int((both["a"] < both["b"]).sum())
+    p = 1.0 if up + down == 0 else float(sps.binomtest(up, up + down, 0.5).pvalue)
+    return SignTest(len(both), up, down, p)
+
+
+def holm(p_values: Sequence[float] | np.ndarray | pd.Series) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error), NaN kept where a p-value is missing."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = order.size
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adjusted, 1.0)
+    return out

@@ -1,8 +1,11 @@
 """Before/after tables for the repairs, from predictions frames; plain pandas, Markdown via ``Table``.
 
-Rewriting: blind (or any condition's) accuracy before and after, Wilson 95% intervals, one-sided exact
-binomial p-values against chance both ways (chance = mean 1/N over the calls), and the exact McNemar
-test on calls paired by (item, condition, order), since a rewritten item keeps its id.
+Rewriting: blind (or any condition's) accuracy before and after. The unit is the item: a model answers
+an item the same way in most of its orders (lexical search in all of them), so its calls are not
+independent draws. Intervals and chance tests are the Rao-Scott ones (Wilson and the one-sided binomial
+at the effective sample size, calls divided by the item design effect; chance = mean 1/N over the
+calls), and before against after is the exact sign test on items (a rewritten item keeps its id): how
+many items' accuracy went up, how many down.
 AnswerPool: pooled accuracy on the answerable questions against the ordinary accuracy of the same
 items in the same condition; the difference is the elimination credit.
 """
@@ -15,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import accuracy, chance_test, mcnemar
+from blindmcq.analysis.stats import clustered_chance_test, clustered_proportion, holm, item_sign_test
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
 from blindmcq.tasks.answerpool import score_pool
 
@@ -23,32 +26,37 @@ ALPHA = 0.05
 
 
 def accuracy_row(predictions: pd.DataFrame) -> dict[str, Any]:
-    """Accuracy with interval, chance and the two one-sided tests against chance."""
-    k, n = int(predictions["correct"].sum()), len(predictions)
-    acc = accuracy(k, n)
+    """Accuracy with its item-level interval, chance and the two one-sided item-level tests."""
+    n = len(predictions)
+    acc = clustered_proportion(predictions["correct"].astype(float), predictions["item_id"].astype(str))
     chance = float((1.0 / predictions["n_options"]).mean()) if n else float("nan")
-    p_above, p_below = chance_test(k, n, chance, "greater"), chance_test(k, n, chance, "less")
+    p_above = clustered_chance_test(acc, chance, "greater") if n else float("nan")
+    p_below = clustered_chance_test(acc, chance, "less") if n else float("nan")
     return {
-        "calls": n, "items": int(predictions["item_id"].nunique()) if n else 0, "correct": k,
-        "acc": acc.value, "lo": acc.lo, "hi": acc.hi, "chance": chance,
+        "calls": n, "items": acc.items, "correct": int(predictions["correct"].sum()),
+        "acc": acc.value, "lo": acc.lo, "hi": acc.hi, "n_eff": acc.n_eff, "chance": chance,
         "p_above": p_above, "p_below": p_below,
         "above_chance": bool(p_above < ALPHA), "below_chance": bool(p_below < ALPHA),
     }  # fmt: skip
 
 
-def _paired(before: pd.DataFrame, after: pd.DataFrame) -> tuple[int, float]:
-    keys = ["item_id", "condition", "order_id"]
-    both = before[[*keys, "correct"]].merge(after[[*keys, "correct"]], on=keys, suffixes=("_b", "_a"))
-    if both.empty:
-        return 0, float("nan")
-    return len(both), mcnemar(both["correct_b"].to_numpy(), both["correct_a"].to_numpy()).p
+def _item_means(calls: pd.DataFrame) -> pd.Series:
+    return calls.assign(correct=calls["correct"].astype(float)).groupby("item_id")["correct"].mean()
+
+
+def _paired(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, Any]:
+    """The exact sign test on items' accuracy before and after (items probed on both sides)."""
+    if before.empty or after.empty:
+        return {"items_paired": 0, "items_up": 0, "items_down": 0, "sign_p": float("nan")}
+    t = item_sign_test(_item_means(before), _item_means(after))
+    return {"items_paired": t.items, "items_up": t.up, "items_down": t.down, "sign_p": t.p}
 
 
 def rewrite_comparison(
     before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = ("blind", "full")
 ) -> pd.DataFrame:
-    """Rows (model, condition, version before|after) with accuracy, interval, chance tests, McNemar p;
-    models in the order they first appear in ``before``."""
+    """Rows (model, condition, version before|after) with accuracy, item-level interval and chance tests,
+    and on the after row the item sign test; models in the order they first appear in ``before``."""
     rows = []
     for model in dict.fromkeys([*before["model"], *after["model"]]):
         mb, ma = before[before["model"] == model], after[after["model"] == model]
@@ -56,26 +64,41 @@ def rewrite_comparison(
             b, a = mb[mb["condition"] == condition], ma[ma["condition"] == condition]
             if b.empty and a.empty:
                 continue
-            pairs, p = _paired(b, a)
             row = {"model": model, "condition": condition}
             rows.append({**row, "version": "before", **accuracy_row(b)})
-            rows.append({**row, "version": "after", **accuracy_row(a), "pairs": pairs, "mcnemar_p": p})
-    return pd.DataFrame(rows)
+            rows.append({**row, "version": "after", **accuracy_row(a), **_paired(b, a)})
+    out = pd.DataFrame(rows)
+    if "sign_p" in out:  # every model and condition compared is one test of the family
+        out["sign_p_holm"] = holm(out["sign_p"])
+    return out
 
 
 def rewrite_table(comparison: pd.DataFrame) -> Table:
+    def col(name: str) -> pd.Series:
+        return comparison.get(name, pd.Series(np.nan, index=comparison.index))
+
+    moved = [
+        "" if not np.isfinite(u) else f"{int(u)} / {int(d)}"
+        for u, d in zip(col("items_up"), col("items_down"), strict=True)
+    ]
     shown = pd.DataFrame({
         "model": comparison["model"],
-        "condition": comparison["condition"], "version": comparison["version"], "calls": comparison["calls"],
+        "condition": comparison["condition"], "version": comparison["version"],
+        "items": comparison["items"], "calls": comparison["calls"],
         "accuracy [95% CI]": [fmt_ci(r.acc, r.lo, r.hi) for r in comparison.itertuples()],
         "chance": comparison["chance"].map(fmt),
         "p (above chance)": comparison["p_above"].map(fmt_p),
         "p (below chance)": comparison["p_below"].map(fmt_p),
-        "McNemar p": comparison.get("mcnemar_p", pd.Series(np.nan, index=comparison.index)).map(fmt_p),
+        "items up / down": moved,
+        "sign test p": col("sign_p").map(fmt_p),
+        "Holm p": col("sign_p_holm").map(fmt_p),
     })  # fmt: skip
     note = (
-        "One-sided exact binomial tests against chance (mean 1/N); McNemar: exact, two-sided, "
-        "on calls paired by item, condition and order."
+        "Unit: the item (its calls in several orders are not independent). Intervals and one-sided "
+        "tests against chance (mean 1/N) are Rao-Scott: Wilson and the exact binomial at the effective "
+        "sample size, calls divided by the item design effect. Before against after: the exact two-sided "
+        "sign test on the items whose accuracy moved; Holm p adjusts it for the family of "
+        "comparisons in this table."
     )
     return Table("rewrite", "Distractor rewriting: accuracy before and after", comparison, shown, note)
 

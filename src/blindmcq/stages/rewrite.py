@@ -79,7 +79,10 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     for row in comparison.itertuples():
         # the probed model's names carry no model (as in reports/metrics.json); another's is prefixed
         prefix = "" if row.model == probed else f"{row.model}/"
-        for field in ("acc", "lo", "hi", "chance", "p_above", "p_below"):
+        fields = ["acc", "lo", "hi", "chance", "p_above", "p_below"]
+        if row.version == "after":  # the item-level comparison with before
+            fields += ["items_up", "items_down", "sign_p", "sign_p_holm"]
+        for field in fields:
             metrics[f"{prefix}{row.condition}_{row.version}_{field}"] = float(getattr(row, field))
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     track(params, "rewrite", metrics, out_dir)
