@@ -25,7 +25,8 @@ COMMANDS = {
     # batch: Bedrock batch inference from the command line (helper `reach`)
     "batch": ("blindmcq.engine.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
     "audit": (
-        "blindmcq.auditing.audit", "audit any bank: surface leaks, blind probe and gate, in one command"
+        "blindmcq.auditing.audit",
+        "audit any bank: surface leaks, blind probe and gate, in one command",
     ),
     "preview": ("blindmcq.tasks.preview", "print each probe call's wire request and cache key (no call)"),
 }

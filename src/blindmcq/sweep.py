@@ -274,7 +274,9 @@ def sweep_job(
             gate.gate_model, gate.k, len(gate.rejected),
         )  # fmt: skip
     analysis = analyze(
-        predictions, gate=None if empty_gate else gate, base=base,
+        predictions,
+        gate=None if empty_gate else gate,
+        base=base,
         failed_calls=str(params["analysis"].get("failed_calls", "drop")),
     )
     write_tables(out_dir / "tables", build_tables(analysis))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.metrics import Analysis
-from blindmcq.analysis.tables import fmt, fmt_ci
+from blindmcq.analysis.tables import fmt, fmt_ci, fmt_p
 
 
 def _row(a: Analysis, model: str, set_name: str) -> pd.Series | None:
@@ -46,11 +46,17 @@ def _names(models: Sequence[str]) -> str:
 
 
 def findings(
-    a: Analysis, *, model: str, labels: Mapping[str, str] | None = None, variants: Sequence[str] = ()
+    a: Analysis,
+    *,
+    model: str,
+    labels: Mapping[str, str] | None = None,
+    variants: Sequence[str] = (),
+    surface_gate: pd.DataFrame | None = None,
 ) -> list[str]:
     """Markdown lines: the opening paragraph(s), and for ``variants`` (the probed model under other
     scorings, e.g. cloze) a small table of its blind and full accuracy under each. ``labels`` describe
-    models in prose (e.g. ``{"gemma3-270m": "letter scoring"}``)."""
+    models in prose (e.g. ``{"gemma3-270m": "letter scoring"}``). ``surface_gate`` (the surface
+    strategies on each side of the gate, ``leaks.surface_past_gate``) adds what the gate left behind."""
     labels = dict(labels or {})
     if a.summary.empty:
         return ["This run has no predictions on the baseline presentation, so it shows nothing yet.", ""]
@@ -127,7 +133,9 @@ def findings(
                         else "."
                     )
                 )
-        lines += [" ".join(gate_par), ""]
+        if surface_gate is not None:
+            gate_par.append(past_gate_sentence(surface_gate, name(g.gate_model)))
+        lines += [" ".join(p for p in gate_par if p), ""]
 
     widths = (everything["blind_hi"] - everything["blind_lo"]).dropna()
     if not widths.empty:
@@ -154,3 +162,35 @@ def findings(
             lines.append(f"| {m} | {labels.get(m, '')} | {_blind(r)} | {_full(r)} |")
         lines.append("")
     return lines
+
+
+def past_gate_sentence(frame: pd.DataFrame, gate_model: str) -> str:
+    """What the accepted items still give away by surface (``leaks.surface_past_gate``), naming its
+    test and correction; empty without such a table."""
+    accepted = frame[frame["set"] == "accepted"] if not frame.empty else frame
+    if accepted.empty:
+        return ""
+    n_items, scanned = int(accepted["n"].max()), len(accepted)
+    test = f"exact binomial on items against chance, Holm over {scanned} strategies and both directions"
+    leaks = accepted[accepted["leaks"].astype(bool)].sort_values("acc", ascending=False)
+    reverse = accepted[accepted["reversed"].astype(bool)]
+    if leaks.empty:
+        return (
+            f"Past the gate, no surface strategy finds the key on the {n_items} accepted items above "
+            f"chance ({test})."
+        )
+    listed = "; ".join(
+        f"`{r.strategy}` {fmt_ci(r.acc, r.lo, r.hi)} (Holm p {fmt_p(r.holm_above)})"
+        for r in leaks.itertuples()
+    )
+    sentence = (
+        f"Past the gate, built on {gate_model}, a surface leak remains on the {n_items} items it accepts: "
+        f"{listed}, above chance ({test})"
+    )
+    if not reverse.empty:
+        below = ", ".join(f"`{r.strategy}` {fmt_ci(r.acc, r.lo, r.hi)}" for r in reverse.itertuples())
+        sentence += (
+            f", while {below} {'falls' if len(reverse) == 1 else 'fall'} below chance there: the gate "
+            "selected on that surface feature and left its inverse behind"
+        )
+    return sentence + "."

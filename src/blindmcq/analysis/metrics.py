@@ -201,6 +201,48 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
     return by_n, _combine(pick_n, weights), _combine(key_n, weights)
 
 
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def habit_intervals(
+    blind: pd.DataFrame, n_slots: int, *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> pd.DataFrame:
+    """Per model: 95% item-level percentile bootstrap bounds of habit and excess (``habit_lo``,
+    ``habit_hi``, ``excess_lo``, ``excess_hi``).
+
+    Items are resampled with replacement within each option count N (each N keeps its share of the
+    items, as the point estimate weights it), and habit and excess are recomputed from the resampled
+    items' pick shares, key shares and accuracies, so the calls of one item always move together.
+    Seeded, so a rerun prints the same bounds.
+    """
+    items = blind.groupby(["model", "item_id"], observed=True).agg(
+        n_options=("n_options", "first"), y=("correct", "mean")
+    )
+    pick = _item_shares(blind, "picked_slot", n_slots).reindex(items.index).to_numpy()
+    key = _item_shares(blind, "key_slot", n_slots).reindex(items.index).to_numpy()
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in items.index.get_level_values("model").unique():
+        at = np.flatnonzero(items.index.get_level_values("model") == model)
+        n_opt, y = items["n_options"].to_numpy()[at], items["y"].to_numpy()[at]
+        habit = np.zeros(resamples)
+        blind_acc = np.zeros(resamples)
+        for n in np.unique(n_opt):
+            group = at[n_opt == n]
+            weight = group.size / at.size
+            draw = rng.integers(0, group.size, size=(resamples, group.size))
+            chosen = group[draw]  # (resamples, items of N)
+            habit += weight * np.einsum("bs,bs->b", pick[chosen].mean(axis=1), key[chosen].mean(axis=1))
+            blind_acc += weight * y[np.searchsorted(at, chosen)].mean(axis=1)
+        excess = blind_acc - habit
+        h_lo, h_hi = np.percentile(habit, [2.5, 97.5])
+        e_lo, e_hi = np.percentile(excess, [2.5, 97.5])
+        rows.append(
+            {"model": model, "habit_lo": h_lo, "habit_hi": h_hi, "excess_lo": e_lo, "excess_hi": e_hi}
+        )
+    return pd.DataFrame(rows).set_index("model")
+
+
 def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
     return (rows["parse_status"] == status).groupby(rows["model"], observed=True).mean()
 
@@ -226,6 +268,7 @@ def _summary(df: pd.DataFrame, base: Baseline) -> tuple[pd.DataFrame, pd.DataFra
         out = out.join(pick.add_prefix("pick_")).join(key.add_prefix("key_"))
         out["habit"] = (by_n["habit"] * by_n["weight"]).groupby(by_n["model"], observed=True).sum()
         out["excess"] = out["blind_acc"] - out["habit"]
+        out = out.join(habit_intervals(blind, n_slots))
         out["blind_unparseable"] = _rate(blind, "unparseable")
         out["blind_other_scheme"] = _rate(blind, "other_scheme")
     if not full.empty:
@@ -434,6 +477,7 @@ class Analysis:
     by_n: pd.DataFrame = field(default_factory=pd.DataFrame)  # habit and excess per set, model and N
     failed_calls: str = "drop"
     agreement_set: str = "all"
+    correlation_excluded: list[str] = field(default_factory=list)  # models left out of the correlation
 
     def params(self) -> dict[str, str]:
         """What the numbers were measured on, as flat strings (MLflow params)."""
@@ -479,7 +523,9 @@ def analyze(
     ``headline_set`` (Tables 3-5, Figure 2; default "accepted" with a gate, else "all") and
     ``detail_set`` (Tables 6-9, Figure 3; default: the first seeded sample, else the headline set)
     choose which set each table shows; the frames hold every set. ``correlation_exclude`` defaults
-    to the gate model, which selected the items. ``second_bank`` is another bank's predictions
+    to the gate model, which selected the items; models that read the option texts alone, whose blind
+    and full answers are the same by construction, belong there too. ``second_bank`` is another bank's
+    predictions
     (Table 10), measured over parsed answers. ``failed_calls`` ("drop", the paper's n, or "wrong")
     decides how errors, refusals and truncated calls without an answer enter every rate; their
     counts per model are in the summary (``blind_n_error`` ...) either way.
@@ -528,6 +574,7 @@ def analyze(
         models=sorted(map(str, df["model"].unique())),
         by_n=by_n,
         failed_calls=failed_calls,
+        correlation_excluded=sorted(set(map(str, exclude)) & set(map(str, df["model"].unique()))),
     )
 
 

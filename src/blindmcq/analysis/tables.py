@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis import stats
+from blindmcq.analysis import leaks, stats
 from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
@@ -37,6 +37,7 @@ TITLES = {
     "table10": "Table 10: The blind probe on a second bank",
     "correlation": "Blind vs full accuracy across models (Pearson r, Fisher-z 95% interval)",
     "gate": "Gate: items by blind-solved count against the chance expectation",
+    "surface_gate": "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
 }
 NEEDS = {
     "table2": "a baselines frame (columns strategy, item_id, picked_option, correct)",
@@ -50,6 +51,7 @@ NEEDS = {
     "table10": "predictions on a second bank (e.g. LEXam)",
     "correlation": "blind and full accuracy of at least three models on the same items",
     "gate": "a gate (the gate model's blind calls over all orders)",
+    "surface_gate": "a baselines frame and a gate",
 }
 
 
@@ -178,7 +180,54 @@ def table_2(
     if not constants.empty:
         best = constants.loc[constants["acc"].idxmax()]
         note += f" Best constant position: {best['strategy']} ({fmt(best['acc'])}), chosen after the fact."
+    beyond = leaks.lexical_beyond_length(b)
+    if beyond:
+        note += (
+            f" Lexical search beyond length: on the {beyond['n']} items where its pick differs from "
+            f"most_words', it is right {beyond['k']} of {beyond['n']} ({fmt(beyond['acc'])}, chance "
+            f"{fmt(beyond['chance'])}, one-sided exact binomial p {fmt_p(beyond['p_above'])})."
+        )
     return Table("table2", TITLES["table2"], frame, shown, note)
+
+
+def surface_gate_table(baselines: pd.DataFrame | None, a: Analysis) -> Table:
+    """Every Table 2 strategy on the accepted and the rejected items (``leaks.surface_past_gate``)."""
+    frame = leaks.surface_past_gate(baselines, a.gate)
+    if frame.empty:
+        t = _empty("surface_gate")
+        return Table(t.name, t.title, frame, t.shown, t.note)
+
+    def side(part: pd.DataFrame) -> tuple[list[str], list[str]]:
+        cells = [fmt_ci(r.acc, r.lo, r.hi) for r in part.itertuples()]
+        verdict = [
+            f"above (Holm p {fmt_p(r.holm_above)})" if r.leaks
+            else f"below (Holm p {fmt_p(r.holm_below)})" if r.reversed
+            else "at chance"
+            for r in part.itertuples()
+        ]  # fmt: skip
+        return cells, verdict
+
+    acc = frame[frame["set"] == "accepted"].set_index("strategy")
+    rej = frame[frame["set"] == "rejected"].set_index("strategy").reindex(acc.index)
+    acc_cells, acc_verdict = side(acc.reset_index())
+    rej_cells, rej_verdict = side(rej.reset_index().dropna(subset=["n"]))
+    if len(rej_cells) != len(acc_cells):  # a strategy with no rejected item
+        rej_cells = rej_verdict = [""] * len(acc_cells)
+    shown = pd.DataFrame({
+        "Strategy": acc.index, "Chance": acc["chance"].map(fmt).to_numpy(),
+        f"Accepted ({int(acc['n'].max())} items)": acc_cells, "vs chance": acc_verdict,
+        f"Rejected ({int(rej['n'].max()) if rej['n'].notna().any() else 0} items)": rej_cells,
+        "vs chance ": rej_verdict,
+    })  # fmt: skip
+    gate_model = a.gate.gate_model if a.gate is not None else "?"
+    note = (
+        "One pick per item, ties credited 1/k. Tests: one-sided exact binomial on items against chance "
+        "(mean 1/N), Holm-adjusted over every strategy and both directions within a set. A strategy above "
+        "chance on the accepted items is a leak the gate left; one below chance there shows the gate "
+        f"selected on its surface feature. The gate model ({gate_model}) selected these sets, so its own "
+        "strategy is below chance on the accepted items by construction."
+    )
+    return Table("surface_gate", TITLES["surface_gate"], frame, shown, note)
 
 
 def bank_profile(items: Sequence[Item]) -> Table:
@@ -319,6 +368,7 @@ def table_4(a: Analysis) -> Table:
         "blind_acc",
         "habit",
         "excess",
+        *[c for c in ("habit_lo", "habit_hi", "excess_lo", "excess_hi") if c in s],
         *[f"blind_{c}" for c in FAILURES if f"blind_{c}" in s],
     ]
     order = {name: i for i, name in enumerate(sets)}
@@ -333,6 +383,12 @@ def table_4(a: Analysis) -> Table:
     shown["Blind"] = frame["blind_acc"].map(fmt)
     shown["Habit"] = frame["habit"].map(fmt)
     shown["Excess"] = frame["excess"].map(lambda x: fmt(x, signed=True))
+    if "excess_lo" in frame:
+        for name, signed in (("habit", False), ("excess", True)):
+            bounds = frame[[f"{name}_lo", f"{name}_hi"]].to_numpy()
+            shown[f"{name.capitalize()} 95% CI"] = [
+                f"[{fmt(lo, signed)}, {fmt(hi, signed)}]" for lo, hi in bounds
+            ]
     shown["n"] = frame["blind_n"].map(lambda x: "—" if pd.isna(x) else f"{int(x)}")
     if all(f"blind_{c}" in frame for c in FAILURES):
         shown["Err/Ref/Trunc"] = [
@@ -345,7 +401,9 @@ def table_4(a: Analysis) -> Table:
         f"Sets: {' and '.join(sets)}. Habit = sum over slots of pick rate x key rate on the same blind calls"
         + (", computed per option count N and combined by each N's share of the items" if mixed else "")
         + "; pick rates are shares of all calls (unparsed answers pick no slot), each item counting once. "
-        "Excess = blind - habit."
+        "Excess = blind - habit. Intervals: item-level percentile bootstrap (items resampled within each N, "
+        "seeded), so calls of one item move together. Habit counts picks on items the model answers by "
+        "content too, so with uneven key positions it leans up and excess down (docs/statistics.md)."
     )
     if a.gate is not None and a.headline_set == "accepted":
         note += (
@@ -548,6 +606,11 @@ def correlation_table(a: Analysis) -> Table:
     note = (
         f"Set: {a.headline_set}; disjoint halves: blind on one seeded half of the items, full on the other."
     )
+    if a.correlation_excluded:
+        note += (
+            f" Left out: {', '.join(a.correlation_excluded)} (the gate model, which selected the items, and "
+            "models that read the options alone, whose blind and full answers agree by construction)."
+        )
     return Table("correlation", TITLES["correlation"], c, shown, note)
 
 
@@ -613,7 +676,7 @@ def build_tables(
 ) -> dict[str, Table]:
     """Every table, in report order: gate, Tables 2-10, correlation (and the bank profile with items)."""
     chance = float(a.summary["chance"].mean()) if not a.summary.empty else 0.25
-    tables = [gate_table(a), table_2(baselines, chance=chance)]
+    tables = [gate_table(a), table_2(baselines, chance=chance), surface_gate_table(baselines, a)]
     if items is not None:
         tables.append(bank_profile(items))
     tables += [table_3(a), table_4(a), habit_by_n_table(a), table_5(a), table_6(a), table_7(a), table_8(a)]

@@ -103,7 +103,8 @@ def download(url: str, dst: Path, source: Source, *, timeout: float = 20.0) -> N
         if got != source.sha256:
             raise InputError(
                 f"checksum mismatch: sha256 {got}, expected {source.sha256} for {source.path}; "
-                "nothing written", file=url
+                "nothing written",
+                file=url,
             )
 
 
@@ -229,8 +230,10 @@ def check(root: Path, out: Path | None = None) -> int:
     missing = missing_inputs(params, root)
     if missing:
         key, path = missing[0]
-        print(f"{key}: {path} not found: run `make data` to fetch the full inputs ({DEFAULT_NOTE})",
-              file=sys.stderr)  # one line, before DVC's own missing-dependency error
+        print(
+            f"{key}: {path} not found: run `make data` to fetch the full inputs ({DEFAULT_NOTE})",
+            file=sys.stderr,
+        )  # one line, before DVC's own missing-dependency error
         return 2
     if out is not None:
         inputs = {

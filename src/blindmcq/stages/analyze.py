@@ -63,9 +63,14 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         second_predictions = bank_predictions[name] = read_analysis_frame(second["predictions"])
         if second.get("items"):
             banks[name] = read_items(second["items"])
+    manifest_path = paths.PREDICTIONS_DIR / "models.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    # the gate model selected the items; option-only models answer blind and full alike by construction
+    exclude = [*([gate.gate_model] if gate is not None else []), *(manifest.get("option_only") or [])]
     analysis = analyze(
         predictions,
         gate=gate,
+        correlation_exclude=exclude,
         base=base,
         sample_sizes=list(cfg.get("sample_sizes") or []),
         seed=int(cfg.get("seed", 0)),
@@ -77,8 +82,6 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     write_figures(
         out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
     )
-    manifest_path = paths.PREDICTIONS_DIR / "models.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     model = str(manifest.get("model") or params["model"]["name"])
     # the probed model under model-free names, every other model under panel/<name>/ (tables.metric_key)
     metrics = headline_metrics(analysis, model=model)
@@ -88,6 +91,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         model=model,
         labels=manifest.get("models") or {},
         variants=manifest.get("scoring_variants") or [],
+        surface_gate=tables["surface_gate"].frame,
     )
     write_text(out_dir / "findings.md", "\n".join(opening) + "\n")
     return metrics

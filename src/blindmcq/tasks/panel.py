@@ -14,6 +14,7 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.answers.predictions import to_frame, to_table
+from blindmcq.backends.registry import abilities_of
 from blindmcq.datasets.items import read_items
 from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
@@ -77,16 +78,22 @@ def describe_model(cfg: dict[str, Any]) -> str:
 
 def panel_manifest(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
-    report, and which panel members are the probed model's weights under another scoring."""
+    report, which panel members are the probed model's weights under another scoring, and which read the
+    option texts alone (``option_only``: their blind and full answers are the same by construction, so
+    a blind-full correlation across models leaves them out)."""
     model = section(params, "model")
     out: dict[str, Any] = {"model": model["name"], "models": {model["name"]: describe_model(model)}}
     variants = []
+    option_only = [model["name"]] if abilities_of(model).needs_option_texts else []
     for cfg in panel_configs(params, models):
         out["models"][cfg["name"]] = describe_model(cfg)
         same_weights = _weights(cfg) == _weights(model)
         if same_weights and "scoring" in cfg and "scoring" in model:
             variants.append(cfg["name"])
+        if abilities_of(cfg).needs_option_texts:
+            option_only.append(cfg["name"])
     out["scoring_variants"] = variants
+    out["option_only"] = option_only
     return out
 
 
