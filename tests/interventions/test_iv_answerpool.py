@@ -176,7 +176,7 @@ def test_heuristic_scoring_end_to_end_on_real_items(bank: list[Item]) -> None:
     assert len(frame) == 40 and (frame["parse_status"] == "ok").all() and not frame["abstained"].any()
     for row in frame.itertuples():
         pool = groups[row.group_id].pool
-        assert pool[row.picked_entry - 1] == max(pool, key=len)  # the longest entry (first on ties)
+        assert len(pool[row.picked_entry - 1]) == max(map(len, pool))  # a longest entry (ties at random)
         assert row.chance == pytest.approx(1 / (len(pool) + 1))
         assert row.correct == (row.answerable and row.picked_entry == row.truth_entry)
 

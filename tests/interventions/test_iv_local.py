@@ -22,9 +22,7 @@ def gemma() -> tuple[dict, object]:
     return cfg, make_backend(cfg)
 
 
-def test_local_model_rewrites_and_pools(
-    samples: Path, tmp_path: Path, gemma: tuple[dict, object]
-) -> None:
+def test_local_model_rewrites_and_pools(samples: Path, tmp_path: Path, gemma: tuple[dict, object]) -> None:
     cfg, backend = gemma
     path = samples / "ua-customs-exam" / "questions.json"
     items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})[:4]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from blindmcq.tasks.rewrite import (
     RewriteConfig,
     clean_generation,
     diff_frame,
+    pad_or_trim,
     rewrite_items,
     write_diff,
 )
@@ -141,6 +143,47 @@ def test_length_match_moves_distractors_toward_the_key(bank: list[Item]) -> None
     assert moved > 0.25 * sum(i.n_options - 1 for i in bank)
     again = rewrite_items(bank, RewriteConfig.from_cfg({"rewriter": "length_match"}))
     assert [i.options for i in again] == [i.options for i in out]  # deterministic
+
+
+def test_length_match_keeps_every_option_well_formed(bank: list[Item]) -> None:
+    """Trimming keeps whole clauses (the old rule cut "такого строку не надається" to "такого"), padding
+    appends whole phrases of other items' distractors: never a phrase broken in the middle."""
+    out = rewrite_items(bank, RewriteConfig.from_cfg({"rewriter": "length_match"}))
+    every_distractor = {
+        o.strip().rstrip(" .;:,").casefold() for i in bank for j, o in enumerate(i.options) if j != i.key
+    }
+    padded = 0
+    for new in out:
+        originals = new.meta["rewrite"]["original_options"]
+        for j, status in new.meta["rewrite"]["status"].items():
+            old, text = originals[int(j)], new.options[int(j)]
+            if status == "trimmed":
+                assert old.startswith(text) and old[len(text)] in ",;: -–—", (old, text)
+                assert re.match(r"[,;:]\s|\s[–—-]\s", old[len(text) :]), (old, text)
+            elif status == "padded":
+                padded += 1
+                base = old.rstrip(" .;")
+                assert text.startswith(base + ", ")
+                assert _whole_phrases(text[len(base) + 2 :].casefold(), every_distractor), text
+    assert padded > 0
+
+
+def _whole_phrases(tail: str, phrases: set[str]) -> bool:
+    """Whether ``tail`` is whole ``phrases`` joined by ", " (phrases may hold commas themselves)."""
+    if tail in phrases:
+        return True
+    return any(
+        tail.startswith(p + ", ") and _whole_phrases(tail[len(p) + 2 :], phrases) for p in phrases if p
+    )
+
+
+def test_pad_or_trim_cuts_only_where_a_clause_ends() -> None:
+    rng = random.Random(0)
+    assert pad_or_trim("такого строку не надається", 8, [], rng) == ("такого строку не надається", "kept")
+    text = "рішення приймає керівник органу, або його заступник, у межах повноважень"
+    assert pad_or_trim(text, 30, [], rng) == ("рішення приймає керівник органу", "trimmed")
+    padded, status = pad_or_trim("так", 20, ["Митний огляд товарів."], rng)
+    assert (padded, status) == ("так, митний огляд товарів", "padded")
 
 
 def test_length_match_pads_from_statutes_of_the_items_act(bank: list[Item], repo_root: Path) -> None:

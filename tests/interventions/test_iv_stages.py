@@ -58,7 +58,7 @@ def test_rewrite_stage(project: dict) -> None:
     assert metrics["blind_before_acc"] == pytest.approx(before["correct"].mean())
     assert metrics["blind_after_acc"] == pytest.approx(after["correct"].mean())
     assert json.loads((out / "metrics.json").read_text()) == pytest.approx(metrics)
-    assert "| blind | after | 48 |" in (out / "comparison.md").read_text()
+    assert "| blind | after | 12 | 48 |" in (out / "comparison.md").read_text()  # items, then calls
     assert (out / "diff.md").exists() and (out / "diff.csv").exists()
 
 

@@ -253,29 +253,39 @@ def _rng(seed: int, item_id: str, index: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+_CLAUSE_END = re.compile(r"[,;:](?=\s)|\s[–—-](?=\s)")  # where a clause ends: , ; : or a spaced dash
+PAD_DRAWS = 200  # fragments tried when padding (bounded, seeded)
+
+
 def pad_or_trim(text: str, target: int, fragments: Sequence[str], rng: random.Random) -> tuple[str, str]:
-    """``text`` moved to the length closest to ``target``: (new text, "padded" | "trimmed" | "kept")."""
+    """``text`` moved towards ``target`` characters without breaking a phrase: (new text, "padded" |
+    "trimmed" | "kept").
+
+    Trimming keeps whole clauses only (it cuts where a clause ends: a comma, semicolon, colon or spaced
+    dash), never mid-phrase: a distractor cut to "такого" would be the one ill-formed option, a fluency
+    cue that the key is the other one. Padding appends whole phrases (``fragments``: other items'
+    distractors, or statute sentences), each only if it brings the length closer. Where no whole clause
+    or phrase helps, the text is kept.
+    """
     if len(text) > target:
-        words = text.split()
-        best = " ".join(words[:1])
-        for n in range(1, len(words) + 1):
-            candidate = " ".join(words[:n]).rstrip(" ,;:.-–—")
-            if abs(len(candidate) - target) <= abs(len(best) - target):
+        best = text
+        for cut in _CLAUSE_END.finditer(text):
+            candidate = text[: cut.start()].rstrip(" ,;:-–—")
+            if candidate and abs(len(candidate) - target) < abs(len(best) - target):
                 best = candidate
         return (best, "trimmed") if best != text else (text, "kept")
-    if not fragments:
+    phrases = [f.strip().rstrip(" .;:,") for f in fragments if f.strip()]
+    if not phrases:
         return text, "kept"
     out = text.rstrip(" .;")
-    sep = ", "
-    for _ in range(len(fragments)):  # bounded: every draw adds at least one word or stops
-        words = rng.choice(fragments).split()
-        for word in words:
-            candidate = f"{out}{sep}{word}"
-            if abs(len(candidate) - target) >= abs(len(out) - target):
-                return out, "padded" if out != text else "kept"
-            out, sep = candidate, " "
-        sep = ", "
-    return out, "padded" if out != text else "kept"
+    for _ in range(min(PAD_DRAWS, 4 * len(phrases))):
+        phrase = rng.choice(phrases)
+        candidate = f"{out}, {phrase[:1].lower()}{phrase[1:]}"
+        if abs(len(candidate) - target) < abs(len(out) - target):
+            out = candidate
+        if abs(len(out) - target) <= 0.05 * target:
+            break
+    return (out, "padded") if out != text.rstrip(" .;") else (text, "kept")
 
 
 def _statute_fragments(path: str) -> dict[str, list[str]]:
