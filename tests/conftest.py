@@ -68,9 +68,7 @@ def samples() -> Path:
     return SAMPLES
 
 
-@pytest.fixture(
-    scope="session", params=["samples", pytest.param("full", marks=pytest.mark.needs_data)]
-)
+@pytest.fixture(scope="session", params=["samples", pytest.param("full", marks=pytest.mark.needs_data)])
 def inputs(request: pytest.FixtureRequest) -> Path:
     """For tests whose checks hold on any cut of the inputs: the samples, then the full inputs if present."""
     return SAMPLES if request.param == "samples" else request.getfixturevalue("shared_data")

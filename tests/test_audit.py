@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -62,6 +63,27 @@ def test_writes_the_three_files(audited: Path) -> None:
     assert "Lexical search skipped" in report  # an English bank, Ukrainian statutes
     page = (audited / "index.html").read_text(encoding="utf-8")
     assert "lexam_en_80.csv" in page and "Table 2" in page
+
+
+def test_explorer_marks_only_item_level_leaks(audited: Path) -> None:
+    """A constant slot holds some item's key everywhere: that is the bank's key-position balance, not
+    an item's leak. Only an option-text strategy whose one extreme is the key, or a model right in most
+    orders, marks an item; the "no leak found" filter then has items to show."""
+    page = (audited / "index.html").read_text(encoding="utf-8")
+    raw = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
+    assert raw
+    rows = json.loads(raw.group(1))["items"]
+    leaks = {row["number"]: row["leaks"] for row in rows}
+    assert not any(tag.startswith("surface: constant") for tags in leaks.values() for tag in tags)
+    assert 0 < sum(not tags for tags in leaks.values()) < len(rows)
+    for number, row in enumerate(
+        csv_rows(), start=1
+    ):  # longest tagged exactly where its unique pick is the key
+        lengths = [len(" ".join(o.split())) for o in row[1:5]]
+        unique_key = lengths.count(max(lengths)) == 1 and lengths.index(max(lengths)) == "ABCD".index(
+            row[5].strip()
+        )
+        assert ("surface: longest" in leaks[number]) == unique_key, number
 
 
 def test_table2_longest_equals_an_independent_count(audited: Path) -> None:

@@ -40,6 +40,7 @@ SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label sch
 def interpret_shipped(p: Any, r: ModelResponse) -> Any:
     return interpret(p, r, symbols=SYMBOLS)
 
+
 BUCKET = "blindmcq-batch-test"
 ROLE = "arn:aws:iam::123456789012:role/BedrockBatch"
 ARN = "arn:aws:bedrock:eu-central-1:123456789012:model-invocation-job/abc123def456"
@@ -435,8 +436,14 @@ def test_cli_refuses_before_any_upload(
             raise AssertionError(f"bedrock.{name} called")
 
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        submit_cmd([*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"], cli_flags(s3, **flags),
-                   state_dir=tmp_path / "batch", items_path=nonsense_items, s3=s3, bedrock=NoBedrock())
+        submit_cmd(
+            [*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"],
+            cli_flags(s3, **flags),
+            state_dir=tmp_path / "batch",
+            items_path=nonsense_items,
+            s3=s3,
+            bedrock=NoBedrock(),
+        )
     assert s3.list_objects_v2(Bucket=s3.test_bucket).get("KeyCount", 0) == 0
     assert not (tmp_path / "batch").exists()
 
@@ -445,6 +452,21 @@ def test_cli_lists_batch_and_maps_errors_to_exit_2(tmp_path: Any, capsys: pytest
     from blindmcq.cli import main
 
     assert main(["--help"]) == 0 and "batch" in capsys.readouterr().out
-    code = main(["batch", "submit", "model=nova-pro", "--role-arn", ROLE, "--input-uri", "s3://b/i",
-                 "--output-uri", "s3://b/o", "--job-timeout-hours", "500", "--state-dir", str(tmp_path)])
+    code = main(
+        [
+            "batch",
+            "submit",
+            "model=nova-pro",
+            "--role-arn",
+            ROLE,
+            "--input-uri",
+            "s3://b/i",
+            "--output-uri",
+            "s3://b/o",
+            "--job-timeout-hours",
+            "500",
+            "--state-dir",
+            str(tmp_path),
+        ]
+    )
     assert code == 2 and "batch.job_timeout_hours" in capsys.readouterr().err

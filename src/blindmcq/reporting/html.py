@@ -182,11 +182,18 @@ def _plain(value: Any) -> Any:
 
 
 def surface_strategies(path: Path) -> dict[str, list[str]]:
-    """item -> the surface strategies (Table 2) that pick its key."""
+    """item -> the surface strategies (Table 2) whose one extreme option is its key.
+
+    A property of the item: the constant slots are left out (where the keys sit is a fact about the
+    bank, reported once in its profile, and some slot holds every item's key), and so is a tie that
+    merely contains the key (credit below 1)."""
     if not path.exists():
         return {}
-    picks = pd.read_parquet(path, columns=["strategy", "item_id", "correct"])
-    right = picks[picks["correct"].astype(bool)]
+    picks = pd.read_parquet(path)
+    sure = picks["credit"].astype(float) >= 1.0 if "credit" in picks else picks["correct"].astype(bool)
+    if "tie" in picks:
+        sure &= ~picks["tie"].astype(bool)
+    right = picks[sure & ~picks["strategy"].astype(str).str.startswith("constant_")]
     return {str(k): sorted(map(str, g["strategy"])) for k, g in right.groupby("item_id", observed=True)}
 
 
@@ -218,14 +225,16 @@ def leak_tags(
 ) -> tuple[list[str], dict[str, str]]:
     """The leak types the explorer filters on, and per model run its leak (``model_leaks``).
 
-    ``surface: <strategy>`` for each Table 2 strategy that picks the key, ``lexical`` when the statute
-    search picks the key without a tie, ``model: content`` / ``model: position habit`` when any model
-    run answers the item that way. An item with none of these has no tag."""
+    ``surface: <strategy>`` for each content strategy (``surface_strategies``) whose pick is the key,
+    ``lexical`` when the statute search picks the key without a tie, ``model: content`` when a model run
+    picks the key in most orders wherever it is shown. An item with none of these has no leak. A run
+    right only where its favourite slot holds the key (``position habit``) is listed in ``runs`` but is
+    no leak of the item: that is the model's habit meeting the bank's key positions."""
     tags = [f"surface: {s}" for s in strategies]
     if lexical and lexical.get("correct") and not lexical.get("tie"):
         tags.append("lexical")
     runs = {run: kind for run, calls in picks.items() if (kind := model_leaks(calls))}
-    tags += [f"model: {kind}" for kind in ("content", "position habit") if kind in runs.values()]
+    tags += ["model: content"] if "content" in runs.values() else []
     return tags, runs
 
 
