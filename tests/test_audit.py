@@ -210,3 +210,30 @@ def test_run_audit_returns_what_it_wrote(audited: Path, tmp_path: Path) -> None:
     written = json.loads((tmp_path / "again" / "metrics.json").read_text(encoding="utf-8"))
     assert written == json.loads((audited / "metrics.json").read_text(encoding="utf-8"))
     assert result.metrics == written
+
+
+def test_a_bank_of_two_option_items_audits_with_the_per_n_gate(tmp_path: Path) -> None:
+    """N = 2 over 4 orders cannot be rejected at 0.05 (4 of 4 has p = 0.0625): the audit says so instead
+    of stopping on one k for the most common N; a 3-option item in the same bank gets its own k."""
+    rows = [{"question": f"question {i}", "choices": ["yes" if i % 2 else "no, not at all", "maybe"],
+             "answer": "A"} for i in range(30)]  # fmt: skip
+    rows += [{"question": f"q3 {i}", "choices": ["a", "bb", "ccc"], "answer": "C"} for i in range(6)]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    main_args = [
+        str(path),
+        "--out",
+        str(out),
+        "--key",
+        "answer",
+        "--options",
+        "choices",
+        "--key-format",
+        "label",
+    ]
+    assert main(main_args) == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "N=2: cannot reject" in report and "30 items cannot be rejected" in report
+    gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
+    assert len(gate["untestable"]) == 30

@@ -35,10 +35,7 @@ def _credit(baselines: pd.DataFrame) -> pd.Series:
 
 def _binomial_tails(k: float, n: int, chance: float) -> tuple[float, float]:
     """One-sided exact binomial p-values of ``k`` (possibly fractional, from tie credit) of ``n``."""
-    share = stats.ClusteredProportion(k / n, np.nan, np.nan, n, n, float(n), 1.0)
-    return stats.clustered_chance_test(share, chance, "greater"), stats.clustered_chance_test(
-        share, chance, "less"
-    )
+    return stats.binomial_tail(k, n, chance, "greater"), stats.binomial_tail(k, n, chance, "less")
 
 
 def score_sets(baselines: pd.DataFrame, sets: dict[str, Sequence[str]]) -> pd.DataFrame:

@@ -310,12 +310,20 @@ def clustered_chance_test(
     """One-sided binomial p-value of ``share`` against ``chance`` at the effective sample size (the
     Rao-Scott adjustment: counts divided by the design effect; the binomial tail is evaluated through
     the regularised incomplete beta, which takes the non-whole counts this gives)."""
-    n, k = share.n_eff, share.value * share.n_eff
+    return binomial_tail(share.value * share.n_eff, share.n_eff, chance, alternative)
+
+
+def binomial_tail(
+    k: float, n: float, chance: float, alternative: Literal["greater", "less"] = "greater"
+) -> float:
+    """One-sided binomial p-value P(X >= k) (``greater``) or P(X <= k) (``less``) for X ~ Bin(n, chance),
+    through the regularised incomplete beta, which equals the exact tail for whole counts and extends it
+    to fractional ones (tie credit, effective sample sizes)."""
     if not n > 0 or not 0 < chance < 1:
         return math.nan
-    if alternative == "greater":  # P(X >= k)
+    if alternative == "greater":
         return 1.0 if k <= 0 else float(special.betainc(k, n - k + 1, chance))
-    return 1.0 if k >= n else float(special.betainc(n - k, k + 1, 1 - chance))  # P(X <= k)
+    return 1.0 if k >= n else float(special.betainc(n - k, k + 1, 1 - chance))
 
 
 @dataclass(frozen=True)

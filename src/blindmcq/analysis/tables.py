@@ -197,28 +197,26 @@ def surface_gate_table(baselines: pd.DataFrame | None, a: Analysis) -> Table:
         t = _empty("surface_gate")
         return Table(t.name, t.title, frame, t.shown, t.note)
 
-    def side(part: pd.DataFrame) -> tuple[list[str], list[str]]:
-        cells = [fmt_ci(r.acc, r.lo, r.hi) for r in part.itertuples()]
+    strategies = list(dict.fromkeys(frame["strategy"]))
+
+    def side(set_name: str) -> tuple[str, list[str], list[str]]:
+        part = frame[frame["set"] == set_name].set_index("strategy").reindex(strategies)
+        cells = ["" if pd.isna(r.n) else fmt_ci(r.acc, r.lo, r.hi) for r in part.itertuples()]
         verdict = [
-            f"above (Holm p {fmt_p(r.holm_above)})" if r.leaks
+            "" if pd.isna(r.n)
+            else f"above (Holm p {fmt_p(r.holm_above)})" if r.leaks
             else f"below (Holm p {fmt_p(r.holm_below)})" if r.reversed
             else "at chance"
             for r in part.itertuples()
         ]  # fmt: skip
-        return cells, verdict
+        n = int(part["n"].max()) if part["n"].notna().any() else 0
+        return f"{set_name.capitalize()} ({n} items)", cells, verdict
 
-    acc = frame[frame["set"] == "accepted"].set_index("strategy")
-    rej = frame[frame["set"] == "rejected"].set_index("strategy").reindex(acc.index)
-    acc_cells, acc_verdict = side(acc.reset_index())
-    rej_cells, rej_verdict = side(rej.reset_index().dropna(subset=["n"]))
-    if len(rej_cells) != len(acc_cells):  # a strategy with no rejected item
-        rej_cells = rej_verdict = [""] * len(acc_cells)
-    shown = pd.DataFrame({
-        "Strategy": acc.index, "Chance": acc["chance"].map(fmt).to_numpy(),
-        f"Accepted ({int(acc['n'].max())} items)": acc_cells, "vs chance": acc_verdict,
-        f"Rejected ({int(rej['n'].max()) if rej['n'].notna().any() else 0} items)": rej_cells,
-        "vs chance ": rej_verdict,
-    })  # fmt: skip
+    chance = frame.drop_duplicates("strategy").set_index("strategy").reindex(strategies)["chance"]
+    shown = pd.DataFrame({"Strategy": strategies, "Chance": chance.map(fmt).to_numpy()})
+    for set_name, suffix in (("accepted", ""), ("rejected", " ")):
+        title, cells, verdict = side(set_name)
+        shown[title], shown[f"vs chance{suffix}"] = cells, verdict
     gate_model = a.gate.gate_model if a.gate is not None else "?"
     note = (
         "One pick per item, ties credited 1/k. Tests: one-sided exact binomial on items against chance "

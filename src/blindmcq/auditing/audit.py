@@ -26,7 +26,6 @@ import argparse
 import json
 import logging
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +33,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chisquare, combine_pvalues
 
 from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
-from blindmcq.analysis.stats import smallest_significant_k
-from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, headline_metrics, rounded, write_tables
+from blindmcq.analysis.stats import binomial_tail, holm
+from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, fmt_p, headline_metrics, rounded, write_tables
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
@@ -314,11 +314,10 @@ def run_audit(
         cloze = cloze_accuracy(
             backend, probed, str(configs.get("prompt", prompt_name).get("answer_cue") or "")
         )
-    n_common = Counter(item.n_options for item in usable).most_common(1)[0][0]
-    k = gate_k or smallest_significant_k(2 * n_common, 1 / n_common)
     base = Baseline(phrasing=prompt_name, labels="latin", protocol="sl", reasoning="direct")
     model_name = str(model_cfg["name"])
-    g = gate(predictions, gate_model=model_name, k=k, orders="all", base=base)
+    # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
+    g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
     tables = build_tables(analysis, baselines=picks, items=items)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
@@ -346,9 +345,8 @@ def run_audit(
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
         "prompt": prompt_name,
-        "gate": f"k = {k} of {2 * n_common} orders (smallest k with one-sided p < 0.05 at chance)"
-        if gate_k is None
-        else f"k = {k} of {2 * n_common} orders",
+        "gate": g.describe_thresholds()
+        + (" (per N, the smallest k with one-sided p <= 0.05 at chance)" if gate_k is None else ""),
     }
     result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings, cloze)
     write_text(out / "report.md", audit_markdown(result, tables))
@@ -390,23 +388,50 @@ def audit_metrics(
     return {k: v for k, v in metrics.items() if np.isfinite(v)}
 
 
+def _content_sentence(summary: pd.DataFrame) -> str:
+    """The option-text strategies (not the constant slots) against chance: one-sided exact binomial on
+    items (ties credited 1/k), Holm over the strategies scanned."""
+    content = summary[~summary["strategy"].astype(str).str.startswith("constant_")].reset_index(drop=True)
+    if content.empty:
+        return ""
+    p = [binomial_tail(r.n_correct, r.n, r.chance) for r in content.itertuples()]
+    content = content.assign(holm=holm(p))
+    best = content.loc[content["accuracy"].idxmax()]
+    test = f"one-sided exact binomial on items, ties credited 1/k, Holm over {len(content)} strategies"
+    head = (
+        f"The best option-text strategy, `{best['strategy']}`, finds the key on "
+        f"{fmt_ci(best['accuracy'], best['ci_low'], best['ci_high'])} of {int(best['n'])} items against "
+        f"chance {fmt(best['chance'])} (Holm p {fmt_p(best['holm'])}; {test}). "
+    )
+    return head + (
+        "The option texts alone give the key away."
+        if best["holm"] < 0.05
+        else "That is not shown to be above chance: no option-text leak at this sample size."
+    )
+
+
+def _position_sentence(items: Sequence[Item]) -> str:
+    """Key-position balance, a fact about the bank (not a leak of any item): chi-square goodness of fit
+    of the key slots against uniform, per option count N, combined over N (Fisher)."""
+    by_n: dict[int, list[int]] = {}
+    for item in items:
+        if item.usable:
+            by_n.setdefault(item.n_options, [0] * item.n_options)[int(item.key)] += 1  # type: ignore[arg-type]
+    p_values = [float(chisquare(counts).pvalue) for counts in by_n.values() if sum(counts) >= 5 * len(counts)]
+    if not p_values:
+        return ""
+    p = p_values[0] if len(p_values) == 1 else float(combine_pvalues(p_values).pvalue)
+    verdict = "The keys sit unevenly across slots" if p < 0.05 else "No key-position imbalance is shown"
+    return (
+        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}): a bank-level fact that a "
+        "model's position habit can turn into accuracy, which habit and excess separate; it is no leak of "
+        "any one item."
+    )
+
+
 def _conclusion(result: AuditResult) -> list[str]:
-    """A few plain sentences: what the audit shows and how sure it is."""
-    s = result.summary
-    chance = float(result.profile["chance"])
-    best = s.loc[s["accuracy"].idxmax()]
-    above = float(best["ci_low"]) > chance
-    lines = [
-        f"The best surface strategy, `{best['strategy']}`, picks the key on {int(best['n_correct'])} of "
-        f"{int(best['n'])} items: {fmt_ci(best['accuracy'], best['ci_low'], best['ci_high'])} against "
-        f"chance {fmt(chance)}. "
-        + (
-            "Its 95% interval lies above chance: the options alone leak the key."
-            if above
-            else "Its 95% interval reaches chance: no surface leak is shown at this sample size."
-        )
-        + " (The best of several strategies is chosen after the fact, so read it as a lead, not a test.)"
-    ]
+    """A few plain sentences: what the audit shows, each naming its test."""
+    lines = [x for x in (_content_sentence(result.summary), _position_sentence(result.items)) if x]
     g = result.gate
     model = g.gate_model
     rows = result.analysis.summary
@@ -421,9 +446,29 @@ def _conclusion(result: AuditResult) -> list[str]:
             f"(habit {fmt(r.get('habit', float('nan')))}, excess {fmt(r.get('excess', float('nan')), True)})."
         )
     lines.append(
-        f"The gate (`{model}`, k = {g.k}) rejects {len(g.rejected)} of {len(g.counts)} items as answerable "
-        f"without the question and keeps {len(g.accepted)} ({fmt(g.retained_share)})."
+        f"The gate (`{model}`; {g.describe_thresholds()}) rejects {len(g.rejected)} of {len(g.counts)} items "
+        f"and keeps {len(g.accepted)} ({fmt(g.retained_share)}): an item is rejected when `{model}` answers "
+        "it blind in so many of its orders that chance reaches that count with p <= 0.05 (exact binomial per "
+        "item, no multiplicity correction, so about 5% of chance-level items are rejected by design)."
+        + (
+            f" {len(g.untestable)} items cannot be rejected at that rate (too few options)."
+            if g.untestable
+            else ""
+        )
     )
+    counts = g.counts
+    consistent = (
+        (counts["solved"] == 0) | (counts["solved"] == counts["n_orders"]) if not counts.empty else None
+    )
+    if consistent is not None and consistent.mean() >= 0.9:
+        testable = counts["k"].notna() if "k" in counts else pd.Series(True, index=counts.index)
+        expected = float((1.0 / counts.loc[testable, "n_options"]).sum())
+        lines.append(
+            f"`{model}` answers {consistent.sum()} of {len(counts)} items the same way in all their orders, "
+            "so the gate rejects about the items whose key it picks; a picker that reads nothing but is as "
+            f"consistent would have about {expected:.0f} rejected (the sum of 1/N). The count alone shows no "
+            "leak: the test of one is the first sentence's."
+        )
     return lines
 
 
