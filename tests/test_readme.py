@@ -41,8 +41,19 @@ QUOTED = [
     (r"a seeded sample of (\d+) items", None, None),  # the probe sample: accepted + rejected
     (r"`longest` (\d\.\d{3}) before", "rewrite/longest/blind_before_acc", "{:.3f}"),
     (r"`longest` \d\.\d{3} before, (\d\.\d{3}) after", "rewrite/longest/blind_after_acc", "{:.3f}"),
-    (r"lexical search rises from (\d\.\d{3})", "rewrite/lexical/blind_before_acc", "{:.3f}"),
-    (r"lexical search rises from \d\.\d{3} to (\d\.\d{3})", "rewrite/lexical/blind_after_acc", "{:.3f}"),
+    (r"Lexical search goes from (\d\.\d{3})", "rewrite/lexical/blind_before_acc", "{:.3f}"),
+    (r"Lexical search goes from \d\.\d{3} to (\d\.\d{3})", "rewrite/lexical/blind_after_acc", "{:.3f}"),
+    (r"raw cloze, which favours short options, rises from (\d\.\d{3})",
+     "rewrite/gemma3-270m-cloze-raw/blind_before_acc", "{:.3f}"),
+    (r"rises from \d\.\d{3} to (\d\.\d{3}) \(14", "rewrite/gemma3-270m-cloze-raw/blind_after_acc", "{:.3f}"),
+    (r"\((\d+) items up, \d+ down, Holm p", "rewrite/gemma3-270m-cloze-raw/blind_after_items_up", "{:.0f}"),
+    (r"\(\d+ items up, (\d+) down, Holm p", "rewrite/gemma3-270m-cloze-raw/blind_after_items_down", "{:.0f}"),
+    (r"items up, \d+ down, Holm p (\d\.\d{3})", "rewrite/gemma3-270m-cloze-raw/blind_after_sign_p_holm",
+     "{:.3f}"),
+    (r"\((\d+) items up, \d+ down; exact sign test", "rewrite/longest/blind_after_items_up", "{:.0f}"),
+    (r"\(\d+ items up, (\d+) down; exact sign test", "rewrite/longest/blind_after_items_down", "{:.0f}"),
+    (r"exact sign test on items, Holm p (\d\.\d{3})\)", "rewrite/longest/blind_after_sign_p_holm", "{:.3f}"),
+    (r"it is still right on (\d\.\d{3})", "lexical_beyond_length/acc", "{:.3f}"),
     (r"cloze per character from (\d\.\d{3})", "rewrite/gemma3-270m-cloze/blind_before_acc", "{:.3f}"),
     (r"cloze per character from \d\.\d{3} to (\d\.\d{3})", "rewrite/gemma3-270m-cloze/blind_after_acc",
      "{:.3f}"),
@@ -74,6 +85,35 @@ def test_quoted_figure_is_the_runs(
         want = metrics[key]
     said = match.group(1)
     assert said == fmt.format(want), f"README says {said}, reports/metrics.json has {key} = {want}"
+
+
+# README claim -> what must hold in reports/metrics.json for it to stand (alpha 0.05 after the correction
+# the sentence names); a run that changes a conclusion fails here, not only one that changes a figure
+CLAIMS = [
+    ("`longest` 0.258 before, 0.058 after, from chance to below it",
+     lambda m: min(m["rewrite/longest/blind_before_p_above"], m["rewrite/longest/blind_before_p_below"])
+     >= 0.05
+     and m["rewrite/longest/blind_after_p_below"] < 0.05
+     and m["rewrite/longest/blind_after_sign_p_holm"] < 0.05),
+    ("Holm p 0.051: not significant after the correction",
+     lambda m: m["rewrite/gemma3-270m-cloze-raw/blind_after_sign_p_holm"] >= 0.05),
+    ("Lexical search goes from 0.400 to 0.417 and cloze per character from 0.283 to 0.283, no change",
+     lambda m: m["rewrite/lexical/blind_after_sign_p_holm"] >= 0.05
+     and m["rewrite/gemma3-270m-cloze/blind_after_sign_p_holm"] >= 0.05),
+    ("no Table 2 strategy finds the key on the accepted items above chance",
+     lambda m: m["surface_gate/accepted/n_above"] == 0),
+    ("it is still right on 0.387 (one-sided exact binomial on items against chance, p <.001",
+     lambda m: m["lexical_beyond_length/p_above"] < 0.001),
+    ("lexical search answers 0.400 blind, the only model above chance",
+     lambda m: m["panel/lexical/blind_lo/all"] > 0.25
+     and all(v <= 0.25 for k, v in m.items() if k.endswith("blind_lo/all") and "lexical" not in k)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "holds"), CLAIMS, ids=[c[0][:40] for c in CLAIMS])
+def test_quoted_claim_is_supported_by_its_test(readme: str, metrics: dict, sentence: str, holds) -> None:
+    assert sentence in readme, f"README no longer says {sentence!r}: update CLAIMS in tests/test_readme.py"
+    assert holds(metrics), f"the committed run no longer supports: {sentence!r}"
 
 
 def test_the_quoted_run_names_its_command(readme: str) -> None:

@@ -90,3 +90,18 @@ def lexical_beyond_length(
     k = int(rows["correct"].astype(bool).sum())
     chance = float((1.0 / rows["n_options"]).mean())
     return {"n": n, "k": k, "acc": k / n, "chance": chance, "p_above": stats.chance_test(k, n, chance)}
+
+
+def leak_metrics(past_gate: pd.DataFrame, beyond: dict[str, float]) -> dict[str, float]:
+    """Flat metrics: per set, how many strategies are above and below chance after Holm
+    (``surface_gate/<set>/n_above``, ``n_below``) and each strategy's accuracy there; lexical search
+    beyond length (``lexical_beyond_length/{n,acc,p}``)."""
+    out: dict[str, float] = {}
+    for set_name, part in past_gate.groupby("set", sort=False):
+        out[f"surface_gate/{set_name}/n_above"] = float(part["leaks"].astype(bool).sum())
+        out[f"surface_gate/{set_name}/n_below"] = float(part["reversed"].astype(bool).sum())
+        for row in part.itertuples():
+            out[f"surface_gate/{set_name}/{row.strategy}"] = round(float(row.acc), 3)
+    if beyond:
+        out |= {f"lexical_beyond_length/{k}": float(beyond[k]) for k in ("n", "acc", "p_above")}
+    return out

@@ -22,6 +22,7 @@ from blindmcq.analysis.figures import write_figures
 from blindmcq.analysis.findings import findings
 from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.gate import read_gate
+from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
@@ -85,6 +86,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     model = str(manifest.get("model") or params["model"]["name"])
     # the probed model under model-free names, every other model under panel/<name>/ (tables.metric_key)
     metrics = headline_metrics(analysis, model=model)
+    metrics |= leak_metrics(tables["surface_gate"].frame, lexical_beyond_length(baselines))
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     opening = findings(
         analysis,
