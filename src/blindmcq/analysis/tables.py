@@ -456,11 +456,13 @@ def table_5(a: Analysis) -> Table:
     def col(name: str) -> pd.Series:
         return frame[name] if name in frame else pd.Series(np.nan, index=frame.index)
 
+    frame["expected_knowing"] = knowing_null(a, frame["model"])
     shown = pd.DataFrame(
         {
             "Model": frame["model"],
             f"Agrees with {a.gate.gate_model}": col("agreement").map(fmt),
-            "Expected if independent": col("expected").map(fmt),
+            "Expected, content-blind": col("expected").map(fmt),
+            "Expected, knowing independently": col("expected_knowing").map(fmt),
             "Pairs": col("n_pairs").map(lambda x: "—" if pd.isna(x) else f"{int(x)}"),
             "Accepted": col("blind_accepted").map(fmt),
             "Rejected": col("blind_rejected").map(fmt),
@@ -471,12 +473,30 @@ def table_5(a: Analysis) -> Table:
     note = (
         f"Agreement is measured on {where}: the share of presentations (item, order, labels, phrasing) where "
         "the model picks the gate model's option, over those both answered, each item counting once. "
-        "Expected if independent = sum over slots of the model's pick rate x the gate model's pick rate on "
-        "the same presentations, per option count N, combined by each N's share of the items; it is 1/N only "
-        "when neither model has a positional habit. Accepted and Rejected are blind accuracy on each set "
-        "(Table 3); Gap = rejected - accepted."
+        "Expected, content-blind = sum over slots of the model's pick rate x the gate model's pick rate on "
+        "the same presentations, per option count N, combined by each N's share of the items: the null for "
+        "two pickers that read nothing (1/N only when neither has a positional habit). Two models that each "
+        "know some items, independently, agree more than that: Expected, knowing independently = a x g + "
+        "(1 - a)(1 - g)/(N - 1), from the two blind accuracies a and g with wrong picks spread evenly "
+        "(N from the mean of 1/N). Agreement above the second, not the first, points to a shared leak. "
+        "Accepted and Rejected are blind accuracy on each set (Table 3); Gap = rejected - accepted, with no "
+        "chance adjustment: the two sets' chance can differ on a mixed bank."
     )
     return Table("table5", TITLES["table5"], frame, shown, note)
+
+
+def knowing_null(a: Analysis, models: pd.Series) -> pd.Series:
+    """Per model: the agreement with the gate model expected if both answer by independent knowledge,
+    ``a g + (1 - a)(1 - g) / (N - 1)`` from blind accuracies on the agreement set (NaN without them)."""
+    s = _at(a.summary, a.agreement_set) if not a.summary.empty else a.summary
+    if s.empty or a.gate is None:
+        return pd.Series(np.nan, index=models.index)
+    acc = s.set_index("model")["blind_acc"]
+    chance = s.set_index("model")["chance"]
+    g = float(acc.get(a.gate.gate_model, np.nan))
+    m = models.map(acc).astype(float)
+    wrong = 1.0 / (1.0 / models.map(chance).astype(float) - 1.0)
+    return m * g + (1 - m) * (1 - g) * wrong
 
 
 def _sweep_table(a: Analysis, name: str, sweep_frame: pd.DataFrame, conditions: Sequence[str]) -> Table:
