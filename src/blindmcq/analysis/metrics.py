@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from blindmcq.analysis import stats
 from blindmcq.analysis.frame import (
@@ -97,6 +98,9 @@ def _per_set(df: pd.DataFrame, sets: ItemSets, fn: Callable[[pd.DataFrame], pd.D
     return out[["set", *[c for c in out.columns if c != "set"]]]
 
 
+ANSWERED = "_answered"  # set under analysis.failed_calls = wrong: whether the call returned an answer
+
+
 def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
     """Per group of ``rows``: ``n`` calls, ``k`` correct, ``items``, ``acc``, its 95% ``lo``/``hi``,
     ``ci`` (which interval) and ``chance``.
@@ -105,7 +109,9 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
     weighted by the share of items with that N; with one call per item it is k/n and its interval
     is Wilson's. Where some item has several calls (several orders, phrasings...), the calls are
     correlated and the interval is a t interval over item means instead, clipped to [0, 1].
-    ``chance`` is the mean of 1/N over the items.
+    ``chance`` is the mean of 1/N over the items; where failed calls are kept as wrong (an ``_answered``
+    column), each item's 1/N is scaled by its share of answered calls, the chance a content-blind picker
+    that fails as often actually has.
     """
     by = list(by)
     cols = [*by, "n", "k", "items", "acc", "lo", "hi", "ci", "chance"]
@@ -116,6 +122,8 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
     items = pd.DataFrame({"calls": g.size(), "k": g["correct"].sum(), "n_options": g["n_options"].max()})
     items["y"] = items["k"] / items["calls"]
     items["inv"] = 1.0 / items["n_options"]
+    if ANSWERED in rows:  # failed calls kept as wrong: a content-blind picker earns 1/N only when it answers
+        items["inv"] *= g[ANSWERED].mean()
     out = (
         items.groupby(level=by, observed=True)
         .agg(
@@ -478,6 +486,7 @@ class Analysis:
     failed_calls: str = "drop"
     agreement_set: str = "all"
     correlation_excluded: list[str] = field(default_factory=list)  # models left out of the correlation
+    failure_slots: pd.DataFrame = field(default_factory=pd.DataFrame)  # failed calls vs the key's slot
 
     def params(self) -> dict[str, str]:
         """What the numbers were measured on, as flat strings (MLflow params)."""
@@ -501,8 +510,31 @@ def apply_failed_calls(df: pd.DataFrame, policy: str) -> pd.DataFrame:
     if policy not in FAILED_CALLS:
         raise ConfigError("analysis.failed_calls", f"expected one of {FAILED_CALLS}, got {policy!r}")
     if policy == "wrong":
-        return df
+        return df.assign(**{ANSWERED: ~failed_mask(df)})
     return df.loc[~failed_mask(df)]
+
+
+def failure_key_dependence(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
+    """Per model: whether its failed blind calls depend on where the key is shown (chi-square test of
+    independence of failed x key slot, Holm over the models tested). Failures that happen only when the
+    key is in one slot bias accuracy under either policy; the report warns when ``dependent``."""
+    blind = select(df, base, condition="blind")
+    rows = []
+    for model, g in blind.groupby("model", observed=True):
+        failed = failed_mask(g)
+        if failed.sum() == 0 or failed.all():
+            continue
+        table = pd.crosstab(failed, g["key_slot"].to_numpy())
+        if table.shape[1] < 2:
+            continue
+        test = sps.chi2_contingency(table.to_numpy())
+        rows.append(
+            {"model": str(model), "failed": int(failed.sum()), "calls": len(g), "p": float(test.pvalue)}
+        )
+    out = pd.DataFrame(rows, columns=["model", "failed", "calls", "p"])
+    out["p_holm"] = stats.holm(out["p"]) if not out.empty else []
+    out["dependent"] = out["p_holm"] < 0.05
+    return out
 
 
 def analyze(
@@ -575,6 +607,7 @@ def analyze(
         by_n=by_n,
         failed_calls=failed_calls,
         correlation_excluded=sorted(set(map(str, exclude)) & set(map(str, df["model"].unique()))),
+        failure_slots=failure_key_dependence(raw, base),
     )
 
 

@@ -268,11 +268,21 @@ def failed_note(a: Analysis) -> str:
         if a.failed_calls == "drop"
         else "counted as wrong answers (n includes them)"
     )
-    return (
+    note = (
         " Failed calls (errors, refusals, responses truncated at the token limit without an answer) are "
         f"{how}"
         " (analysis.failed_calls); Err/Ref/Trunc count them per model before any is dropped."
     )
+    if a.failed_calls == "wrong":
+        note += " Chance is scaled by each item's share of answered calls, as a content-blind picker's is."
+    dependent = a.failure_slots[a.failure_slots["dependent"]] if not a.failure_slots.empty else None
+    if dependent is not None and not dependent.empty:
+        note += (
+            f" Warning: the failures of {', '.join(dependent['model'])} depend on the key's slot "
+            "(chi-square, "
+            "Holm over models, p < 0.05), so their accuracy is biased under either policy."
+        )
+    return note
 
 
 def interval_note(frame: pd.DataFrame, prefix: str) -> str:
