@@ -212,39 +212,84 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
 BOOTSTRAP_RESAMPLES = 2000
 
 
+def _habit_excess(
+    chosen: Mapping[int, np.ndarray],
+    weights: Mapping[int, float],
+    pick: np.ndarray,
+    key: np.ndarray,
+    y: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Habit and excess for each row of item indices: ``chosen`` maps N to an (rows, items) index array."""
+    habit = blind_acc = 0.0
+    for n, idx in chosen.items():
+        habit = habit + weights[n] * np.einsum("bs,bs->b", pick[idx].mean(axis=1), key[idx].mean(axis=1))
+        blind_acc = blind_acc + weights[n] * y[idx].mean(axis=1)
+    return np.asarray(habit), np.asarray(blind_acc - habit)
+
+
+def _bca(
+    boot: np.ndarray, estimate: float, jack: np.ndarray, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Bias-corrected and accelerated bootstrap bounds (Efron 1987): the percentiles are moved by the
+    bootstrap's median bias and by the skewness of the leave-one-item-out estimates, which the plain
+    percentile interval ignores and which matters near 0 and 1."""
+    if np.ptp(boot) == 0:
+        return float(boot[0]), float(boot[0])
+    z0 = sps.norm.ppf(np.clip(np.mean(boot < estimate) + 0.5 * np.mean(boot == estimate), 1e-6, 1 - 1e-6))
+    d = jack.mean() - jack
+    denominator = 6.0 * float(np.sum(d**2)) ** 1.5
+    accel = float(np.sum(d**3)) / denominator if denominator > 0 else 0.0
+    m = max(jack.size, 2)
+    expanded = float(np.sqrt(m / (m - 1)) * sps.t.ppf((1 + confidence) / 2, m - 1))
+    bounds = []
+    for z in (-expanded, expanded):
+        shifted = z0 + (z0 + z) / (1 - accel * (z0 + z))
+        bounds.append(float(np.percentile(boot, 100 * sps.norm.cdf(shifted))))
+    return bounds[0], bounds[1]
+
+
 def habit_intervals(
     blind: pd.DataFrame, n_slots: int, *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> pd.DataFrame:
-    """Per model: 95% item-level percentile bootstrap bounds of habit and excess (``habit_lo``,
-    ``habit_hi``, ``excess_lo``, ``excess_hi``).
+    """Per model: 95% item-level BCa bootstrap bounds of habit and excess (``habit_lo``, ``habit_hi``,
+    ``excess_lo``, ``excess_hi``).
 
     Items are resampled with replacement within each option count N (each N keeps its share of the
     items, as the point estimate weights it), and habit and excess are recomputed from the resampled
-    items' pick shares, key shares and accuracies, so the calls of one item always move together.
-    Seeded, so a rerun prints the same bounds.
+    items' pick shares, key shares and accuracies, so the calls of one item always move together. The
+    bounds are bias-corrected and accelerated (leave-one-item-out jackknife): the plain percentile
+    interval covered 0.91 near the boundary in simulation. Seeded, so a rerun prints the same bounds.
     """
     items = blind.groupby(["model", "item_id"], observed=True).agg(
         n_options=("n_options", "first"), y=("correct", "mean")
     )
     pick = _item_shares(blind, "picked_slot", n_slots).reindex(items.index).to_numpy()
     key = _item_shares(blind, "key_slot", n_slots).reindex(items.index).to_numpy()
+    y_all = items["y"].to_numpy(dtype=float)
     rng = np.random.default_rng(seed)
     rows = []
     for model in items.index.get_level_values("model").unique():
         at = np.flatnonzero(items.index.get_level_values("model") == model)
-        n_opt, y = items["n_options"].to_numpy()[at], items["y"].to_numpy()[at]
-        habit = np.zeros(resamples)
-        blind_acc = np.zeros(resamples)
-        for n in np.unique(n_opt):
-            group = at[n_opt == n]
-            weight = group.size / at.size
-            draw = rng.integers(0, group.size, size=(resamples, group.size))
-            chosen = group[draw]  # (resamples, items of N)
-            habit += weight * np.einsum("bs,bs->b", pick[chosen].mean(axis=1), key[chosen].mean(axis=1))
-            blind_acc += weight * y[np.searchsorted(at, chosen)].mean(axis=1)
-        excess = blind_acc - habit
-        h_lo, h_hi = np.percentile(habit, [2.5, 97.5])
-        e_lo, e_hi = np.percentile(excess, [2.5, 97.5])
+        n_opt = items["n_options"].to_numpy()[at]
+        groups = {int(n): at[n_opt == n] for n in np.unique(n_opt)}
+        weights = {n: g.size / at.size for n, g in groups.items()}
+        drawn = {n: g[rng.integers(0, g.size, size=(resamples, g.size))] for n, g in groups.items()}
+        habit, excess = _habit_excess(drawn, weights, pick, key, y_all)
+        whole = {n: g[None, :] for n, g in groups.items()}
+        h0, e0 = (float(v[0]) for v in _habit_excess(whole, weights, pick, key, y_all))
+        item_n = items["n_options"].to_numpy()
+        jack = [
+            _habit_excess(
+                {n: (g[g != j] if n == item_n[j] else g)[None, :] for n, g in groups.items()},
+                weights, pick, key, y_all,
+            )
+            for j in at
+            if groups[int(item_n[j])].size > 1
+        ]  # fmt: skip
+        h_jack = np.array([float(h[0]) for h, _ in jack]) if jack else np.array([h0])
+        e_jack = np.array([float(e[0]) for _, e in jack]) if jack else np.array([e0])
+        h_lo, h_hi = _bca(habit, h0, h_jack)
+        e_lo, e_hi = _bca(excess, e0, e_jack)
         rows.append(
             {"model": model, "habit_lo": h_lo, "habit_hi": h_hi, "excess_lo": e_lo, "excess_hi": e_hi}
         )
@@ -255,12 +300,13 @@ def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
     return (rows["parse_status"] == status).groupby(rows["model"], observed=True).mean()
 
 
-def model_summary(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
-    """One row per model on the rows given: blind/full accuracy, slot shares, habit, excess, rates."""
-    return _summary(df, base)[0]
+def model_summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> pd.DataFrame:
+    """One row per model on the rows given: blind/full accuracy, slot shares, habit, excess (with their
+    bootstrap bounds unless ``habit_ci`` is False, e.g. over thousands of simulated banks), rates."""
+    return _summary(df, base, habit_ci=habit_ci)[0]
 
 
-def _summary(df: pd.DataFrame, base: Baseline) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     blind = select(df, base, condition="blind")
     full = select(df, base, condition="full")
     if blind.empty and full.empty:
@@ -276,7 +322,8 @@ def _summary(df: pd.DataFrame, base: Baseline) -> tuple[pd.DataFrame, pd.DataFra
         out = out.join(pick.add_prefix("pick_")).join(key.add_prefix("key_"))
         out["habit"] = (by_n["habit"] * by_n["weight"]).groupby(by_n["model"], observed=True).sum()
         out["excess"] = out["blind_acc"] - out["habit"]
-        out = out.join(habit_intervals(blind, n_slots))
+        if habit_ci:
+            out = out.join(habit_intervals(blind, n_slots))
         out["blind_unparseable"] = _rate(blind, "unparseable")
         out["blind_other_scheme"] = _rate(blind, "other_scheme")
     if not full.empty:

@@ -300,8 +300,20 @@ def clustered_proportion(
         deff = biggest
     deff = float(min(max(deff, 1.0), biggest))
     n_eff = n / deff
-    _, lo, hi = wilson_columns([p * n_eff], [n_eff])
-    return ClusteredProportion(p, float(lo[0]), float(hi[0]), int(n), m, n_eff, deff)
+    # Wilson at n_eff with the normal quantile expanded to sqrt(m/(m-1)) t(m-1): the design effect is
+    # estimated from m items, and that estimate's noise would otherwise cost coverage near 0 and 1
+    z = float(np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, m - 1)) if m > 1 else math.inf
+    lo, hi = _wilson_z(p, n_eff, z)
+    return ClusteredProportion(p, lo, hi, int(n), m, n_eff, deff)
+
+
+def _wilson_z(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson interval of a share ``p`` of ``n`` at the quantile ``z`` (0 and 1 at an infinite z)."""
+    if not np.isfinite(z):
+        return 0.0, 1.0
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def clustered_chance_test(
