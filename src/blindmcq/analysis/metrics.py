@@ -7,7 +7,7 @@ Conventions, fixed here so every table means the same thing (docs/statistics.md 
 - Failed calls (error, refusal, truncated without an answer) are dropped from every rate under
   ``failed_calls="drop"`` (the paper's n) or kept as wrong under ``"wrong"``; their counts are
   reported either way. An unparseable answer is a response and always counts as wrong.
-- Accuracy carries a Wilson interval when every item has one call, else an item-level t interval
+- Accuracy carries a Wilson interval when every item has one call, else an item-level Wilson interval
   (calls of one item are correlated), clipped to [0, 1].
 - Habit per N is sum_s pick_N(s) * key_N(s) on the same calls; pick rates are shares of all calls
   (they sum to 1 minus the unparsed share), so a model that always answers slot 0 has excess 0.
@@ -108,7 +108,8 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
     ``acc`` is the mean over items of each item's share of correct calls, i.e. per option count N
     weighted by the share of items with that N; with one call per item it is k/n and its interval
     is Wilson's. Where some item has several calls (several orders, phrasings...), the calls are
-    correlated and the interval is a t interval over item means instead, clipped to [0, 1].
+    correlated and the interval is over item means instead (``stats.item_wilson_bounds``: Wilson at the
+    items' effective sample size, which keeps its width at 0 and 1 where a t interval collapses).
     ``chance`` is the mean of 1/N over the items; where failed calls are kept as wrong (an ``_answered``
     column), each item's 1/N is scaled by its share of answered calls, the chance a content-blind picker
     that fails as often actually has.
@@ -138,11 +139,11 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
         .reset_index()
     )
     _, w_lo, w_hi = stats.wilson_columns(out["k"], out["n"])
-    t_lo, t_hi = stats.t_bounds(out["acc"], out["sd"].fillna(0.0), out["items"])
+    i_lo, i_hi = stats.item_wilson_bounds(out["acc"], out["sd"].fillna(0.0), out["items"], out["n"])
     single = (out["most"] <= 1).to_numpy()
-    out["lo"] = np.where(single, w_lo, t_lo)
-    out["hi"] = np.where(single, w_hi, t_hi)
-    out["ci"] = np.where(single, "wilson", "item-t")
+    out["lo"] = np.where(single, w_lo, i_lo)
+    out["hi"] = np.where(single, w_hi, i_hi)
+    out["ci"] = np.where(single, "wilson", "item-wilson")
     out["k"] = out["k"].astype(int)
     return out[cols]
 
@@ -388,9 +389,10 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
 
     Position-free solvability is the mean over items of each item's accuracy over its N forced
     placements (equivalently, per N the mean of the N slot accuracies, weighted by the item share
-    of N), so a content-blind picker scores exactly the bank's mean of 1/N. Its interval is a t
-    interval over those item means, clipped to [0, 1]. ``acc_s`` pools the items that have a slot s;
-    Sum is per N the sum of the slot accuracies (1 for a content-blind picker), weighted by item share.
+    of N), so a content-blind picker scores exactly the bank's mean of 1/N. Its interval is the
+    item-level Wilson interval over those item means (``stats.item_wilson_bounds``). ``acc_s`` pools
+    the items that have a slot s; Sum is per N the sum of the slot accuracies (1 for a content-blind
+    picker), weighted by item share.
     """
     rows = select(df, base, condition="blind", forced=True)
     if rows.empty:
@@ -410,7 +412,10 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     out["position_free"] = agg["mean"]
     out["spread"] = acc.max(axis=1) - acc.min(axis=1)
     out["n_items"] = agg["count"]
-    out["pf_lo"], out["pf_hi"] = stats.t_bounds(agg["mean"], agg["std"].fillna(0.0), agg["count"])
+    calls = rows.groupby("model", observed=True).size()
+    out["pf_lo"], out["pf_hi"] = stats.item_wilson_bounds(
+        agg["mean"], agg["std"].fillna(0.0), agg["count"], calls.reindex(agg.index)
+    )
     out["chance"] = (1.0 / items["n_options"]).groupby(level="model", observed=True).mean()
     single = accuracy_table(select(df, base, condition="blind")).set_index("model")["acc"]
     out["single_order"] = single.reindex(out.index)
