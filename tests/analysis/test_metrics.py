@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 from simulate import MODELS, SimModel, frame, make_row, simulate
 
 from blindmcq.analysis import Baseline, analyze, gate, item_sets, prepare, split_halves, stats
@@ -47,13 +48,18 @@ def test_blind_accuracy_matches_counts(analysis, predictions):
     want = rows.groupby("model")["correct"].mean()
     got = analysis.summary[analysis.summary["set"] == "all"].set_index("model")["blind_acc"]
     assert np.allclose(got.sort_index(), want.sort_index())
-    # eight orders per item: calls are correlated, so the interval is a t interval over item means
+    # eight orders per item: calls are correlated, so the interval is over item means, at their effective
+    # sample size: between the item count (items all agree) and the call count (calls independent)
     for model in ("good", "gate"):
         row = analysis.summary.query("set == 'all' and model == @model").iloc[0]
         item_means = rows[rows["model"] == model].groupby("item_id")["correct"].mean()
-        iv = stats.t_interval(item_means, bounds=(0, 1))
-        assert row["blind_ci"] == "item-t" and row["blind_items"] == item_means.size
-        assert (row["blind_lo"], row["blind_hi"]) == pytest.approx((iv.lo, iv.hi))
+        p, m = item_means.mean(), item_means.size
+        n_eff = np.clip(p * (1 - p) / (item_means.var(ddof=1) / m), m, 8 * m)
+        z = np.sqrt(m / (m - 1)) * sps.t.ppf(0.975, m - 1)
+        centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+        half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / (1 + z * z / n_eff)
+        assert row["blind_ci"] == "item-wilson" and row["blind_items"] == m
+        assert (row["blind_lo"], row["blind_hi"]) == pytest.approx((centre - half, centre + half))
         wilson = stats.wilson(row["blind_k"], row["blind_n"])
         assert row["blind_hi"] - row["blind_lo"] > wilson[1] - wilson[0]  # wider than calls as independent
 
@@ -64,7 +70,8 @@ def test_forced_placement_content_blind_is_quarter(items):
     f = m.forced_placement(prepare(df), Baseline()).set_index("model")
     first = f.loc["first"]
     assert first["position_free"] == 0.25 and first["sum"] == 1.0 and first["spread"] == 1.0
-    assert first["pf_lo"] == first["pf_hi"] == 0.25  # every item scores exactly 1 of 4 placements
+    # every item scores exactly 1 of 4 placements: no item-level noise, the interval is that of the calls
+    assert first["pf_lo"] < 0.25 < first["pf_hi"] and first["pf_hi"] - first["pf_lo"] < 0.1
     habit = f.loc["habit"]
     assert habit["pf_lo"] < 0.25 < habit["pf_hi"]
     assert habit["acc_3"] > habit["acc_0"]  # the position habit shows in the slot accuracies

@@ -59,15 +59,34 @@ def test_drawn_keys_keep_every_run_at_the_drawn_share(tmp_path) -> None:
     }
 
 
-def test_all_orders_balance_the_key_so_a_constant_scores_chance(tmp_path) -> None:
-    df = run(tmp_path, out=False, runs=[("sl", "all_a"), ("md", "all_a")])
-    summary = nr.summarise(df)
-    assert (summary["n"] == 8 * N).all() and (summary["accuracy"] == 0.25).all()
-    assert (summary["n_orders"] == 8).all()
-    # all_a puts every key in A at rot0: the constant scores 1 there and 0 at rot1..rot3
-    assert summary["order_variance"].round(6).tolist() == [0.1875, 0.1875]
-    variance = nr.variance_table(df)
-    assert variance[["var_sl", "var_md", "ratio_md_sl"]].round(6).values.tolist() == [[0.1875, 0.1875, 1.0]]
+def test_a_skew_pays_in_every_order_and_drawn_keys_balance_it(tmp_path) -> None:
+    """keys=skew places each order's keys so the skew holds where they are shown (it used to rotate the
+    keys through every slot, so a pattern the examples reveal could never pay under the default orders);
+    keys=drawn over all orders balances the key, and a constant scores chance."""
+    df = run(tmp_path, out=False, runs=[("sl", "all_a"), ("md", "a70")])
+    summary = nr.summarise(df).set_index("protocol")
+    assert (summary["n"] == 8 * N).all() and (summary["n_orders"] == 8).all()
+    assert summary.loc["sl", "accuracy"] == 1.0 and summary.loc["sl", "key_rate_a"] == 1.0
+    assert summary.loc["md", "accuracy"] == pytest.approx(round(0.7 * N) / N)
+    assert summary.loc["sl", "p_holm"] < 0.001
+    drawn = nr.summarise(run(tmp_path, out=False, keys="drawn", runs=[("sl", "all_a"), ("md", "all_a")]))
+    assert (drawn["accuracy"] == 0.25).all()
+    assert drawn["order_variance"].round(6).tolist() == drawn["order_variance"].round(6).tolist()[:1] * 2
+
+
+def test_p_values_are_item_level_so_a_consistent_null_picker_is_not_significant(tmp_path) -> None:
+    """A picker that ignores the question but answers each item the same way in all 8 orders: the 8
+    calls of an item are one observation, so its p-value is that of the items, not of 8x as many calls."""
+    df = run(tmp_path, out=False, keys="drawn", runs=[("sl", "uniform")])
+    right_items = set(df.loc[df["order_id"] == "rot0"].sample(frac=0.4, random_state=0)["item_id"])
+    df["correct"] = df["item_id"].isin(right_items)  # 40% of items right in every order
+    row = nr.summarise(df).iloc[0]
+    from scipy import stats as sps
+
+    calls = sps.binomtest(int(df["correct"].sum()), len(df), 0.25, alternative="greater").pvalue
+    items = sps.binomtest(len(right_items), N, 0.25, alternative="greater").pvalue
+    assert row["items"] == N and calls < 1e-6
+    assert row["p_above_chance"] == pytest.approx(items, rel=0.2)
 
 
 def test_outputs_are_written_and_consistent(rot0) -> None:
@@ -87,8 +106,10 @@ def test_outputs_are_written_and_consistent(rot0) -> None:
         ["sl", "none"],
     ]
     text = (out / "nonsenseqa.md").read_text(encoding="utf-8")
-    assert "| constant-a | SL | all_a | 40 | 1.000 [0.912, 1.000] |" in text
-    assert "few-shot `all_a`: SL 1.000 [0.912, 1.000], above chance (chance 0.25); MD 1.000" in text
+    # 40 items, each answered the same way: the item-level interval at 40 (expanded quantile), 0.905
+    assert "| constant-a | SL | all_a | 40 | 1.000 [0.905, 1.000] |" in text
+    assert "few-shot `all_a`: SL 1.000 [0.905, 1.000], above chance (item-level, Holm p" in text
+    assert "(chance 0.25); MD 1.000" in text
     assert (out / "nonsenseqa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -114,7 +135,7 @@ def test_a_failure_while_rendering_writes_nothing(tmp_path, monkeypatch) -> None
     ({"runs": [("xl", "all_a")]}, "protocol"),
     ({"runs": []}, "runs"),
     ({"keys": "sorted"}, "keys"),
-    ({"orders": ["rot9"]}, "full_orders"),
+    ({"orders": ["rot9"]}, "orders"),
 ])  # fmt: skip
 def test_bad_settings_name_the_key(tmp_path, kwargs: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=f"'{key}'"):

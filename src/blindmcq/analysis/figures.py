@@ -90,13 +90,13 @@ def figure_1(gate: GateResult | None) -> Figure:
 
 
 def interval_kind(frame: pd.DataFrame) -> str:
-    """How the bars were computed: Wilson over calls, or item-level t where items have several calls."""
+    """How the bars were computed: Wilson over calls, or item-level where items have several calls."""
     kinds = {str(v) for c in ("blind_ci", "full_ci", "ci") if c in frame for v in frame[c].dropna()}
     if kinds == {"wilson"}:
         return "Wilson intervals"
-    if kinds == {"item-t"}:
-        return "item-level t intervals"
-    return "intervals (Wilson, or item-level t with several calls per item)"
+    if kinds == {"item-wilson"}:
+        return "item-level intervals"
+    return "intervals (Wilson, or item-level with several calls per item)"
 
 
 def chance_label(counts: pd.DataFrame) -> str:

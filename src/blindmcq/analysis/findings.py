@@ -137,6 +137,19 @@ def findings(
             gate_par.append(past_gate_sentence(surface_gate, name(g.gate_model)))
         lines += [" ".join(p for p in gate_par if p), ""]
 
+    slots = a.failure_slots
+    if not slots.empty and slots["dependent"].any():
+        named = ", ".join(
+            f"{name(r.model)} ({r.failed} of {r.calls} blind calls failed, Holm p {fmt_p(r.p_holm)})"
+            for r in slots[slots["dependent"]].itertuples()
+        )
+        lines += [
+            f"Warning: failed calls depend on where the key is shown for {named} (chi-square test of failed "
+            "x key slot, Holm over models): dropping or counting them biases those models' accuracy, habit "
+            "and excess.",
+            "",
+        ]
+
     widths = (everything["blind_hi"] - everything["blind_lo"]).dropna()
     if not widths.empty:
         half = float(widths.max()) / 2

@@ -239,6 +239,39 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
     return Correlation(float(res.statistic), lo, hi, float(res.pvalue), n)
 
 
+def item_wilson_bounds(
+    mean: np.ndarray | pd.Series,
+    std: np.ndarray | pd.Series,
+    items: np.ndarray | pd.Series,
+    calls: np.ndarray | pd.Series,
+    confidence: float = CONFIDENCE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised 95% bounds of a mean of ``items`` item-level shares (``std`` their standard deviation,
+    ``calls`` the calls behind them): Wilson at the effective sample size, the Rao-Scott idea for the
+    item-mean estimator. ``n_eff = p(1 - p) / (std^2 / items)``, clipped to [items, calls]: the items'
+    own spread says how many independent calls they are worth. At a mean of 0 or 1 it cannot, and the
+    worst case, ``items``, is used, so the interval keeps its width at the boundary where a t interval
+    collapses to a point; items that all agree inside (0, 1) count as ``calls``. The quantile is expanded to
+    sqrt(m/(m-1)) t(m-1) for m items. NaN where ``items`` < 2."""
+    p = np.asarray(mean, dtype=float)
+    sd = np.asarray(std, dtype=float)
+    m = np.asarray(items, dtype=float)
+    total = np.maximum(np.asarray(calls, dtype=float), m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(m >= 2, sd**2 / m, np.nan)
+        inside = (p > 0) & (p < 1)
+        # items that all agree inside (0, 1) (forced placement of a content-blind picker: exactly 1/N
+        # each) carry no item-level noise: the calls' own count bounds it; at 0 or 1 the worst case
+        raw = np.where(inside & (var > 0), p * (1 - p) / var, np.where(inside, total, m))
+        n = np.clip(raw, m, total)
+        z = np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, np.maximum(m - 1, 1))
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    lo = np.where(m >= 2, np.clip(centre - half, 0.0, 1.0), np.nan)
+    hi = np.where(m >= 2, np.clip(centre + half, 0.0, 1.0), np.nan)
+    return lo, hi
+
+
 def t_bounds(
     mean: np.ndarray | pd.Series,
     std: np.ndarray | pd.Series,
@@ -300,8 +333,20 @@ def clustered_proportion(
         deff = biggest
     deff = float(min(max(deff, 1.0), biggest))
     n_eff = n / deff
-    _, lo, hi = wilson_columns([p * n_eff], [n_eff])
-    return ClusteredProportion(p, float(lo[0]), float(hi[0]), int(n), m, n_eff, deff)
+    # Wilson at n_eff with the normal quantile expanded to sqrt(m/(m-1)) t(m-1): the design effect is
+    # estimated from m items, and that estimate's noise would otherwise cost coverage near 0 and 1
+    z = float(np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, m - 1)) if m > 1 else math.inf
+    lo, hi = _wilson_z(p, n_eff, z)
+    return ClusteredProportion(p, lo, hi, int(n), m, n_eff, deff)
+
+
+def _wilson_z(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson interval of a share ``p`` of ``n`` at the quantile ``z`` (0 and 1 at an infinite z)."""
+    if not np.isfinite(z):
+        return 0.0, 1.0
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def clustered_chance_test(

@@ -268,11 +268,21 @@ def failed_note(a: Analysis) -> str:
         if a.failed_calls == "drop"
         else "counted as wrong answers (n includes them)"
     )
-    return (
+    note = (
         " Failed calls (errors, refusals, responses truncated at the token limit without an answer) are "
         f"{how}"
         " (analysis.failed_calls); Err/Ref/Trunc count them per model before any is dropped."
     )
+    if a.failed_calls == "wrong":
+        note += " Chance is scaled by each item's share of answered calls, as a content-blind picker's is."
+    dependent = a.failure_slots[a.failure_slots["dependent"]] if not a.failure_slots.empty else None
+    if dependent is not None and not dependent.empty:
+        note += (
+            f" Warning: the failures of {', '.join(dependent['model'])} depend on the key's slot "
+            "(chi-square, "
+            "Holm over models, p < 0.05), so their accuracy is biased under either policy."
+        )
+    return note
 
 
 def interval_note(frame: pd.DataFrame, prefix: str) -> str:
@@ -282,14 +292,14 @@ def interval_note(frame: pd.DataFrame, prefix: str) -> str:
             kinds |= set(frame[c].dropna().astype(str))
     if kinds == {"wilson"}:
         return "95% Wilson intervals over calls (one call per item)."
-    if kinds == {"item-t"}:
+    if kinds == {"item-wilson"}:
         return (
-            "95% item-level t intervals (several calls per item are pooled, so items, not calls, are the "
-            "independent unit), clipped to [0, 1]."
+            "95% item-level intervals (several calls per item are pooled, so items, not calls, are the "
+            "independent unit: Wilson at the items' effective sample size)."
         )
     return (
-        "95% intervals: Wilson where each item has one call, item-level t (clipped to [0, 1]) where an item "
-        "has several correlated calls."
+        "95% intervals: Wilson where each item has one call, item-level Wilson (at the effective sample "
+        "size) where an item has several correlated calls."
     )
 
 
@@ -456,11 +466,13 @@ def table_5(a: Analysis) -> Table:
     def col(name: str) -> pd.Series:
         return frame[name] if name in frame else pd.Series(np.nan, index=frame.index)
 
+    frame["expected_knowing"] = knowing_null(a, frame["model"])
     shown = pd.DataFrame(
         {
             "Model": frame["model"],
             f"Agrees with {a.gate.gate_model}": col("agreement").map(fmt),
-            "Expected if independent": col("expected").map(fmt),
+            "Expected, content-blind": col("expected").map(fmt),
+            "Expected, knowing independently": col("expected_knowing").map(fmt),
             "Pairs": col("n_pairs").map(lambda x: "—" if pd.isna(x) else f"{int(x)}"),
             "Accepted": col("blind_accepted").map(fmt),
             "Rejected": col("blind_rejected").map(fmt),
@@ -471,12 +483,30 @@ def table_5(a: Analysis) -> Table:
     note = (
         f"Agreement is measured on {where}: the share of presentations (item, order, labels, phrasing) where "
         "the model picks the gate model's option, over those both answered, each item counting once. "
-        "Expected if independent = sum over slots of the model's pick rate x the gate model's pick rate on "
-        "the same presentations, per option count N, combined by each N's share of the items; it is 1/N only "
-        "when neither model has a positional habit. Accepted and Rejected are blind accuracy on each set "
-        "(Table 3); Gap = rejected - accepted."
+        "Expected, content-blind = sum over slots of the model's pick rate x the gate model's pick rate on "
+        "the same presentations, per option count N, combined by each N's share of the items: the null for "
+        "two pickers that read nothing (1/N only when neither has a positional habit). Two models that each "
+        "know some items, independently, agree more than that: Expected, knowing independently = a x g + "
+        "(1 - a)(1 - g)/(N - 1), from the two blind accuracies a and g with wrong picks spread evenly "
+        "(N from the mean of 1/N). Agreement above the second, not the first, points to a shared leak. "
+        "Accepted and Rejected are blind accuracy on each set (Table 3); Gap = rejected - accepted, with no "
+        "chance adjustment: the two sets' chance can differ on a mixed bank."
     )
     return Table("table5", TITLES["table5"], frame, shown, note)
+
+
+def knowing_null(a: Analysis, models: pd.Series) -> pd.Series:
+    """Per model: the agreement with the gate model expected if both answer by independent knowledge,
+    ``a g + (1 - a)(1 - g) / (N - 1)`` from blind accuracies on the agreement set (NaN without them)."""
+    s = _at(a.summary, a.agreement_set) if not a.summary.empty else a.summary
+    if s.empty or a.gate is None:
+        return pd.Series(np.nan, index=models.index)
+    acc = s.set_index("model")["blind_acc"]
+    chance = s.set_index("model")["chance"]
+    g = float(acc.get(a.gate.gate_model, np.nan))
+    m = models.map(acc).astype(float)
+    wrong = 1.0 / (1.0 / models.map(chance).astype(float) - 1.0)
+    return m * g + (1 - m) * (1 - g) * wrong
 
 
 def _sweep_table(a: Analysis, name: str, sweep_frame: pd.DataFrame, conditions: Sequence[str]) -> Table:
@@ -531,9 +561,10 @@ def table_8(a: Analysis) -> Table:
     shown["Single-order"] = frame["single_order"].map(fmt)
     note = (
         f"Set: {a.detail_set}. Position-free = the mean over items of each item's accuracy over its N forced "
-        "placements (the bank's mean of 1/N when the choice ignores content); 95% t interval over those "
-        "item means, clipped to [0, 1]. Sum = the slot accuracies summed per N (1 when the choice ignores "
-        "content). Single-order = blind accuracy on the baseline orders of the same set."
+        "placements (the bank's mean of 1/N when the choice ignores content); 95% item-level interval over "
+        "those item means (Wilson at their effective sample size). Sum = the slot accuracies summed per N "
+        "(1 when the choice ignores content). Single-order = blind accuracy on the baseline orders of the "
+        "same set."
     )
     if frame["chance"].nunique() > 1 or _mixed(a, a.detail_set):
         note += (

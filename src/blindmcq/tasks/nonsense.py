@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import chance_test
+from blindmcq.analysis.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
@@ -41,6 +41,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.tasks.presentations import select_orders
 from blindmcq.tasks.probe import run_probe
 
 log = logging.getLogger(__name__)
@@ -53,18 +54,22 @@ BY = ["model", "protocol", "setting"]
 _MD_HEADING = {"uk": "Остаточна відповідь:", "en": "Final answer:"}
 
 
-def place_keys(items: Sequence[Item], skew: str, seed: int) -> list[Item]:
-    """The items with their keys moved to the slots ``skew_slots`` gives (distractors keep their
-    relative order); ``none`` leaves them as drawn. Ids stay: the content is the same item's."""
+def place_keys_shown(items: Sequence[Item], skew: str, seed: int, order: Sequence[int] | None) -> list[Item]:
+    """The items with their keys moved (distractors keep their relative order; ids stay: the content is
+    the same item's) so that, shown in ``order`` (slot s shows published option
+    ``order[s]``; None: as published), the key sits in the slot ``skew_slots`` gives. So the skew holds
+    in every order asked, not only the published one: rotating the options of a skewed bank would move
+    its keys to every slot equally, and a pattern the examples reveal could never pay."""
     if skew == "none":
         return list(items)
     n_options = {item.n_options for item in items}
     if len(n_options) > 1:
         raise ValueError("key placement needs items with one number of options")
     slots = skew_slots(len(items), skew, n_options.pop() if items else 4, seed)  # type: ignore[arg-type]
+    published = [int(order[s]) if order is not None else s for s in slots]
     return [
         dataclasses.replace(item, options=key_at(item, slot), key=slot)
-        for item, slot in zip(items, slots, strict=True)
+        for item, slot in zip(items, published, strict=True)
     ]
 
 
@@ -139,9 +144,17 @@ def run_nonsense(
     bank = generate_nonsenseqa(seed, n_test=n_test, words=words)
     prompt = configs.get("prompt", phrasing)
     condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
+    n_options = bank.test[0].n_options if bank.test else 4
+    # with keys=skew each order gets its own placement, so the skew holds in every order shown
+    per_order = [(o, list(perm)) for o, perm in select_orders(n_options, orders, key="orders")]
     parts = []
     for protocol, skew in _runs(protocols, skews, runs):
-        items = place_keys(bank.test, skew if keys == "skew" else "none", seed)
+        placed = skew if keys == "skew" else "none"
+        versions = (
+            [(place_keys_shown(bank.test, placed, seed, perm), [o]) for o, perm in per_order]
+            if placed != "none"
+            else [(list(bank.test), orders)]
+        )
         protocol_cfg = {
             **configs.get("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
         }  # fmt: skip
@@ -151,12 +164,15 @@ def run_nonsense(
             reasoning["max_tokens"] = md_max_tokens
             if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
-        df = run_probe(
-            items, model_cfg=cfg, prompt=prompt, labels=configs.get("labels", labels),
-            reasoning=reasoning, condition=condition, protocol_cfg=protocol_cfg,
-            label_schemes=configs.options["labels"], cache_path=cache_path,
-            backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
-        )  # fmt: skip
+        df = pd.concat([
+            run_probe(
+                items, model_cfg=cfg, prompt=prompt, labels=configs.get("labels", labels),
+                reasoning=reasoning, condition={**condition, "full_orders": asked},
+                protocol_cfg=protocol_cfg, label_schemes=configs.options["labels"], cache_path=cache_path,
+                backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
+            )
+            for items, asked in versions
+        ], ignore_index=True)  # fmt: skip
         df["setting"] = f"fewshot={skew}"
         parts.append(df)
     predictions = pd.concat(parts, ignore_index=True)
@@ -184,10 +200,20 @@ def summarise(predictions: pd.DataFrame) -> pd.DataFrame:
     bias = fewshot_bias(predictions, BY).drop(columns=["n", "accuracy"])
     var = order_variance(predictions, BY).rename(columns={"variance": "order_variance"})
     out = acc.merge(shares.reset_index(), on=BY).merge(bias, on=BY).merge(var, on=BY)
+    # the unit is the item: its orders are not independent draws (a picker that ignores content but
+    # keeps to one option answers an item the same way in every order)
+    item_level = {
+        key: clustered_proportion(g["correct"].astype(float), g["item_id"].astype(str))
+        for key, g in predictions.groupby(BY, sort=True)
+    }
+    shares_of = [item_level[tuple(r)] for r in out[BY].itertuples(index=False)]
+    out["ci_low"] = [c.lo for c in shares_of]
+    out["ci_high"] = [c.hi for c in shares_of]
+    out["items"] = [c.items for c in shares_of]
     out["p_above_chance"] = [
-        chance_test(int(k), int(n), float(c))
-        for k, n, c in zip(out["correct"], out["n"], out["chance"], strict=True)
+        clustered_chance_test(c, float(ch)) for c, ch in zip(shares_of, out["chance"], strict=True)
     ]
+    out["p_holm"] = holm(out["p_above_chance"])  # every row is one test of the family
     out.insert(2, "skew", out.pop("setting").str.removeprefix("fewshot="))
     rank = {"protocol": {"sl": 0, "md": 1}.get, "skew": {s: i for i, s in enumerate(ALL_SKEWS)}.get}
     out = out.sort_values(["model", "protocol", "skew"], key=lambda c: c.map(rank.get(c.name, lambda v: v)))
@@ -214,19 +240,22 @@ def markdown(summary: pd.DataFrame, variance: pd.DataFrame, meta: Mapping[str, A
         f"{meta.get('n_test')} test items, full condition, phrasing `{meta.get('phrasing')}`, orders "
         f"{meta.get('orders')}), {meta.get('n_shots')} few-shot examples from the few-shot split. Test keys: "
         + ("placed like the examples' answers." if meta.get("keys") == "skew" else "as drawn (uniform).")
-        + " Content cannot earn a point, so any accuracy above chance is bias. Accuracy with 95% Wilson "
-        "interval; p = one-sided exact binomial test against chance; uncertain, tie and unparseable count "
+        + " Content cannot earn a point, so any accuracy above chance is bias. The unit is the item (its "
+        "orders are not independent): accuracy with the Rao-Scott 95% interval (Wilson at the effective "
+        "sample size, calls divided by the item design effect); p = one-sided binomial test against chance "
+        "at that size; Holm p adjusts it over every row of the table; uncertain, tie and unparseable count "
         "as wrong.",
         "",
-        "| model | protocol | few-shot | n | accuracy [95% CI] | p (> chance) | keys in A | picks in A "
-        "| unparseable | uncertain | tie | names pattern |",
-        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | protocol | few-shot | n | accuracy [95% CI] | p (> chance) | Holm p | keys in A "
+        "| picks in A | unparseable | uncertain | tie | names pattern |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in summary.itertuples():
         lines.append(
             f"| {r.model} | {r.protocol.upper()} | {r.skew} | {r.n} | {_fmt(r.accuracy)} "
-            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.p_above_chance:.2g} | {_fmt(r.key_rate_a, 2)} "
-            f"| {_fmt(r.pick_rate_a, 2)} | {_fmt(r.unparseable_rate, 2)} | {_fmt(r.uncertain_rate, 2)} "
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.p_above_chance:.2g} | {r.p_holm:.2g} "
+            f"| {_fmt(r.key_rate_a, 2)} | {_fmt(r.pick_rate_a, 2)} | {_fmt(r.unparseable_rate, 2)} "
+            f"| {_fmt(r.uncertain_rate, 2)} "
             f"| {_fmt(r.tie_rate, 2)} | {_fmt(r.explicit_rate, 2)} |"
         )
     lines += ["", "Variance of accuracy across option orders (population variance over the orders run):", ""]
@@ -251,11 +280,11 @@ def _reading(summary: pd.DataFrame) -> list[str]:
             continue
         chance = sl.chance
         verdict = (
-            "above chance"
-            if sl.ci_low > chance
+            f"above chance (item-level, Holm p {sl.p_holm:.2g})"
+            if sl.p_holm < 0.05
             else "below chance"
             if sl.ci_high < chance
-            else "not distinguishable from chance"
+            else f"not distinguishable from chance (item-level, Holm p {sl.p_holm:.2g})"
         )
         interval = f"{_fmt(sl.accuracy)} [{_fmt(sl.ci_low)}, {_fmt(sl.ci_high)}]"
         text = f"- {model}, few-shot `{skew}`: SL {interval}, {verdict} (chance {chance:.2f})"
