@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -369,7 +369,7 @@ def parse_converse_response(raw: Mapping[str, Any]) -> ModelResponse:
     return ModelResponse(
         text=text,
         status="refused" if stop in REFUSAL_STOP_REASONS else "ok",
-        input_tokens=usage.get("inputTokens"),
-        output_tokens=usage.get("outputTokens"),
+        input_tokens=coerce_tokens(usage.get("inputTokens")),
+        output_tokens=coerce_tokens(usage.get("outputTokens")),
         meta=meta,
     )

@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.backends.bedrock import (
     FinalError,
     RetryableError,
@@ -390,8 +390,8 @@ def parse_chat(data: Mapping[str, Any], choices: tuple[str, ...] = ()) -> ModelR
     response = ModelResponse(
         text=text,
         status="refused" if refused else "ok",
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
+        input_tokens=coerce_tokens(usage.get("prompt_tokens")),
+        output_tokens=coerce_tokens(usage.get("completion_tokens")),
         meta=meta,
     )
     if choices:
@@ -442,7 +442,7 @@ def parse_responses(data: Mapping[str, Any]) -> ModelResponse:
     return ModelResponse(
         text="".join(texts),
         status="refused" if refused or (meta["stop_reason"] == "content_filter") else "ok",
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
+        input_tokens=coerce_tokens(usage.get("input_tokens")),
+        output_tokens=coerce_tokens(usage.get("output_tokens")),
         meta=meta,
     )

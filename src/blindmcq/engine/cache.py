@@ -10,9 +10,13 @@ Shared in-flight calls: before paying for a call, a runner claims a lease on its
 key, holder, expiry). A process that finds a live lease held by another waits for that holder's row
 (polling with backoff) instead of paying again; a holder that crashed loses its lease at expiry (a live
 holder renews its leases) and the waiter takes over. A locked database (another writer holding it
-longer than ``busy_timeout_s``) is waited out with backoff and a log line, never a crash. A row that does
-not decode (bad JSON, wrong fields) is reported with its key and treated as a miss; the next answer
-replaces it.
+longer than ``busy_timeout_s``) is waited out with backoff and a log line, never a crash. Every row read
+is checked against one typed schema (``backends.base.response_from_dict``: field types, a known
+``status`` that agrees with the row's own column); a row that does not fit (bad JSON, a string where a
+token count belongs, an unknown status) is reported with its key and treated as a miss; the next answer
+replaces it. Token counts are coerced to integers before a row is written (``conform_usage``). A damaged
+file (an unreadable page) stops with one line naming it and the recovery command,
+``blindmcq cache check --repair FILE`` (``blindmcq.engine.cache_cli``).
 
 Error responses (status ``error``) are not stored unless ``cache_errors=True``, so a rerun retries them.
 """
@@ -31,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from blindmcq.backends.base import ModelResponse
+from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict
 from blindmcq.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -59,6 +63,17 @@ CREATE TABLE IF NOT EXISTS leases (
 _CHUNK = 500  # keys per SELECT ... IN (...), below SQLite's variable limit
 
 
+def row_problem(payload: str, status: str | None = None) -> ModelResponse | str:
+    """The response a stored row holds, or why it does not fit the schema (a one-line reason)."""
+    try:
+        response = response_from_dict(json.loads(payload))
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if status is not None and status != response.status:
+        return f"status column {status!r} disagrees with the response's {response.status!r}"
+    return response
+
+
 class CachedResponse(NamedTuple):
     response: ModelResponse
     time: str  # ISO 8601 UTC time the call completed
@@ -79,6 +94,19 @@ class Claim(NamedTuple):
 
 class CacheLocked(InputError):
     """The database stayed locked for longer than ``lock_wait_s``."""
+
+
+class CacheDamaged(InputError):
+    """The database file itself is damaged (a page does not read)."""
+
+
+def recovery_command(path: str) -> str:
+    return f"blindmcq cache check --repair {path}"
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("malformed", "not a database", "disk image", "file is not"))
 
 
 class ResponseCache:
@@ -122,8 +150,13 @@ class ResponseCache:
 
             with self._lock:
                 self._retry(setup)
+        except InputError:
+            raise
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a usable response cache ({exc})", file=self.path) from exc
+            raise InputError(
+                f"not a usable response cache ({exc}); recover with: {recovery_command(self.path)}",
+                file=self.path,
+            ) from exc
 
     # locking --------------------------------------------------------------------------------
 
@@ -133,10 +166,20 @@ class ResponseCache:
         while True:
             try:
                 return fn()
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
+                    try:
+                        self._conn.execute("ROLLBACK")
+                    except sqlite3.DatabaseError:
+                        pass
                 text = str(exc).lower()
+                if _is_damage(exc):
+                    raise CacheDamaged(
+                        f"the response cache is damaged ({exc}); recover with: {recovery_command(self.path)}",
+                        file=self.path,
+                    ) from None
+                if not isinstance(exc, sqlite3.OperationalError):
+                    raise
                 if "locked" not in text and "busy" not in text:
                     raise
                 if self.lock_wait_s is not None and waited >= self.lock_wait_s:
@@ -171,20 +214,14 @@ class ResponseCache:
 
     # rows -----------------------------------------------------------------------------------
 
-    def _decode(self, key: str, time: str, payload: str) -> CachedResponse | None:
-        try:
-            data = json.loads(payload)
-            if not isinstance(data, dict):
-                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-            response = ModelResponse(**data)
-            if not isinstance(response.text, str) or not isinstance(response.meta, dict):
-                raise TypeError("text must be a string and meta an object")
-        except (ValueError, TypeError) as exc:
+    def _decode(self, key: str, time: str, payload: str, status: str | None = None) -> CachedResponse | None:
+        problem = row_problem(payload, status)
+        if isinstance(problem, str):
             if key not in self._corrupt:
-                log.warning("%s: corrupt cache row %s (%s); treated as a miss", self.path, key, exc)
+                log.warning("%s: corrupt cache row %s (%s); treated as a miss", self.path, key, problem)
             self._corrupt.add(key)
             return None
-        return CachedResponse(response, time)
+        return CachedResponse(problem, time)
 
     def get(self, key: str) -> CachedResponse | None:
         return self.get_many([key]).get(key)
@@ -195,10 +232,11 @@ class ResponseCache:
         with self._lock:
             for start in range(0, len(unique), _CHUNK):
                 chunk = unique[start : start + _CHUNK]
-                sql = f"SELECT key, time, response FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT key, time, response, status FROM responses WHERE key IN ({marks})"
                 rows = self._retry(lambda sql=sql, chunk=chunk: self._conn.execute(sql, chunk).fetchall())
-                for key, time, payload in rows:
-                    hit = self._decode(key, time, payload)
+                for key, time, payload, status in rows:
+                    hit = self._decode(key, time, payload, status)
                     if hit is not None:
                         found[key] = hit
         return found
@@ -216,7 +254,11 @@ class ResponseCache:
         """Store a response unless it is an uncached error; True when a row was written. ``holder``'s
         lease on the key is released in the same transaction (also when nothing is stored)."""
         store = response.status != "error" or self.cache_errors
+        conform_usage(response)  # a provider's "10" is stored (and recorded) as 10
         payload = json.dumps(asdict(response), ensure_ascii=False, default=str)
+        if store and isinstance(row_problem(payload, response.status), str):
+            log.warning("%s: response for %s does not fit the cache schema; not stored", self.path, key)
+            store = False
         with self._lock:
             # a row that did not decode is replaced; a good one is kept (the first answer wins)
             verb = "REPLACE" if key in self._corrupt else "IGNORE"
@@ -252,9 +294,9 @@ class ResponseCache:
                 now = _time.time()
                 for key in keys:
                     row = self._conn.execute(
-                        "SELECT time, response FROM responses WHERE key = ?", (key,)
+                        "SELECT time, response, status FROM responses WHERE key = ?", (key,)
                     ).fetchone()
-                    hit = self._decode(key, row[0], row[1]) if row else None
+                    hit = self._decode(key, row[0], row[1], row[2]) if row else None
                     if hit is not None:
                         out[key] = Claim("hit", cached=hit)
                         continue
@@ -309,6 +351,32 @@ class ResponseCache:
             )
         return (str(row[0]), float(row[1])) if row else None
 
+    # checking -------------------------------------------------------------------------------
+
+    def bad_rows(self) -> tuple[int, list[tuple[str, str]]]:
+        """(rows read, [(key, reason)] for each row that does not fit the schema)."""
+        with self._lock:
+            rows = self._retry(
+                lambda: self._conn.execute("SELECT key, response, status FROM responses").fetchall()
+            )
+        bad = []
+        for key, payload, status in rows:
+            problem = row_problem(payload, status)
+            if isinstance(problem, str):
+                bad.append((str(key), problem))
+        return len(rows), bad
+
+    def drop(self, keys: list[str]) -> int:
+        """Delete the rows of ``keys``; returns how many went."""
+        with self._lock:
+
+            def delete() -> int:
+                return sum(
+                    self._conn.execute("DELETE FROM responses WHERE key = ?", (k,)).rowcount for k in keys
+                )
+
+            return int(self._transaction(delete))
+
     # the rest -------------------------------------------------------------------------------
 
     def keys(self) -> set[str]:
@@ -336,3 +404,67 @@ class ResponseCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def integrity_problem(path: str | os.PathLike[str]) -> str | None:
+    """SQLite's own check of the file (``PRAGMA quick_check``): None when sound, else its first line."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True)
+        try:
+            result = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    first = str(result[0][0]) if result else "no answer"
+    return None if first == "ok" else first
+
+
+def salvage(path: str | os.PathLike[str]) -> tuple[Path, int, bool]:
+    """Rebuild a damaged cache file: copy every row that still reads (and fits the schema) into a new
+    file, keep the damaged one beside it as ``<name>.damaged-<time>``, and put the new one in its place.
+    Returns (where the damaged file went, rows kept, whether the read reached the end)."""
+    path = Path(path)
+    fresh = path.with_name(path.name + ".salvage")
+    for stale in (fresh, Path(f"{fresh}-wal"), Path(f"{fresh}-shm")):
+        stale.unlink(missing_ok=True)
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    complete = True
+    try:
+        src = sqlite3.connect(f"file:{path.as_posix()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        src, complete = None, False
+    if src is not None:
+        try:  # in key order, until a page that does not read
+            cur = src.execute(
+                "SELECT key, backend, model, status, time, response FROM responses ORDER BY key"
+            )
+            for row in cur:
+                if isinstance(row_problem(row[5], row[3]), ModelResponse):
+                    rows.append(tuple(map(str, row)))  # type: ignore[arg-type]
+        except sqlite3.DatabaseError:
+            complete = False
+        finally:
+            src.close()
+    with ResponseCache(fresh) as out, out._lock:
+
+        def copy() -> None:
+            out._conn.executemany(
+                "INSERT OR IGNORE INTO responses (key, backend, model, status, time, response)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+        out._transaction(copy)
+        out._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = path.with_name(f"{path.name}.damaged-{stamp}")
+    path.rename(kept)
+    for side in ("-wal", "-shm"):
+        extra = Path(f"{path}{side}")
+        if extra.exists():
+            extra.rename(Path(f"{kept}{side}"))
+    fresh.rename(path)
+    for side in ("-wal", "-shm"):
+        Path(f"{fresh}{side}").unlink(missing_ok=True)
+    return kept, len(rows), complete
