@@ -38,6 +38,7 @@ from filelock import FileLock
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
 from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
@@ -264,7 +265,12 @@ def sweep_job(
     predictions = probe_from_params(params, label_schemes=load_label_schemes())
     write_predictions(predictions, out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
+    share = float(params["analysis"].get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+    check_failed_calls(
+        predictions, share, models=[str(params["model"]["name"])], where=str(out_dir / "predictions.parquet")
+    )
     gate, predictions = sweep_gate(params, predictions, out_dir)
+    check_failed_calls(predictions, share, where=str(out_dir))
     empty_gate = gate is not None and not gate.accepted
     if empty_gate:
         assert gate is not None
@@ -274,7 +280,9 @@ def sweep_job(
             gate.gate_model, gate.k, len(gate.rejected),
         )  # fmt: skip
     analysis = analyze(
-        predictions, gate=None if empty_gate else gate, base=base,
+        predictions,
+        gate=None if empty_gate else gate,
+        base=base,
         failed_calls=str(params["analysis"].get("failed_calls", "drop")),
     )
     write_tables(out_dir / "tables", build_tables(analysis))
