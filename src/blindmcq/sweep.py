@@ -49,10 +49,11 @@ from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
-from blindmcq.secrets import scrub, scrub_text, scrub_tree
+from blindmcq.secrets import install_env_resolver, scrub, scrub_text, scrub_tree
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
+install_env_resolver()  # every value a job resolves from ${oc.env:...} is scrubbed by value (docs/config.md)
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
     "blind_acc/all", "full_acc/all", "habit/all", "excess/all", "blind_acc/accepted", "excess/accepted",
@@ -236,7 +237,7 @@ def sweep_gate(
         gate_predictions = probe_from_params(
             params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
         )
-        write_predictions(gate_predictions, out_dir / "gate_predictions.parquet")
+        write_predictions(scrub_frame(gate_predictions), out_dir / "gate_predictions.parquet")
         predictions = pd.concat([predictions, gate_predictions], ignore_index=True)
         for col in predictions.columns:  # categories differ between the frames; re-unify them
             if isinstance(gate_predictions[col].dtype, pd.CategoricalDtype):
@@ -255,6 +256,25 @@ def sweep_gate(
     return result, predictions
 
 
+def scrub_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every credential value (``secrets.secret_values`` and key shapes) masked in its
+    text columns: a config value resolved from the environment (``prompt.name=${oc.env:MY_PAT}``)
+    reaches the ``phrasing`` column, and the predictions file is an MLflow artifact."""
+    out = frame.copy()
+    for col in out.columns:
+        series = out[col]
+        categorical = isinstance(series.dtype, pd.CategoricalDtype)
+        if not (categorical or series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
+            continue
+        values = series.cat.categories if categorical else {v for v in series if isinstance(v, str)}
+        clean = {v: scrub_text(v, assignments=False) for v in values if isinstance(v, str)}
+        changed = {v: c for v, c in clean.items() if c != v}
+        if changed:
+            fixed = series.astype(object).map(lambda v, m=changed: m.get(v, v) if isinstance(v, str) else v)
+            out[col] = fixed.astype("category") if categorical else fixed.astype(series.dtype)
+    return out
+
+
 def sweep_job(
     params: dict[str, Any],
     out_dir: Path,
@@ -263,7 +283,7 @@ def sweep_job(
     sweep_overrides: Sequence[str] = (),
 ) -> dict[str, float]:
     predictions = probe_from_params(params, label_schemes=load_label_schemes())
-    write_predictions(predictions, out_dir / "predictions.parquet")
+    write_predictions(scrub_frame(predictions), out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
     share = float(params["analysis"].get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
     check_failed_calls(

@@ -42,6 +42,7 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
 )
 from blindmcq.errors import ConfigError
+from blindmcq.secrets import register_secret
 
 APIS = ("chat", "responses")
 AUTHS = ("none", "api_key", "bedrock")
@@ -184,6 +185,7 @@ class OpenAIBackend:
             key = os.environ.get(env)
             if not key:
                 raise ConfigError("api_key_env", f"environment variable {env} is not set")
+            register_secret(key)  # whatever the variable's name, its value is scrubbed wherever it lands
             return key, None
         if self.auth == "bedrock":
             key = os.environ.get(BEDROCK_KEY_ENV)
@@ -193,7 +195,10 @@ class OpenAIBackend:
                 raise ConfigError("regions", "SigV4 signing needs the endpoint's region")
             return "sigv4", SigV4HttpxAuth(self.region)
         env = self.cfg.get("api_key_env")
-        return (os.environ.get(env) if isinstance(env, str) and env else None) or "none", None
+        key = (os.environ.get(env) if isinstance(env, str) and env else None) or "none"
+        if key != "none":
+            register_secret(key)
+        return key, None
 
     def client(self) -> Any:
         with self._client_lock:  # one client (and connection pool) shared by the runner's threads

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict
+from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict, scrub_response
 from blindmcq.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -255,6 +255,7 @@ class ResponseCache:
         lease on the key is released in the same transaction (also when nothing is stored)."""
         store = response.status != "error" or self.cache_errors
         conform_usage(response)  # a provider's "10" is stored (and recorded) as 10
+        scrub_response(response)  # an error body that echoes a key is never stored
         payload = json.dumps(asdict(response), ensure_ascii=False, default=str)
         if store and isinstance(row_problem(payload, response.status), str):
             log.warning("%s: response for %s does not fit the cache schema; not stored", self.path, key)

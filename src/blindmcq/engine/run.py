@@ -29,7 +29,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key, scrub_response
 from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError
 
@@ -64,9 +64,9 @@ def _error_response(exc: BaseException, started: float) -> ModelResponse:
 def _call_one(backend: Backend, request: ModelRequest) -> ModelResponse:
     started = _time.monotonic()
     try:
-        return backend.complete(request)
+        return scrub_response(backend.complete(request))
     except Exception as exc:  # any backend failure becomes a recorded error, never a crash
-        return _error_response(exc, started)
+        return scrub_response(_error_response(exc, started))
 
 
 def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelResponse]:
@@ -75,9 +75,9 @@ def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelRespons
         responses = list(backend.complete_many(requests))
         if len(responses) != len(requests):
             raise RuntimeError(f"complete_many returned {len(responses)} responses for {len(requests)}")
-        return responses
+        return [scrub_response(r) for r in responses]
     except Exception as exc:
-        return [_error_response(exc, started) for _ in requests]
+        return [scrub_response(_error_response(exc, started)) for _ in requests]
 
 
 def _limits(
@@ -184,6 +184,7 @@ def run_requests(
     done: list[Result] = []
 
     def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
+        scrub_response(response)  # also an error row cached before errors were scrubbed
         for n, index in enumerate(by_key[key]):
             # a repeated identical request in one run is answered by the first call, not sent again
             result = Result(requests[index], response, key, time, cached or n > 0, backend.name)

@@ -40,6 +40,9 @@ def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> d
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from blindmcq.secrets import install_env_resolver
+
+    install_env_resolver()  # values from ${oc.env:...} are secrets wherever they land
     conf = Path(conf_dir).resolve()
     if not (conf / "config.yaml").is_file():
         raise ConfigError("--conf", f"no config.yaml in {conf} (run from the project root or pass --conf)")
