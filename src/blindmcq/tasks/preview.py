@@ -27,10 +27,13 @@ from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_label_schemes
+from blindmcq.config.schema import validate
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import build_jobs, sample_items
+
+COMPOSED = "composed config (conf/config.yaml + overrides)"
 
 
 def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> dict[str, Any]:
@@ -55,6 +58,8 @@ def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> d
         raise ConfigError("overrides", f"{' '.join(overrides) or '(none)'}: {first}") from exc
     if not isinstance(params, dict):
         raise ConfigError("config", "the composed config is not a mapping")
+    # the same schema check as every other entry point (params.load_params, the sweep)
+    validate(params, file=COMPOSED)
     return params  # type: ignore[return-value]
 
 
