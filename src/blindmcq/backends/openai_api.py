@@ -40,6 +40,7 @@ from blindmcq.backends.bedrock import (
     RetryableError,
     RetryPolicy,
     call_with_retries,
+    parse_retry_after,
 )
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
@@ -284,7 +285,10 @@ class OpenAIBackend:
         except openai.APIConnectionError as exc:
             raise RetryableError("ConnectionError", type(exc).__name__) from exc
         except openai.APIStatusError as exc:
-            raise _status_error(exc.status_code, exc.response.text) from exc
+            error = _status_error(exc.status_code, exc.response.text)
+            if isinstance(error, RetryableError):
+                error.retry_after = parse_retry_after(exc.response.headers)
+            raise error from exc
         text = raw.text
         try:
             data = json.loads(text)

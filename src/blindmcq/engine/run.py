@@ -109,6 +109,17 @@ def tally(results: Sequence[Result]) -> dict[str, int]:
     }
 
 
+def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str, int]:
+    """The progress bar's counts plus ``retry_after``: how many of the calls paid for now waited because
+    the provider said ``Retry-After`` (shown once there is one)."""
+    waits = sum(
+        1
+        for r in results
+        if not r.cached and isinstance(r.response.meta, Mapping) and r.response.meta.get("retry_after_s")
+    )
+    return {**shown, "retry_after": waits} if waits else dict(shown)
+
+
 def new_holder() -> str:
     """A lease holder id unique to this run: host, process and a random part."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -264,7 +275,7 @@ def run_requests(
                     deferred.append(key)
                 else:
                     settle(key, response, time, cached=cached)
-            bar.set_postfix(counts(done), refresh=False)
+            bar.set_postfix(with_waits(counts(done), done), refresh=False)
         return deferred
 
     try:
@@ -288,7 +299,7 @@ def run_requests(
         if missing:
             cache.release(holder)  # whatever a failure left leased is free for others at once
         cache.on_wait = cache_on_wait
-        bar.set_postfix(counts(done), refresh=False)
+        bar.set_postfix(with_waits(counts(done), done), refresh=False)
         bar.close()
     assert all(r is not None for r in results), "engine lost a result"
     return [r for r in results if r is not None]
