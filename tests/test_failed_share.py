@@ -14,11 +14,10 @@ from omegaconf import OmegaConf
 
 from blindmcq.analysis.failures import RunFailed, check_failed_calls
 from blindmcq.config.schema import validate
-from blindmcq.datasets.items import write_items
-from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
+NONSENSE = ["dataset=nonsenseqa", "dataset.n_test=6", "dataset.n_fewshot=0"]
 
 
 def _frame(statuses: dict[str, list[str]]) -> pd.DataFrame:
@@ -73,10 +72,8 @@ def test_a_sweep_whose_model_answered_nothing_stops_before_it_reports(
 ) -> None:
     from blindmcq.sweep import sweep_job
 
-    items = load_dataset({"loader": "nonsense", "name": "n", "n_test": 6, "n_fewshot": 0, "seed": 0})
-    write_items(tmp_path / "results/corpus/items.jsonl", items)
-    monkeypatch.chdir(tmp_path)
-    params = _compose([
+    monkeypatch.chdir(tmp_path)  # no corpus here: the job builds its dataset's own
+    params = _compose([*NONSENSE,
         "model=fault-demo", "model.faults.server_error=1.0", "model.faults.throttle=0",
         "model.faults.tail_rate=0", "model.faults.latency_s=0", "model.retry.max_attempts=1",
         "model@gate_model=longest", "probe.sample=4", "condition=blind",
@@ -90,15 +87,14 @@ def test_a_sweep_whose_model_answered_nothing_stops_before_it_reports(
 
 
 def test_the_sweep_entry_point_exits_non_zero_with_one_line(tmp_path: Path) -> None:
-    items = load_dataset({"loader": "nonsense", "name": "n", "n_test": 6, "n_fewshot": 0, "seed": 0})
-    write_items(tmp_path / "results/corpus/items.jsonl", items)
     import os
 
     env = {**os.environ, "BLINDMCQ_CONF": str(REPO / "conf"), "MLFLOW_TRACKING_URI": "",
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     proc = subprocess.run(
-        [sys.executable, "-m", "blindmcq.sweep", "model=fault-demo", "model.faults.server_error=1.0",
-         "model.faults.throttle=0", "model.faults.tail_rate=0", "model.retry.max_attempts=1",
+        [sys.executable, "-m", "blindmcq.sweep", *NONSENSE, "model=fault-demo",
+         "model.faults.server_error=1.0", "model.faults.throttle=0", "model.faults.tail_rate=0",
+         "model.retry.max_attempts=1",
          "model@gate_model=longest", "probe.sample=4", "condition=blind", "tracking=off",
          f"probe.cache={tmp_path}/cache.sqlite", f"hydra.run.dir={tmp_path}/run"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,

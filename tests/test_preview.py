@@ -39,8 +39,13 @@ def _items() -> list[Item]:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory with a corpus, as after the corpus stage."""
+    """A working directory with a corpus, as after the corpus stage (made-up items, and the fingerprint
+    of the default dataset config the stage would have written beside them)."""
+    from blindmcq.datasets.fingerprint import write_fingerprint
+
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", _items())
+    params = compose_params([], CONF)
+    write_fingerprint(tmp_path / "results" / "corpus", params["dataset"], int(params.get("seed", 0)))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -12,8 +12,6 @@ import pytest
 from omegaconf import OmegaConf
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.datasets.items import write_items
-from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine import run_requests
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.secrets import ENV_ALLOW, install_env_resolver, scrub_text
@@ -96,12 +94,11 @@ def _files_with(root: Path, needle: str) -> list[Path]:
 
 
 def test_a_sweep_with_an_env_value_in_a_plain_key_leaks_it_nowhere(tmp_path: Path) -> None:
-    items = load_dataset({"loader": "nonsense", "name": "n", "n_test": 6, "n_fewshot": 0, "seed": 0})
-    write_items(tmp_path / "results/corpus/items.jsonl", items)
     env = {**os.environ, "BLINDMCQ_CONF": str(REPO / "conf"), "MY_PAT": PAT,
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     command = [
-        sys.executable, "-m", "blindmcq.sweep", "model=longest", "model@gate_model=longest", "probe.sample=4",
+        sys.executable, "-m", "blindmcq.sweep", "dataset=nonsenseqa", "dataset.n_test=6",
+        "dataset.n_fewshot=0", "model=longest", "model@gate_model=longest", "probe.sample=4",
         "condition=blind", f"probe.cache={tmp_path}/cache.sqlite", "prompt.name=${oc.env:MY_PAT}",
         f"tracking.uri=sqlite:///{tmp_path}/mlruns/mlflow.db",
         f"tracking.artifact_location={tmp_path}/mlruns/artifacts", f"hydra.run.dir={tmp_path}/run",

@@ -117,6 +117,20 @@ def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignmen
     return "".join(out) + text[pos:]
 
 
+def scrub_response(response: Any) -> Any:
+    """A model response with its error text (and the provider message copied from it) scrubbed, in
+    place: a provider's 401 body may echo the key, and the error goes to the cache, the predictions'
+    ``error`` column and MLflow. Returns the response."""
+    if getattr(response, "error", None):
+        response.error = scrub_text(response.error)
+    meta = getattr(response, "meta", None)
+    if isinstance(meta, dict):
+        for name in ("provider_message", "error_message"):
+            if isinstance(meta.get(name), str):
+                meta[name] = scrub_text(meta[name])
+    return response
+
+
 def scrub(value: Any, environ: Mapping[str, str] | None = None) -> Any:
     """A config (mappings, lists, scalars) with secret keys dropped and secret values redacted."""
     if isinstance(value, Mapping):

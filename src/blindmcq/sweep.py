@@ -38,6 +38,7 @@ from filelock import FileLock
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from blindmcq import paths
 from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
 from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
@@ -216,7 +217,7 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
 
 
 def sweep_gate(
-    params: dict[str, Any], predictions: pd.DataFrame, out_dir: Path
+    params: dict[str, Any], predictions: pd.DataFrame, out_dir: Path, items_path: Path = paths.ITEMS
 ) -> tuple[GateResult | None, pd.DataFrame]:
     """This job's gate from its own ``gate`` and ``gate_model`` settings, and the predictions to analyse.
 
@@ -235,8 +236,9 @@ def sweep_gate(
         blind = {"name": "gate", "conditions": ["blind"], "blind_orders": orders, "full_orders": [],
                  "forced": False}  # fmt: skip
         gate_predictions = probe_from_params(
-            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
-        )
+            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model",
+            items_path=items_path,
+        )  # fmt: skip
         write_predictions(scrub_frame(gate_predictions), out_dir / "gate_predictions.parquet")
         predictions = pd.concat([predictions, gate_predictions], ignore_index=True)
         for col in predictions.columns:  # categories differ between the frames; re-unify them
@@ -254,6 +256,22 @@ def sweep_gate(
         gate_name, result.k, orders, len(result.accepted), len(result.rejected),
     )  # fmt: skip
     return result, predictions
+
+
+def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
+    """The items file built from ``params``'s dataset config: ``results/corpus/items.jsonl`` when its
+    fingerprint says so (``datasets.fingerprint``), else the corpus rebuilt for this config into
+    ``build_dir``, said in one log line."""
+    from blindmcq.datasets.fingerprint import corpus_mismatch
+    from blindmcq.params import section
+    from blindmcq.stages.corpus import build_corpus
+
+    reason = corpus_mismatch(params, paths.ITEMS)
+    if reason is None:
+        return paths.ITEMS
+    log.warning("%s: %s; building the corpus of this config in %s", who, reason, build_dir)
+    build_corpus(section(params, "dataset"), build_dir, seed=int(params.get("seed", 0)))
+    return build_dir / paths.ITEMS.name
 
 
 def scrub_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -282,14 +300,16 @@ def sweep_job(
     job_overrides: Sequence[str] = (),
     sweep_overrides: Sequence[str] = (),
 ) -> dict[str, float]:
-    predictions = probe_from_params(params, label_schemes=load_label_schemes())
+    # the items of this job's dataset config, never another config's corpus (issue 27, finding 1)
+    items_path = corpus_for(params, out_dir / "corpus", who="sweep")
+    predictions = probe_from_params(params, label_schemes=load_label_schemes(), items_path=items_path)
     write_predictions(scrub_frame(predictions), out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
     share = float(params["analysis"].get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
     check_failed_calls(
         predictions, share, models=[str(params["model"]["name"])], where=str(out_dir / "predictions.parquet")
     )
-    gate, predictions = sweep_gate(params, predictions, out_dir)
+    gate, predictions = sweep_gate(params, predictions, out_dir, items_path)
     check_failed_calls(predictions, share, where=str(out_dir))
     empty_gate = gate is not None and not gate.accepted
     if empty_gate:

@@ -74,22 +74,6 @@ def conform_usage(response: ModelResponse) -> ModelResponse:
     return response
 
 
-def scrub_response(response: ModelResponse) -> ModelResponse:
-    """``response`` with its error text (and the provider message copied from it) scrubbed, in place:
-    a provider's 401 body may echo the key, and the error goes to the cache, the predictions' ``error``
-    column and MLflow."""
-    from blindmcq.secrets import scrub_text as _scrub_text
-
-    if response.error:
-        response.error = _scrub_text(response.error)
-    meta = response.meta
-    if isinstance(meta, dict):
-        for name in ("provider_message", "error_message"):
-            if isinstance(meta.get(name), str):
-                meta[name] = _scrub_text(meta[name])
-    return response
-
-
 def response_from_dict(data: Any) -> ModelResponse:
     """The one typed schema of a stored response (the response cache's rows): a ``ModelResponse`` from
     its JSON object, or ValueError naming the first field that does not fit. Nothing is coerced here:

@@ -35,8 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict, scrub_response
+from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict
 from blindmcq.errors import InputError
+from blindmcq.secrets import scrub_response
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

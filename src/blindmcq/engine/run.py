@@ -29,9 +29,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key, scrub_response
+from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError
+from blindmcq.secrets import scrub_response
 
 log = logging.getLogger(__name__)
 

@@ -51,10 +51,13 @@ def expected_options(dataset: dict[str, Any]) -> int:
 
 def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
     """Write items.jsonl and verification.json for any dataset config; returns the verification report."""
+    from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, write_fingerprint
+
+    (Path(out_dir) / FINGERPRINT_NAME).unlink(missing_ok=True)  # a failed build leaves no stale claim
     if dataset.get("loader") == "pdf":
         from blindmcq.corpus.extract import extract_pdfs
 
-        return extract_pdfs(
+        report = extract_pdfs(
             pdf_paths(dataset),
             out_dir,
             source=dataset.get("source", "vkks"),
@@ -63,6 +66,8 @@ def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[
             seed=seed,
             corrections=corrections_path(dataset),
         )
+        write_fingerprint(out_dir, dataset, seed)  # which config these items come from (read by consumers)
+        return report
     from blindmcq.datasets.registry import load_dataset
 
     items = load_dataset(dataset)
@@ -76,6 +81,7 @@ def build_corpus(dataset: dict[str, Any], out_dir: Path, seed: int = 0) -> dict[
     }
     write_items(out_dir / paths.ITEMS.name, items)
     write_text(out_dir / paths.VERIFICATION.name, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    write_fingerprint(out_dir, dataset, seed)  # which config these items come from (read by consumers)
     return report
 
 

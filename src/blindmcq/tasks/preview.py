@@ -65,14 +65,17 @@ def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> d
 
 def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     """The first ``n`` of the items the probe stage would ask, in its order."""
-    if paths.ITEMS.is_file():
+    from blindmcq.datasets.fingerprint import corpus_mismatch
+
+    reason = corpus_mismatch(params, paths.ITEMS)  # items of another dataset config are never previewed
+    if reason is None:
         items = read_items(paths.ITEMS)
     else:
         from blindmcq.stages.corpus import build_corpus
 
         name = section(params, "dataset").get("name")
         print(
-            f"blindmcq preview: no {paths.ITEMS}; reading the dataset '{name}' the corpus stage's way"
+            f"blindmcq preview: {reason}; reading the dataset '{name}' the corpus stage's way"
             " (the default bank's PDFs take about a minute)",
             file=sys.stderr,
         )
