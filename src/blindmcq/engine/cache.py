@@ -9,7 +9,11 @@ answer when two jobs race on the same call. WAL needs a local file system (not N
 Shared in-flight calls: before paying for a call, a runner claims a lease on its key (table ``leases``:
 key, holder, expiry). A process that finds a live lease held by another waits for that holder's row
 (polling with backoff) instead of paying again; a holder that crashed loses its lease at expiry (a live
-holder renews its leases) and the waiter takes over. A locked database (another writer holding it
+holder renews its leases) and the waiter takes over. The holder id records host, pid and the process's
+start time (``make_holder``): a lease whose holder is a process of this host that no longer runs (or
+whose pid now belongs to another process) is taken at once, not after its expiry, and ``reap_dead``
+drops all such leases when a run starts (so a cleanup that failed, on a full disk, is redone then).
+A locked database (another writer holding it
 longer than ``busy_timeout_s``) is waited out with backoff and a log line, never a crash. Every row read
 is checked against one typed schema (``backends.base.response_from_dict``: field types, a known
 ``status`` that agrees with the row's own column); a row that does not fit (bad JSON, a string where a
@@ -26,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time as _time
@@ -95,6 +100,46 @@ class Claim(NamedTuple):
 
 class CacheLocked(InputError):
     """The database stayed locked for longer than ``lock_wait_s``."""
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` as the kernel counts it (``/proc/<pid>/stat`` field 22, clock
+    ticks since boot): with the pid, it tells a process from a later one that reuses its pid. None where
+    there is no /proc (then the pid alone is checked) or no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # the command name (field 2) is parenthesised and may hold spaces: split after its closing paren
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def make_holder(token: str) -> str:
+    """A lease holder id: ``host:pid:start:token`` (start: ``process_start`` of this process, or ``-``)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{process_start(pid) or '-'}:{token}"
+
+
+def holder_dead(holder: str) -> bool:
+    """True only when ``holder`` is known to be dead: a process of this host whose pid is gone, or is now
+    another process (a different start time). Holders of other hosts, and ids in another shape, are
+    never declared dead here: their leases run out at expiry as before."""
+    parts = holder.split(":")
+    if len(parts) != 4 or parts[0] != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False  # alive under another user (or unknowable): not ours to declare dead
+    start = process_start(pid)
+    return parts[2] != "-" and start is not None and start != parts[2]
 
 
 class CacheDamaged(InputError):
@@ -306,8 +351,10 @@ class ResponseCache:
                         "SELECT holder, expires FROM leases WHERE key = ?", (key,)
                     ).fetchone()
                     if lease is not None and lease[0] != holder and lease[1] > now:
-                        out[key] = Claim("held", expires=float(lease[1]))
-                        continue
+                        if not holder_dead(str(lease[0])):
+                            out[key] = Claim("held", expires=float(lease[1]))
+                            continue
+                        log.info("%s: lease on %s held by dead %s: taken over", self.path, key, lease[0])
                     self._conn.execute(
                         "INSERT OR REPLACE INTO leases (key, holder, expires) VALUES (?, ?, ?)",
                         (key, holder, now + ttl_s),
@@ -342,6 +389,18 @@ class ResponseCache:
                             "DELETE FROM leases WHERE key = ? AND holder = ?", (key, holder)
                         )
                     )
+
+    def reap_dead(self) -> int:
+        """Drop every lease whose holder is known dead (``holder_dead``): a crashed run's leases, and
+        those a failed cleanup (a full disk) left behind, are freed at the next start. Returns how many."""
+        with self._lock:
+            holders = self._retry(
+                lambda: [r[0] for r in self._conn.execute("SELECT DISTINCT holder FROM leases").fetchall()]
+            )
+            dead = [h for h in holders if holder_dead(str(h))]
+            for h in dead:
+                self._retry(lambda h=h: self._conn.execute("DELETE FROM leases WHERE holder = ?", (h,)))
+        return len(dead)
 
     def lease(self, key: str) -> tuple[str, float] | None:
         """(holder, expiry) of the lease on ``key``, if any."""

@@ -14,9 +14,7 @@ response and, not being cached, is retried by the next run.
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import socket
 import threading
 import time as _time
 import uuid
@@ -30,7 +28,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
-from blindmcq.engine.cache import ResponseCache, utc_now
+from blindmcq.engine.cache import ResponseCache, make_holder, utc_now
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import scrub_response
 
@@ -122,8 +120,9 @@ def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str,
 
 
 def new_holder() -> str:
-    """A lease holder id unique to this run: host, process and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """A lease holder id unique to this run: host, process, its start time and a random part
+    (``cache.make_holder``), so a crashed run's leases are known dead at once."""
+    return make_holder(uuid.uuid4().hex[:8])
 
 
 class _Renewer:
@@ -210,6 +209,14 @@ def run_requests(
     missing = [key for key in by_key if key not in hits]
 
     holder = new_holder()
+    if missing:
+        try:
+            reaped = cache.reap_dead()  # a crashed run's leases (or a failed cleanup's) are free now
+        except Exception as exc:  # never a reason not to run: they still expire
+            log.warning("could not free dead holders' leases (%s)", exc)
+            reaped = 0
+        if reaped:
+            log.info("freed the leases of %d dead run(s)", reaped)
     batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
     # (key, response, time, cached); response None: another process holds the key, come back later
     Outcome = tuple[str, ModelResponse | None, str, bool]
@@ -298,7 +305,10 @@ def run_requests(
         for pool in pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
         if missing:
-            cache.release(holder)  # whatever a failure left leased is free for others at once
+            try:
+                cache.release(holder)  # whatever a failure left leased is free for others at once
+            except Exception as exc:  # a full disk: the next start reaps them (cache.reap_dead)
+                log.warning("lease cleanup failed (%s); the next run frees them", exc)
         cache.on_wait = cache_on_wait
         bar.set_postfix(with_waits(counts(done), done), refresh=False)
         bar.close()
