@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.engine.cache import ResponseCache, make_holder, utc_now
-from blindmcq.errors import ConfigError
+from blindmcq.errors import ConfigError, InputError
 from blindmcq.secrets import scrub_response
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,28 @@ def tally(results: Sequence[Result]) -> dict[str, int]:
     }
 
 
+BREAKER_CALLS = 5
+# error codes and exception names that mean "the server could not be reached" (not a slow or bad answer)
+_CONNECTION_CODES = ("ConnectionError", "EndpointConnectionError", "ConnectTimeout")
+_CONNECTION_NAMES = ("ConnectionError", "ConnectionRefusedError", "APIConnectionError", "ConnectError",
+                     "EndpointConnectionError", "ConnectTimeoutError", "gaierror")  # fmt: skip
+
+
+class Unreachable(InputError):
+    """The backend's server could not be reached for several calls in a row (the circuit breaker)."""
+
+
+def connection_failed(response: ModelResponse) -> bool:
+    """Whether an error response says the server could not be reached at all."""
+    if response.status != "error":
+        return False
+    meta = response.meta if isinstance(response.meta, Mapping) else {}
+    if str(meta.get("error_code", "")) in _CONNECTION_CODES:
+        return True
+    head = (response.error or "").split(":", 1)[0].strip()
+    return head in _CONNECTION_NAMES
+
+
 def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str, int]:
     """The progress bar's counts plus ``retry_after``: how many of the calls paid for now waited because
     the provider said ``Retry-After`` (shown once there is one)."""
@@ -161,6 +183,7 @@ def run_requests(
     lease_ttl_s: float = 120.0,
     poll_s: tuple[float, float] = (0.05, 2.0),
     counts: Counter = tally,
+    breaker: int | None = BREAKER_CALLS,
 ) -> list[Result]:
     """Send every request and return one ``Result`` per request, in request order.
 
@@ -169,6 +192,10 @@ def run_requests(
     backend's own ``concurrency`` attribute (1 if it has none). With ``batch_size > 1`` and a backend
     offering ``complete_many``, uncached requests go in batches. ``counts`` turns the results settled so
     far into the progress bar's postfix (default ``tally``).
+
+    ``breaker``: after this many consecutive new calls that could not connect (``connection_failed``:
+    nothing listening at the URL, DNS, refused), the run stops with one line naming the URL
+    (``Unreachable``) instead of failing call by call; None: never.
 
     Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
     before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
@@ -180,6 +207,7 @@ def run_requests(
             return run_requests(
                 requests, backend, cache=own, concurrency=concurrency, progress=progress, desc=desc,
                 batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s, counts=counts,
+                breaker=breaker,
             )  # fmt: skip
     requests = list(requests)
     keys = [request_key(backend, request) for request in requests]
@@ -253,8 +281,10 @@ def run_requests(
         return key, response, time, False
 
     def task(batch: list[str], wait: bool = False) -> list[Outcome]:
+        if tripped.is_set():  # the breaker is open: nothing more is sent
+            return []
         outcomes, mine = claim(batch, wait)
-        if not mine:
+        if not mine or tripped.is_set():
             return outcomes
         todo = [first_request(key) for key in mine]
         if batched:
@@ -271,9 +301,12 @@ def run_requests(
         model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
     }
     finished: queue.SimpleQueue[Future[list[Outcome]]] = queue.SimpleQueue()
+    tripped = threading.Event()
     cache_on_wait = cache.on_wait
     cache.on_wait = lambda message: bar.set_postfix_str(message)
     renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
+
+    streak = [0]  # consecutive calls, paid for now, that could not connect
 
     def drain(submitted: int) -> list[str]:
         deferred: list[str] = []
@@ -281,8 +314,12 @@ def run_requests(
             for key, response, time, cached in finished.get().result():
                 if response is None:
                     deferred.append(key)
-                else:
-                    settle(key, response, time, cached=cached)
+                    continue
+                settle(key, response, time, cached=cached)
+                if not cached and breaker:
+                    streak[0] = streak[0] + 1 if connection_failed(response) else 0
+                    if streak[0] >= breaker:
+                        tripped.set()
             bar.set_postfix(with_waits(counts(done), done), refresh=False)
         return deferred
 
@@ -299,6 +336,13 @@ def run_requests(
         for key in deferred:  # the second round waits for the other holder's row (or its expiry)
             pools[first_request(key).model].submit(task, [key], True).add_done_callback(finished.put)
         drain(len(deferred))
+        if tripped.is_set():
+            where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
+            raise Unreachable(
+                f"{where}: {streak[0]} calls in a row could not connect; the run stopped "
+                f"({len(done)} of {len(requests)} calls settled, every answer so far is in the cache). "
+                "Is the server up?"
+            )
     finally:
         if renewer is not None:
             renewer.stop()
