@@ -48,7 +48,7 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
 from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
-from blindmcq.errors import BlindMCQError, ConfigError
+from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
 from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, scrub, scrub_text, scrub_tree
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
@@ -393,8 +393,11 @@ def main(cfg: DictConfig) -> float | None:
             scrub_tree(out_dir)
             if sweep_id:
                 scrub_tree(Path(sweep_id) / "multirun.yaml")
-    except BlindMCQError as exc:
-        message = scrub_text(str(exc), assignments=False)
+    except (BlindMCQError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise
+        text = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+        message = scrub_text(text, assignments=False)
         log.error("%s", message)  # the job's log file
         print(f"blindmcq sweep: error: {message}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -142,6 +142,13 @@ def holder_dead(holder: str) -> bool:
     return parts[2] != "-" and start is not None and start != parts[2]
 
 
+_UNWRITABLE = ("readonly", "read-only", "disk is full", "disk i/o error", "unable to open", "no space")
+
+
+class CacheUnwritable(InputError):
+    """The cache cannot be written: a full or read-only disk (one line naming the file)."""
+
+
 class CacheDamaged(InputError):
     """The database file itself is damaged (a page does not read)."""
 
@@ -226,6 +233,11 @@ class ResponseCache:
                     ) from None
                 if not isinstance(exc, sqlite3.OperationalError):
                     raise
+                if any(s in text for s in _UNWRITABLE):
+                    raise CacheUnwritable(
+                        f"cannot write the response cache ({exc}): free space or make it writable",
+                        file=self.path,
+                    ) from None
                 if "locked" not in text and "busy" not in text:
                     raise
                 if self.lock_wait_s is not None and waited >= self.lock_wait_s:

@@ -28,7 +28,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
-from blindmcq.engine.cache import ResponseCache, make_holder, utc_now
+from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder, utc_now
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.secrets import scrub_response
 
@@ -274,16 +274,29 @@ def run_requests(
                 delay = min(delay * 1.5, poll_s[1])
         return outcomes, mine
 
+    unstored: list[str] = []  # why paid answers could not be stored (a full or read-only disk)
+    unwritable: list[str] = []  # why a lease could not be written (nothing was paid for those)
+
     def store(key: str, request: ModelRequest, response: ModelResponse) -> Outcome:
         # committed in the worker, the moment the answer arrives: a crash now loses nothing paid for
         time = utc_now()
-        cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+        try:
+            cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+        except (CacheUnwritable, OSError) as exc:
+            # the answer is paid for: keep it for this run's results, send nothing more, and say so
+            unstored.append(str(exc))
+            tripped.set()
         return key, response, time, False
 
     def task(batch: list[str], wait: bool = False) -> list[Outcome]:
         if tripped.is_set():  # the breaker is open: nothing more is sent
             return []
-        outcomes, mine = claim(batch, wait)
+        try:
+            outcomes, mine = claim(batch, wait)
+        except CacheUnwritable as exc:  # not even a lease can be written: pay for nothing
+            unwritable.append(str(exc))
+            tripped.set()
+            return []
         if not mine or tripped.is_set():
             return outcomes
         todo = [first_request(key) for key in mine]
@@ -336,6 +349,14 @@ def run_requests(
         for key in deferred:  # the second round waits for the other holder's row (or its expiry)
             pools[first_request(key).model].submit(task, [key], True).add_done_callback(finished.put)
         drain(len(deferred))
+        if unwritable and not unstored:
+            raise CacheUnwritable(f"{unwritable[0]}; no call was sent")
+        if unstored:
+            raise CacheUnwritable(
+                f"{len(unstored)} paid answer(s) could not be stored and are lost ({unstored[0]}); "
+                "no further call was sent. Free space (or make the cache writable) and rerun: "
+                "only the missing calls are made"
+            )
         if tripped.is_set():
             where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
             raise Unreachable(
