@@ -81,6 +81,8 @@ def install_env_resolver() -> None:
 
     env.__blindmcq__ = True  # type: ignore[attr-defined]
     OmegaConf.register_new_resolver("oc.env", env, replace=True, use_cache=False)
+    # ${secret:NAME}, as under DVC (hydra_plugins/blindmcq_secrets.py): a reference, read where used
+    OmegaConf.register_new_resolver("secret", lambda name: f"secret-env://{name}", replace=True)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -115,6 +117,33 @@ def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignmen
         out += [text[pos : match.end()], REDACTED]
         pos = value.end()
     return "".join(out) + text[pos:]
+
+
+SECRET_REF = re.compile(r"secret-env://([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def resolve_secret_refs(value: Any, environ: Mapping[str, str] | None = None, key: str = "") -> Any:
+    """``value`` (a config) with every ``secret-env://NAME`` reference (what ``${secret:NAME}`` leaves in
+    ``params.yaml``, hydra_plugins/blindmcq_secrets.py) replaced by the variable's value, each value
+    registered as a secret (scrubbed wherever it lands). An unset variable is a ConfigError naming the key."""
+    env = os.environ if environ is None else environ
+    if isinstance(value, Mapping):
+        return {k: resolve_secret_refs(v, env, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(resolve_secret_refs(v, env, f"{key}[{i}]") for i, v in enumerate(value))
+    if not isinstance(value, str) or "secret-env://" not in value:
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            from blindmcq.errors import ConfigError
+
+            raise ConfigError(key or "config", f"secret-env://{name}: environment variable {name} is not set")
+        register_secret(env[name])
+        return env[name]
+
+    return SECRET_REF.sub(one, value)
 
 
 def scrub_response(response: Any) -> Any:

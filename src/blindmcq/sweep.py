@@ -50,7 +50,7 @@ from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
 from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
-from blindmcq.secrets import install_env_resolver, scrub, scrub_text, scrub_tree
+from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
@@ -373,7 +373,7 @@ def _resolve(cfg: DictConfig) -> dict[str, Any]:
         key = str(getattr(exc, "full_key", "") or "config")
         raise ConfigError(key, f"cannot resolve: {exc.msg}", file=CONFIG_SOURCE) from None
     assert isinstance(params, dict)
-    return params  # type: ignore[return-value]
+    return resolve_secret_refs(params)  # type: ignore[no-any-return]
 
 
 @hydra.main(config_path=hydra_conf_dir(), config_name="config", version_base=None)
