@@ -71,7 +71,7 @@ def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     if reason is None:
         items = read_items(paths.ITEMS)
     else:
-        from blindmcq.stages.corpus import build_corpus
+        from blindmcq.datasets.build import build_corpus
 
         name = section(params, "dataset").get("name")
         print(
