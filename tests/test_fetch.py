@@ -158,3 +158,23 @@ def test_a_config_needing_absent_inputs_stops_with_one_line(tmp_path: Path, caps
     # the default config needs nothing from data/
     default = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
     assert missing_inputs(default, tmp_path) == []
+
+
+def test_make_data_offline_exits_non_zero_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27, finding 13: `make data` that filled nothing does not exit 0."""
+    from blindmcq.datasets import fetch
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "data-sources.yaml").write_text(
+        yaml.safe_dump({"files": {"x.json": {"sha256": "0" * 64, "url": "http://127.0.0.1:9/x.json"}}}),
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(fetch, "_dvc_pull", lambda _root: False)
+    code = fetch.main(["fill", "--shared", str(tmp_path / "no-shared")])
+    assert code != 0 and not (root / "data").exists()
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "data/ not filled" in last and "defaults/" in last

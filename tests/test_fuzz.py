@@ -411,3 +411,14 @@ def test_presentation_configs_the_schema_accepts_give_prompts_or_a_named_error(c
     except BlindMCQError:
         return  # e.g. a template with an unknown {field}: named by the presentation code
     assert presentations and all(isinstance(p.user, str) and p.user for p in presentations)
+
+
+def test_make_test_runs_the_fuzz_tests_derandomized() -> None:
+    """Issue 27: the fuzz tests run derandomized in `make test`, not only under CI."""
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "BLINDMCQ_DERANDOMIZE=1" in recipe
+    conftest = (Path(__file__).resolve().parent / "conftest.py").read_text(encoding="utf-8")
+    assert 'os.environ.get("BLINDMCQ_DERANDOMIZE")' in conftest

@@ -39,8 +39,13 @@ def _items() -> list[Item]:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory with a corpus, as after the corpus stage."""
+    """A working directory with a corpus, as after the corpus stage (made-up items, and the fingerprint
+    of the default dataset config the stage would have written beside them)."""
+    from blindmcq.datasets.fingerprint import write_fingerprint
+
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", _items())
+    params = compose_params([], CONF)
+    write_fingerprint(tmp_path / "results" / "corpus", params["dataset"], int(params.get("seed", 0)))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -129,3 +134,18 @@ def test_preview_bad_input_is_one_line_and_exit_2(project: Path, capsys: pytest.
     assert "--items" in capsys.readouterr().err
     assert cli.main(["preview", "--conf", str(project)]) == 2  # no config.yaml there
     assert "config.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [("seed=foo", "seed"), ("model.concurrency=abc", "model.concurrency"),
+     ("probe.sample=-3", "probe.sample"), ("model.max_tokens=-1", "model.max_tokens")],
+)
+def test_preview_checks_the_composed_config_like_every_entry_point(
+    project: Path, capsys: pytest.CaptureFixture[str], override: str, key: str
+) -> None:
+    """Issue 27, finding 11: the schema check of params.load_params and the sweep, not a traceback or a
+    silently accepted value."""
+    assert cli.main(["preview", "model=longest", override, "--conf", str(CONF)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and key in err and "Traceback" not in err

@@ -17,17 +17,22 @@ from omegaconf import OmegaConf
 from blindmcq.analysis.gate import read_gate
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.config.schema import validate
-from blindmcq.datasets.items import write_items
-from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+# Generated NonsenseQA items (no data files needed): the dataset every sweep here is configured with.
+NONSENSE = ["dataset=nonsenseqa", "dataset.n_test=12", "dataset.n_fewshot=0"]
+
+
 def _items(root: Path, n: int = 12) -> None:
-    """Generated NonsenseQA items (no data files needed) as the corpus a sweep probes."""
-    items = load_dataset({"loader": "nonsense", "name": "n", "n_test": n, "n_fewshot": 0, "seed": 0})
-    write_items(root / "results/corpus/items.jsonl", items)
+    """The corpus stage's output for NONSENSE (with ``n`` items), fingerprint included, as the corpus a
+    sweep probes."""
+    from blindmcq.stages.corpus import build_corpus
+
+    dataset = _compose([*NONSENSE, f"dataset.n_test={n}"])["dataset"]
+    build_corpus(dataset, root / "results/corpus")
 
 
 def _compose(overrides: list[str]) -> dict:
@@ -58,7 +63,7 @@ def test_sweep_computes_its_own_gate(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     params = _compose([
         "model=constant-a", "model@gate_model=longest", "gate.k=3", "probe.sample=10", "condition=blind",
-        f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
+        *NONSENSE, f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
     ])  # fmt: skip
     out = tmp_path / "job"
     metrics = sweep_job(params, out, None)
@@ -85,7 +90,7 @@ def test_sweep_gate_with_an_empty_accepted_set_says_so(
     # constant slot 0 meets the key in 2 of the 8 orders of every item: at k=1 every item is rejected
     params = _compose([
         "model=constant-a", "model@gate_model=constant-a", "gate.k=1", "probe.sample=5", "condition=blind",
-        f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
+        *NONSENSE, f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
     ])  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="blindmcq.sweep"):
         metrics = sweep_job(params, tmp_path / "job", None)  # was KeyError: 'blind_acc_accepted'
@@ -123,7 +128,7 @@ def test_secrets_never_reach_sweep_outputs_or_mlflow(tmp_path: Path) -> None:
     _items(tmp_path)
     env = {**_env(), "MY_API_TOKEN": SECRET_TOKEN}
     common = [
-        "model=longest", "model@gate_model=longest", "probe.sample=4", "condition=blind",
+        "model=longest", "model@gate_model=longest", "probe.sample=4", "condition=blind", *NONSENSE,
         f"probe.cache={tmp_path}/cache.sqlite", f"tracking.uri=sqlite:///{tmp_path}/mlruns/mlflow.db",
         f"tracking.artifact_location={tmp_path}/mlruns/artifacts",
     ]  # fmt: skip
@@ -168,6 +173,7 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
         sys.executable, "-m", "blindmcq.sweep", "-m",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
         "model=constant-a,longest", "model@gate_model=longest", "probe.sample=5", "condition=blind",
+        *NONSENSE[:2], "dataset.n_test=30",
         f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_location={tmp_path}/artifacts",
         f"hydra.sweep.dir={tmp_path}/multirun", f"probe.cache={tmp_path}/cache.sqlite",
     ]  # fmt: skip
@@ -259,7 +265,7 @@ def test_parent_run_carries_sweep_params_summary_and_no_secret(
     sweep_dir.mkdir()
     store = tmp_path / "mlruns"
     fixed = [
-        "model@gate_model=longest", "probe.sample=5", "condition=blind",
+        "model@gate_model=longest", "probe.sample=5", "condition=blind", *NONSENSE,
         f"probe.cache={tmp_path}/cache.sqlite",
         f"tracking.uri=sqlite:///{store}/mlflow.db", f"tracking.artifact_location={store}/artifacts",
     ]  # fmt: skip

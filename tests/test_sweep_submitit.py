@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.datasets.items import write_items
-from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.cache import ResponseCache
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_submitit_local_multirun_shares_cache_and_nests_mlflow_runs(tmp_path: Path) -> None:
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
     # synthetic items (NonsenseQA): the sweep needs a corpus, not the real bank
-    write_items(tmp_path / "results/corpus/items.jsonl", generate_nonsenseqa(0, n_test=5, n_fewshot=0).test)
+    # (no corpus planted: each job builds the configured dataset's own, datasets.fingerprint)
     env = {
         **os.environ,
         "BLINDMCQ_CONF": str(REPO / "conf"),
@@ -34,6 +32,7 @@ def test_submitit_local_multirun_shares_cache_and_nests_mlflow_runs(tmp_path: Pa
         sys.executable, "-m", "blindmcq.sweep", "-m",
         "hydra/launcher=blindmcq_local", "hydra.launcher.timeout_min=20",
         "model=constant-a,longest", "model@gate_model=longest", "probe.sample=5", "condition=blind",
+        "dataset=nonsenseqa", "dataset.n_test=5", "dataset.n_fewshot=0",
         f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_location={tmp_path}/artifacts",
         f"hydra.sweep.dir={tmp_path}/multirun", f"probe.cache={tmp_path}/cache.sqlite",
     ]  # fmt: skip

@@ -8,6 +8,7 @@ blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache
 blindmcq audit FILE --out DIR         audit any bank (CSV, JSONL, Parquet) in one command
 blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and cache key (no call)
+blindmcq cache check [--repair] [FILE]  check the response cache's rows; drop bad ones, rebuild a damaged file
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ COMMANDS = {
         "audit any bank: surface leaks, blind probe and gate, in one command",
     ),
     "preview": ("blindmcq.tasks.preview", "print each probe call's wire request and cache key (no call)"),
+    "cache": ("blindmcq.engine.cache_cli", "check the response cache (cache check [--repair] [FILE])"),
 }
 
 

@@ -41,3 +41,10 @@ class ConfigError(BlindMCQError):
         self.key, self.file = key, file
         # With the file: "params.yaml: probe.smaple: unknown key; ..." (the schema's one line).
         super().__init__(one_line(f"{file}: {key}: {message}" if file else f"config key '{key}': {message}"))
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a failed write or read (a full or read-only disk): the path and the system's reason."""
+    where = exc.filename if exc.filename is not None else "?"
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return one_line(f"file {where}: {reason}")

@@ -14,6 +14,7 @@ import yaml
 
 from blindmcq.config.schema import Config, validate
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.secrets import resolve_secret_refs
 
 PARAMS_FILE = "params.yaml"
 
@@ -22,7 +23,8 @@ def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
     """``params.yaml`` as a mapping, after the schema check (a ConfigError names the file and key)."""
     params = _read(Path(path))
     validate(params, file=str(path))
-    return params
+    # ${secret:NAME} left a reference in params.yaml; the value is read now, where the calls are made
+    return resolve_secret_refs(params)
 
 
 def load_config(path: str | Path = PARAMS_FILE) -> Config:

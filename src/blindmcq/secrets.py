@@ -8,7 +8,13 @@ A credential is recognised three ways:
   ``k``, ``max_tokens``, ``api_key_env`` (the *name* of a variable, not its value);
 - by its value: any value of an environment variable whose name looks secret (so a config value
   resolved with ``${oc.env:MY_API_TOKEN}`` is caught wherever it lands), at least 6 characters long;
-- by its shape: an AWS access key id (``AKIA``/``ASIA`` and 16 more capitals or digits).
+- by its value, whatever the variable's name: every value a config resolved from the environment with
+  ``${oc.env:NAME}`` (``install_env_resolver`` wraps OmegaConf's ``oc.env`` so each resolved value is
+  remembered, ``register_secret``), except the variables of ``ENV_ALLOW`` (docs/config.md), and the
+  value of a model's ``api_key_env`` variable;
+- by its shape: an AWS access key id (``AKIA``/``ASIA`` and 16 more capitals or digits), an
+  ``Authorization: Bearer`` token and an OpenAI/Anthropic-style key (``sk-...``), as a provider's error
+  body may echo them.
 """
 
 from __future__ import annotations
@@ -22,6 +28,18 @@ from typing import Any
 REDACTED = "***"
 SECRET_WORDS = {"secret", "token", "password", "passwd", "credential", "credentials", "apikey", "passphrase"}
 AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+# an echoed credential in a provider's error body: "Bearer <token>", "sk-..." / "sk-proj-..." keys
+BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
+API_KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+# Environment variables whose values are not secret: ``${oc.env:NAME}`` of these is not scrubbed.
+ENV_ALLOW = frozenset({
+    "HOME", "USER", "LOGNAME", "PWD", "TMPDIR", "TMP", "TEMP", "LANG", "TZ", "SHELL", "HOSTNAME",
+    "XDG_CACHE_HOME", "XDG_DATA_HOME", "HF_HOME", "TORCH_HOME", "CUDA_VISIBLE_DEVICES",
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "SLURM_JOB_ID", "SLURM_ARRAY_TASK_ID",
+    "OMP_NUM_THREADS", "BLINDMCQ_CONF", "MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME",
+})  # fmt: skip
+_REGISTERED: set[str] = set()  # values resolved from the environment in this process
+_MISSING = object()
 MIN_SECRET_LEN = 6  # shorter env values ("1", "true") would redact ordinary text
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".log", ".txt", ".md", ".csv", ".html", ".tsv", ".jsonl"}
 MAX_SCRUB_BYTES = 50 * 2**20
@@ -42,14 +60,40 @@ def is_secret_key(name: object) -> bool:
     return len(words) > 1 and words[-1] == "key"  # api_key, secret_key, aws_secret_access_key
 
 
+def register_secret(value: object) -> None:
+    """Treat ``value`` as a credential from now on in this process (scrubbed by value wherever it lands).
+    Values shorter than ``MIN_SECRET_LEN`` are not registered (they would redact ordinary text)."""
+    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LEN:
+        _REGISTERED.add(value)
+
+
+def install_env_resolver() -> None:
+    """Wrap OmegaConf's ``oc.env`` so that every value it resolves (outside ``ENV_ALLOW``) is a secret
+    of this process. Idempotent; call before a config is resolved."""
+    from omegaconf import OmegaConf
+    from omegaconf.resolvers import oc
+
+    def env(key: str, default: Any = _MISSING) -> Any:
+        value = oc.env(key) if default is _MISSING else oc.env(key, default)
+        if str(key) not in ENV_ALLOW:
+            register_secret(value)
+        return value
+
+    env.__blindmcq__ = True  # type: ignore[attr-defined]
+    OmegaConf.register_new_resolver("oc.env", env, replace=True, use_cache=False)
+    # ${secret:NAME}, as under DVC (hydra_plugins/blindmcq_secrets.py): a reference, read where used
+    OmegaConf.register_new_resolver("secret", lambda name: f"secret-env://{name}", replace=True)
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names look secret, longest first."""
+    """Values of environment variables whose names look secret, and every value registered
+    (``register_secret``: resolved from the environment), longest first."""
     env = os.environ if environ is None else environ
     # by key, read once each: another thread (MLflow's telemetry) may delete a variable meanwhile,
     # and iterating os.environ.items() then raises KeyError
     pairs = ((k, env.get(k)) for k in list(env) if is_secret_key(k))
     values = {v for k, v in pairs if v is not None and len(v.strip()) >= MIN_SECRET_LEN}
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _REGISTERED, key=len, reverse=True)
 
 
 def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignments: bool = True) -> str:
@@ -58,6 +102,8 @@ def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignmen
     for value in secret_values(environ):
         text = text.replace(value, REDACTED)
     text = AWS_KEY_ID.sub(REDACTED, text)
+    text = API_KEY_SHAPE.sub(REDACTED, text)
+    text = BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     if not assignments:
         return text
 
@@ -71,6 +117,47 @@ def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignmen
         out += [text[pos : match.end()], REDACTED]
         pos = value.end()
     return "".join(out) + text[pos:]
+
+
+SECRET_REF = re.compile(r"secret-env://([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def resolve_secret_refs(value: Any, environ: Mapping[str, str] | None = None, key: str = "") -> Any:
+    """``value`` (a config) with every ``secret-env://NAME`` reference (what ``${secret:NAME}`` leaves in
+    ``params.yaml``, hydra_plugins/blindmcq_secrets.py) replaced by the variable's value, each value
+    registered as a secret (scrubbed wherever it lands). An unset variable is a ConfigError naming the key."""
+    env = os.environ if environ is None else environ
+    if isinstance(value, Mapping):
+        return {k: resolve_secret_refs(v, env, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(resolve_secret_refs(v, env, f"{key}[{i}]") for i, v in enumerate(value))
+    if not isinstance(value, str) or "secret-env://" not in value:
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            from blindmcq.errors import ConfigError
+
+            raise ConfigError(key or "config", f"secret-env://{name}: environment variable {name} is not set")
+        register_secret(env[name])
+        return env[name]
+
+    return SECRET_REF.sub(one, value)
+
+
+def scrub_response(response: Any) -> Any:
+    """A model response with its error text (and the provider message copied from it) scrubbed, in
+    place: a provider's 401 body may echo the key, and the error goes to the cache, the predictions'
+    ``error`` column and MLflow. Returns the response."""
+    if getattr(response, "error", None):
+        response.error = scrub_text(response.error)
+    meta = getattr(response, "meta", None)
+    if isinstance(meta, dict):
+        for name in ("provider_message", "error_message"):
+            if isinstance(meta.get(name), str):
+                meta[name] = scrub_text(meta[name])
+    return response
 
 
 def scrub(value: Any, environ: Mapping[str, str] | None = None) -> Any:

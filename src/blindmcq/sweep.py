@@ -38,6 +38,8 @@ from filelock import FileLock
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from blindmcq import paths
+from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
 from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
@@ -46,12 +48,13 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
 from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
-from blindmcq.errors import BlindMCQError, ConfigError
+from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
 from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
-from blindmcq.secrets import scrub, scrub_text, scrub_tree
+from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
 from blindmcq.tasks.from_params import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
+install_env_resolver()  # every value a job resolves from ${oc.env:...} is scrubbed by value (docs/config.md)
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
     "blind_acc/all", "full_acc/all", "habit/all", "excess/all", "blind_acc/accepted", "excess/accepted",
@@ -214,7 +217,7 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
 
 
 def sweep_gate(
-    params: dict[str, Any], predictions: pd.DataFrame, out_dir: Path
+    params: dict[str, Any], predictions: pd.DataFrame, out_dir: Path, items_path: Path = paths.ITEMS
 ) -> tuple[GateResult | None, pd.DataFrame]:
     """This job's gate from its own ``gate`` and ``gate_model`` settings, and the predictions to analyse.
 
@@ -233,9 +236,10 @@ def sweep_gate(
         blind = {"name": "gate", "conditions": ["blind"], "blind_orders": orders, "full_orders": [],
                  "forced": False}  # fmt: skip
         gate_predictions = probe_from_params(
-            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
-        )
-        write_predictions(gate_predictions, out_dir / "gate_predictions.parquet")
+            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model",
+            items_path=items_path,
+        )  # fmt: skip
+        write_predictions(scrub_frame(gate_predictions), out_dir / "gate_predictions.parquet")
         predictions = pd.concat([predictions, gate_predictions], ignore_index=True)
         for col in predictions.columns:  # categories differ between the frames; re-unify them
             if isinstance(gate_predictions[col].dtype, pd.CategoricalDtype):
@@ -254,6 +258,41 @@ def sweep_gate(
     return result, predictions
 
 
+def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
+    """The items file built from ``params``'s dataset config: ``results/corpus/items.jsonl`` when its
+    fingerprint says so (``datasets.fingerprint``), else the corpus rebuilt for this config into
+    ``build_dir``, said in one log line."""
+    from blindmcq.datasets.build import build_corpus
+    from blindmcq.datasets.fingerprint import corpus_mismatch
+    from blindmcq.params import section
+
+    reason = corpus_mismatch(params, paths.ITEMS)
+    if reason is None:
+        return paths.ITEMS
+    log.warning("%s: %s; building the corpus of this config in %s", who, reason, build_dir)
+    build_corpus(section(params, "dataset"), build_dir, seed=int(params.get("seed", 0)))
+    return build_dir / paths.ITEMS.name
+
+
+def scrub_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every credential value (``secrets.secret_values`` and key shapes) masked in its
+    text columns: a config value resolved from the environment (``prompt.name=${oc.env:MY_PAT}``)
+    reaches the ``phrasing`` column, and the predictions file is an MLflow artifact."""
+    out = frame.copy()
+    for col in out.columns:
+        series = out[col]
+        categorical = isinstance(series.dtype, pd.CategoricalDtype)
+        if not (categorical or series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
+            continue
+        values = series.cat.categories if categorical else {v for v in series if isinstance(v, str)}
+        clean = {v: scrub_text(v, assignments=False) for v in values if isinstance(v, str)}
+        changed = {v: c for v, c in clean.items() if c != v}
+        if changed:
+            fixed = series.astype(object).map(lambda v, m=changed: m.get(v, v) if isinstance(v, str) else v)
+            out[col] = fixed.astype("category") if categorical else fixed.astype(series.dtype)
+    return out
+
+
 def sweep_job(
     params: dict[str, Any],
     out_dir: Path,
@@ -261,10 +300,17 @@ def sweep_job(
     job_overrides: Sequence[str] = (),
     sweep_overrides: Sequence[str] = (),
 ) -> dict[str, float]:
-    predictions = probe_from_params(params, label_schemes=load_label_schemes())
-    write_predictions(predictions, out_dir / "predictions.parquet")
+    # the items of this job's dataset config, never another config's corpus (issue 27, finding 1)
+    items_path = corpus_for(params, out_dir / "corpus", who="sweep")
+    predictions = probe_from_params(params, label_schemes=load_label_schemes(), items_path=items_path)
+    write_predictions(scrub_frame(predictions), out_dir / "predictions.parquet")
     base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
-    gate, predictions = sweep_gate(params, predictions, out_dir)
+    share = float(params["analysis"].get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+    check_failed_calls(
+        predictions, share, models=[str(params["model"]["name"])], where=str(out_dir / "predictions.parquet")
+    )
+    gate, predictions = sweep_gate(params, predictions, out_dir, items_path)
+    check_failed_calls(predictions, share, where=str(out_dir))
     empty_gate = gate is not None and not gate.accepted
     if empty_gate:
         assert gate is not None
@@ -327,7 +373,7 @@ def _resolve(cfg: DictConfig) -> dict[str, Any]:
         key = str(getattr(exc, "full_key", "") or "config")
         raise ConfigError(key, f"cannot resolve: {exc.msg}", file=CONFIG_SOURCE) from None
     assert isinstance(params, dict)
-    return params  # type: ignore[return-value]
+    return resolve_secret_refs(params)  # type: ignore[no-any-return]
 
 
 @hydra.main(config_path=hydra_conf_dir(), config_name="config", version_base=None)
@@ -347,8 +393,11 @@ def main(cfg: DictConfig) -> float | None:
             scrub_tree(out_dir)
             if sweep_id:
                 scrub_tree(Path(sweep_id) / "multirun.yaml")
-    except BlindMCQError as exc:
-        message = scrub_text(str(exc), assignments=False)
+    except (BlindMCQError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise
+        text = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+        message = scrub_text(text, assignments=False)
         log.error("%s", message)  # the job's log file
         print(f"blindmcq sweep: error: {message}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -247,6 +248,18 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     return pd.DataFrame(rows)
 
 
+def check_out_dir(out: Path) -> None:
+    """``--out`` must be a folder, or a path where one can be made: one line naming it otherwise."""
+    for part in (out, *out.parents):
+        if part.exists():
+            if not part.is_dir():
+                what = "names a file, not a folder" if part == out else f"{part} is a file, not a folder"
+                raise InputError(f"--out {what}", file=str(out))
+            if not os.access(part, os.W_OK | os.X_OK):
+                raise InputError(f"{part} is not writable", file=str(out))
+            return
+
+
 def run_audit(
     path: str | Path,
     out: str | Path,
@@ -270,6 +283,9 @@ def run_audit(
     from blindmcq.reporting.html import write_html_report
 
     path, out = Path(path), Path(out)
+    check_out_dir(out)
+    if gate_k is not None and gate_k < 1:
+        raise ConfigError("--gate-k", f"must be at least 1 (an item solved in k of its orders), got {gate_k}")
     columns = peek_columns(path, mapping.header)
     kwargs = mapping.loader_kwargs(columns, str(path))
     items = load_generic(path, source="audit", header=mapping.header, **kwargs)
@@ -307,6 +323,9 @@ def run_audit(
         model_cfg = {**model_cfg, "scoring": scoring}
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
+    n_orders = 2 * max(item.n_options for item in usable)  # the most orders any item has
+    if gate_k is not None and gate_k > n_orders:
+        raise ConfigError("--gate-k", f"must be at most {n_orders} (the number of orders), got {gate_k}")
     probed = sample_items(usable, sample, seed)
     predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs)
     cloze = None
@@ -614,6 +633,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )  # fmt: skip
     except BlindMCQError as exc:
         print(f"blindmcq audit: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a full or read-only disk under --out: one line naming the path
+        where = exc.filename or args.out
+        print(f"blindmcq audit: error: file {where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     for warning in result.warnings:
         print(f"blindmcq audit: warning: {warning}", file=sys.stderr)

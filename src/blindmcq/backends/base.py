@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
@@ -40,6 +41,79 @@ class ModelResponse:
     error: str | None = None
     choice_logprobs: list[float] | None = None  # one per request.choices, for scoring backends
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+STATUSES = ("ok", "refused", "error")
+_OPTIONAL_STR = ("region", "error")
+
+
+def coerce_tokens(value: Any) -> int | None:
+    """A provider's usage count as an int: ``10``, ``"10"`` and ``10.0`` give 10; anything else
+    (missing, negative, ``"n/a"``, ``true``, 10.5) gives None. OpenAI-compatible servers sometimes
+    send the counts as strings."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    if not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def conform_usage(response: ModelResponse) -> ModelResponse:
+    """``response`` with its token counts coerced (``coerce_tokens``), in place; returned for chaining."""
+    response.input_tokens = coerce_tokens(response.input_tokens)
+    response.output_tokens = coerce_tokens(response.output_tokens)
+    return response
+
+
+def response_from_dict(data: Any) -> ModelResponse:
+    """The one typed schema of a stored response (the response cache's rows): a ``ModelResponse`` from
+    its JSON object, or ValueError naming the first field that does not fit. Nothing is coerced here:
+    a row that does not fit is a miss and is replaced by the next answer."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    known = {f.name for f in fields(ModelResponse)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    if not isinstance(data.get("text"), str):
+        raise ValueError(f"text: expected a string, got {_kind(data.get('text'))}")
+    status = data.get("status", "ok")
+    if status not in STATUSES:
+        raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
+    for name in ("input_tokens", "output_tokens"):
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name}: expected a non-negative integer or null, got {_kind(value)}")
+    latency = data.get("latency_s")
+    if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float)):
+        raise ValueError(f"latency_s: expected a number or null, got {_kind(latency)}")
+    for name in _OPTIONAL_STR:
+        value = data.get(name)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name}: expected a string or null, got {_kind(value)}")
+    logprobs = data.get("choice_logprobs")
+    if logprobs is not None and (
+        not isinstance(logprobs, list)
+        or any(isinstance(v, bool) or not isinstance(v, int | float) for v in logprobs)
+    ):
+        raise ValueError("choice_logprobs: expected a list of numbers or null")
+    meta = data.get("meta", {})
+    if not isinstance(meta, dict):
+        raise ValueError(f"meta: expected an object, got {_kind(meta)}")
+    return ModelResponse(**data)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"{type(value).__name__} {value!r}"[:80]
 
 
 @dataclass(frozen=True)

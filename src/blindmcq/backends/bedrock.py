@@ -10,6 +10,7 @@ Credentials come from boto3's usual chain and are never read, logged or recorded
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -33,14 +34,48 @@ RETRYABLE_CODES = frozenset(
 )
 THROTTLE_CODES = frozenset({"ThrottlingException", "TooManyRequestsException"})
 REFUSAL_STOP_REASONS = frozenset({"content_filtered", "guardrail_intervened"})
+RETRY_AFTER_JITTER = 0.2  # a Retry-After wait is stretched by up to this share, at random
 
 
 class RetryableError(Exception):
     """A transient failure of one attempt; ``code`` names it (e.g. ``ThrottlingException``)."""
 
-    def __init__(self, code: str, message: str = "", *, throttle: bool = False) -> None:
+    def __init__(
+        self, code: str, message: str = "", *, throttle: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}" if message else code)
         self.code, self.throttle = code, throttle
+        self.retry_after = retry_after  # seconds the provider asked us to wait (Retry-After), if it said
+
+
+def parse_retry_after(headers: Mapping[str, Any] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a response's ``Retry-After`` (delta-seconds or an HTTP date, RFC 9110
+    10.2.3) or ``retry-after-ms`` header; None when absent or unreadable. Header names in any case."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): v for k, v in headers.items()}
+    millis = lower.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+            return value if math.isfinite(value) and value >= 0 else None
+        except (TypeError, ValueError):
+            pass
+    raw = lower.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(str(raw).strip())
+        return value if math.isfinite(value) and value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        from email.utils import parsedate_to_datetime
+
+        when = parsedate_to_datetime(str(raw)).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
 
 
 class FinalError(Exception):
@@ -82,6 +117,12 @@ class RetryPolicy:
         """Full-jitter backoff (AWS architecture blog): uniform in [0, min(max, base * 2**attempt)]."""
         return rng.uniform(0.0, min(self.max_s, self.base_s * 2**attempt))
 
+    def retry_after_delay(self, retry_after: float, rng: random.Random) -> float:
+        """The provider's ``Retry-After``, honoured but capped at ``max_s`` and jittered up by at most
+        20% (so clients told the same instant do not all return at it)."""
+        wait = min(max(0.0, retry_after), self.max_s)
+        return wait * (1.0 + rng.uniform(0.0, RETRY_AFTER_JITTER))
+
 
 def classify_exception(exc: BaseException) -> RetryableError | FinalError | None:
     """Map a botocore exception to our two kinds; ``None`` for exceptions that are not API errors."""
@@ -100,7 +141,10 @@ def classify_exception(exc: BaseException) -> RetryableError | FinalError | None
         code = str(err.get("Code", "ClientError"))
         message = str(err.get("Message", ""))
         if code in RETRYABLE_CODES:
-            return RetryableError(code, message, throttle=code in THROTTLE_CODES)
+            headers = (exc.response.get("ResponseMetadata") or {}).get("HTTPHeaders")
+            return RetryableError(
+                code, message, throttle=code in THROTTLE_CODES, retry_after=parse_retry_after(headers)
+            )
         return FinalError(code, message)
     if isinstance(exc, ReadTimeoutError | ConnectTimeoutError):
         return RetryableError("Timeout", type(exc).__name__)
@@ -124,6 +168,7 @@ def call_with_retries(
     """
     started = time.perf_counter()
     codes: list[str] = []
+    waited_after = 0.0  # seconds slept because the provider said Retry-After
     for attempt in range(policy.max_attempts):
         try:
             response = attempt_fn(attempt)
@@ -137,13 +182,23 @@ def call_with_retries(
             if on_retry is not None:
                 on_retry(attempt, kind)
             if attempt + 1 < policy.max_attempts:
-                sleep(policy.delay(attempt, rng))
+                if kind.retry_after is not None:
+                    pause = policy.retry_after_delay(kind.retry_after, rng)
+                    waited_after += pause
+                else:
+                    pause = policy.delay(attempt, rng)
+                sleep(pause)
             continue
         response.meta.setdefault("attempts", attempt + 1)
         response.meta.setdefault("retried_codes", codes)
+        if waited_after:
+            response.meta.setdefault("retry_after_s", round(waited_after, 3))
         return response
     last = codes[-1] if codes else "RetryBudgetExhausted"
-    return _error_response(last, f"{last} after {policy.max_attempts} attempts", codes, started)
+    response = _error_response(last, f"{last} after {policy.max_attempts} attempts", codes, started)
+    if waited_after:
+        response.meta["retry_after_s"] = round(waited_after, 3)
+    return response
 
 
 def _error_response(code: str, message: str, codes: list[str], started: float) -> ModelResponse:
@@ -369,7 +424,7 @@ def parse_converse_response(raw: Mapping[str, Any]) -> ModelResponse:
     return ModelResponse(
         text=text,
         status="refused" if stop in REFUSAL_STOP_REASONS else "ok",
-        input_tokens=usage.get("inputTokens"),
-        output_tokens=usage.get("outputTokens"),
+        input_tokens=coerce_tokens(usage.get("inputTokens")),
+        output_tokens=coerce_tokens(usage.get("outputTokens")),
         meta=meta,
     )

@@ -34,14 +34,16 @@ from typing import Any
 
 import httpx
 
-from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.backends.bedrock import (
     FinalError,
     RetryableError,
     RetryPolicy,
     call_with_retries,
+    parse_retry_after,
 )
 from blindmcq.errors import ConfigError
+from blindmcq.secrets import register_secret
 
 APIS = ("chat", "responses")
 AUTHS = ("none", "api_key", "bedrock")
@@ -184,6 +186,7 @@ class OpenAIBackend:
             key = os.environ.get(env)
             if not key:
                 raise ConfigError("api_key_env", f"environment variable {env} is not set")
+            register_secret(key)  # whatever the variable's name, its value is scrubbed wherever it lands
             return key, None
         if self.auth == "bedrock":
             key = os.environ.get(BEDROCK_KEY_ENV)
@@ -193,7 +196,10 @@ class OpenAIBackend:
                 raise ConfigError("regions", "SigV4 signing needs the endpoint's region")
             return "sigv4", SigV4HttpxAuth(self.region)
         env = self.cfg.get("api_key_env")
-        return (os.environ.get(env) if isinstance(env, str) and env else None) or "none", None
+        key = (os.environ.get(env) if isinstance(env, str) and env else None) or "none"
+        if key != "none":
+            register_secret(key)
+        return key, None
 
     def client(self) -> Any:
         with self._client_lock:  # one client (and connection pool) shared by the runner's threads
@@ -279,7 +285,10 @@ class OpenAIBackend:
         except openai.APIConnectionError as exc:
             raise RetryableError("ConnectionError", type(exc).__name__) from exc
         except openai.APIStatusError as exc:
-            raise _status_error(exc.status_code, exc.response.text) from exc
+            error = _status_error(exc.status_code, exc.response.text)
+            if isinstance(error, RetryableError):
+                error.retry_after = parse_retry_after(exc.response.headers)
+            raise error from exc
         text = raw.text
         try:
             data = json.loads(text)
@@ -390,8 +399,8 @@ def parse_chat(data: Mapping[str, Any], choices: tuple[str, ...] = ()) -> ModelR
     response = ModelResponse(
         text=text,
         status="refused" if refused else "ok",
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
+        input_tokens=coerce_tokens(usage.get("prompt_tokens")),
+        output_tokens=coerce_tokens(usage.get("completion_tokens")),
         meta=meta,
     )
     if choices:
@@ -442,7 +451,7 @@ def parse_responses(data: Mapping[str, Any]) -> ModelResponse:
     return ModelResponse(
         text="".join(texts),
         status="refused" if refused or (meta["stop_reason"] == "content_filter") else "ok",
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
+        input_tokens=coerce_tokens(usage.get("input_tokens")),
+        output_tokens=coerce_tokens(usage.get("output_tokens")),
         meta=meta,
     )

@@ -193,6 +193,8 @@ class Analysis:
     seed: int = 0
     headline_orders: Orders = "all"
     failed_calls: Literal["drop", "wrong"] = "drop"  # docs/statistics.md
+    # a probed model with more backend errors than this share of its calls stops the run
+    max_failed_share: float = field(default=0.1, **_rng(ge=0, le=1))
     second_bank: dict[str, str | None] = field(default_factory=dict)
 
     def check(self, key: str) -> None:

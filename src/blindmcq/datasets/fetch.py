@@ -10,7 +10,8 @@ Sources, in order, each file checked against the sha256 in ``data-sources.yaml``
 Files are gathered in a staging folder (``.cache/blindmcq/data-staging``) and ``data/`` appears only
 when every file is there and verified: never a half-filled ``data/``. A download is written to a
 temporary file and kept only if its checksum matches. When nothing works (no network, say) it says which
-sources it tried and that the default run needs only ``defaults/``; that is not an error.
+sources it tried and that the default run needs only ``defaults/``, and exits 1: ``make data`` did not
+fill ``data/``, so whatever depends on it (``make test-data``) stops there.
 
 ``python -m blindmcq.datasets.fetch check`` is the pipeline's first stage: a config that names inputs under
 ``data/`` that are absent stops there with one line saying ``make data``.
@@ -261,7 +262,13 @@ def main(argv: list[str] | None = None) -> int:
             return check(root, args.out)
         report = fill(root, shared=args.shared)
         # a data/ that differs from the manifest is the user's to fix: fail, so `dvc add data` never runs
-        return 2 if (root / DATA).is_dir() and not report.filled else 0
+        if (root / DATA).is_dir() and not report.filled:
+            return 2
+        if not report.filled:  # `make data` did not do what it says: non-zero, so `make test-data` stops
+            print(f"make data: data/ not filled (missing {len(report.missing)} files; {DEFAULT_NOTE})",
+                  file=sys.stderr)  # fmt: skip
+            return 1
+        return 0
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 2

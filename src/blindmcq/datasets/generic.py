@@ -90,21 +90,29 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
         yield f"row {index}", dict(zip(frame.columns, values, strict=True))
 
 
+MAX_CSV_FIELD = 2**31 - 1  # the largest field size Python's csv module accepts on every platform
+
+
 def _check_csv_rows(path: Path) -> None:
     """Every CSV record has exactly the header's number of fields; a ragged row is named, never shifted."""
     import csv
 
+    # Python's csv module stops at 128 KiB a field; a bank may hold a long statute excerpt in one cell.
+    # pandas (which reads the data) has no such limit, so this check must not have one below it either.
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD))
     with path.open(encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError("empty CSV (no header)", file=str(path))
-        for number, row in enumerate(reader, start=1):
-            if row and len(row) != len(header):
-                raise InputError(
-                    f"row {number} (line {reader.line_num}) has {len(row)} fields, the header {len(header)}",
-                    file=str(path),
-                )
+        number = 0
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise InputError("empty CSV (no header)", file=str(path))
+            for number, row in enumerate(reader, start=1):
+                if row and len(row) != len(header):
+                    fields = f"has {len(row)} fields, the header {len(header)}"
+                    raise InputError(f"row {number} (line {reader.line_num}) {fields}", file=str(path))
+        except csv.Error as exc:
+            raise InputError(f"row {number + 1} (line {reader.line_num}): {exc}", file=str(path)) from None
 
 
 def _plain(value: Any) -> Any:

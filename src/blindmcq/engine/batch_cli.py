@@ -56,6 +56,9 @@ def compose(overrides: Sequence[str], conf_dir: Path = CONF_DIR) -> dict[str, An
     from hydra.errors import HydraException
     from omegaconf import OmegaConf
 
+    from blindmcq.secrets import install_env_resolver
+
+    install_env_resolver()  # values from ${oc.env:...} are secrets wherever they land
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
             cfg = hydra_compose(config_name="config", overrides=list(overrides))

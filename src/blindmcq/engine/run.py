@@ -14,9 +14,7 @@ response and, not being cached, is retried by the next run.
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import socket
 import threading
 import time as _time
 import uuid
@@ -30,8 +28,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
-from blindmcq.engine.cache import ResponseCache, utc_now
-from blindmcq.errors import ConfigError
+from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder, utc_now
+from blindmcq.errors import ConfigError, InputError
+from blindmcq.secrets import scrub_response
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +63,9 @@ def _error_response(exc: BaseException, started: float) -> ModelResponse:
 def _call_one(backend: Backend, request: ModelRequest) -> ModelResponse:
     started = _time.monotonic()
     try:
-        return backend.complete(request)
+        return scrub_response(backend.complete(request))
     except Exception as exc:  # any backend failure becomes a recorded error, never a crash
-        return _error_response(exc, started)
+        return scrub_response(_error_response(exc, started))
 
 
 def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelResponse]:
@@ -75,9 +74,9 @@ def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelRespons
         responses = list(backend.complete_many(requests))
         if len(responses) != len(requests):
             raise RuntimeError(f"complete_many returned {len(responses)} responses for {len(requests)}")
-        return responses
+        return [scrub_response(r) for r in responses]
     except Exception as exc:
-        return [_error_response(exc, started) for _ in requests]
+        return [scrub_response(_error_response(exc, started)) for _ in requests]
 
 
 def _limits(
@@ -109,9 +108,43 @@ def tally(results: Sequence[Result]) -> dict[str, int]:
     }
 
 
+BREAKER_CALLS = 5
+# error codes and exception names that mean "the server could not be reached" (not a slow or bad answer)
+_CONNECTION_CODES = ("ConnectionError", "EndpointConnectionError", "ConnectTimeout")
+_CONNECTION_NAMES = ("ConnectionError", "ConnectionRefusedError", "APIConnectionError", "ConnectError",
+                     "EndpointConnectionError", "ConnectTimeoutError", "gaierror")  # fmt: skip
+
+
+class Unreachable(InputError):
+    """The backend's server could not be reached for several calls in a row (the circuit breaker)."""
+
+
+def connection_failed(response: ModelResponse) -> bool:
+    """Whether an error response says the server could not be reached at all."""
+    if response.status != "error":
+        return False
+    meta = response.meta if isinstance(response.meta, Mapping) else {}
+    if str(meta.get("error_code", "")) in _CONNECTION_CODES:
+        return True
+    head = (response.error or "").split(":", 1)[0].strip()
+    return head in _CONNECTION_NAMES
+
+
+def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str, int]:
+    """The progress bar's counts plus ``retry_after``: how many of the calls paid for now waited because
+    the provider said ``Retry-After`` (shown once there is one)."""
+    waits = sum(
+        1
+        for r in results
+        if not r.cached and isinstance(r.response.meta, Mapping) and r.response.meta.get("retry_after_s")
+    )
+    return {**shown, "retry_after": waits} if waits else dict(shown)
+
+
 def new_holder() -> str:
-    """A lease holder id unique to this run: host, process and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """A lease holder id unique to this run: host, process, its start time and a random part
+    (``cache.make_holder``), so a crashed run's leases are known dead at once."""
+    return make_holder(uuid.uuid4().hex[:8])
 
 
 class _Renewer:
@@ -150,6 +183,7 @@ def run_requests(
     lease_ttl_s: float = 120.0,
     poll_s: tuple[float, float] = (0.05, 2.0),
     counts: Counter = tally,
+    breaker: int | None = BREAKER_CALLS,
 ) -> list[Result]:
     """Send every request and return one ``Result`` per request, in request order.
 
@@ -158,6 +192,10 @@ def run_requests(
     backend's own ``concurrency`` attribute (1 if it has none). With ``batch_size > 1`` and a backend
     offering ``complete_many``, uncached requests go in batches. ``counts`` turns the results settled so
     far into the progress bar's postfix (default ``tally``).
+
+    ``breaker``: after this many consecutive new calls that could not connect (``connection_failed``:
+    nothing listening at the URL, DNS, refused), the run stops with one line naming the URL
+    (``Unreachable``) instead of failing call by call; None: never.
 
     Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
     before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
@@ -169,6 +207,7 @@ def run_requests(
             return run_requests(
                 requests, backend, cache=own, concurrency=concurrency, progress=progress, desc=desc,
                 batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s, counts=counts,
+                breaker=breaker,
             )  # fmt: skip
     requests = list(requests)
     keys = [request_key(backend, request) for request in requests]
@@ -184,6 +223,7 @@ def run_requests(
     done: list[Result] = []
 
     def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
+        scrub_response(response)  # also an error row cached before errors were scrubbed
         for n, index in enumerate(by_key[key]):
             # a repeated identical request in one run is answered by the first call, not sent again
             result = Result(requests[index], response, key, time, cached or n > 0, backend.name)
@@ -197,6 +237,14 @@ def run_requests(
     missing = [key for key in by_key if key not in hits]
 
     holder = new_holder()
+    if missing:
+        try:
+            reaped = cache.reap_dead()  # a crashed run's leases (or a failed cleanup's) are free now
+        except Exception as exc:  # never a reason not to run: they still expire
+            log.warning("could not free dead holders' leases (%s)", exc)
+            reaped = 0
+        if reaped:
+            log.info("freed the leases of %d dead run(s)", reaped)
     batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
     # (key, response, time, cached); response None: another process holds the key, come back later
     Outcome = tuple[str, ModelResponse | None, str, bool]
@@ -226,15 +274,30 @@ def run_requests(
                 delay = min(delay * 1.5, poll_s[1])
         return outcomes, mine
 
+    unstored: list[str] = []  # why paid answers could not be stored (a full or read-only disk)
+    unwritable: list[str] = []  # why a lease could not be written (nothing was paid for those)
+
     def store(key: str, request: ModelRequest, response: ModelResponse) -> Outcome:
         # committed in the worker, the moment the answer arrives: a crash now loses nothing paid for
         time = utc_now()
-        cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+        try:
+            cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+        except (CacheUnwritable, OSError) as exc:
+            # the answer is paid for: keep it for this run's results, send nothing more, and say so
+            unstored.append(str(exc))
+            tripped.set()
         return key, response, time, False
 
     def task(batch: list[str], wait: bool = False) -> list[Outcome]:
-        outcomes, mine = claim(batch, wait)
-        if not mine:
+        if tripped.is_set():  # the breaker is open: nothing more is sent
+            return []
+        try:
+            outcomes, mine = claim(batch, wait)
+        except CacheUnwritable as exc:  # not even a lease can be written: pay for nothing
+            unwritable.append(str(exc))
+            tripped.set()
+            return []
+        if not mine or tripped.is_set():
             return outcomes
         todo = [first_request(key) for key in mine]
         if batched:
@@ -251,9 +314,12 @@ def run_requests(
         model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
     }
     finished: queue.SimpleQueue[Future[list[Outcome]]] = queue.SimpleQueue()
+    tripped = threading.Event()
     cache_on_wait = cache.on_wait
     cache.on_wait = lambda message: bar.set_postfix_str(message)
     renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
+
+    streak = [0]  # consecutive calls, paid for now, that could not connect
 
     def drain(submitted: int) -> list[str]:
         deferred: list[str] = []
@@ -261,9 +327,13 @@ def run_requests(
             for key, response, time, cached in finished.get().result():
                 if response is None:
                     deferred.append(key)
-                else:
-                    settle(key, response, time, cached=cached)
-            bar.set_postfix(counts(done), refresh=False)
+                    continue
+                settle(key, response, time, cached=cached)
+                if not cached and breaker:
+                    streak[0] = streak[0] + 1 if connection_failed(response) else 0
+                    if streak[0] >= breaker:
+                        tripped.set()
+            bar.set_postfix(with_waits(counts(done), done), refresh=False)
         return deferred
 
     try:
@@ -279,15 +349,33 @@ def run_requests(
         for key in deferred:  # the second round waits for the other holder's row (or its expiry)
             pools[first_request(key).model].submit(task, [key], True).add_done_callback(finished.put)
         drain(len(deferred))
+        if unwritable and not unstored:
+            raise CacheUnwritable(f"{unwritable[0]}; no call was sent")
+        if unstored:
+            raise CacheUnwritable(
+                f"{len(unstored)} paid answer(s) could not be stored and are lost ({unstored[0]}); "
+                "no further call was sent. Free space (or make the cache writable) and rerun: "
+                "only the missing calls are made"
+            )
+        if tripped.is_set():
+            where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
+            raise Unreachable(
+                f"{where}: {streak[0]} calls in a row could not connect; the run stopped "
+                f"({len(done)} of {len(requests)} calls settled, every answer so far is in the cache). "
+                "Is the server up?"
+            )
     finally:
         if renewer is not None:
             renewer.stop()
         for pool in pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
         if missing:
-            cache.release(holder)  # whatever a failure left leased is free for others at once
+            try:
+                cache.release(holder)  # whatever a failure left leased is free for others at once
+            except Exception as exc:  # a full disk: the next start reaps them (cache.reap_dead)
+                log.warning("lease cleanup failed (%s); the next run frees them", exc)
         cache.on_wait = cache_on_wait
-        bar.set_postfix(counts(done), refresh=False)
+        bar.set_postfix(with_waits(counts(done), done), refresh=False)
         bar.close()
     assert all(r is not None for r in results), "engine lost a result"
     return [r for r in results if r is not None]

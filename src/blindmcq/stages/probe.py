@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
+from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
 from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
@@ -48,6 +49,9 @@ def main() -> None:
         manifest = json.dumps(panel_manifest(params, models), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
+        # after the predictions are written (to inspect), before anything reports success
+        share = float(params.get("analysis", {}).get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+        check_failed_calls(predictions, share, where=str(paths.PREDICTIONS))
 
     run_stage("probe", body)
 

@@ -58,10 +58,12 @@ def probe_from_params(
     label_schemes: Mapping[str, Mapping[str, Any]],
     condition: dict[str, Any] | None = None,
     model_key: str = "model",
+    items_path: Path = paths.ITEMS,
 ) -> pd.DataFrame:
-    """The probe stage's call: the seeded sample of the corpus, probed with the composed config."""
+    """The probe stage's call: the seeded sample of the corpus (``items_path``), probed with the
+    composed config."""
     probe = section(params, "probe")
-    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
     return probe_items(params, items, label_schemes=label_schemes, condition=condition, model_key=model_key)
 
 

@@ -27,10 +27,13 @@ from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_label_schemes
+from blindmcq.config.schema import validate
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import build_jobs, sample_items
+
+COMPOSED = "composed config (conf/config.yaml + overrides)"
 
 
 def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> dict[str, Any]:
@@ -40,6 +43,9 @@ def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> d
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from blindmcq.secrets import install_env_resolver
+
+    install_env_resolver()  # values from ${oc.env:...} are secrets wherever they land
     conf = Path(conf_dir).resolve()
     if not (conf / "config.yaml").is_file():
         raise ConfigError("--conf", f"no config.yaml in {conf} (run from the project root or pass --conf)")
@@ -52,19 +58,24 @@ def compose_params(overrides: Sequence[str], conf_dir: str | Path = "conf") -> d
         raise ConfigError("overrides", f"{' '.join(overrides) or '(none)'}: {first}") from exc
     if not isinstance(params, dict):
         raise ConfigError("config", "the composed config is not a mapping")
+    # the same schema check as every other entry point (params.load_params, the sweep)
+    validate(params, file=COMPOSED)
     return params  # type: ignore[return-value]
 
 
 def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     """The first ``n`` of the items the probe stage would ask, in its order."""
-    if paths.ITEMS.is_file():
+    from blindmcq.datasets.fingerprint import corpus_mismatch
+
+    reason = corpus_mismatch(params, paths.ITEMS)  # items of another dataset config are never previewed
+    if reason is None:
         items = read_items(paths.ITEMS)
     else:
-        from blindmcq.stages.corpus import build_corpus
+        from blindmcq.datasets.build import build_corpus
 
         name = section(params, "dataset").get("name")
         print(
-            f"blindmcq preview: no {paths.ITEMS}; reading the dataset '{name}' the corpus stage's way"
+            f"blindmcq preview: {reason}; reading the dataset '{name}' the corpus stage's way"
             " (the default bank's PDFs take about a minute)",
             file=sys.stderr,
         )

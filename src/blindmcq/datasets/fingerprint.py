@@ -1,0 +1,73 @@
+"""The corpus remembers the dataset config it was built from; every reader of the items checks it.
+
+The corpus stage writes ``results/corpus/fingerprint.json`` beside ``items.jsonl``: the sha256 of the
+``dataset`` config (canonical JSON, and the run's ``seed`` for the PDF loader, whose extraction uses it).
+A consumer that reads the items under a config of its own (a sweep, ``blindmcq preview``, the probe
+stage) compares that config's fingerprint with the file's: the items of another dataset config (a sweep
+with ``dataset.n_test=30 dataset.seed=7`` over a corpus built with the defaults) are never used as if
+they were this config's. The sweep and preview rebuild the corpus for their config (into the job's own
+folder, or a temporary one), saying so in one line; the probe stage stops with one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from blindmcq.errors import InputError
+
+FINGERPRINT_NAME = "fingerprint.json"
+
+
+def dataset_fingerprint(dataset: Mapping[str, Any], seed: int = 0) -> str:
+    """sha256 of the dataset config as the corpus stage reads it (and ``seed`` for the PDF loader)."""
+    payload: dict[str, Any] = {"dataset": dict(dataset)}
+    if dataset.get("loader") == "pdf":
+        payload["seed"] = int(seed)
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def params_fingerprint(params: Mapping[str, Any]) -> str:
+    return dataset_fingerprint(params.get("dataset") or {}, int(params.get("seed", 0) or 0))
+
+
+def write_fingerprint(out_dir: Path, dataset: Mapping[str, Any], seed: int = 0) -> Path:
+    from blindmcq.atomic import write_text
+
+    path = Path(out_dir) / FINGERPRINT_NAME
+    record = {"dataset": dataset.get("name"), "fingerprint": dataset_fingerprint(dataset, seed)}
+    write_text(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def corpus_mismatch(params: Mapping[str, Any], items_path: Path) -> str | None:
+    """None when the corpus beside ``items_path`` was built from ``params``'s dataset config; else why
+    not, in a few words."""
+    path = Path(items_path).parent / FINGERPRINT_NAME
+    if not Path(items_path).is_file():
+        return f"no {items_path}"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{items_path} has no {FINGERPRINT_NAME} (built before corpora were fingerprinted)"
+    except (OSError, ValueError) as exc:
+        return f"{path} is unreadable ({exc})"
+    built = record.get("fingerprint") if isinstance(record, dict) else None
+    if built == params_fingerprint(params):
+        return None
+    name = record.get("dataset") if isinstance(record, dict) else None
+    wanted = (params.get("dataset") or {}).get("name")
+    if name == wanted:
+        return f"{items_path} was built from another dataset config ('{name}' with other settings)"
+    return f"{items_path} was built from another dataset config ('{name}', not '{wanted}')"
+
+
+def require_corpus(params: Mapping[str, Any], items_path: Path, *, fix: str) -> None:
+    """Stop with one line unless the corpus was built from ``params``'s dataset config."""
+    reason = corpus_mismatch(params, items_path)
+    if reason is not None:
+        raise InputError(f"{reason}; {fix}", file=str(Path(items_path).parent / FINGERPRINT_NAME))
