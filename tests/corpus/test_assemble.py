@@ -356,3 +356,49 @@ def test_key_column_join_needs_both_paths() -> None:
     assert len(joined.options) == 4 and len(kept.options) == 5
     first = settle([joined, two], [kept, two], n_options=4)[0]
     assert first.status == "disputed" and first.meta["settled"]["path"] is None
+
+
+def mark_rows(marks: tuple[str, str], keys: list[int]) -> list[Row]:
+    rows = [HEADER]
+    for n, key in enumerate(keys, 1):
+        rows += [
+            Row(1, None if k else str(n), None if k else f"П{n}?", o, marks[0] if k == key else marks[1])
+            for k, o in enumerate("абвг")
+        ]
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("marks", "vocabulary", "every"),
+    [(("1", ""), "score", False), (("1", "0"), "score", True), (("*", ""), "star", False)],
+)
+def test_score_and_star_columns_are_read_as_marks(
+    marks: tuple[str, str], vocabulary: str, every: bool
+) -> None:
+    """A fourth column of "1" in the key's row (blank or "0" elsewhere), or "*": marks, not option keys
+    (read as a key column, "1" gave every item key 0)."""
+    from blindmcq.corpus.assemble import mark_values
+
+    keys = [2, 0, 3, 1, 1]
+    rows = mark_rows(marks, keys)
+    layout = detect_layout(rows, "f.pdf")
+    assert (layout.fourth, layout.vocabulary, layout.marks_every_option) == ("mark", vocabulary, every)
+    items = build(rows[1:])
+    assert [i.key for i in items] == keys and {i.status for i in items} == {"ok"}
+    values = mark_values(rows, layout)
+    assert values[marks[0]] == {"count": 5, "means": "right"}
+    assert values[marks[1]]["count"] == 15 and values[marks[1]]["means"].startswith(
+        "wrong" if marks[1] else "blank"
+    )
+    assert layout.to_json()["mark_vocabulary"] == vocabulary
+
+
+def test_a_key_column_of_ones_on_first_rows_stays_a_key_column() -> None:
+    rows = [HEADER]
+    for n in (1, 2):
+        rows += [
+            Row(1, None if k else str(n), None if k else "П?", o, None if k else "1")
+            for k, o in enumerate("абвг")
+        ]
+    assert detect_layout(rows, "f.pdf").fourth == "key"
+    assert [i.key for i in build(rows[1:])] == [0, 0]

@@ -30,7 +30,18 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     assert report["counts"]["excluded"] == sum(i.status == "excluded" for i in want) == 2
     assert report["counts"]["recovered"] == 2
     assert report["counts"]["invariant_breaking"] == sum(i.status == "malformed" for i in want) + 1
-    assert report["files"] == [
+    (file_report,) = report["files"]
+    assert file_report["mark_column"] == {
+        "fourth_column": "mark",
+        "values": {
+            "неправильна": {"count": 117, "means": "wrong"},
+            "правильна": {"count": 40, "means": "right"},
+        },
+    }
+    keys = file_report["keys"]
+    assert (keys["items"], keys["keyed"], keys["no_single_key"]) == (38, 36, 2)
+    assert sum(keys["slots"].values()) == 36
+    assert [{k: v for k, v in f.items() if k not in ("mark_column", "keys")} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",
             "bank": "cases",

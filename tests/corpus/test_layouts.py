@@ -40,7 +40,17 @@ def test_at_least_eight_variants_some_held_out() -> None:
     assert 1 <= sum(v.scoring_only for v in VARIANTS) < len(VARIANTS)
 
 
-@pytest.mark.parametrize("name", ["landscape-annex", "key-column", "split-rows", "marks-broken"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "landscape-annex",
+        "key-column",
+        "split-rows",
+        "marks-broken",
+        "score-binary",
+        "star-marks",
+    ],
+)
 def test_variant_extracts_exactly(rendered, name: str) -> None:
     bank = rendered(name)
     items, report = extract_items([bank.path], source="var", workers=1)
@@ -105,3 +115,23 @@ def test_key_column_rows_split_by_page_breaks_are_joined(records, tmp_path: Path
     assert items == bank.items and report["disputed"] == []
     joined = [i for i in items if "joined_rows" in i.meta]
     assert len(joined) >= 2 and all(i.meta["settled"]["path"] == "both" for i in joined)
+
+
+@pytest.mark.parametrize(
+    ("name", "right", "other"),
+    [("score-column", "1", ""), ("score-binary", "1", "0"), ("star-marks", "*", "")],
+)
+def test_mark_column_values_and_meaning_are_recorded(rendered, name: str, right: str, other: str) -> None:
+    """A score or star column is read as marks (not as a key column: every key 0), and verification.json
+    records the values seen and the meaning taken."""
+    bank = rendered(name)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert len(report["disputed"]) <= 1  # score-column: a five-option look-alike across a page break
+    file = report["files"][0]
+    assert file["layout"]["mark_vocabulary"] == ("star" if right == "*" else "score")
+    values = file["mark_column"]["values"]
+    assert values[right]["means"] == "right" and values[other]["means"] in ("wrong", "blank (wrong)")
+    assert len(file["keys"]["slots"]) == 4

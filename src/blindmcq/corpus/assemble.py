@@ -42,7 +42,10 @@ import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from blindmcq.corpus.rows import Row
 from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
@@ -92,8 +95,26 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     return " ".join(out.split())
 
 
-RIGHT_WORDS = frozenset({"правильна", "правильно", "правильний", "вірна", "вірно", "так", "+", "✓", "✔"})
-WRONG_WORDS = frozenset({"неправильна", "неправильно", "неправильний", "невірна", "невірно", "ні", ""})
+@dataclass(frozen=True)
+class Vocabulary:
+    """One mark vocabulary of ``marks.yaml``: the values (after :func:`mark_word`) meaning right and wrong."""
+
+    name: str
+    right: frozenset[str]
+    wrong: frozenset[str]
+
+
+def _vocabularies() -> tuple[Vocabulary, ...]:
+    data = yaml.safe_load((Path(__file__).with_name("marks.yaml")).read_text(encoding="utf-8"))
+    return tuple(
+        Vocabulary(v["name"], frozenset(map(str, v["right"])), frozenset(map(str, v["wrong"])))
+        for v in data["vocabularies"]
+    )
+
+
+VOCABULARIES = _vocabularies()
+RIGHT_WORDS, WRONG_WORDS = VOCABULARIES[0].right, VOCABULARIES[0].wrong
+MARK_VALUES = frozenset().union(*(v.right | v.wrong for v in VOCABULARIES))
 KEY_LETTERS = "абвгдеєжз"
 _MARK_NOISE = re.compile(r"[\s\-\u00ad]+")
 _KEY = re.compile(rf"^(?:(\d)|([{KEY_LETTERS}]))[.)]?$")
@@ -160,6 +181,13 @@ class Layout:
     number_forms: tuple[str, ...]
     right_words: tuple[str, ...] = ()
     more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
+    vocabulary: str | None = None  # the marks.yaml vocabulary of a mark column
+
+    @property
+    def right(self) -> frozenset[str]:
+        """The values that mark a right option (the vocabulary's, not only those printed)."""
+        voc = next((v for v in VOCABULARIES if v.name == self.vocabulary), VOCABULARIES[0])
+        return voc.right
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -169,6 +197,8 @@ class Layout:
             "number_forms": list(self.number_forms),
             "right_words": list(self.right_words),
         }
+        if self.vocabulary is not None:
+            out["mark_vocabulary"] = self.vocabulary
         if self.more_header:
             out["more_header_rows"] = [list(r) for r in self.more_header]
         return out
@@ -203,7 +233,7 @@ def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
             break
         fourth = mark_word(row.mark)
         sub = row.number is None and any((c or "").strip() for c in _cells(row))
-        sub = sub and fourth not in RIGHT_WORDS | WRONG_WORDS and key_indices(fourth) is None
+        sub = sub and fourth not in MARK_VALUES and key_indices(fourth) is None
         if _column_numbers(row) or sub:
             out.append(_flat(_cells(row)))
         else:
@@ -231,23 +261,52 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
                 forms.append(form)
     marks = [(r.page, r.mark) for r in body if r.mark is not None and not EXCLUDED.search(r.mark)]
     words = [(p, mark_word(m)) for p, m in marks]
-    if all(w in RIGHT_WORDS | WRONG_WORDS for _, w in words):
-        right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
-        every = any(w and w in WRONG_WORDS for _, w in words)
-        return Layout(header, MARK, every, tuple(forms), right, more)
-    if all(not w or key_indices(w) is not None for _, w in words):
+    seen = {w for _, w in words}
+    voc = next((v for v in VOCABULARIES if seen <= v.right | v.wrong), None)
+    keys = all(not w or all(k >= 0 for k in key_indices(w) or [-1]) for w in seen)
+    if voc is not None and (not keys or voc is VOCABULARIES[0] or _marks_later_rows(body)):
+        right = tuple(sorted(seen & voc.right))
+        every = any(w and w in voc.wrong for w in seen)
+        name = None if voc is VOCABULARIES[0] else voc.name  # the Commission's words: as before
+        return Layout(header, MARK, every, tuple(forms), right, more, name)
+    if keys:
         return Layout(header, KEY, False, tuple(forms), (), more)
-    page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
+    page, bad = next((p, m) for p, m in marks if mark_word(m) not in MARK_VALUES)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
-        f"(1-9 or а-е) in a file whose other cells read {sorted({w for _, w in words})[:4]}",
+        f"(1-9 or а-е) in a file whose other cells read {sorted(seen)[:4]}",
         file=file,
         page=page,
     )
 
 
-def _mark(text: str | None) -> bool:
-    return mark_word(text) in RIGHT_WORDS
+def _marks_later_rows(rows: Sequence[Row]) -> bool:
+    """Whether a value is printed in the fourth cell of an option row that is not its item's first (the
+    number cell above spans into it): a mark column; a key column prints one key per item, on its first row.
+    """
+    return any(r.number is None and r.option is not None and mark_word(r.mark) for r in rows)
+
+
+def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]]:
+    """The values printed in the fourth column (after :func:`mark_word`), how often, and the meaning taken:
+    ``right``/``wrong`` in a mark column, ``key N`` (1-based) in a key column, ``blank``."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not is_header(r, layout):
+            w = mark_word(r.mark)
+            counts[w] = counts.get(w, 0) + 1
+    out: dict[str, dict[str, Any]] = {}
+    for w in sorted(counts):
+        if layout.fourth == MARK:
+            means = "right" if w in layout.right else "wrong" if w else "blank (wrong)"
+        else:
+            means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in key_indices(w) or [])
+        out[w] = {"count": counts[w], "means": means}
+    return out
+
+
+def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
+    return mark_word(text) in right
 
 
 @dataclass
@@ -435,6 +494,7 @@ def _item(
     n_options: int | None,
     fourth: str = MARK,
     sheet: _Sheet = _Sheet(None, {}),
+    right: AbstractSet[str] = RIGHT_WORDS,
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
@@ -455,7 +515,7 @@ def _item(
         keys = [k for k in given if 0 <= k < len(options)]
         keys = keys if len(keys) == len(given) else []
     else:
-        keys = [i for i, m in enumerate(marks) if _mark(m)]
+        keys = [i for i, m in enumerate(marks) if _mark(m, right)]
     flags = set(invariant_flags(options, keys, n_options))
     if note:
         flags.add("excluded")
@@ -511,6 +571,7 @@ def assemble(
             n_options=n_options,
             fourth=layout.fourth,
             sheet=sheet,
+            right=layout.right,
         )
         for d in drafts
     ]

@@ -31,9 +31,10 @@ from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import Layout, assemble, detect_layout
+from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
 from blindmcq.corpus.pages import lean
+from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
@@ -257,6 +258,8 @@ def extract_items(
         with_table = {r.page for m in rows for r in rows[m]}
         main = layouts["tables"] or layouts["rules"]
         assert main is not None
+        values = mark_values(rows["tables"] if layouts["tables"] else rows["rules"], main)
+        keys = {m: check_file(found[m], file=str(path), values=values) for m in found if found[m]}
         layout = {"orientation": _orientation(fr.sizes), **main.to_json()}
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
@@ -270,6 +273,8 @@ def extract_items(
                 "items_path1": len(found["tables"]),
                 "items_path2": len(found["rules"]),
                 "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
+                "mark_column": {"fourth_column": main.fourth, "values": values},
+                "keys": keys.get("tables") or keys.get("rules"),
             }
         )
         for m in by_path:

@@ -130,6 +130,37 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "score-column",  # "1" in the key's row, blank elsewhere: read as a key column, every key was 0
+        Style(
+            widths=(36.0, 206.0, 221.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Бал"),
+            marks=("1", ""),
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "score-binary",  # "1" for the key and "0" for every other option
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Бали"),
+            marks=("1", "0"),
+            number_format="{n}.",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "star-marks",  # "*" in the key's row, blank elsewhere
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Відповіді", "Ключ"),
+            marks=("*", ""),
+        ),
+        cases=True,
+        fuse_every=9,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
