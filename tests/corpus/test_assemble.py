@@ -402,3 +402,42 @@ def test_a_key_column_of_ones_on_first_rows_stays_a_key_column() -> None:
         ]
     assert detect_layout(rows, "f.pdf").fourth == "key"
     assert [i.key for i in build(rows[1:])] == [0, 0]
+
+
+def test_printed_option_labels_are_stripped_and_recorded() -> None:
+    rows = item_rows(1, "1", "П1?", ["А) перша", "Б) друга", "В) третя", "Г) четверта"], 1)
+    rows += item_rows(1, "2", "П2?", ["A. one", "B. two", "C. three", "D. four"], 0)
+    rows += item_rows(1, "3", "П3?", ["1) один", "2) два", "3) три", "4) чотири"], 3)
+    one, two, three = build(rows)
+    assert one.options == ("перша", "друга", "третя", "четверта") and one.status == "ok"
+    assert one.meta["option_labels"] == ["А)", "Б)", "В)", "Г)"] and "ambiguous" not in one.meta
+    assert two.options == ("one", "two", "three", "four") and three.options[3] == "чотири"
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        (["А) а", "В) б", "Б) в", "Г) г"], "out of sequence"),
+        (["А) а", "Б)", "В) в", "Г) г"], "option 2 is printed as its label alone ('Б)')"),
+        (["А) а", "б", "В) в", "Г) г"], "option(s) [2] carry no printed label"),
+        (["А) а", "Б. б", "В) в", "Г) г"], "out of sequence"),
+    ],
+)
+def test_option_labels_that_leave_the_item_in_doubt_dispute_it(options: list[str], why: str) -> None:
+    rows = item_rows(1, "1", "П1?", ["А) а", "Б) б", "В) в", "Г) г"], 0)
+    rows += item_rows(1, "2", "П2?", options, 0)
+    first, second = build(rows)
+    assert "ambiguous" not in first.meta and why in second.meta["ambiguous"]
+    (settled,) = [i for i in settle([second], [second], n_options=4)]
+    assert settled.status == "disputed"
+
+
+def test_duplicate_options_differing_only_by_label_are_flagged() -> None:
+    (item,) = build(item_rows(1, "1", "П?", ["А) так", "Б) так", "В) ні", "Г) можливо"], 0))
+    assert item.flags == ("duplicate_options",) and item.status == "malformed"
+
+
+def test_a_few_options_that_begin_like_a_label_are_left_alone() -> None:
+    rows = item_rows(1, "1", "П1?", ["1) перше, 2) друге", "лише друге", "жодне", "обидва"], 0)
+    (item,) = build(rows)
+    assert item.options[0] == "1) перше, 2) друге" and "option_labels" not in item.meta

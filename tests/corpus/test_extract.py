@@ -41,7 +41,9 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     keys = file_report["keys"]
     assert (keys["items"], keys["keyed"], keys["no_single_key"]) == (38, 36, 2)
     assert sum(keys["slots"].values()) == 36
-    assert [{k: v for k, v in f.items() if k not in ("mark_column", "keys")} for f in report["files"]] == [
+    assert file_report["items_with_option_labels"] == 0
+    added = ("mark_column", "keys", "items_with_option_labels")
+    assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",
             "bank": "cases",

@@ -135,3 +135,22 @@ def test_mark_column_values_and_meaning_are_recorded(rendered, name: str, right:
     values = file["mark_column"]["values"]
     assert values[right]["means"] == "right" and values[other]["means"] in ("wrong", "blank (wrong)")
     assert len(file["keys"]["slots"]) == 4
+
+
+@pytest.mark.parametrize("name", ["labelled-options", "labelled-key"])
+def test_printed_option_labels_are_stripped_and_doubtful_ones_disputed(rendered, name: str) -> None:
+    """Options printed as "А) ..." or "1. ...": the labels are stripped (the truth has none); the blank
+    option printed as its label alone and the item printed with labels out of sequence are disputed; the
+    duplicate options that differ only by label are flagged (malformed), not ok."""
+    bank = rendered(name)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert set(disputed) == {f"var-{name}-4", f"var-{name}-21"}
+    assert "is printed as its label alone" in disputed[f"var-{name}-4"]
+    assert "out of sequence" in disputed[f"var-{name}-21"]
+    dup = next(i for i in items if i.number == 6)
+    assert dup.flags == ("duplicate_options",) and dup.status == "malformed"
+    assert report["files"][0]["items_with_option_labels"] == len(items)

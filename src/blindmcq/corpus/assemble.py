@@ -309,6 +309,47 @@ def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
     return mark_word(text) in right
 
 
+# A printed option label at the start of an option: ``А) ``, ``Б.``, ``a) ``, ``A. ``, ``1) `` (also alone:
+# a blank option printed as its label). Stripped where most of a file's options carry one (``labelled``).
+_LABEL = re.compile(r"^\s*([^\W\d_]|\d{1,2})([.)])(?=\s|$)\s*")
+LABEL_SEQUENCES = ("АБВГДЕЄЖЗ", "АБВГҐДЕЄЖЗ", "ABCDEFGHI", "123456789")
+_LATIN_TO_CYRILLIC = str.maketrans("ABCEHKMOPTX", "АВСЕНКМОРТХ")
+
+
+def labelled(options: Iterable[str]) -> bool:
+    """Whether a file prints option labels: at least half its options, and at least one, begin with one."""
+    options = list(options)
+    return bool(options) and 2 * sum(bool(_LABEL.match(o)) for o in options) >= len(options)
+
+
+def strip_labels(options: Sequence[str]) -> tuple[list[str], list[str | None], list[str]]:
+    """Options without their printed labels, the labels as printed (None where missing), and why the labels
+    leave the item in doubt: a missing label, a sequence other than А Б В Г (A B C D, 1 2 3 4), an option
+    printed as its label alone."""
+    out, labels, doubts = [], [], []
+    for k, o in enumerate(options, 1):
+        m = _LABEL.match(o)
+        labels.append(f"{m.group(1)}{m.group(2)}" if m else None)
+        text = o[m.end() :] if m else o
+        out.append(text)
+        if m and not text.strip():
+            doubts.append(f"option {k} is printed as its label alone ({labels[-1]!r})")
+    if any(lab is None for lab in labels):
+        doubts.append(
+            f"option(s) {[k for k, lab in enumerate(labels, 1) if lab is None]} carry no printed label"
+        )
+    else:
+        chars = "".join(lab[:-1].upper() for lab in labels if lab)
+        seps = {lab[-1] for lab in labels if lab}
+        ok = len(seps) == 1 and any(
+            chars == seq[: len(chars)] or chars.translate(_LATIN_TO_CYRILLIC) == seq[: len(chars)]
+            for seq in LABEL_SEQUENCES
+        )
+        if not ok:
+            doubts.append(f"printed option labels {labels} are out of sequence")
+    return out, labels, doubts
+
+
 @dataclass
 class _Draft:
     number: int
@@ -495,14 +536,20 @@ def _item(
     fourth: str = MARK,
     sheet: _Sheet = _Sheet(None, {}),
     right: AbstractSet[str] = RIGHT_WORDS,
+    labels: bool = False,
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
-    if ambiguous:
-        meta["ambiguous"] = ambiguous
+    doubts = [ambiguous] if ambiguous else []
+    if labels:
+        options, printed, label_doubts = strip_labels(options)
+        meta["option_labels"] = printed  # as printed, stripped from the options
+        doubts += label_doubts
+    if doubts:
+        meta["ambiguous"] = "; ".join(doubts)
     if joined:
         meta["joined_rows"] = joined  # page-top rows joined to the option above (1-based option = index)
     note = next((m for m in marks if EXCLUDED.search(m)), None)
@@ -561,6 +608,7 @@ def assemble(
     drafts = _drafts(rows, file, layout)
     vocab = hyphen_vocabulary(rows)
     sheet = _Sheet.of(rows)
+    with_labels = labelled(o for d in drafts for o in d.options)
     items = [
         _item(
             d,
@@ -572,6 +620,7 @@ def assemble(
             fourth=layout.fourth,
             sheet=sheet,
             right=layout.right,
+            labels=with_labels,
         )
         for d in drafts
     ]

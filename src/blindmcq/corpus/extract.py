@@ -275,6 +275,9 @@ def extract_items(
                 "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
                 "mark_column": {"fourth_column": main.fourth, "values": values},
                 "keys": keys.get("tables") or keys.get("rules"),
+                "items_with_option_labels": sum(
+                    "option_labels" in i.meta for i in found["tables"] or found["rules"]
+                ),
             }
         )
         for m in by_path:

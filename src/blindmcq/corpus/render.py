@@ -69,6 +69,8 @@ class Style:
     running_title: str | None = None  # printed above the table on pages after the first
     footer: str = "Сторінка {page}"  # {page} and {pages}
     split_rows: bool = False  # an option row may break across a page (its mark/key stays on the first part)
+    option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
+    label_format: str = "{label}) "
 
 
 DEFAULT_STYLE = Style()
@@ -84,6 +86,7 @@ class ItemSpec:
     keys: tuple[int, ...]
     excluded: Literal["question", "mark"] | None = None
     fused: Literal["number", "blank"] | None = None
+    labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
 
 
 @dataclass
@@ -209,7 +212,12 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
     q = wrap(spec.question, widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
         q += wrap(NOTE, widths[1], hyphenate=False)
-    options = [wrap(o, widths[2], hyphenate=hyphenate) for o in spec.options]
+    letters = spec.labels if spec.labels is not None else style.option_labels
+    printed = [
+        (style.label_format.format(label=letters[k]) if k < len(letters) else "") + o
+        for k, o in enumerate(spec.options)
+    ]
+    options = [wrap(o, widths[2], hyphenate=hyphenate) for o in printed]
     if spec.excluded == "mark":
         marks = [wrap(NOTE, widths[3], hyphenate=style.wrap_marks)] + [[] for _ in options[1:]]
         spanning = len(marks[0])

@@ -32,6 +32,7 @@ class Variant:
     long_options: bool = False  # double some options, so rows are tall and cross page breaks
     title: str | None = "Перелік тестових питань"
     scoring_only: bool = False
+    relabel: str | None = None  # print the 21st item's option labels so (out of sequence: to be disputed)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -161,6 +162,30 @@ VARIANTS: tuple[Variant, ...] = (
         fuse_every=9,
     ),
     Variant(
+        "labelled-options",  # "А) ..." printed before each option; the blank option prints as "Б)" alone
+        Style(
+            widths=(36.0, 186.0, 231.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+        ),
+        cases=True,
+        relabel="АВБГ",
+    ),
+    Variant(
+        "labelled-key",  # "1. ..." before each option, the key column giving the option's number
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            key_letters="123456",
+            option_labels="123456",
+            label_format="{label}. ",
+            number_format="{n}.",
+        ),
+        cases=True,
+        relabel="1243",
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -227,6 +252,8 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         ]
     if variant.cases:
         specs = with_cases(specs, start=3)
+    if variant.relabel is not None and len(specs) > 20:
+        specs[20] = dataclasses.replace(specs[20], labels=variant.relabel)
     if variant.fuse_every:
         specs = [
             dataclasses.replace(s, fused="number")
