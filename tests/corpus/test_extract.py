@@ -42,7 +42,10 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     assert (keys["items"], keys["keyed"], keys["no_single_key"]) == (38, 36, 2)
     assert sum(keys["slots"].values()) == 36
     assert file_report["items_with_option_labels"] == 0
-    added = ("mark_column", "keys", "items_with_option_labels")
+    outside = file_report["outside_cells"]  # the title on page 1, "Сторінка N" on every page
+    assert outside["pages"]["1"] == {"lines": 2, "chars": 30} and outside["pages"]["2"]["lines"] == 1
+    assert len(outside["pages"]) == cases_bank.n_pages and outside["stray"] == []
+    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells")
     assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",

@@ -154,3 +154,19 @@ def test_printed_option_labels_are_stripped_and_doubtful_ones_disputed(rendered,
     dup = next(i for i in items if i.number == 6)
     assert dup.flags == ("duplicate_options",) and dup.status == "malformed"
     assert report["files"][0]["items_with_option_labels"] == len(items)
+
+
+def test_text_below_the_last_rule_is_reported_and_its_item_disputed(records, tmp_path: Path) -> None:
+    """stem-tail-below: the last words of a page's last stem printed under the table's last rule. Path 1
+    reads cells only, so the words were dropped without a trace (the item silently short); now every page's
+    outside text is counted, the stray line listed, and the item above it disputed."""
+    bank = render_variant(BY_NAME["stem-tail-below"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert len(disputed) == 2 and all("text printed below the table" in w for w in disputed.values())
+    outside = report["files"][0]["outside_cells"]
+    assert len(outside["stray"]) == 2 and len(outside["pages"]) == bank.n_pages
+    for stray, item_id in zip(outside["stray"], disputed, strict=True):
+        assert truth[item_id].question.endswith(stray["text"])

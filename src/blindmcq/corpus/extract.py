@@ -33,7 +33,10 @@ from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
 from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
+from blindmcq.corpus.outside import dispute_strays
+from blindmcq.corpus.outside import report as outside_report
 from blindmcq.corpus.pages import lean
+from blindmcq.corpus.path_tables import Outside
 from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
@@ -111,6 +114,7 @@ READ_GC_THRESHOLD = (50_000, 20, 10)
 class ChunkResult:
     rows: dict[str, list[Row]]
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)  # page -> (w, h)
+    outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)  # page -> lines, path 1
     error: tuple[int, str] | None = None  # (page, message)
 
 
@@ -133,7 +137,11 @@ def read_block(
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))
                 for m in methods:
-                    result.rows[m].extend(METHODS[m](page, page_no))
+                    if m == "tables":
+                        rows, result.outside[page_no] = path_tables.page_reading(page, page_no)
+                    else:
+                        rows = METHODS[m](page, page_no)
+                    result.rows[m].extend(rows)
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
@@ -155,6 +163,7 @@ class FileRows:
     n_pages: int
     rows: dict[str, list[Row]]  # by method, in page order
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -196,6 +205,7 @@ def read_rows(
         for m in methods:
             out[f].rows[m].extend(res.rows[m])
         out[f].sizes.update(res.sizes)
+        out[f].outside.update(res.outside)
     return out
 
 
@@ -252,6 +262,7 @@ def extract_items(
             else []
             for m in rows
         }
+        found = {m: dispute_strays(found[m], fr.outside) for m in found}
         for item in found["tables"] + found["rules"]:
             if owner.setdefault(item.id, str(path)) != str(path):
                 raise InputError(f"item id {item.id} also comes from {owner[item.id]}", file=str(path))
@@ -275,6 +286,7 @@ def extract_items(
                 "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
                 "mark_column": {"fourth_column": main.fourth, "values": values},
                 "keys": keys.get("tables") or keys.get("rules"),
+                "outside_cells": outside_report(fr.outside),
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),

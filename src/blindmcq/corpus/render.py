@@ -87,6 +87,7 @@ class ItemSpec:
     excluded: Literal["question", "mark"] | None = None
     fused: Literal["number", "blank"] | None = None
     labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
+    tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Rendered:
     items: list[Item]  # ground truth, in print order
     n_pages: int
     crossing: list[str] = field(default_factory=list)  # ids of items continued on a next page
+    page_enders: list[int] = field(default_factory=list)  # numbers of items last on a page, wholly on it
 
 
 def register_fonts(style: Style = DEFAULT_STYLE) -> None:
@@ -210,6 +212,9 @@ class _Layout:
 def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _Layout:
     widths, leading = style.widths, style.leading
     q = wrap(spec.question, widths[1], hyphenate=hyphenate)
+    full = len(q)  # the stem cell keeps the full stem's height when its tail is printed below the table
+    if spec.tail:
+        q = wrap(" ".join(spec.question.split()[: -spec.tail]), widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
         q += wrap(NOTE, widths[1], hyphenate=False)
     letters = spec.labels if spec.labels is not None else style.option_labels
@@ -238,7 +243,7 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         max(1, len(o), 1 if spanning else len(m)) * leading + 2 * PAD
         for o, m in zip(options, marks, strict=True)
     ]
-    stem = max(len(q), spanning, 1) * leading + 2 * PAD
+    stem = max(full, len(q), spanning, 1) * leading + 2 * PAD
     number = [] if spec.fused == "blank" else style.number_format.format(n=spec.number).split("\n")
     return _Layout(number, q, options, marks, heights, stem)
 
@@ -326,8 +331,12 @@ class _Page:
         self._vlines(self.y, self.y + height)
         self.y += height
         self.rows_drawn += 1
+        self.tail: list[str] = []  # a stem tail to print below the last rule, if this row ends the page
 
     def close(self) -> None:
+        if getattr(self, "tail", None):
+            self._text(1, self.y, self.tail)
+
         for col in range(len(self.style.widths)):
             self._hline(self.y, col)
         self.canvas.setFont(self.style.font, 8)
@@ -426,6 +435,8 @@ def _draw(
             if k == 0 and not split:
                 if page.rows_drawn == 0:
                     raise ValueError(f"item {spec.number} is taller than a page")
+                if first and result.items:
+                    result.page_enders.append(result.items[-1].number)
                 page.close()
                 page = new_page(page.number + 1)
                 lead_done = False
@@ -478,9 +489,13 @@ def _draw(
                 page.close()
                 page = new_page(page.number + 1)
             first = False
+        if spec.tail and not remaining:
+            page.tail = " ".join(spec.question.split()[-spec.tail :]).split("\n")
         result.items.append(
             expected_item(spec, source=source, bank=bank, file=path.name, page=start_page, fused=fused)
         )
+    if result.items:
+        result.page_enders.append(result.items[-1].number)
     page.close()
     canvas.save()
     result.n_pages = page.number

@@ -32,6 +32,7 @@ class Variant:
     long_options: bool = False  # double some options, so rows are tall and cross page breaks
     title: str | None = "Перелік тестових питань"
     scoring_only: bool = False
+    tails: int = 0  # that many items ending a page print their stem's last words below the table
     relabel: str | None = None  # print the 21st item's option labels so (out of sequence: to be disputed)
 
 
@@ -186,6 +187,12 @@ VARIANTS: tuple[Variant, ...] = (
         relabel="1243",
     ),
     Variant(
+        "stem-tail-below",  # the last words of a page's last stem printed below the table's last rule
+        Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
+        cases=True,
+        tails=2,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -268,11 +275,12 @@ def render_variant(
     variant: Variant, records: list[dict[str, Any]], out_dir: str | Path, *, n_items: int = 120, seed: int = 0
 ) -> Rendered:
     """Print the variant as ``out_dir/var-{name}.pdf``; returns it with the ground truth."""
-    return render_pdf(
-        variant_specs(variant, records, n_items, seed),
-        Path(out_dir) / f"var-{variant.name}.pdf",
-        source="var",
-        bank=variant.name,
-        title=variant.title,
-        style=variant.style,
-    )
+    specs = variant_specs(variant, records, n_items, seed)
+    path = Path(out_dir) / f"var-{variant.name}.pdf"
+    args = {"source": "var", "bank": variant.name, "title": variant.title, "style": variant.style}
+    if variant.tails:  # a first printing tells which items end a page (a tail keeps the stem's height)
+        plain = {s.number for s in specs if s.excluded is None and s.fused is None}
+        enders = [n for n in render_pdf(specs, path, **args).page_enders if n in plain]
+        chosen = set(enders[1::3][: variant.tails])
+        specs = [dataclasses.replace(s, tail=3) if s.number in chosen else s for s in specs]
+    return render_pdf(specs, path, **args)
