@@ -441,3 +441,70 @@ def test_a_few_options_that_begin_like_a_label_are_left_alone() -> None:
     rows = item_rows(1, "1", "П1?", ["1) перше, 2) друге", "лише друге", "жодне", "обидва"], 0)
     (item,) = build(rows)
     assert item.options[0] == "1) перше, 2) друге" and "option_labels" not in item.meta
+
+
+def test_three_option_item_whose_third_option_breaks_across_the_page_is_disputed_not_four() -> None:
+    """Options 'перша', 'друга', 'третя ... вивез-' + page-top 'ення': four rows, four expected, but the
+    print says the page-top row is the rest of the third (the row above fills page 1, the first word could
+    not have fitted above). Read as four options (key 3, ok) before; now disputed."""
+    first = key_rows(1, "1", "П?", ["перша", "друга", "третя, тимчасового вивез-"], "3")
+    rows = [
+        placed(first[0], 600, 620, 200, 40),
+        placed(first[1], 620, 640, 200, 40),
+        placed(first[2], 640, FOOT, 290, 60),
+        placed(page_top(2, "ення"), 60, 80, 150, 30),
+    ]
+    second = key_rows(2, "2", "Д?", list("абвг"), "1")
+    rows += [placed(r, 80 + 20 * k, 100 + 20 * k if k < 3 else FOOT, 150, 10) for k, r in enumerate(second)]
+    one, two = build_key(rows)
+    assert (
+        "the print says the row(s) at the top of page(s) [2] continue the option above"
+        in one.meta["ambiguous"]
+    )
+    assert "ambiguous" not in two.meta
+    (settled,) = [i for i in settle([one, two], [one, two], n_options=4) if i.number == 1]
+    assert settled.status == "disputed"
+    # A page-top row that could have fitted above is a new option, as before.
+    rows[3] = placed(page_top(2, "ення"), 60, 80, 150, 3)
+    one, _ = build_key(rows)
+    assert len(one.options) == 4 and "ambiguous" not in one.meta
+
+
+def stem_split_rows(continuation: str, above_bottom: float | None) -> list[Row]:
+    """Item 1's stem cell runs past page 1 (its option rows end at ``above_bottom``); page 2 repeats the
+    header and continues the stem beside options в and г; item 2 follows and ends at the page foot."""
+    rows = [
+        dataclasses.replace(r, top=600.0 + 20 * k, bottom=above_bottom if k == 1 else 620.0)
+        for k, r in enumerate(item_rows(1, "1", "Початок питання,", ["а", "б"], 0))
+    ]
+    rows += [
+        dataclasses.replace(HEADER, page=2, top=40.0, bottom=60.0),
+        Row(2, "", continuation, "в", W, top=60.0, bottom=80.0),
+        Row(2, None, None, "г", W, top=80.0, bottom=100.0),
+    ]
+    rows += [
+        dataclasses.replace(r, top=100.0 + 20 * k, bottom=FOOT if k == 3 else 120.0 + 20 * k)
+        for k, r in enumerate(item_rows(2, "2", "Друге?", list("абвг"), 1))
+    ]
+    return rows
+
+
+def test_stem_continued_at_a_page_top_is_joined_when_the_print_says_so() -> None:
+    """Before, the page-top stem text became a made-up item 2 (number inferred) and the real item 2 was
+    "printed 2 times". Now it is the rest of item 1's stem: joined (the row above fills page 1, the text
+    starts lower-case), or kept in the stem and disputed where the print does not say so."""
+    one, two = build(stem_split_rows("закінчення питання?", FOOT))
+    assert one.question == "Початок питання, закінчення питання?" and one.options == tuple("абвг")
+    assert one.meta["joined_stem"] == [2] and "ambiguous" not in one.meta and one.status == "ok"
+    assert two.number == 2 and "duplicate_number" not in two.meta
+    for continuation, bottom, why in (
+        ("закінчення питання?", 700.0, "the row above does not reach the foot of its page"),
+        ("Закінчення питання?", FOOT, "it starts with a capital"),
+    ):
+        one, two = build(stem_split_rows(continuation, bottom))
+        assert len(one.options) == 4 and two.number == 2 and "duplicate_number" not in two.meta
+        assert one.meta["ambiguous"] == (
+            f"stem text at the top of page 2 with no item number, not joined: {why}"
+        )
+        first, second = settle([one, two], [one, two], n_options=4)
+        assert first.status == "disputed" and second.status == "ok"

@@ -48,7 +48,6 @@ def test_at_least_eight_variants_some_held_out() -> None:
         "split-rows",
         "marks-broken",
         "score-binary",
-        "star-marks",
     ],
 )
 def test_variant_extracts_exactly(rendered, name: str) -> None:
@@ -129,7 +128,9 @@ def test_mark_column_values_and_meaning_are_recorded(rendered, name: str, right:
     truth = {i.id: i for i in bank.items}
     assert [i.id for i in items] == list(truth)
     assert all(i == truth[i.id] for i in items if i.status != "disputed")
-    assert len(report["disputed"]) <= 1  # score-column: a five-option look-alike across a page break
+    # score-column: a five-option look-alike across a page break; star-marks (seed 3): a page break between
+    # options whose print looks like a split row (the row above ends at the foot, the next word is wide)
+    assert len(report["disputed"]) <= 1
     file = report["files"][0]
     assert file["layout"]["mark_vocabulary"] == ("star" if right == "*" else "score")
     values = file["mark_column"]["values"]
@@ -170,3 +171,17 @@ def test_text_below_the_last_rule_is_reported_and_its_item_disputed(records, tmp
     assert len(outside["stray"]) == 2 and len(outside["pages"]) == bank.n_pages
     for stray, item_id in zip(outside["stray"], disputed, strict=True):
         assert truth[item_id].question.endswith(stray["text"])
+
+
+def test_three_option_items_broken_across_pages_are_never_read_as_four(records, tmp_path: Path) -> None:
+    """key-split-3 (seed 0): item 144 has three options, its third broken across pages 31/32; it was read as
+    four options, key and status ok (silently wrong). Now it is disputed, and nothing is wrong."""
+    bank = render_variant(BY_NAME["key-split-3"], records, tmp_path, n_items=200, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=2)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    if records is not None and len(records) > 1000:  # the full bank (the sample draws other items)
+        assert "continue the option above (3 options?)" in disputed["var-key-split-3-144"]
+    assert len(disputed) <= 3

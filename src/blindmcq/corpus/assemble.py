@@ -363,6 +363,8 @@ class _Draft:
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
     breaks: list[int] = field(default_factory=list)  # options that may instead continue the one above
     option_rows: list[list[Row]] = field(default_factory=list)  # the printed rows of each option
+    # stem text at a page top with no number: (page, text, page and bottom edge of the row above)
+    stem_breaks: list[tuple[int, str, int, float]] = field(default_factory=list)
 
 
 def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
@@ -384,12 +386,24 @@ def _may_continue(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) 
     return row.mark is not None and not (row.mark or "").strip()
 
 
-def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
+def _next_numbers(rows: Sequence[Row]) -> list[int | None]:
+    """For each row, the first item number printed in a later row (None after the last)."""
+    out: list[int | None] = [None] * len(rows)
+    after: int | None = None
+    for k in range(len(rows) - 1, -1, -1):
+        out[k] = after
+        found = parse_numbers(rows[k].number or "") if (rows[k].number or "").strip() else None
+        after = found[0] if found else after
+    return out
+
+
+def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None = None) -> list[_Draft]:
     drafts: list[_Draft] = []
     waiting: list[int] = []
     page = None
     page_top = False
-    for row in rows:
+    next_numbers = _next_numbers(rows)
+    for k, row in enumerate(rows):
         if row.page != page:
             page, page_top = row.page, True
         if is_header(row, layout):
@@ -406,9 +420,23 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
             continue
         maybe = _may_continue(row, cur, layout, page_top)
-        page_top = False
+        at_top, page_top = page_top, False
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
+        above = cur.boxes[-1] if cur is not None and cur.boxes else (0, 0.0, 0.0)
+        printed_join = (
+            foot is not None and above[2] >= foot - BOTTOM_TOL and (row.question or "").lstrip()[:1].islower()
+        )
+        taken = (waiting[0] if waiting else cur.number + 1) == next_numbers[k] if cur is not None else False
+        if stem and not numbers and at_top and cur is not None and cur.options and (printed_join or taken):
+            # Stem text at a page top with no number, where the print says the stem cell continues (the row
+            # above fills its page, the text starts lower-case) or the number a new item would take is
+            # printed next: the rest of the stem, never a made-up item; ambiguous unless the print says so
+            # (:func:`_item`). Otherwise, as elsewhere, an item whose number was not printed.
+            cur.stem_breaks.append((row.page, row.question or "", int(above[0]), above[2]))
+            cur.question += "\n" + (row.question or "")
+            stem = False
+            maybe = _may_continue(dataclasses.replace(row, question=""), cur, layout, True)
         if numbers:
             cur = _Draft(numbers[0], row.page, row.question or "")
             waiting = numbers[1:]
@@ -501,9 +529,44 @@ def _resolve_breaks(
     if n_options is None:
         return d.options, d.marks, where + " (no expected number of options to tell)", []
     if len(d.options) == n_options:
+        # The count says the page broke between options; where the print says every such row continues the
+        # option above (a three-option item whose third option broke across the page), the two disagree.
+        joins = [
+            i
+            for i in d.breaks
+            if i > 0
+            and not _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+        ]
+        if joins and len(joins) == len(d.breaks):
+            pages = [d.option_rows[i][0].page for i in joins]
+            return (
+                d.options,
+                d.marks,
+                f"{where}: {n_options} options as printed, but the print says the row(s) at the top of "
+                f"page(s) {pages} continue the option above ({n_options - len(joins)} options?)",
+                [],
+            )
         return d.options, d.marks, None, []
     count = f": {len(d.options)} options as printed, {n_options} expected"
     if len(d.options) - len(d.breaks) != n_options or 0 in d.breaks:
+        # Neither reading gives the expected count (a malformed item either way): kept as printed where the
+        # print's geometry speaks against every join (a row moved whole to the next page), else ambiguous.
+        against = [
+            _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+            if i
+            else None
+            for i in d.breaks
+        ]
+        measured = all(
+            i and d.option_rows[i - 1][-1].fit and d.option_rows[i][0].fit and d.option_rows[i - 1][-1].bottom
+            for i in d.breaks
+        )
+        if (
+            measured
+            and sheet.bottom is not None
+            and all(why and "no line geometry" not in why for why in against)
+        ):
+            return d.options, d.marks, None, []
         return d.options, d.marks, where + count, []
     reasons = []
     for i in d.breaks:
@@ -544,6 +607,20 @@ def _item(
     marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
     doubts = [ambiguous] if ambiguous else []
+    for page, text, above_page, above_bottom in d.stem_breaks:
+        why = (
+            "the row above is not on the page before"
+            if above_page != page - 1
+            else "the row above does not reach the foot of its page"
+            if sheet.bottom is None or above_bottom < sheet.bottom - BOTTOM_TOL
+            else "it starts with a capital"
+            if not text.lstrip()[:1].islower()
+            else None
+        )
+        if why:
+            doubts.append(f"stem text at the top of page {page} with no item number, not joined: {why}")
+        else:
+            meta.setdefault("joined_stem", []).append(page)
     if labels:
         options, printed, label_doubts = strip_labels(options)
         meta["option_labels"] = printed  # as printed, stripped from the options
@@ -605,9 +682,9 @@ def assemble(
 ) -> list[Item]:
     """Items of one file from its rows in page order (either path's); layout detected when not given."""
     layout = layout or detect_layout(rows, file)
-    drafts = _drafts(rows, file, layout)
-    vocab = hyphen_vocabulary(rows)
     sheet = _Sheet.of(rows)
+    drafts = _drafts(rows, file, layout, sheet.bottom)
+    vocab = hyphen_vocabulary(rows)
     with_labels = labelled(o for d in drafts for o in d.options)
     items = [
         _item(

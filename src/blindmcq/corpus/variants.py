@@ -32,6 +32,7 @@ class Variant:
     long_options: bool = False  # double some options, so rows are tall and cross page breaks
     title: str | None = "Перелік тестових питань"
     scoring_only: bool = False
+    three_every: int = 0  # print every n-th item with three options (the key's and two others)
     tails: int = 0  # that many items ending a page print their stem's last words below the table
     relabel: str | None = None  # print the 21st item's option labels so (out of sequence: to be disputed)
 
@@ -187,6 +188,17 @@ VARIANTS: tuple[Variant, ...] = (
         relabel="1243",
     ),
     Variant(
+        "key-split-3",  # key-split with every 6th item printed with three options, some broken by a page
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+        ),
+        long_options=True,
+        three_every=6,
+    ),
+    Variant(
         "stem-tail-below",  # the last words of a page's last stem printed below the table's last rule
         Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
         cases=True,
@@ -256,6 +268,17 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         specs = [
             dataclasses.replace(s, options=tuple(f"{o} {o}" if len(o) > 60 else o for o in s.options))
             for s in specs
+        ]
+    if variant.three_every:
+        specs = [
+            dataclasses.replace(
+                s,
+                options=tuple(o for i, o in enumerate(s.options) if i != (3 if s.keys[0] != 3 else 2)),
+                keys=(min(s.keys[0], 2),),
+            )
+            if k % variant.three_every == variant.three_every - 1 and len(s.options) == 4 and len(s.keys) == 1
+            else s
+            for k, s in enumerate(specs)
         ]
     if variant.cases:
         specs = with_cases(specs, start=3)
