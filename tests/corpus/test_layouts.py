@@ -185,3 +185,18 @@ def test_three_option_items_broken_across_pages_are_never_read_as_four(records, 
     if records is not None and len(records) > 1000:  # the full bank (the sample draws other items)
         assert "continue the option above (3 options?)" in disputed["var-key-split-3-144"]
     assert len(disputed) <= 3
+
+
+def test_stems_continued_at_a_page_top_are_joined_not_made_up(records, tmp_path: Path) -> None:
+    """stem-split: a stem too tall for the room left continues in the next page's stem cell. The page-top
+    stem text became a made-up item (number inferred) and the real next item "printed 2 times" (200 items,
+    seed 0: 10 wrong, 16 disputed); now the text is joined to the stem where the print says so (the stem's
+    row fills its page, the text starts lower-case), else the item is disputed."""
+    bank = render_variant(BY_NAME["stem-split"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert all("stem text at the top of page" in d["why"] for d in report["disputed"])
+    assert len(report["disputed"]) <= 1
+    assert sum("joined_stem" in i.meta for i in items) >= 3

@@ -69,6 +69,7 @@ class Style:
     running_title: str | None = None  # printed above the table on pages after the first
     footer: str = "Сторінка {page}"  # {page} and {pages}
     split_rows: bool = False  # an option row may break across a page (its mark/key stays on the first part)
+    split_stems: bool = False  # a stem too tall for the room left continues in the next page's stem cell
     option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
     label_format: str = "{label}) "
 
@@ -417,15 +418,32 @@ def _draw(
         remaining = list(range(len(spec.options)))
         first, start_page, fused = True, page.number, False
         lead_done = False  # a split row's continuation already opened this page's part of the item
+        stem_rest: list[str] = []  # stem lines still to print (a stem split by the page break)
+        stem_cut = 0
         while remaining:
             room = page.bottom - page.y
-            need = lay.stem_height if first else 0.0
+            need = (
+                lay.stem_height if first else len(stem_rest) * style.leading + 2 * PAD if stem_rest else 0.0
+            )
             k, acc = 0, 0.0
             for r in remaining:
                 if max(acc + lay.heights[r], need) > room:
                     break
                 acc += lay.heights[r]
                 k += 1
+            plain = spec.excluded is None and spec.fused is None
+            if style.split_stems and first and k == 0 and page.rows_drawn > 0 and plain:
+                k2, acc2 = 0, 0.0
+                for r in remaining:
+                    if acc2 + lay.heights[r] > room:
+                        break
+                    acc2 += lay.heights[r]
+                    k2 += 1
+                lines = int((room - 2 * PAD) // style.leading)
+                if 0 < k2 < len(remaining) and 0 < lines < len(lay.question):
+                    # the stem's first lines fill this page beside the rows that fit; the rest goes on
+                    k, acc, stem_cut, need = k2, acc2, lines, room
+                    stem_rest = lay.question[lines:]
             split = 0
             if style.split_rows and k < len(remaining) and spec.excluded != "mark":
                 r = remaining[k]
@@ -459,7 +477,7 @@ def _draw(
                 option = lay.options[r][:split] if is_split else lay.options[r]
                 cells: list[list[str] | None] = [
                     (lay.number if first else []) if lead else None,
-                    (lay.question if first else []) if lead else None,
+                    (lay.question[: stem_cut or None] if first else stem_rest) if lead else None,
                     option,
                     lay.marks[r]
                     if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)
@@ -469,6 +487,8 @@ def _draw(
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
                 page.row(height, cells, skip_rule=skip)
+                if lead and not first:
+                    stem_rest = []
             remaining = remaining[k:]
             above_starts_here = first
             lead_done = False

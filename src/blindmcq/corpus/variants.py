@@ -199,6 +199,11 @@ VARIANTS: tuple[Variant, ...] = (
         three_every=6,
     ),
     Variant(
+        "stem-split",  # a stem too tall for the room left continues in the stem cell of the next page
+        Style(widths=(36.0, 150.0, 267.0, 70.0), split_stems=True, footer="Сторінка {page} з {pages}"),
+        cases=True,
+    ),
+    Variant(
         "stem-tail-below",  # the last words of a page's last stem printed below the table's last rule
         Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
         cases=True,
