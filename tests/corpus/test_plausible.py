@@ -40,9 +40,11 @@ def test_keys_all_in_one_slot_stop_the_file() -> None:
     check_file(items([0] * 11), file="f.pdf")  # too few items to tell
 
 
-def test_keys_far_from_chance_stop_the_file() -> None:
-    with pytest.raises(InputError, match=r"option 1 holds 38 of 40 keys, far more than chance allows"):
-        check_file(items([0] * 38 + [1, 2]), file="f.pdf")
+def test_keys_nearly_all_in_one_slot_stop_the_file() -> None:
+    with pytest.raises(InputError, match=r"option 1 holds 38 of 40 keys \(fourth column"):
+        check_file(items([0] * 38 + [1, 2]), file="f.pdf", values={"1": {}})
+    # a real sample (hyphen-narrow, seed 1: 90 of 196 in option 1; 37% of all customs items) passes
+    check_file(items([0] * 90 + [1] * 36 + [2] * 35 + [3] * 35), file="f.pdf")
     # the real banks' most skewed act (Митний кодекс: 25, 8, 10, 19 of 62) passes
     summary = check_file(items([0] * 25 + [1] * 8 + [2] * 10 + [3] * 19), file="f.pdf")
     assert summary == {
