@@ -512,6 +512,16 @@ def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str
     return None
 
 
+SPACE_MAX = 4.0  # pt: the widest space before a word in body text (about a third of a 12 pt font)
+
+
+def _wider(row: Row) -> Row:
+    """``row`` with its first word taken SPACE_MAX wider (the space before it on the line above)."""
+    if row.fit is None:
+        return row
+    return dataclasses.replace(row, fit=dataclasses.replace(row.fit, lead=row.fit.lead + SPACE_MAX))
+
+
 def _resolve_breaks(
     d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str
 ) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
@@ -531,11 +541,15 @@ def _resolve_breaks(
     if len(d.options) == n_options:
         # The count says the page broke between options; where the print says every such row continues the
         # option above (a three-option item whose third option broke across the page), the two disagree.
+        # Here a first word that would only just have fitted is no proof of a new option: the room is
+        # measured without the space before it (up to SPACE_MAX pt), so the word is taken as that much wider.
         joins = [
             i
             for i in d.breaks
             if i > 0
-            and not _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+            and not _against_join(
+                d.option_rows[i - 1][-1], _wider(d.option_rows[i][0]), d.options[i - 1], sheet
+            )
         ]
         if joins and len(joins) == len(d.breaks):
             pages = [d.option_rows[i][0].page for i in joins]
