@@ -45,7 +45,15 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     outside = file_report["outside_cells"]  # the title on page 1, "Сторінка N" on every page
     assert outside["pages"]["1"] == {"lines": 2, "chars": 30} and outside["pages"]["2"]["lines"] == 1
     assert len(outside["pages"]) == cases_bank.n_pages and outside["stray"] == []
-    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells")
+    third = file_report["reading3"]  # the reading that shares no layout logic with assemble agrees
+    assert third == {
+        "fourth_column": "marks ('правильна' marks the right option)",
+        "items": 40,
+        "agree": 40,
+        "differ": [],
+        "extra": [],
+    }
+    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3")
     assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",

@@ -38,6 +38,8 @@ from blindmcq.corpus.outside import report as outside_report
 from blindmcq.corpus.pages import lean
 from blindmcq.corpus.path_tables import Outside
 from blindmcq.corpus.plausible import check_file
+from blindmcq.corpus.reading3 import compare as third_reading
+from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
@@ -275,6 +277,8 @@ def extract_items(
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
         items = settle(found["tables"], found["rules"], n_options=n_options)
+        reading3 = third_reading(items, rows["rules"]) if rows["rules"] else None
+        items = third_dispute(items, reading3) if reading3 else items
         report_files.append(
             {
                 "file": path.name,
@@ -287,6 +291,7 @@ def extract_items(
                 "mark_column": {"fourth_column": main.fourth, "values": values},
                 "keys": keys.get("tables") or keys.get("rules"),
                 "outside_cells": outside_report(fr.outside),
+                "reading3": reading3,
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),
