@@ -99,17 +99,23 @@ class Outside:
     gap: float | None  # pt from the bottom rule of the nearest table above it; None when none is above
 
 
-def outside_lines(chars: list[dict[str, Any]], tables: list[Table]) -> list[Outside]:
-    """The page's text lines whose chars lie outside every table's box (their centres), top to bottom."""
+def outside_lines(
+    chars: list[dict[str, Any]], tables: list[Table], mids: list[tuple[float, int]] | None = None
+) -> list[Outside]:
+    """The page's text lines whose chars lie outside every table's vertical band (their centres), top to
+    bottom. (Text beside a table, in its band, is not looked for: a page's chars are found by bisection on
+    ``mids``, their sorted vertical centres, without a pass over every char.)"""
     boxes = [t.bbox for t in tables]
-    out = [
-        c
-        for c in chars
-        if not any(
-            x0 <= (c["x0"] + c["x1"]) / 2 <= x1 and top <= (c["top"] + c["bottom"]) / 2 <= bottom
-            for x0, top, x1, bottom in boxes
-        )
-    ]
+    if mids is None:
+        mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
+    keys = [m for m, _ in mids]
+    bands = sorted((bisect_left(keys, top), bisect_right(keys, bottom)) for _, top, _, bottom in boxes)
+    picked, at = [], 0
+    for lo, hi in bands:
+        picked += mids[at:lo] if lo > at else []
+        at = max(at, hi)
+    picked += mids[at:]
+    out = [chars[i] for _, i in picked]
     lines: list[list[dict[str, Any]]] = []
     for c in sorted(out, key=lambda c: (c["top"], c["x0"])):
         if lines and abs(c["top"] - lines[-1][0]["top"]) < LINE_TOL:
@@ -143,4 +149,4 @@ def page_reading(page: Page, page_no: int) -> tuple[list[Row], list[Outside]]:
             if len(cells) != len(COLUMNS):
                 raise TableShapeError(f"table has {len(cells)} columns, expected {len(COLUMNS)}")
             rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit))
-    return rows, outside_lines(chars, tables)
+    return rows, outside_lines(chars, tables, mids)
