@@ -6,7 +6,8 @@ by both paths, and scores every item against the ground truth the renderer retur
   exact: not disputed and equal to the truth (id, stem, options, key, status, flags, file, page);
   disputed: status "disputed" (listed for review, left out of probing);
   wrong: anything else, including items missed or invented: silently wrong.
-Targets: wrong 0 on every variant; disputed at most 1% of a variant.
+Targets: wrong 0 on every variant; disputed at most 1% of a variant. The layout column ends with the number
+of items the third reading (corpus/reading3.py, sharing no logic with assemble) read otherwise and disputed.
 Variants marked * are scoring only: the extractor was never tuned on them.
 
 Usage: python benchmarks/bench_layouts.py [--items 120] [--workers 2] [--seed 0] [--only NAME ...] [-v]
@@ -44,6 +45,12 @@ def score(rendered, items) -> dict[str, list[str]]:
         else:
             out["wrong"].append(item_id)
     return out
+
+
+def _third(report) -> str:
+    """How many items the third reading (corpus/reading3.py, no assemble) disputed."""
+    third = report["files"][0].get("reading3")
+    return f"reading3 differs on {len(third['differ'])}" if third else "no reading3"
 
 
 def main() -> int:
@@ -85,7 +92,7 @@ def main() -> int:
         print(
             f"{name:24} {rendered.n_pages:5} {n:5} {len(s['exact']):5} {len(s['disputed']):8} "
             f"{len(s['wrong']):5}  {layout['orientation']}, {layout['fourth_column']}, "
-            f"numbers {layout['number_forms']}, {time.perf_counter() - start:.1f} s"
+            f"numbers {layout['number_forms']}, {_third(report)}, {time.perf_counter() - start:.1f} s"
         )
         failed |= bool(s["wrong"]) or len(s["disputed"]) > 0.01 * n
         if args.verbose:

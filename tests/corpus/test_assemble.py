@@ -356,3 +356,159 @@ def test_key_column_join_needs_both_paths() -> None:
     assert len(joined.options) == 4 and len(kept.options) == 5
     first = settle([joined, two], [kept, two], n_options=4)[0]
     assert first.status == "disputed" and first.meta["settled"]["path"] is None
+
+
+def mark_rows(marks: tuple[str, str], keys: list[int]) -> list[Row]:
+    rows = [HEADER]
+    for n, key in enumerate(keys, 1):
+        rows += [
+            Row(1, None if k else str(n), None if k else f"П{n}?", o, marks[0] if k == key else marks[1])
+            for k, o in enumerate("абвг")
+        ]
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("marks", "vocabulary", "every"),
+    [(("1", ""), "score", False), (("1", "0"), "score", True), (("*", ""), "star", False)],
+)
+def test_score_and_star_columns_are_read_as_marks(
+    marks: tuple[str, str], vocabulary: str, every: bool
+) -> None:
+    """A fourth column of "1" in the key's row (blank or "0" elsewhere), or "*": marks, not option keys
+    (read as a key column, "1" gave every item key 0)."""
+    from blindmcq.corpus.assemble import mark_values
+
+    keys = [2, 0, 3, 1, 1]
+    rows = mark_rows(marks, keys)
+    layout = detect_layout(rows, "f.pdf")
+    assert (layout.fourth, layout.vocabulary, layout.marks_every_option) == ("mark", vocabulary, every)
+    items = build(rows[1:])
+    assert [i.key for i in items] == keys and {i.status for i in items} == {"ok"}
+    values = mark_values(rows, layout)
+    assert values[marks[0]] == {"count": 5, "means": "right"}
+    assert values[marks[1]]["count"] == 15 and values[marks[1]]["means"].startswith(
+        "wrong" if marks[1] else "blank"
+    )
+    assert layout.to_json()["mark_vocabulary"] == vocabulary
+
+
+def test_a_key_column_of_ones_on_first_rows_stays_a_key_column() -> None:
+    rows = [HEADER]
+    for n in (1, 2):
+        rows += [
+            Row(1, None if k else str(n), None if k else "П?", o, None if k else "1")
+            for k, o in enumerate("абвг")
+        ]
+    assert detect_layout(rows, "f.pdf").fourth == "key"
+    assert [i.key for i in build(rows[1:])] == [0, 0]
+
+
+def test_printed_option_labels_are_stripped_and_recorded() -> None:
+    rows = item_rows(1, "1", "П1?", ["А) перша", "Б) друга", "В) третя", "Г) четверта"], 1)
+    rows += item_rows(1, "2", "П2?", ["A. one", "B. two", "C. three", "D. four"], 0)
+    rows += item_rows(1, "3", "П3?", ["1) один", "2) два", "3) три", "4) чотири"], 3)
+    one, two, three = build(rows)
+    assert one.options == ("перша", "друга", "третя", "четверта") and one.status == "ok"
+    assert one.meta["option_labels"] == ["А)", "Б)", "В)", "Г)"] and "ambiguous" not in one.meta
+    assert two.options == ("one", "two", "three", "four") and three.options[3] == "чотири"
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        (["А) а", "В) б", "Б) в", "Г) г"], "out of sequence"),
+        (["А) а", "Б)", "В) в", "Г) г"], "option 2 is printed as its label alone ('Б)')"),
+        (["А) а", "б", "В) в", "Г) г"], "option(s) [2] carry no printed label"),
+        (["А) а", "Б. б", "В) в", "Г) г"], "out of sequence"),
+    ],
+)
+def test_option_labels_that_leave_the_item_in_doubt_dispute_it(options: list[str], why: str) -> None:
+    rows = item_rows(1, "1", "П1?", ["А) а", "Б) б", "В) в", "Г) г"], 0)
+    rows += item_rows(1, "2", "П2?", options, 0)
+    first, second = build(rows)
+    assert "ambiguous" not in first.meta and why in second.meta["ambiguous"]
+    (settled,) = [i for i in settle([second], [second], n_options=4)]
+    assert settled.status == "disputed"
+
+
+def test_duplicate_options_differing_only_by_label_are_flagged() -> None:
+    (item,) = build(item_rows(1, "1", "П?", ["А) так", "Б) так", "В) ні", "Г) можливо"], 0))
+    assert item.flags == ("duplicate_options",) and item.status == "malformed"
+
+
+def test_a_few_options_that_begin_like_a_label_are_left_alone() -> None:
+    rows = item_rows(1, "1", "П1?", ["1) перше, 2) друге", "лише друге", "жодне", "обидва"], 0)
+    (item,) = build(rows)
+    assert item.options[0] == "1) перше, 2) друге" and "option_labels" not in item.meta
+
+
+def test_three_option_item_whose_third_option_breaks_across_the_page_is_disputed_not_four() -> None:
+    """Options 'перша', 'друга', 'третя ... вивез-' + page-top 'ення': four rows, four expected, but the
+    print says the page-top row is the rest of the third (the row above fills page 1, the first word could
+    not have fitted above). Read as four options (key 3, ok) before; now disputed."""
+    first = key_rows(1, "1", "П?", ["перша", "друга", "третя, тимчасового вивез-"], "3")
+    rows = [
+        placed(first[0], 600, 620, 200, 40),
+        placed(first[1], 620, 640, 200, 40),
+        placed(first[2], 640, FOOT, 290, 60),
+        placed(page_top(2, "ення"), 60, 80, 150, 30),
+    ]
+    second = key_rows(2, "2", "Д?", list("абвг"), "1")
+    rows += [placed(r, 80 + 20 * k, 100 + 20 * k if k < 3 else FOOT, 150, 10) for k, r in enumerate(second)]
+    one, two = build_key(rows)
+    assert (
+        "the print says the row(s) at the top of page(s) [2] continue the option above"
+        in one.meta["ambiguous"]
+    )
+    assert "ambiguous" not in two.meta
+    (settled,) = [i for i in settle([one, two], [one, two], n_options=4) if i.number == 1]
+    assert settled.status == "disputed"
+    # A first word that would only just have fitted above (3 pt of 6 pt left, the space not counted) is no
+    # proof of a new option: still disputed. One that fits with room for a space is a new option, as before.
+    rows[3] = placed(page_top(2, "ення"), 60, 80, 150, 3)
+    one, _ = build_key(rows)
+    assert "continue the option above" in one.meta["ambiguous"]
+    rows[3] = placed(page_top(2, "ення"), 60, 80, 150, 1)
+    one, _ = build_key(rows)
+    assert len(one.options) == 4 and "ambiguous" not in one.meta
+
+
+def stem_split_rows(continuation: str, above_bottom: float | None) -> list[Row]:
+    """Item 1's stem cell runs past page 1 (its option rows end at ``above_bottom``); page 2 repeats the
+    header and continues the stem beside options в and г; item 2 follows and ends at the page foot."""
+    rows = [
+        dataclasses.replace(r, top=600.0 + 20 * k, bottom=above_bottom if k == 1 else 620.0)
+        for k, r in enumerate(item_rows(1, "1", "Початок питання,", ["а", "б"], 0))
+    ]
+    rows += [
+        dataclasses.replace(HEADER, page=2, top=40.0, bottom=60.0),
+        Row(2, "", continuation, "в", W, top=60.0, bottom=80.0),
+        Row(2, None, None, "г", W, top=80.0, bottom=100.0),
+    ]
+    rows += [
+        dataclasses.replace(r, top=100.0 + 20 * k, bottom=FOOT if k == 3 else 120.0 + 20 * k)
+        for k, r in enumerate(item_rows(2, "2", "Друге?", list("абвг"), 1))
+    ]
+    return rows
+
+
+def test_stem_continued_at_a_page_top_is_joined_when_the_print_says_so() -> None:
+    """Before, the page-top stem text became a made-up item 2 (number inferred) and the real item 2 was
+    "printed 2 times". Now it is the rest of item 1's stem: joined (the row above fills page 1, the text
+    starts lower-case), or kept in the stem and disputed where the print does not say so."""
+    one, two = build(stem_split_rows("закінчення питання?", FOOT))
+    assert one.question == "Початок питання, закінчення питання?" and one.options == tuple("абвг")
+    assert one.meta["joined_stem"] == [2] and "ambiguous" not in one.meta and one.status == "ok"
+    assert two.number == 2 and "duplicate_number" not in two.meta
+    for continuation, bottom, why in (
+        ("закінчення питання?", 700.0, "the row above does not reach the foot of its page"),
+        ("Закінчення питання?", FOOT, "it starts with a capital"),
+    ):
+        one, two = build(stem_split_rows(continuation, bottom))
+        assert len(one.options) == 4 and two.number == 2 and "duplicate_number" not in two.meta
+        assert one.meta["ambiguous"] == (
+            f"stem text at the top of page 2 with no item number, not joined: {why}"
+        )
+        first, second = settle([one, two], [one, two], n_options=4)
+        assert first.status == "disputed" and second.status == "ok"

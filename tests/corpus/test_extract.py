@@ -30,7 +30,31 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     assert report["counts"]["excluded"] == sum(i.status == "excluded" for i in want) == 2
     assert report["counts"]["recovered"] == 2
     assert report["counts"]["invariant_breaking"] == sum(i.status == "malformed" for i in want) + 1
-    assert report["files"] == [
+    (file_report,) = report["files"]
+    assert file_report["mark_column"] == {
+        "fourth_column": "mark",
+        "values": {
+            "неправильна": {"count": 117, "means": "wrong"},
+            "правильна": {"count": 40, "means": "right"},
+        },
+    }
+    keys = file_report["keys"]
+    assert (keys["items"], keys["keyed"], keys["no_single_key"]) == (38, 36, 2)
+    assert sum(keys["slots"].values()) == 36
+    assert file_report["items_with_option_labels"] == 0
+    outside = file_report["outside_cells"]  # the title on page 1, "Сторінка N" on every page
+    assert outside["pages"]["1"] == {"lines": 2, "chars": 30} and outside["pages"]["2"]["lines"] == 1
+    assert len(outside["pages"]) == cases_bank.n_pages and outside["stray"] == []
+    third = file_report["reading3"]  # the reading that shares no layout logic with assemble agrees
+    assert third == {
+        "fourth_column": "marks ('правильна' marks the right option)",
+        "items": 40,
+        "agree": 40,
+        "differ": [],
+        "extra": [],
+    }
+    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3")
+    assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",
             "bank": "cases",

@@ -40,7 +40,16 @@ def test_at_least_eight_variants_some_held_out() -> None:
     assert 1 <= sum(v.scoring_only for v in VARIANTS) < len(VARIANTS)
 
 
-@pytest.mark.parametrize("name", ["landscape-annex", "key-column", "split-rows", "marks-broken"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "landscape-annex",
+        "key-column",
+        "split-rows",
+        "marks-broken",
+        "score-binary",
+    ],
+)
 def test_variant_extracts_exactly(rendered, name: str) -> None:
     bank = rendered(name)
     items, report = extract_items([bank.path], source="var", workers=1)
@@ -105,3 +114,89 @@ def test_key_column_rows_split_by_page_breaks_are_joined(records, tmp_path: Path
     assert items == bank.items and report["disputed"] == []
     joined = [i for i in items if "joined_rows" in i.meta]
     assert len(joined) >= 2 and all(i.meta["settled"]["path"] == "both" for i in joined)
+
+
+@pytest.mark.parametrize(
+    ("name", "right", "other"),
+    [("score-column", "1", ""), ("score-binary", "1", "0"), ("star-marks", "*", "")],
+)
+def test_mark_column_values_and_meaning_are_recorded(rendered, name: str, right: str, other: str) -> None:
+    """A score or star column is read as marks (not as a key column: every key 0), and verification.json
+    records the values seen and the meaning taken."""
+    bank = rendered(name)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    # score-column: a five-option look-alike across a page break; star-marks (seed 3): a page break between
+    # options whose print looks like a split row (the row above ends at the foot, the next word is wide)
+    assert len(report["disputed"]) <= 1
+    file = report["files"][0]
+    assert file["layout"]["mark_vocabulary"] == ("star" if right == "*" else "score")
+    values = file["mark_column"]["values"]
+    assert values[right]["means"] == "right" and values[other]["means"] in ("wrong", "blank (wrong)")
+    assert len(file["keys"]["slots"]) == 4
+
+
+@pytest.mark.parametrize("name", ["labelled-options", "labelled-key"])
+def test_printed_option_labels_are_stripped_and_doubtful_ones_disputed(rendered, name: str) -> None:
+    """Options printed as "А) ..." or "1. ...": the labels are stripped (the truth has none); the blank
+    option printed as its label alone and the item printed with labels out of sequence are disputed; the
+    duplicate options that differ only by label are flagged (malformed), not ok."""
+    bank = rendered(name)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert set(disputed) == {f"var-{name}-4", f"var-{name}-21"}
+    assert "is printed as its label alone" in disputed[f"var-{name}-4"]
+    assert "out of sequence" in disputed[f"var-{name}-21"]
+    dup = next(i for i in items if i.number == 6)
+    assert dup.flags == ("duplicate_options",) and dup.status == "malformed"
+    assert report["files"][0]["items_with_option_labels"] == len(items)
+
+
+def test_text_below_the_last_rule_is_reported_and_its_item_disputed(records, tmp_path: Path) -> None:
+    """stem-tail-below: the last words of a page's last stem printed under the table's last rule. Path 1
+    reads cells only, so the words were dropped without a trace (the item silently short); now every page's
+    outside text is counted, the stray line listed, and the item above it disputed."""
+    bank = render_variant(BY_NAME["stem-tail-below"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert len(disputed) == 2 and all("text printed below the table" in w for w in disputed.values())
+    outside = report["files"][0]["outside_cells"]
+    assert len(outside["stray"]) == 2 and len(outside["pages"]) == bank.n_pages
+    for stray, item_id in zip(outside["stray"], disputed, strict=True):
+        assert truth[item_id].question.endswith(stray["text"])
+
+
+def test_three_option_items_broken_across_pages_are_never_read_as_four(records, tmp_path: Path) -> None:
+    """key-split-3 (seed 0): item 144 has three options, its third broken across pages 31/32; it was read as
+    four options, key and status ok (silently wrong). Now it is disputed, and nothing is wrong."""
+    bank = render_variant(BY_NAME["key-split-3"], records, tmp_path, n_items=200, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=2)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    if records is not None and len(records) > 1000:  # the full bank (the sample draws other items)
+        assert "continue the option above (3 options?)" in disputed["var-key-split-3-144"]
+    assert len(disputed) <= 3
+
+
+def test_stems_continued_at_a_page_top_are_joined_not_made_up(records, tmp_path: Path) -> None:
+    """stem-split: a stem too tall for the room left continues in the next page's stem cell. The page-top
+    stem text became a made-up item (number inferred) and the real next item "printed 2 times" (200 items,
+    seed 0: 10 wrong, 16 disputed); now the text is joined to the stem where the print says so (the stem's
+    row fills its page, the text starts lower-case), else the item is disputed."""
+    bank = render_variant(BY_NAME["stem-split"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert all("stem text at the top of page" in d["why"] for d in report["disputed"])
+    assert len(report["disputed"]) <= 1
+    assert sum("joined_stem" in i.meta for i in items) >= 3

@@ -42,7 +42,10 @@ import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from blindmcq.corpus.rows import Row
 from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
@@ -92,8 +95,26 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
     return " ".join(out.split())
 
 
-RIGHT_WORDS = frozenset({"правильна", "правильно", "правильний", "вірна", "вірно", "так", "+", "✓", "✔"})
-WRONG_WORDS = frozenset({"неправильна", "неправильно", "неправильний", "невірна", "невірно", "ні", ""})
+@dataclass(frozen=True)
+class Vocabulary:
+    """One mark vocabulary of ``marks.yaml``: the values (after :func:`mark_word`) meaning right and wrong."""
+
+    name: str
+    right: frozenset[str]
+    wrong: frozenset[str]
+
+
+def _vocabularies() -> tuple[Vocabulary, ...]:
+    data = yaml.safe_load((Path(__file__).with_name("marks.yaml")).read_text(encoding="utf-8"))
+    return tuple(
+        Vocabulary(v["name"], frozenset(map(str, v["right"])), frozenset(map(str, v["wrong"])))
+        for v in data["vocabularies"]
+    )
+
+
+VOCABULARIES = _vocabularies()
+RIGHT_WORDS, WRONG_WORDS = VOCABULARIES[0].right, VOCABULARIES[0].wrong
+MARK_VALUES = frozenset().union(*(v.right | v.wrong for v in VOCABULARIES))
 KEY_LETTERS = "абвгдеєжз"
 _MARK_NOISE = re.compile(r"[\s\-\u00ad]+")
 _KEY = re.compile(rf"^(?:(\d)|([{KEY_LETTERS}]))[.)]?$")
@@ -160,6 +181,13 @@ class Layout:
     number_forms: tuple[str, ...]
     right_words: tuple[str, ...] = ()
     more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
+    vocabulary: str | None = None  # the marks.yaml vocabulary of a mark column
+
+    @property
+    def right(self) -> frozenset[str]:
+        """The values that mark a right option (the vocabulary's, not only those printed)."""
+        voc = next((v for v in VOCABULARIES if v.name == self.vocabulary), VOCABULARIES[0])
+        return voc.right
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -169,6 +197,8 @@ class Layout:
             "number_forms": list(self.number_forms),
             "right_words": list(self.right_words),
         }
+        if self.vocabulary is not None:
+            out["mark_vocabulary"] = self.vocabulary
         if self.more_header:
             out["more_header_rows"] = [list(r) for r in self.more_header]
         return out
@@ -203,7 +233,7 @@ def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
             break
         fourth = mark_word(row.mark)
         sub = row.number is None and any((c or "").strip() for c in _cells(row))
-        sub = sub and fourth not in RIGHT_WORDS | WRONG_WORDS and key_indices(fourth) is None
+        sub = sub and fourth not in MARK_VALUES and key_indices(fourth) is None
         if _column_numbers(row) or sub:
             out.append(_flat(_cells(row)))
         else:
@@ -231,23 +261,93 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
                 forms.append(form)
     marks = [(r.page, r.mark) for r in body if r.mark is not None and not EXCLUDED.search(r.mark)]
     words = [(p, mark_word(m)) for p, m in marks]
-    if all(w in RIGHT_WORDS | WRONG_WORDS for _, w in words):
-        right = tuple(sorted({w for _, w in words if w in RIGHT_WORDS}))
-        every = any(w and w in WRONG_WORDS for _, w in words)
-        return Layout(header, MARK, every, tuple(forms), right, more)
-    if all(not w or key_indices(w) is not None for _, w in words):
+    seen = {w for _, w in words}
+    voc = next((v for v in VOCABULARIES if seen <= v.right | v.wrong), None)
+    keys = all(not w or all(k >= 0 for k in key_indices(w) or [-1]) for w in seen)
+    if voc is not None and (not keys or voc is VOCABULARIES[0] or _marks_later_rows(body)):
+        right = tuple(sorted(seen & voc.right))
+        every = any(w and w in voc.wrong for w in seen)
+        name = None if voc is VOCABULARIES[0] else voc.name  # the Commission's words: as before
+        return Layout(header, MARK, every, tuple(forms), right, more, name)
+    if keys:
         return Layout(header, KEY, False, tuple(forms), (), more)
-    page, bad = next((p, m) for p, m in marks if mark_word(m) not in RIGHT_WORDS | WRONG_WORDS)
+    page, bad = next((p, m) for p, m in marks if mark_word(m) not in MARK_VALUES)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
-        f"(1-9 or а-е) in a file whose other cells read {sorted({w for _, w in words})[:4]}",
+        f"(1-9 or а-е) in a file whose other cells read {sorted(seen)[:4]}",
         file=file,
         page=page,
     )
 
 
-def _mark(text: str | None) -> bool:
-    return mark_word(text) in RIGHT_WORDS
+def _marks_later_rows(rows: Sequence[Row]) -> bool:
+    """Whether a value is printed in the fourth cell of an option row that is not its item's first (the
+    number cell above spans into it): a mark column; a key column prints one key per item, on its first row.
+    """
+    return any(r.number is None and r.option is not None and mark_word(r.mark) for r in rows)
+
+
+def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]]:
+    """The values printed in the fourth column (after :func:`mark_word`), how often, and the meaning taken:
+    ``right``/``wrong`` in a mark column, ``key N`` (1-based) in a key column, ``blank``."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not is_header(r, layout):
+            w = mark_word(r.mark)
+            counts[w] = counts.get(w, 0) + 1
+    out: dict[str, dict[str, Any]] = {}
+    for w in sorted(counts):
+        if layout.fourth == MARK:
+            means = "right" if w in layout.right else "wrong" if w else "blank (wrong)"
+        else:
+            means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in key_indices(w) or [])
+        out[w] = {"count": counts[w], "means": means}
+    return out
+
+
+def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
+    return mark_word(text) in right
+
+
+# A printed option label at the start of an option: ``А) ``, ``Б.``, ``a) ``, ``A. ``, ``1) `` (also alone:
+# a blank option printed as its label). Stripped where most of a file's options carry one (``labelled``).
+_LABEL = re.compile(r"^\s*([^\W\d_]|\d{1,2})([.)])(?=\s|$)\s*")
+LABEL_SEQUENCES = ("АБВГДЕЄЖЗ", "АБВГҐДЕЄЖЗ", "ABCDEFGHI", "123456789")
+_LATIN_TO_CYRILLIC = str.maketrans("ABCEHKMOPTX", "АВСЕНКМОРТХ")
+
+
+def labelled(options: Iterable[str]) -> bool:
+    """Whether a file prints option labels: at least half its options, and at least one, begin with one."""
+    options = list(options)
+    return bool(options) and 2 * sum(bool(_LABEL.match(o)) for o in options) >= len(options)
+
+
+def strip_labels(options: Sequence[str]) -> tuple[list[str], list[str | None], list[str]]:
+    """Options without their printed labels, the labels as printed (None where missing), and why the labels
+    leave the item in doubt: a missing label, a sequence other than А Б В Г (A B C D, 1 2 3 4), an option
+    printed as its label alone."""
+    out, labels, doubts = [], [], []
+    for k, o in enumerate(options, 1):
+        m = _LABEL.match(o)
+        labels.append(f"{m.group(1)}{m.group(2)}" if m else None)
+        text = o[m.end() :] if m else o
+        out.append(text)
+        if m and not text.strip():
+            doubts.append(f"option {k} is printed as its label alone ({labels[-1]!r})")
+    if any(lab is None for lab in labels):
+        doubts.append(
+            f"option(s) {[k for k, lab in enumerate(labels, 1) if lab is None]} carry no printed label"
+        )
+    else:
+        chars = "".join(lab[:-1].upper() for lab in labels if lab)
+        seps = {lab[-1] for lab in labels if lab}
+        ok = len(seps) == 1 and any(
+            chars == seq[: len(chars)] or chars.translate(_LATIN_TO_CYRILLIC) == seq[: len(chars)]
+            for seq in LABEL_SEQUENCES
+        )
+        if not ok:
+            doubts.append(f"printed option labels {labels} are out of sequence")
+    return out, labels, doubts
 
 
 @dataclass
@@ -263,6 +363,8 @@ class _Draft:
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) per row
     breaks: list[int] = field(default_factory=list)  # options that may instead continue the one above
     option_rows: list[list[Row]] = field(default_factory=list)  # the printed rows of each option
+    # stem text at a page top with no number: (page, text, page and bottom edge of the row above)
+    stem_breaks: list[tuple[int, str, int, float]] = field(default_factory=list)
 
 
 def _continues_row(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) -> bool:
@@ -284,12 +386,24 @@ def _may_continue(row: Row, cur: _Draft | None, layout: Layout, page_top: bool) 
     return row.mark is not None and not (row.mark or "").strip()
 
 
-def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
+def _next_numbers(rows: Sequence[Row]) -> list[int | None]:
+    """For each row, the first item number printed in a later row (None after the last)."""
+    out: list[int | None] = [None] * len(rows)
+    after: int | None = None
+    for k in range(len(rows) - 1, -1, -1):
+        out[k] = after
+        found = parse_numbers(rows[k].number or "") if (rows[k].number or "").strip() else None
+        after = found[0] if found else after
+    return out
+
+
+def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None = None) -> list[_Draft]:
     drafts: list[_Draft] = []
     waiting: list[int] = []
     page = None
     page_top = False
-    for row in rows:
+    next_numbers = _next_numbers(rows)
+    for k, row in enumerate(rows):
         if row.page != page:
             page, page_top = row.page, True
         if is_header(row, layout):
@@ -306,9 +420,23 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout) -> list[_Draft]:
             cur.boxes.append((row.page, row.top or 0.0, row.bottom or 0.0))
             continue
         maybe = _may_continue(row, cur, layout, page_top)
-        page_top = False
+        at_top, page_top = page_top, False
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
+        above = cur.boxes[-1] if cur is not None and cur.boxes else (0, 0.0, 0.0)
+        printed_join = (
+            foot is not None and above[2] >= foot - BOTTOM_TOL and (row.question or "").lstrip()[:1].islower()
+        )
+        taken = (waiting[0] if waiting else cur.number + 1) == next_numbers[k] if cur is not None else False
+        if stem and not numbers and at_top and cur is not None and cur.options and (printed_join or taken):
+            # Stem text at a page top with no number, where the print says the stem cell continues (the row
+            # above fills its page, the text starts lower-case) or the number a new item would take is
+            # printed next: the rest of the stem, never a made-up item; ambiguous unless the print says so
+            # (:func:`_item`). Otherwise, as elsewhere, an item whose number was not printed.
+            cur.stem_breaks.append((row.page, row.question or "", int(above[0]), above[2]))
+            cur.question += "\n" + (row.question or "")
+            stem = False
+            maybe = _may_continue(dataclasses.replace(row, question=""), cur, layout, True)
         if numbers:
             cur = _Draft(numbers[0], row.page, row.question or "")
             waiting = numbers[1:]
@@ -384,6 +512,16 @@ def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str
     return None
 
 
+SPACE_MAX = 4.0  # pt: the widest space before a word in body text (about a third of a 12 pt font)
+
+
+def _wider(row: Row) -> Row:
+    """``row`` with its first word taken SPACE_MAX wider (the space before it on the line above)."""
+    if row.fit is None:
+        return row
+    return dataclasses.replace(row, fit=dataclasses.replace(row.fit, lead=row.fit.lead + SPACE_MAX))
+
+
 def _resolve_breaks(
     d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str
 ) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
@@ -401,9 +539,48 @@ def _resolve_breaks(
     if n_options is None:
         return d.options, d.marks, where + " (no expected number of options to tell)", []
     if len(d.options) == n_options:
+        # The count says the page broke between options; where the print says every such row continues the
+        # option above (a three-option item whose third option broke across the page), the two disagree.
+        # Here a first word that would only just have fitted is no proof of a new option: the room is
+        # measured without the space before it (up to SPACE_MAX pt), so the word is taken as that much wider.
+        joins = [
+            i
+            for i in d.breaks
+            if i > 0
+            and not _against_join(
+                d.option_rows[i - 1][-1], _wider(d.option_rows[i][0]), d.options[i - 1], sheet
+            )
+        ]
+        if joins and len(joins) == len(d.breaks):
+            pages = [d.option_rows[i][0].page for i in joins]
+            return (
+                d.options,
+                d.marks,
+                f"{where}: {n_options} options as printed, but the print says the row(s) at the top of "
+                f"page(s) {pages} continue the option above ({n_options - len(joins)} options?)",
+                [],
+            )
         return d.options, d.marks, None, []
     count = f": {len(d.options)} options as printed, {n_options} expected"
     if len(d.options) - len(d.breaks) != n_options or 0 in d.breaks:
+        # Neither reading gives the expected count (a malformed item either way): kept as printed where the
+        # print's geometry speaks against every join (a row moved whole to the next page), else ambiguous.
+        against = [
+            _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+            if i
+            else None
+            for i in d.breaks
+        ]
+        measured = all(
+            i and d.option_rows[i - 1][-1].fit and d.option_rows[i][0].fit and d.option_rows[i - 1][-1].bottom
+            for i in d.breaks
+        )
+        if (
+            measured
+            and sheet.bottom is not None
+            and all(why and "no line geometry" not in why for why in against)
+        ):
+            return d.options, d.marks, None, []
         return d.options, d.marks, where + count, []
     reasons = []
     for i in d.breaks:
@@ -435,14 +612,35 @@ def _item(
     n_options: int | None,
     fourth: str = MARK,
     sheet: _Sheet = _Sheet(None, {}),
+    right: AbstractSet[str] = RIGHT_WORDS,
+    labels: bool = False,
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
-    if ambiguous:
-        meta["ambiguous"] = ambiguous
+    doubts = [ambiguous] if ambiguous else []
+    for page, text, above_page, above_bottom in d.stem_breaks:
+        why = (
+            "the row above is not on the page before"
+            if above_page != page - 1
+            else "the row above does not reach the foot of its page"
+            if sheet.bottom is None or above_bottom < sheet.bottom - BOTTOM_TOL
+            else "it starts with a capital"
+            if not text.lstrip()[:1].islower()
+            else None
+        )
+        if why:
+            doubts.append(f"stem text at the top of page {page} with no item number, not joined: {why}")
+        else:
+            meta.setdefault("joined_stem", []).append(page)
+    if labels:
+        options, printed, label_doubts = strip_labels(options)
+        meta["option_labels"] = printed  # as printed, stripped from the options
+        doubts += label_doubts
+    if doubts:
+        meta["ambiguous"] = "; ".join(doubts)
     if joined:
         meta["joined_rows"] = joined  # page-top rows joined to the option above (1-based option = index)
     note = next((m for m in marks if EXCLUDED.search(m)), None)
@@ -455,7 +653,7 @@ def _item(
         keys = [k for k in given if 0 <= k < len(options)]
         keys = keys if len(keys) == len(given) else []
     else:
-        keys = [i for i, m in enumerate(marks) if _mark(m)]
+        keys = [i for i, m in enumerate(marks) if _mark(m, right)]
     flags = set(invariant_flags(options, keys, n_options))
     if note:
         flags.add("excluded")
@@ -498,9 +696,10 @@ def assemble(
 ) -> list[Item]:
     """Items of one file from its rows in page order (either path's); layout detected when not given."""
     layout = layout or detect_layout(rows, file)
-    drafts = _drafts(rows, file, layout)
-    vocab = hyphen_vocabulary(rows)
     sheet = _Sheet.of(rows)
+    drafts = _drafts(rows, file, layout, sheet.bottom)
+    vocab = hyphen_vocabulary(rows)
+    with_labels = labelled(o for d in drafts for o in d.options)
     items = [
         _item(
             d,
@@ -511,6 +710,8 @@ def assemble(
             n_options=n_options,
             fourth=layout.fourth,
             sheet=sheet,
+            right=layout.right,
+            labels=with_labels,
         )
         for d in drafts
     ]

@@ -31,9 +31,15 @@ from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import Layout, assemble, detect_layout
+from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
+from blindmcq.corpus.outside import dispute_strays
+from blindmcq.corpus.outside import report as outside_report
 from blindmcq.corpus.pages import lean
+from blindmcq.corpus.path_tables import Outside
+from blindmcq.corpus.plausible import check_file
+from blindmcq.corpus.reading3 import compare as third_reading
+from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import settle
 from blindmcq.corpus.verify import compare
@@ -110,6 +116,7 @@ READ_GC_THRESHOLD = (50_000, 20, 10)
 class ChunkResult:
     rows: dict[str, list[Row]]
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)  # page -> (w, h)
+    outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)  # page -> lines, path 1
     error: tuple[int, str] | None = None  # (page, message)
 
 
@@ -132,7 +139,11 @@ def read_block(
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))
                 for m in methods:
-                    result.rows[m].extend(METHODS[m](page, page_no))
+                    if m == "tables":
+                        rows, result.outside[page_no] = path_tables.page_reading(page, page_no)
+                    else:
+                        rows = METHODS[m](page, page_no)
+                    result.rows[m].extend(rows)
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
@@ -154,6 +165,7 @@ class FileRows:
     n_pages: int
     rows: dict[str, list[Row]]  # by method, in page order
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -195,6 +207,7 @@ def read_rows(
         for m in methods:
             out[f].rows[m].extend(res.rows[m])
         out[f].sizes.update(res.sizes)
+        out[f].outside.update(res.outside)
     return out
 
 
@@ -251,16 +264,21 @@ def extract_items(
             else []
             for m in rows
         }
+        found = {m: dispute_strays(found[m], fr.outside) for m in found}
         for item in found["tables"] + found["rules"]:
             if owner.setdefault(item.id, str(path)) != str(path):
                 raise InputError(f"item id {item.id} also comes from {owner[item.id]}", file=str(path))
         with_table = {r.page for m in rows for r in rows[m]}
         main = layouts["tables"] or layouts["rules"]
         assert main is not None
+        values = mark_values(rows["tables"] if layouts["tables"] else rows["rules"], main)
+        keys = {m: check_file(found[m], file=str(path), values=values) for m in found if found[m]}
         layout = {"orientation": _orientation(fr.sizes), **main.to_json()}
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
         items = settle(found["tables"], found["rules"], n_options=n_options)
+        reading3 = third_reading(items, rows["rules"]) if rows["rules"] else None
+        items = third_dispute(items, reading3) if reading3 else items
         report_files.append(
             {
                 "file": path.name,
@@ -270,6 +288,13 @@ def extract_items(
                 "items_path1": len(found["tables"]),
                 "items_path2": len(found["rules"]),
                 "pages_without_table": sorted(set(range(1, fr.n_pages + 1)) - with_table),
+                "mark_column": {"fourth_column": main.fourth, "values": values},
+                "keys": keys.get("tables") or keys.get("rules"),
+                "outside_cells": outside_report(fr.outside),
+                "reading3": reading3,
+                "items_with_option_labels": sum(
+                    "option_labels" in i.meta for i in found["tables"] or found["rules"]
+                ),
             }
         )
         for m in by_path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from typing import Any
 
 from pdfplumber import utils
@@ -17,7 +18,7 @@ from pdfplumber.table import Table
 from pdfplumber.utils.clustering import cluster_objects
 from pdfplumber.utils.text import DEFAULT_Y_TOLERANCE, WordExtractor, get_line_cluster_key
 
-from blindmcq.corpus.rows import COLUMNS, Fit, Row, fit_of
+from blindmcq.corpus.rows import COLUMNS, LINE_TOL, Fit, Row, fit_of
 
 OPTION = COLUMNS.index("option")
 SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
@@ -88,13 +89,59 @@ def extract_table(
     return out
 
 
+@dataclass(frozen=True)
+class Outside:
+    """A printed line outside every ruled table of a page (title, running title, footer, or a stray)."""
+
+    top: float
+    bottom: float
+    text: str
+    gap: float | None  # pt from the bottom rule of the nearest table above it; None when none is above
+
+
+def outside_lines(
+    chars: list[dict[str, Any]], tables: list[Table], mids: list[tuple[float, int]] | None = None
+) -> list[Outside]:
+    """The page's text lines whose chars lie outside every table's vertical band (their centres), top to
+    bottom. (Text beside a table, in its band, is not looked for: a page's chars are found by bisection on
+    ``mids``, their sorted vertical centres, without a pass over every char.)"""
+    boxes = [t.bbox for t in tables]
+    if mids is None:
+        mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
+    keys = [m for m, _ in mids]
+    bands = sorted((bisect_left(keys, top), bisect_right(keys, bottom)) for _, top, _, bottom in boxes)
+    picked, at = [], 0
+    for lo, hi in bands:
+        picked += mids[at:lo] if lo > at else []
+        at = max(at, hi)
+    picked += mids[at:]
+    out = [chars[i] for _, i in picked]
+    lines: list[list[dict[str, Any]]] = []
+    for c in sorted(out, key=lambda c: (c["top"], c["x0"])):
+        if lines and abs(c["top"] - lines[-1][0]["top"]) < LINE_TOL:
+            lines[-1].append(c)
+        else:
+            lines.append([c])
+    found = []
+    for line in (ln for ln in lines if any(c["text"].strip() for c in ln)):
+        top, bottom = min(c["top"] for c in line), max(c["bottom"] for c in line)
+        above = [b[3] for b in boxes if b[3] <= top + LINE_TOL]
+        found.append(Outside(top, bottom, cell_text(line), top - max(above) if above else None))
+    return found
+
+
 def page_rows(page: Page, page_no: int) -> list[Row]:
     """Rows of every table on ``page``, top to bottom; ``None`` marks a cell merged with the one above."""
+    return page_reading(page, page_no)[0]
+
+
+def page_reading(page: Page, page_no: int) -> tuple[list[Row], list[Outside]]:
+    """:func:`page_rows` and the page's lines outside the tables (:func:`outside_lines`)."""
     rows: list[Row] = []
     tables = sorted(page.find_tables(SETTINGS), key=lambda t: (t.bbox[1], t.bbox[0]))
-    if not tables:
-        return rows
     chars = page.chars
+    if not tables:
+        return rows, outside_lines(chars, [])
     mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
     for table in tables:
         fits: list[Fit | None] = []
@@ -102,4 +149,4 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
             if len(cells) != len(COLUMNS):
                 raise TableShapeError(f"table has {len(cells)} columns, expected {len(COLUMNS)}")
             rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit))
-    return rows
+    return rows, outside_lines(chars, tables, mids)

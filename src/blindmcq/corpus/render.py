@@ -69,6 +69,9 @@ class Style:
     running_title: str | None = None  # printed above the table on pages after the first
     footer: str = "Сторінка {page}"  # {page} and {pages}
     split_rows: bool = False  # an option row may break across a page (its mark/key stays on the first part)
+    split_stems: bool = False  # a stem too tall for the room left continues in the next page's stem cell
+    option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
+    label_format: str = "{label}) "
 
 
 DEFAULT_STYLE = Style()
@@ -84,6 +87,8 @@ class ItemSpec:
     keys: tuple[int, ...]
     excluded: Literal["question", "mark"] | None = None
     fused: Literal["number", "blank"] | None = None
+    labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
+    tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
 
 
 @dataclass
@@ -92,6 +97,7 @@ class Rendered:
     items: list[Item]  # ground truth, in print order
     n_pages: int
     crossing: list[str] = field(default_factory=list)  # ids of items continued on a next page
+    page_enders: list[int] = field(default_factory=list)  # numbers of items last on a page, wholly on it
 
 
 def register_fonts(style: Style = DEFAULT_STYLE) -> None:
@@ -207,9 +213,17 @@ class _Layout:
 def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _Layout:
     widths, leading = style.widths, style.leading
     q = wrap(spec.question, widths[1], hyphenate=hyphenate)
+    full = len(q)  # the stem cell keeps the full stem's height when its tail is printed below the table
+    if spec.tail:
+        q = wrap(" ".join(spec.question.split()[: -spec.tail]), widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
         q += wrap(NOTE, widths[1], hyphenate=False)
-    options = [wrap(o, widths[2], hyphenate=hyphenate) for o in spec.options]
+    letters = spec.labels if spec.labels is not None else style.option_labels
+    printed = [
+        (style.label_format.format(label=letters[k]) if k < len(letters) else "") + o
+        for k, o in enumerate(spec.options)
+    ]
+    options = [wrap(o, widths[2], hyphenate=hyphenate) for o in printed]
     if spec.excluded == "mark":
         marks = [wrap(NOTE, widths[3], hyphenate=style.wrap_marks)] + [[] for _ in options[1:]]
         spanning = len(marks[0])
@@ -230,7 +244,7 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         max(1, len(o), 1 if spanning else len(m)) * leading + 2 * PAD
         for o, m in zip(options, marks, strict=True)
     ]
-    stem = max(len(q), spanning, 1) * leading + 2 * PAD
+    stem = max(full, len(q), spanning, 1) * leading + 2 * PAD
     number = [] if spec.fused == "blank" else style.number_format.format(n=spec.number).split("\n")
     return _Layout(number, q, options, marks, heights, stem)
 
@@ -318,8 +332,12 @@ class _Page:
         self._vlines(self.y, self.y + height)
         self.y += height
         self.rows_drawn += 1
+        self.tail: list[str] = []  # a stem tail to print below the last rule, if this row ends the page
 
     def close(self) -> None:
+        if getattr(self, "tail", None):
+            self._text(1, self.y, self.tail)
+
         for col in range(len(self.style.widths)):
             self._hline(self.y, col)
         self.canvas.setFont(self.style.font, 8)
@@ -400,15 +418,32 @@ def _draw(
         remaining = list(range(len(spec.options)))
         first, start_page, fused = True, page.number, False
         lead_done = False  # a split row's continuation already opened this page's part of the item
+        stem_rest: list[str] = []  # stem lines still to print (a stem split by the page break)
+        stem_cut = 0
         while remaining:
             room = page.bottom - page.y
-            need = lay.stem_height if first else 0.0
+            need = (
+                lay.stem_height if first else len(stem_rest) * style.leading + 2 * PAD if stem_rest else 0.0
+            )
             k, acc = 0, 0.0
             for r in remaining:
                 if max(acc + lay.heights[r], need) > room:
                     break
                 acc += lay.heights[r]
                 k += 1
+            plain = spec.excluded is None and spec.fused is None
+            if style.split_stems and first and k == 0 and page.rows_drawn > 0 and plain:
+                k2, acc2 = 0, 0.0
+                for r in remaining:
+                    if acc2 + lay.heights[r] > room:
+                        break
+                    acc2 += lay.heights[r]
+                    k2 += 1
+                lines = int((room - 2 * PAD) // style.leading)
+                if 0 < k2 < len(remaining) and 0 < lines < len(lay.question):
+                    # the stem's first lines fill this page beside the rows that fit; the rest goes on
+                    k, acc, stem_cut, need = k2, acc2, lines, room
+                    stem_rest = lay.question[lines:]
             split = 0
             if style.split_rows and k < len(remaining) and spec.excluded != "mark":
                 r = remaining[k]
@@ -418,6 +453,8 @@ def _draw(
             if k == 0 and not split:
                 if page.rows_drawn == 0:
                     raise ValueError(f"item {spec.number} is taller than a page")
+                if first and result.items:
+                    result.page_enders.append(result.items[-1].number)
                 page.close()
                 page = new_page(page.number + 1)
                 lead_done = False
@@ -440,7 +477,7 @@ def _draw(
                 option = lay.options[r][:split] if is_split else lay.options[r]
                 cells: list[list[str] | None] = [
                     (lay.number if first else []) if lead else None,
-                    (lay.question if first else []) if lead else None,
+                    (lay.question[: stem_cut or None] if first else stem_rest) if lead else None,
                     option,
                     lay.marks[r]
                     if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)
@@ -450,6 +487,8 @@ def _draw(
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
                 page.row(height, cells, skip_rule=skip)
+                if lead and not first:
+                    stem_rest = []
             remaining = remaining[k:]
             above_starts_here = first
             lead_done = False
@@ -470,9 +509,13 @@ def _draw(
                 page.close()
                 page = new_page(page.number + 1)
             first = False
+        if spec.tail and not remaining:
+            page.tail = " ".join(spec.question.split()[-spec.tail :]).split("\n")
         result.items.append(
             expected_item(spec, source=source, bank=bank, file=path.name, page=start_page, fused=fused)
         )
+    if result.items:
+        result.page_enders.append(result.items[-1].number)
     page.close()
     canvas.save()
     result.n_pages = page.number

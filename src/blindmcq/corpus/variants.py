@@ -32,6 +32,9 @@ class Variant:
     long_options: bool = False  # double some options, so rows are tall and cross page breaks
     title: str | None = "Перелік тестових питань"
     scoring_only: bool = False
+    three_every: int = 0  # print every n-th item with three options (the key's and two others)
+    tails: int = 0  # that many items ending a page print their stem's last words below the table
+    relabel: str | None = None  # print the 21st item's option labels so (out of sequence: to be disputed)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -130,6 +133,83 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "score-column",  # "1" in the key's row, blank elsewhere: read as a key column, every key was 0
+        Style(
+            widths=(36.0, 206.0, 221.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Бал"),
+            marks=("1", ""),
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "score-binary",  # "1" for the key and "0" for every other option
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Бали"),
+            marks=("1", "0"),
+            number_format="{n}.",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "star-marks",  # "*" in the key's row, blank elsewhere
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Відповіді", "Ключ"),
+            marks=("*", ""),
+        ),
+        cases=True,
+        fuse_every=9,
+    ),
+    Variant(
+        "labelled-options",  # "А) ..." printed before each option; the blank option prints as "Б)" alone
+        Style(
+            widths=(36.0, 186.0, 231.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+        ),
+        cases=True,
+        relabel="АВБГ",
+    ),
+    Variant(
+        "labelled-key",  # "1. ..." before each option, the key column giving the option's number
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            key_letters="123456",
+            option_labels="123456",
+            label_format="{label}. ",
+            number_format="{n}.",
+        ),
+        cases=True,
+        relabel="1243",
+    ),
+    Variant(
+        "key-split-3",  # key-split with every 6th item printed with three options, some broken by a page
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+        ),
+        long_options=True,
+        three_every=6,
+    ),
+    Variant(
+        "stem-split",  # a stem too tall for the room left continues in the stem cell of the next page
+        Style(widths=(36.0, 150.0, 267.0, 70.0), split_stems=True, footer="Сторінка {page} з {pages}"),
+        cases=True,
+    ),
+    Variant(
+        "stem-tail-below",  # the last words of a page's last stem printed below the table's last rule
+        Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
+        cases=True,
+        tails=2,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -194,8 +274,21 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
             dataclasses.replace(s, options=tuple(f"{o} {o}" if len(o) > 60 else o for o in s.options))
             for s in specs
         ]
+    if variant.three_every:
+        specs = [
+            dataclasses.replace(
+                s,
+                options=tuple(o for i, o in enumerate(s.options) if i != (3 if s.keys[0] != 3 else 2)),
+                keys=(min(s.keys[0], 2),),
+            )
+            if k % variant.three_every == variant.three_every - 1 and len(s.options) == 4 and len(s.keys) == 1
+            else s
+            for k, s in enumerate(specs)
+        ]
     if variant.cases:
         specs = with_cases(specs, start=3)
+    if variant.relabel is not None and len(specs) > 20:
+        specs[20] = dataclasses.replace(specs[20], labels=variant.relabel)
     if variant.fuse_every:
         specs = [
             dataclasses.replace(s, fused="number")
@@ -210,11 +303,12 @@ def render_variant(
     variant: Variant, records: list[dict[str, Any]], out_dir: str | Path, *, n_items: int = 120, seed: int = 0
 ) -> Rendered:
     """Print the variant as ``out_dir/var-{name}.pdf``; returns it with the ground truth."""
-    return render_pdf(
-        variant_specs(variant, records, n_items, seed),
-        Path(out_dir) / f"var-{variant.name}.pdf",
-        source="var",
-        bank=variant.name,
-        title=variant.title,
-        style=variant.style,
-    )
+    specs = variant_specs(variant, records, n_items, seed)
+    path = Path(out_dir) / f"var-{variant.name}.pdf"
+    args = {"source": "var", "bank": variant.name, "title": variant.title, "style": variant.style}
+    if variant.tails:  # a first printing tells which items end a page (a tail keeps the stem's height)
+        plain = {s.number for s in specs if s.excluded is None and s.fused is None}
+        enders = [n for n in render_pdf(specs, path, **args).page_enders if n in plain]
+        chosen = set(enders[1::3][: variant.tails])
+        specs = [dataclasses.replace(s, tail=3) if s.number in chosen else s for s in specs]
+    return render_pdf(specs, path, **args)

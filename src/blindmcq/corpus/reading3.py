@@ -1,0 +1,228 @@
+"""A third reading of a file's table rows that shares no layout logic with :mod:`blindmcq.corpus.assemble`.
+
+Paths 1 and 2 differ only in how they cut cells; header detection, the meaning of the fourth column,
+page-break continuations and exclusions all go through ``assemble``. This reading takes path 2's rows (cells
+cut from the ruling) and decides all of that by its own, simpler rules, from its own code (it imports
+nothing from ``assemble``):
+
+- **Header**: the rows before the first row whose number cell holds a digit; a later row whose cells read
+  the same (whitespace aside) is a repeated header.
+- **Items**: a number cell with digits starts an item (several numbers in one cell: the others wait for the
+  next stems); a new stem beside an item that has options starts the next one (waiting number, else + 1).
+- **Page tops**: a page's first body row with no number continues the item above: its stem text is the
+  rest of the stem; its option text is the rest of the option above where the fourth column prints a value
+  for every option and this row has none, else a new option.
+- **Fourth column**, by counting, not by a word list: the value that occurs exactly once in most items (80%)
+  is the right mark; otherwise, where each item prints one value on its first row and the values read as
+  option numbers or letters, it is a key column; otherwise unread (no keys: compared on text only).
+- **Excluded**: "Виключено рішенням" anywhere in the item.
+- **Labels**: a label (``А)``, ``1.``) at the start of every option of at least half the items is dropped.
+
+Texts are compared with whitespace and hyphens removed (line joins and soft hyphens are path matters).
+:func:`compare` lists where the settled items and this reading differ (``verification.json``,
+``files[].reading3``); :func:`dispute` makes each such item disputed, naming the fields: an item is settled
+only where this reading agrees with the paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from blindmcq.corpus.rows import Row
+from blindmcq.datasets.items import Item
+
+_DIGITS = re.compile(r"\d+")
+_NOTE = re.compile(r"виключено\s*рішенням", re.IGNORECASE)  # in squashed fourth cells too: no space
+_SQUASH = re.compile(r"[\s\-\u00ad]+")
+_LABEL3 = re.compile(r"^\s*(?:[^\W\d_]|\d{1,2})[.)](?=\s|$)")
+LETTERS = "абвгдеєжз"
+SHARE = 0.8
+
+
+def squash(text: str | None) -> str:
+    return _SQUASH.sub("", text or "").casefold()
+
+
+@dataclass
+class Reading:
+    number: int
+    stem: list[str] = field(default_factory=list)
+    options: list[str] = field(default_factory=list)
+    fourth: list[str] = field(default_factory=list)  # one per option row (blank where none printed)
+    first_fourth: str = ""  # the fourth cell of the item's first row
+    key: int | None = None
+    excluded: bool = False
+    breaks: list[int] = field(default_factory=list)  # page-top options that may continue the one above
+    stem_top: bool = False  # stem text found at a page top with no number
+    top_split: tuple[int, int] = (0, 0)  # (options, stem lines) before that stem text
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    return tuple(" ".join((c or "").split()) for c in (row.number, row.question, row.option, row.mark))
+
+
+def _items(rows: Sequence[Row]) -> list[Reading]:
+    numbered = ("1", "2", "3", "4")  # a header row numbering the columns
+    start = next(
+        (k for k, r in enumerate(rows) if _DIGITS.search(r.number or "") and _cells(r) != numbered), len(rows)
+    )
+    header = {_cells(r) for r in rows[:start]}
+    every = _marks_every_option(rows[start:])
+    out: list[Reading] = []
+    waiting: list[int] = []
+    page = None
+    for row in rows[start:]:
+        if _cells(row) in header:
+            continue
+        top, page = row.page != page, row.page
+        cur = out[-1] if out else None
+        numbers = [int(n) for n in _DIGITS.findall(row.number or "")]
+        stem = (row.question or "").strip()
+        if numbers:
+            cur = Reading(numbers[0], first_fourth=squash(row.mark))
+            waiting = numbers[1:]
+            out.append(cur)
+        elif cur is None:
+            continue
+        elif top:
+            if stem:
+                cur.top_split = (len(cur.options), len(cur.stem))
+                cur.stem.append(stem)
+                cur.stem_top = True
+            if (row.option or "").strip() and every and cur.options and not squash(row.mark):
+                cur.options[-1] += " " + (row.option or "")
+                continue
+            if (row.option or "").strip() and not squash(row.mark) and cur.options:
+                cur.breaks.append(len(cur.options))
+            stem = ""
+        elif stem and cur.options:
+            cur = Reading(waiting.pop(0) if waiting else cur.number + 1, first_fourth=squash(row.mark))
+            out.append(cur)
+        if stem:
+            cur.stem.append(stem)
+        if row.option is not None:
+            cur.options.append(row.option)
+            cur.fourth.append(squash(row.mark))
+        elif row.mark is not None and cur.fourth:
+            cur.fourth[-1] += squash(row.mark)
+    return out
+
+
+def _marks_every_option(rows: Sequence[Row]) -> bool:
+    cells = [squash(r.mark) for r in rows if r.option is not None]  # None: a key cell spanning down
+    return bool(cells) and sum(1 for c in cells if c) >= 0.9 * len(cells)
+
+
+def _keys(items: list[Reading]) -> str:
+    """Set each item's key from the fourth column; return how the column was read."""
+    live = [it for it in items if not it.excluded]
+    once: Counter[str] = Counter()
+    for it in live:
+        counts = Counter(v for v in it.fourth if v)
+        once.update(v for v, n in counts.items() if n == 1)
+    right = next((v for v, n in once.most_common(1) if n >= SHARE * len(live)), None) if live else None
+    if right is not None:
+        for it in live:
+            hits = [k for k, v in enumerate(it.fourth) if v == right]
+            it.key = hits[0] if len(hits) == 1 else None
+        return f"marks ({right!r} marks the right option)"
+    keyed = [it for it in live if it.first_fourth]
+    if live and len(keyed) >= SHARE * len(live):
+        for it in keyed:
+            value = it.first_fourth.rstrip(".)")
+            k = int(value) - 1 if value.isdigit() else LETTERS.find(value) if len(value) == 1 else -1
+            it.key = k if 0 <= k < len(it.options) else None
+        return "keys (one option number or letter per item)"
+    return "unread"
+
+
+def _by_count(items: list[Reading]) -> list[Reading]:
+    """Page-top rows decided by the file's usual option count M (of items with no page-top doubt): the rows
+    of an item with M options once they are joined are joined; stem text at a page top beside an item that
+    already had M options before it is a new item (its number not printed)."""
+    usual = Counter(len(it.options) for it in items if not it.breaks and not it.stem_top).most_common(1)
+    m = usual[0][0] if usual else None
+    printed = {it.number for it in items}
+    out = []
+    for it in items:
+        out.append(it)
+        n_opts, n_stem = it.top_split
+        if it.stem_top and m is not None and n_opts >= m and it.number + 1 not in printed:
+            new = Reading(it.number + 1, stem=it.stem[n_stem:], options=it.options[n_opts:])
+            new.fourth, new.first_fourth = it.fourth[n_opts:], it.fourth[n_opts] if it.fourth[n_opts:] else ""
+            it.stem, it.options, it.fourth = it.stem[:n_stem], it.options[:n_opts], it.fourth[:n_opts]
+            out.append(new)
+    items = out
+    for it in items:
+        if it.breaks and m is not None and len(it.options) - len(it.breaks) == m:
+            for k in sorted(it.breaks, reverse=True):
+                it.options[k - 1] += " " + it.options.pop(k)
+                it.fourth[k - 1] += it.fourth.pop(k)
+    return items
+
+
+def read(rows: Sequence[Row]) -> tuple[list[Reading], str]:
+    """This reading's items of one file, and how it read the fourth column."""
+    items = _by_count(_items(rows))
+    for it in items:
+        it.excluded = any(_NOTE.search(t) for t in [*it.stem, *it.options, *it.fourth])
+    labelled = [it for it in items if it.options and all(_LABEL3.match(o) for o in it.options)]
+    if items and 2 * len(labelled) >= len(items):
+        for it in items:
+            it.options = [_LABEL3.sub("", o, count=1) for o in it.options]
+    return items, _keys(items)
+
+
+def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
+    """Where the settled ``items`` of one file and this reading differ (stem, options, key; excluded and
+    disputed items on text only, and not at all when disputed)."""
+    readings, fourth = read(rows)
+    by_number: dict[int, list[Reading]] = {}
+    for r in readings:
+        by_number.setdefault(r.number, []).append(r)
+    differ = []
+    agree = 0
+    for it in items:
+        if it.status == "disputed":
+            continue
+        found = by_number.get(it.number, [])
+        if len(found) != 1:
+            differ.append({"id": it.id, "fields": ["item"], "why": f"read {len(found)} times"})
+            continue
+        r = found[0]
+        fields = []
+        stem = squash(" ".join(r.stem))
+        if stem != squash(it.question) and not (r.excluded and squash(it.question) in stem):
+            fields.append("stem")
+        if [squash(o) for o in r.options] != [squash(o) for o in it.options] and not r.excluded:
+            fields.append("options")
+        if it.status == "ok" and fourth != "unread" and r.key != it.key:
+            fields.append("key")
+        if fields:
+            differ.append({"id": it.id, "fields": fields})
+        else:
+            agree += 1
+    read_numbers = {r.number for r in readings}
+    extra = sorted(read_numbers - {it.number for it in items})
+    return {"fourth_column": fourth, "items": len(readings), "agree": agree, "differ": differ, "extra": extra}
+
+
+def dispute(items: Sequence[Item], report: dict[str, Any]) -> list[Item]:
+    """``items`` with each one :func:`compare` found different made disputed (the fields named)."""
+    differ = {d["id"]: d for d in report["differ"]}
+    out = []
+    for it in items:
+        d = differ.get(it.id)
+        if d is not None:
+            why = f"the third reading (reading3) differs: {', '.join(d['fields'])}" + (
+                f" ({d['why']})" if d.get("why") else ""
+            )
+            settled = {"path": None, "why": why}
+            it = dataclasses.replace(it, status="disputed", meta={**it.meta, "settled": settled})
+        out.append(it)
+    return out
