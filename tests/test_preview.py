@@ -138,8 +138,12 @@ def test_preview_bad_input_is_one_line_and_exit_2(project: Path, capsys: pytest.
 
 @pytest.mark.parametrize(
     ("override", "key"),
-    [("seed=foo", "seed"), ("model.concurrency=abc", "model.concurrency"),
-     ("probe.sample=-3", "probe.sample"), ("model.max_tokens=-1", "model.max_tokens")],
+    [
+        ("seed=foo", "seed"),
+        ("model.concurrency=abc", "model.concurrency"),
+        ("probe.sample=-3", "probe.sample"),
+        ("model.max_tokens=-1", "model.max_tokens"),
+    ],
 )
 def test_preview_checks_the_composed_config_like_every_entry_point(
     project: Path, capsys: pytest.CaptureFixture[str], override: str, key: str

@@ -201,9 +201,11 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
             "weight": weights,
             "blind_acc": _by_n(items["y"], items["n_options"]),
             "habit": (pick_n * key_n).sum(axis=1),
+            "key_sq": (key_n**2).sum(axis=1),
         }
     )
     by_n["excess"] = by_n["blind_acc"] - by_n["habit"]
+    by_n["habit_corrected"] = corrected_habit(by_n["habit"], by_n["blind_acc"], by_n.pop("key_sq"))
     by_n.index = by_n.index.set_names(["model", "n_options"])
     by_n = by_n.reset_index()
     by_n["chance"] = 1.0 / by_n["n_options"]
@@ -297,6 +299,21 @@ def habit_intervals(
     return pd.DataFrame(rows).set_index("model")
 
 
+def corrected_habit(habit: pd.Series, blind_acc: pd.Series, key_sq: pd.Series) -> pd.Series:
+    """Habit with the content bias taken out (per N; not the paper's definition, shown beside it).
+
+    The paper's habit takes pick rates over every blind call, including items the model knows, whose
+    picks follow the keys; with uneven key shares that leans habit up and excess down. If the model
+    knows a share kappa of the items and otherwise picks by a position habit pi, the pick rates are
+    ``p = kappa q + (1 - kappa) pi`` (q the key shares) and ``acc = kappa + (1 - kappa) h`` with
+    ``h = pi . q`` the true habit; solving both gives ``h = (H - acc Q) / (1 + H - acc - Q)``, where
+    ``H = p . q`` is the paper's habit and ``Q = q . q``. NaN where that is undefined (Q = 1, one slot)."""
+    denominator = 1 + habit - blind_acc - key_sq
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = (habit - blind_acc * key_sq) / denominator
+    return value.where(denominator.abs() > 1e-9)
+
+
 def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
     return (rows["parse_status"] == status).groupby(rows["model"], observed=True).mean()
 
@@ -323,6 +340,9 @@ def _summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> tupl
         out = out.join(pick.add_prefix("pick_")).join(key.add_prefix("key_"))
         out["habit"] = (by_n["habit"] * by_n["weight"]).groupby(by_n["model"], observed=True).sum()
         out["excess"] = out["blind_acc"] - out["habit"]
+        corrected = (by_n["habit_corrected"] * by_n["weight"]).groupby(by_n["model"], observed=True)
+        out["habit_corrected"] = corrected.sum(min_count=1)
+        out["excess_corrected"] = out["blind_acc"] - out["habit_corrected"]
         if habit_ci:
             out = out.join(habit_intervals(blind, n_slots))
         out["blind_unparseable"] = _rate(blind, "unparseable")
@@ -635,6 +655,7 @@ def analyze(
         acc = summary.pivot(index="model", columns="set", values="blind_acc") if not summary.empty else None
         acc = (acc if acc is not None else pd.DataFrame()).reindex(columns=["accepted", "rejected"])
         acc["gap"] = acc["rejected"] - acc["accepted"]  # NaN when a side has no items
+        acc = acc.join(gap_interval(summary))
         acc = acc.rename(columns={"accepted": "blind_accepted", "rejected": "blind_rejected"})
         if agree.empty:
             agree = pd.DataFrame({"set": "all", "model": acc.index})
@@ -661,6 +682,29 @@ def analyze(
         correlation_excluded=sorted(set(map(str, exclude)) & set(map(str, df["model"].unique()))),
         failure_slots=failure_key_dependence(raw, base),
     )
+
+
+def gap_interval(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per model: the 95% interval of the gap (rejected - accepted blind accuracy), Newcombe's hybrid
+    score interval from the two sets' own (item-level) intervals, the sets being disjoint items; and
+    ``gap_adjusted``, the gap less the difference of the two sets' chance (they differ on a mixed bank)."""
+    cols = ["gap_lo", "gap_hi", "gap_adjusted"]
+    if summary.empty or not {"accepted", "rejected"} <= set(summary["set"]):
+        return pd.DataFrame(columns=cols)
+    fields = ["blind_acc", "blind_lo", "blind_hi", "chance"]
+    a = summary[summary["set"] == "accepted"].set_index("model")[fields]
+    r = summary[summary["set"] == "rejected"].set_index("model")[fields]
+    both = a.join(r, lsuffix="_a", rsuffix="_r", how="inner")
+    gap = both["blind_acc_r"] - both["blind_acc_a"]
+    out = pd.DataFrame(index=both.index)
+    out["gap_lo"] = gap - np.sqrt(
+        (both["blind_acc_r"] - both["blind_lo_r"]) ** 2 + (both["blind_hi_a"] - both["blind_acc_a"]) ** 2
+    )
+    out["gap_hi"] = gap + np.sqrt(
+        (both["blind_hi_r"] - both["blind_acc_r"]) ** 2 + (both["blind_acc_a"] - both["blind_lo_a"]) ** 2
+    )
+    out["gap_adjusted"] = gap - (both["chance_r"] - both["chance_a"])
+    return out
 
 
 def _stack(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
