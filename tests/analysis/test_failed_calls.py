@@ -77,3 +77,27 @@ def test_corrected_habit_removes_the_content_bias_of_the_papers_habit() -> None:
     assert s["habit_corrected"] == pytest.approx(0.40, abs=0.02)
     assert s["excess_corrected"] == pytest.approx(0.3 * (1 - 0.40), abs=0.02)
     assert "Habit*" in build_tables(analyze(frame(rows)))["table4"].shown.columns
+
+
+def test_the_opening_names_its_test_and_corrects_for_the_models_it_scans() -> None:
+    """Seven content-blind models and one that reads 0.45 of 60 items blind: only that one is said to
+    answer above chance, the sentence names the item-level test and Holm over all eight, and each model's
+    adjusted p is at least its raw one."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for m in range(8):
+        for i in range(60):
+            key = int(rng.integers(4))
+            right = rng.random() < (0.45 if m == 0 else 0.25)
+            pick = key if right else (key + 1 + int(rng.integers(3))) % 4
+            rows.append(make_row(item_id=f"i{i}", model=f"m{m}", key_slot=key, picked_slot=pick,
+                                 picked_option=pick, correct=pick == key))  # fmt: skip
+    a = analyze(frame(rows))
+    s = a.summary[a.summary["set"] == "all"].set_index("model")
+    assert (s["blind_p_holm"] >= s["blind_p"]).all()
+    opening = " ".join(findings(a, model="m0"))
+    assert "Holm over the 8 models" in opening
+    listed = [m for m in s.index if s.loc[m, "blind_p_holm"] < 0.05 and s.loc[m, "blind_lo"] > 0.25]
+    assert "m0" in listed
+    for m in s.index:
+        assert (f"{m} 0." in opening.split("Options alone")[0]) == (m in listed) or m == "m0"

@@ -71,21 +71,25 @@ def findings(
         f"This run asked {len(everything)} models {n_items} items each, once with the question (full) and "
         f"with the options alone (blind); chance is {fmt(chance)}.",
     ]
-    above = everything[everything["blind_lo"] > everything["chance"]].sort_values(
+    holm = everything["blind_p_holm"] if "blind_p_holm" in everything else everything["blind_lo"] * np.nan
+    above = everything[(everything["blind_lo"] > everything["chance"]) & (holm < 0.05)].sort_values(
         "blind_acc", ascending=False
     )
+    test = f"one-sided exact binomial on items, Holm over the {len(everything)} models"
     if not above.empty:
-        listed = "; ".join(f"{name(r['model'])} {_blind(r)}" for _, r in above.iterrows())
+        listed = "; ".join(
+            f"{name(r['model'])} {_blind(r)} (Holm p {fmt_p(r['blind_p_holm'])})" for _, r in above.iterrows()
+        )
         paragraph.append(
             f"On all items, {len(above)} of them {'answers' if len(above) == 1 else 'answer'} blind above "
-            "chance (95% interval wholly above it): "
+            f"chance ({test}; its 95% interval wholly above it): "
             f"{listed}. Options alone give these answers away."
         )
     else:
         best = everything.sort_values("blind_acc", ascending=False).iloc[0]
         paragraph.append(
-            f"No model answers blind above chance on all items; the best, {name(best['model'])}, reads "
-            f"{_blind(best)}, an interval that includes chance."
+            f"No model answers blind above chance on all items ({test}); the best, {name(best['model'])}, "
+            f"reads {_blind(best)}."
         )
     own = _row(a, model, "all")
     if own is not None and "habit" in own and np.isfinite(own.get("habit", np.nan)):

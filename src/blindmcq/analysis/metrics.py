@@ -299,6 +299,19 @@ def habit_intervals(
     return pd.DataFrame(rows).set_index("model")
 
 
+def blind_chance_tests(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per model: one-sided binomial p of blind accuracy above chance at the item level (``blind_p``:
+    exact with one call per item; with several, the items counted once each, the conservative effective
+    size) and ``blind_p_holm``, Holm-adjusted over the models of the frame, since the opening scans them
+    all for one that answers blind above chance."""
+    size = np.where(summary["blind_n"] > summary["blind_items"], summary["blind_items"], summary["blind_n"])
+    p = [
+        stats.binomial_tail(acc * n, n, chance) if np.isfinite(acc) else np.nan
+        for acc, n, chance in zip(summary["blind_acc"], size, summary["chance"], strict=True)
+    ]
+    return pd.DataFrame({"blind_p": p, "blind_p_holm": stats.holm(p)}, index=summary.index)
+
+
 def corrected_habit(habit: pd.Series, blind_acc: pd.Series, key_sq: pd.Series) -> pd.Series:
     """Habit with the content bias taken out (per N; not the paper's definition, shown beside it).
 
@@ -347,6 +360,7 @@ def _summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> tupl
             out = out.join(habit_intervals(blind, n_slots))
         out["blind_unparseable"] = _rate(blind, "unparseable")
         out["blind_other_scheme"] = _rate(blind, "other_scheme")
+        out = out.join(blind_chance_tests(out))
     if not full.empty:
         out["full_unparseable"] = _rate(full, "unparseable")
         out["full_other_scheme"] = _rate(full, "other_scheme")

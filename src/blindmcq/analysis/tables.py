@@ -776,7 +776,7 @@ def headline_metrics(a: Analysis, *, model: str | None = None) -> dict[str, floa
     """
     out: dict[str, float] = {}
     for row in a.summary.to_dict(orient="records"):
-        for kind in ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess"):
+        for kind in ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "blind_p_holm"):
             value = row.get(kind, math.nan)
             if value is not None and np.isfinite(value):
                 out[metric_key(kind, row["model"], row["set"], own=model)] = rounded(value)

@@ -18,7 +18,9 @@ MAX_PARAM_LEN = 500
 # Per-model metric kinds as the analysis names them without a probed model: ``{kind}/{model}/{set}``
 # (or ``{kind}/{model}`` for agreement, expected and gap). ``reports/metrics.json`` already carries the
 # comparable names (analysis.tables.metric_key); ``comparable_metrics`` turns the plain ones into them.
-PER_MODEL_KINDS = ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free")
+PER_MODEL_KINDS = (
+    "blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free", "blind_p_holm",
+)  # fmt: skip
 PER_MODEL_SINGLE = ("agreement", "expected", "gap")
 
 
