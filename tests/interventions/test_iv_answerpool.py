@@ -259,3 +259,25 @@ def test_unparseable_counts_as_wrong(bank: list[Item]) -> None:
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=f"intervention.answerpool.{key}"):
         PoolConfig.from_cfg(cfg)
+
+
+def test_a_truncated_assignment_is_rejected_not_read_in_part(bank: list[Item]) -> None:
+    """The oracle's answers cut off at the token limit: even its complete first lines are not scored
+    (the assignment is unfinished), every row says ``truncated``; a reasoning model gets its room."""
+    conf = PoolConfig(delete_share=0.3, scoring="generate")
+    groups = build_groups(bank[:20], conf)
+    oracle = Oracle(groups)
+    rooms: list[int] = []
+
+    class Cut:
+        name = "cut"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            rooms.append(int(request.max_tokens))
+            full = oracle.complete(request).text
+            return ModelResponse(text=full[: len(full) // 2], meta={"stop_reason": "max_tokens"})
+
+    model = {"name": "r", "backend": "oracle", "reasons_by_default": True, "max_tokens": 4096}
+    rows = run_answerpool(bank[:20], conf, model_cfg=model, backend=Cut())
+    assert set(rows["parse_status"]) == {"truncated"} and rows["picked_entry"].isna().all()
+    assert set(rooms) == {4096}

@@ -291,3 +291,25 @@ def test_a_rewrite_without_content_keeps_the_original(bank: list[Item], raw: str
     out = rewrite_items(bank[:3], conf, backend=Junk())
     assert [i.options for i in out] == [i.options for i in bank[:3]]
     assert {s for i in out for s in i.meta["rewrite"]["status"].values()} == {status}
+
+
+def test_a_truncated_rewrite_is_rejected_and_a_reasoning_model_gets_its_room(bank: list[Item]) -> None:
+    """A rewrite cut off at the token limit is an unfinished phrase: the original stays, status
+    ``truncated``. A model that reasons by default is given its own, larger token room, not 96."""
+    conf = RewriteConfig.from_cfg(
+        {"rewriter": "model", "model": {"name": "r", "reasons_by_default": True, "max_tokens": 2048}}
+    )
+    rooms: list[int] = []
+
+    class Cut:
+        name = "cut"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            rooms.append(int(request.max_tokens))
+            return ModelResponse(text="відповідно до статті", meta={"stop_reason": "max_tokens"})
+
+    out = rewrite_items(bank[:3], conf, backend=Cut())
+    assert set(rooms) == {2048}
+    for new, old in zip(out, bank[:3], strict=True):
+        assert new.options == old.options
+        assert set(new.meta["rewrite"]["status"].values()) == {"truncated"}

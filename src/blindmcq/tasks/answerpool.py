@@ -43,6 +43,7 @@ from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.tasks.probe import effective_max_tokens
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 CONDITIONS = ("blind", "full")
@@ -387,7 +388,8 @@ def pool_requests(
             if _scoring(conf, model_cfg, abilities) == "generate":
                 user = render_prompt(group, condition, conf.language, style=style)
                 request = ModelRequest(
-                    model=name, system=None, user=user, max_tokens=int(conf.max_tokens),
+                    model=name, system=None, user=user,
+                    max_tokens=effective_max_tokens(model_cfg, {"max_tokens": conf.max_tokens}),
                     extra={"answer_prefix": "", "item_id": group.group_id},
                 )  # fmt: skip
                 calls.append((PoolCall(group.group_id, condition, None), request))
@@ -430,7 +432,7 @@ def run_answerpool(
     result_of: dict[tuple[str, str, int], Result] = {}
     for (call, _), result in zip(calls, results, strict=True):
         group = by_group[call.group_id]
-        failed = result.response.status in ("error", "refused")
+        failed = result.response.status in ("error", "refused") or _truncated(result)
         n, labels = (
             len(group.item_ids),
             entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool), abilities)),
@@ -456,6 +458,13 @@ def run_answerpool(
     return frame.astype({"truth_entry": "Int64", "picked_entry": "Int64"}) if rows else frame
 
 
+def _truncated(result: Result) -> bool:
+    """A generated assignment cut off at the token limit: its last lines are missing, so it is rejected
+    whole rather than read in part."""
+    response = result.response
+    return response.status == "ok" and response.meta.get("stop_reason") == "max_tokens"
+
+
 def _row(
     group: PoolGroup, condition: str, s: int, item_id: str, pick: int | None, result: Result
 ) -> dict[str, Any]:
@@ -463,6 +472,8 @@ def _row(
     size = len(group.pool)
     if result.response.status in ("error", "refused"):
         status = result.response.status
+    elif _truncated(result):
+        status = "truncated"
     else:
         status = "unparseable" if pick is None else "ok"
     correct = pick is not None and (pick == ABSTAIN if truth is None else pick == truth)

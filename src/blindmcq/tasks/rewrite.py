@@ -44,6 +44,7 @@ from blindmcq.backends.registry import make_backend
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.tasks.probe import effective_max_tokens
 
 PROMPTS: dict[str, str] = {
     "uk": (
@@ -184,10 +185,12 @@ def _with_rewrites(
 
 
 def rewrite_requests(
-    items: Sequence[Item], conf: RewriteConfig, model_name: str
+    items: Sequence[Item], conf: RewriteConfig, model_name: str, max_tokens: int | None = None
 ) -> list[tuple[tuple[str, int], ModelRequest]]:
-    """One generation request per distractor of every usable item, each with its (item id, option index)."""
+    """One generation request per distractor of every usable item, each with its (item id, option index).
+    ``max_tokens``: the model's effective room (default ``conf.max_tokens``)."""
     template = PROMPTS[conf.language]
+    room = int(max_tokens if max_tokens is not None else conf.max_tokens)
     calls = []
     for item in items:
         if not item.usable:
@@ -200,7 +203,7 @@ def rewrite_requests(
                 question=item.question, key=key_text, distractor=distractor, key_chars=len(key_text)
             )
             request = ModelRequest(
-                model=model_name, system=None, user=user, max_tokens=int(conf.max_tokens),
+                model=model_name, system=None, user=user, max_tokens=room,
                 # the template ends with its own cue: a base model gets no extra "Відповідь:"
                 extra={"answer_prefix": "", "item_id": item.id},
             )  # fmt: skip
@@ -218,7 +221,9 @@ def rewrite_with_model(
 ) -> list[Item]:
     model_cfg = conf.model_cfg()
     backend = backend or make_backend(model_cfg)
-    calls = rewrite_requests(items, conf, str(model_cfg["name"]))
+    # a model that reasons before it answers spends its room there first (tasks.probe)
+    room = effective_max_tokens(model_cfg, {"max_tokens": conf.max_tokens})
+    calls = rewrite_requests(items, conf, str(model_cfg["name"]), room)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,
         concurrency=model_cfg.get("concurrency"), progress=progress, desc="rewrite",
@@ -227,9 +232,13 @@ def rewrite_with_model(
     status: dict[str, dict[int, str]] = {}
     for ((item_id, j), _), result in zip(calls, results, strict=True):
         response = result.response
-        failed = response.status in ("error", "refused")
+        # a rewrite cut off at the token limit is an unfinished phrase: rejected, the original kept
+        truncated = response.status == "ok" and response.meta.get("stop_reason") == "max_tokens"
+        failed = response.status in ("error", "refused") or truncated
         texts.setdefault(item_id, {})[j] = "" if failed else clean_generation(response.text)
-        status.setdefault(item_id, {})[j] = response.status if failed else "rewritten"
+        status.setdefault(item_id, {})[j] = (
+            ("truncated" if truncated else response.status) if failed else "rewritten"
+        )
     provenance = {
         "rewriter": "model",
         "model": str(model_cfg["name"]),
