@@ -110,3 +110,33 @@ def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:
     assert row["abstention"] == 0.5 and row["false_abstention"] == pytest.approx(1 / 6)
     assert row["group_acc"] == 0.0 and row["pooled_all_acc"] == pytest.approx(3 / 8)
     assert "+0.500" in pool_table(pool_comparison(pooled, ordinary)).markdown()
+
+
+def test_fluency_change_scores_each_changed_distractor_before_and_after() -> None:
+    """A scorer that finds a text less fluent the more it ends mid-phrase ("такого"): the rewritten
+    distractors read worse, counted per changed distractor, with the sign test over them."""
+    from blindmcq.datasets.items import Item
+    from blindmcq.interventions.compare import fluency_change, fluency_note
+
+    class Scorer:
+        def cloze_context(self, question: str | None, cue: str) -> str:
+            assert question is None  # blind: the answer cue alone
+            return cue
+
+        def cloze_scores(self, context: str, options: list[str]) -> list[dict[str, float]]:
+            return [{"per_token": -3.0 if o.endswith("такого") else -1.0} for o in options]
+
+    old = [Item(f"b-{i}", "t", "b", i, "q", ("ключ тут", "такого строку не надається", "інше"), 0)
+           for i in range(1, 7)]  # fmt: skip
+    new = [o.__class__(**{**o.__dict__, "options": ("ключ тут", "такого", "інше")}) for o in old[:5]] + old[
+        5:
+    ]
+    f = fluency_change(Scorer(), old, new, "Відповідь:")
+    assert (f["fluency_n"], f["fluency_before"], f["fluency_after"], f["fluency_keys"]) == (
+        5,
+        -1.0,
+        -3.0,
+        -1.0,
+    )
+    assert (f["fluency_up"], f["fluency_down"]) == (0, 5) and f["fluency_sign_p"] == pytest.approx(0.0625)
+    assert "5 changed distractors" in fluency_note(f, "cloze")

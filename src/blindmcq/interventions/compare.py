@@ -103,6 +103,49 @@ def rewrite_table(comparison: pd.DataFrame) -> Table:
     return Table("rewrite", "Distractor rewriting: accuracy before and after", comparison, shown, note)
 
 
+def fluency_change(
+    backend: Any, original: Sequence[Any], rewritten: Sequence[Any], answer_cue: str
+) -> dict[str, float]:
+    """How natural the rewritten distractors read against the originals: each changed distractor's mean
+    per-token log-likelihood after the answer cue alone (the blind cloze context), before and after, and
+    the exact sign test over the changed distractors (the unit: a distractor's text is what changed).
+    A rewrite that leaves the distractors less fluent than before gives the key away as the one
+    well-formed option; the keys' own score is given for reference."""
+    context = backend.cloze_context(None, answer_cue)
+    before, after, keys = [], [], []
+    for old, new in zip(original, rewritten, strict=True):
+        changed = [j for j, (a, b) in enumerate(zip(old.options, new.options, strict=True)) if a != b]
+        if not changed:
+            continue
+        texts = [old.options[j] for j in changed] + [new.options[j] for j in changed]
+        scores = backend.cloze_scores(context, [*texts, old.options[old.key]])
+        before += [sc["per_token"] for sc in scores[: len(changed)]]
+        after += [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
+        keys.append(scores[-1]["per_token"])
+    if not before:
+        return {"fluency_n": 0.0}
+    b, a = pd.Series(before), pd.Series(after)
+    test = item_sign_test(b, a)
+    return {
+        "fluency_n": float(len(b)), "fluency_before": float(b.mean()), "fluency_after": float(a.mean()),
+        "fluency_keys": float(np.mean(keys)), "fluency_up": float(test.up), "fluency_down": float(test.down),
+        "fluency_sign_p": test.p,
+    }  # fmt: skip
+
+
+def fluency_note(f: dict[str, float], model: str) -> str:
+    """The fluency measurement as one Markdown paragraph (empty without one)."""
+    if not f.get("fluency_n"):
+        return ""
+    return (
+        f"Fluency ({model}, mean per-token log-likelihood after the answer cue alone): the "
+        f"{int(f['fluency_n'])} changed distractors read {f['fluency_before']:.3f} before and "
+        f"{f['fluency_after']:.3f} after ({int(f['fluency_up'])} more fluent, {int(f['fluency_down'])} "
+        f"less; exact sign test over the changed distractors, p {fmt_p(f['fluency_sign_p'])}); the keys "
+        f"read {f['fluency_keys']:.3f}."
+    )
+
+
 def pool_comparison(pooled: pd.DataFrame, ordinary: pd.DataFrame) -> pd.DataFrame:
     """Per condition: ordinary vs pooled accuracy on the answerable questions, and the credit."""
     scores = score_pool(pooled).set_index("condition")

@@ -20,9 +20,10 @@ import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
+from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import load_label_schemes, load_model_file, load_models
 from blindmcq.datasets.items import write_items
-from blindmcq.interventions.compare import rewrite_comparison, rewrite_table
+from blindmcq.interventions.compare import fluency_change, fluency_note, rewrite_comparison, rewrite_table
 from blindmcq.params import intervention_cfg, require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
@@ -73,8 +74,16 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     comparison = rewrite_comparison(before, after, conditions)
     table = rewrite_table(comparison)
     write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))
-    write_text(out_dir / "comparison.md", table.markdown())
+    # fluency before and after, by the first model that can score option texts (a cloze model)
+    scorer = next((m for m in models if abilities_of(m).score_options), None)
+    fluency: dict[str, float] = {}
+    if scorer is not None:
+        cue = str(section(params, "prompt").get("answer_cue") or "")
+        fluency = fluency_change(make_backend(scorer), items, rewritten, cue)
+    note = fluency_note(fluency, str(scorer["name"])) if scorer is not None else ""
+    write_text(out_dir / "comparison.md", table.markdown() + (f"\n{note}\n" if note else ""))
     metrics: dict[str, float] = {"items": len(items), "distractors_changed": int(diff["changed"].sum())}
+    metrics |= fluency
     probed = require(params, "model.name")
     for row in comparison.itertuples():
         # the probed model's names carry no model (as in reports/metrics.json); another's is prefixed
