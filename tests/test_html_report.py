@@ -372,3 +372,20 @@ def test_leak_filter_changes_the_visible_rows(built, browser):
     assert browser.execute_script("return document.querySelectorAll('#items b, #detail b').length") == 0
     first = next(r for r in rows(browser) if r[0] == items[0].id)
     assert first[-1].endswith("</script><b>x</b>")
+
+
+def test_a_failed_call_with_missing_values_is_written_as_null_not_a_crash():
+    """A failed call's pick, slot and correctness can be pandas' NA (nullable columns); the page data is
+    JSON, where they are null (an audit with a failed call used to stop in the HTML step)."""
+    from blindmcq.reporting.html import _plain, blind_picks
+
+    frame = pd.DataFrame({
+        "item_id": ["i1"], "model": ["m"], "condition": ["blind"], "order_id": ["rot0"],
+        "phrasing": ["p"], "labels": ["l"], "protocol": ["sl"], "reasoning": ["direct"],
+        "forced_slot": pd.array([pd.NA], dtype="Int64"),
+        "picked_option": pd.array([pd.NA], dtype="Int64"), "picked_slot": pd.array([pd.NA], dtype="Int64"),
+        "correct": pd.array([pd.NA], dtype="boolean"), "parse_status": ["error"],
+    })  # fmt: skip
+    assert _plain(pd.NA) is None
+    calls = blind_picks(frame)["i1"]["m"]
+    assert json.loads(json.dumps(calls)) == [{"o": "rot0", "p": None, "c": False, "s": "error", "k": None}]

@@ -132,7 +132,7 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
                 {
                     "o": str(r.order_id),
                     "p": None if pd.isna(r.picked_option) else int(r.picked_option),
-                    "c": bool(r.correct),
+                    "c": False if pd.isna(r.correct) else bool(r.correct),
                     "s": str(r.parse_status),
                     # the displayed slot picked: a model that keeps to one slot answers by position
                     "k": _plain(getattr(r, "picked_slot", None)),
@@ -171,8 +171,8 @@ def lexical_matches(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-ready scalar (numpy types, NaN -> None)."""
-    if value is None or (isinstance(value, float) and value != value):
+    """A JSON-ready scalar (numpy types; NaN and pandas' NA -> None: a failed call has no pick)."""
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and value != value):
         return None
     if hasattr(value, "item"):
         return _plain(value.item())
