@@ -320,6 +320,13 @@ def run_requests(
     renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
 
     streak = [0]  # consecutive calls, paid for now, that could not connect
+    shown_at = [0.0]  # when the postfix was last recounted: counting all results per call is quadratic
+
+    def show_counts(final: bool = False) -> None:
+        now = _time.monotonic()
+        if final or now - shown_at[0] >= 0.5:
+            shown_at[0] = now
+            bar.set_postfix(with_waits(counts(done), done), refresh=False)
 
     def drain(submitted: int) -> list[str]:
         deferred: list[str] = []
@@ -333,7 +340,7 @@ def run_requests(
                     streak[0] = streak[0] + 1 if connection_failed(response) else 0
                     if streak[0] >= breaker:
                         tripped.set()
-            bar.set_postfix(with_waits(counts(done), done), refresh=False)
+            show_counts()
         return deferred
 
     try:
@@ -375,7 +382,7 @@ def run_requests(
             except Exception as exc:  # a full disk: the next start reaps them (cache.reap_dead)
                 log.warning("lease cleanup failed (%s); the next run frees them", exc)
         cache.on_wait = cache_on_wait
-        bar.set_postfix(with_waits(counts(done), done), refresh=False)
+        show_counts(final=True)
         bar.close()
     assert all(r is not None for r in results), "engine lost a result"
     return [r for r in results if r is not None]
