@@ -209,3 +209,18 @@ def test_gate_rejecting_nothing_and_full_only(items):
     assert np.isnan(row["gap"]) and row["blind_accepted"] == pytest.approx(a.summary.iloc[0]["blind_acc"])
     full_only = analyze(df[df["condition"] == "full"])
     assert full_only.summary.iloc[0]["chance"] == 0.25 and "habit" not in full_only.summary
+
+
+def test_sum_says_which_slots_had_no_forced_call(items):
+    """Drop every forced3 call of a content-blind picker that prefers slot 3: its Sum is short by that
+    slot (about 0.6, not 1), and Table 8 says so instead of printing it as if it were measured."""
+    from blindmcq.analysis import analyze, build_tables
+
+    blind_models = [SimModel("first", (0.1, 0.2, 0.3, 0.4), 0, 0)]
+    df = prepare(simulate(items, blind_models, seed=5, conditions=("blind",)))
+    df = df[~(df["forced_slot"] == 3)]
+    f = m.forced_placement(df, Baseline()).set_index("model")
+    assert f.loc["first", "missing_slots"] == 1 and f.loc["first", "sum"] == pytest.approx(0.6, abs=0.05)
+    assert (
+        "Sum leaves out slots with no forced call: first (1 slot)" in build_tables(analyze(df))["table8"].note
+    )

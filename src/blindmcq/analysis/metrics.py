@@ -442,6 +442,10 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     weights = _weights(items["n_options"])
     slot_n = rows.groupby(["model", "n_options", "forced_slot"], observed=True)["correct"].mean()
     out["sum"] = _combine(slot_n.groupby(level=[0, 1], observed=True).sum(), weights)
+    # a slot with no forced call is absent from its N's sum, not a 0: count such slots so the table says it
+    seen = slot_n.groupby(level=[0, 1], observed=True).size()
+    expected = seen.index.get_level_values(1).astype(int)
+    out["missing_slots"] = (expected - seen).groupby(level=0, observed=True).sum()
     agg = items["y"].groupby(level="model", observed=True).agg(["mean", "std", "count"])
     out["position_free"] = agg["mean"]
     out["spread"] = acc.max(axis=1) - acc.min(axis=1)

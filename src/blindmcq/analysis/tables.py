@@ -582,6 +582,16 @@ def table_8(a: Analysis) -> Table:
             " Items differ in N: Key-at columns pool the items that have that slot; Sum is combined over N "
             "by each N's share of the items, and chance is the mean of 1/N."
         )
+    missing = frame[frame["missing_slots"] > 0] if "missing_slots" in frame else frame.iloc[0:0]
+    if not missing.empty:
+        note += (
+            " Sum leaves out slots with no forced call: "
+            + ", ".join(
+                f"{m} ({int(k)} slot{'s' if k > 1 else ''})"
+                for m, k in zip(missing["model"], missing["missing_slots"], strict=True)
+            )
+            + "; their Sum is short by those slots' accuracy."
+        )
     return Table("table8", TITLES["table8"], frame, shown, note)
 
 
