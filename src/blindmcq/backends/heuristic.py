@@ -12,6 +12,7 @@ towards the earliest slot would turn the bank's key-position skew into accuracy.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -64,10 +65,11 @@ class HeuristicBackend:
         }
         if self.strategy == "constant":
             wire["slot"] = self.slot
-        if self.strategy == "random" or self.strategy in TIED:
+        if self.strategy == "random":
             wire["seed"] = self.seed
             wire["draw"] = self._draw_key(request)
-        if self.strategy in TIED:
+        if self.strategy in TIED:  # the tie break draws from what the strategy reads, nothing else
+            wire["seed"] = self.seed
             wire["tie_break"] = "random"
         return wire
 
@@ -85,10 +87,17 @@ class HeuristicBackend:
             "random": lambda: [self._rng(request).randrange(n)],
         }
         candidates = rules[self.strategy]()
-        slot = candidates[0] if len(candidates) == 1 else self._rng(request).choice(candidates)
+        slot = candidates[0] if len(candidates) == 1 else self._tie_rng(request, options).choice(candidates)
         if slot >= n:
             raise ConfigError("slot", f"slot {slot} does not exist for an item with {n} options")
         return slot
+
+    def _tie_rng(self, request: ModelRequest, options: Sequence[str]) -> random.Random:
+        """Seeded by the strategy, its seed, the options in display order and their labels: the same
+        presentation breaks its tie the same way whatever question text the request carries."""
+        labels = list(request.choices) or list(request.extra.get("label_strings") or [])
+        text = json.dumps([self.name, self.seed, list(options), labels], ensure_ascii=False)
+        return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
 
     def _rng(self, request: ModelRequest) -> random.Random:
         digest = hashlib.sha256(f"{self.seed}:{self._draw_key(request)}".encode()).digest()
