@@ -123,7 +123,10 @@ def test_fluency_change_scores_each_changed_distractor_before_and_after() -> Non
             assert question is None  # blind: the answer cue alone
             return cue
 
-        def cloze_scores(self, context: str, options: list[str]) -> list[dict[str, float]]:
+        def score_options(
+            self, context: str, options: list[str], *, batch_size: int
+        ) -> list[dict[str, float]]:
+            assert batch_size == 1  # one sequence per pass: the same floats whatever was scored before
             return [{"per_token": -3.0 if o.endswith("такого") else -1.0} for o in options]
 
     old = [Item(f"b-{i}", "t", "b", i, "q", ("ключ тут", "такого строку не надається", "інше"), 0)

@@ -118,7 +118,9 @@ def fluency_change(
         if not changed:
             continue
         texts = [old.options[j] for j in changed] + [new.options[j] for j in changed]
-        scores = backend.cloze_scores(context, [*texts, old.options[old.key]])
+        # one sequence per forward pass, past any memo: the figures must not depend on which texts the
+        # probe happened to score before in a batch (batched floats differ in the last bits)
+        scores = backend.score_options(context, [*texts, old.options[old.key]], batch_size=1)
         before += [sc["per_token"] for sc in scores[: len(changed)]]
         after += [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
         keys.append(scores[-1]["per_token"])
@@ -127,9 +129,9 @@ def fluency_change(
     b, a = pd.Series(before), pd.Series(after)
     test = item_sign_test(b, a)
     return {
-        "fluency_n": float(len(b)), "fluency_before": float(b.mean()), "fluency_after": float(a.mean()),
-        "fluency_keys": float(np.mean(keys)), "fluency_up": float(test.up), "fluency_down": float(test.down),
-        "fluency_sign_p": test.p,
+        "fluency_n": float(len(b)), "fluency_before": round(float(b.mean()), 4),
+        "fluency_after": round(float(a.mean()), 4), "fluency_keys": round(float(np.mean(keys)), 4),
+        "fluency_up": float(test.up), "fluency_down": float(test.down), "fluency_sign_p": test.p,
     }  # fmt: skip
 
 
