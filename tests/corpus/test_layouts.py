@@ -15,6 +15,7 @@ from blindmcq.corpus.render import Rendered
 from blindmcq.corpus.variants import BY_NAME, VARIANTS, customs_records, render_variant
 
 N_ITEMS = 40
+PAGE_BREAK = "is a new option or the rest of the one above"
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +54,12 @@ def test_at_least_eight_variants_some_held_out() -> None:
 def test_variant_extracts_exactly(rendered, name: str) -> None:
     bank = rendered(name)
     items, report = extract_items([bank.path], source="var", workers=1)
-    assert items == bank.items
-    assert report["disputed"] == [] and report["counts"]["status"]["disputed"] == 0
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    # never silently wrong; the one thing allowed short of exact is a page-break dispute, where the
+    # print cannot tell a new option from the rest of the one above (at most one of the 40 items)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert len(report["disputed"]) <= 1 and all(PAGE_BREAK in d["why"] for d in report["disputed"])
     layout = report["files"][0]["layout"]
     style = BY_NAME[name].style
     assert layout["orientation"] == ("landscape" if style.landscape else "portrait")
@@ -149,7 +154,8 @@ def test_printed_option_labels_are_stripped_and_doubtful_ones_disputed(rendered,
     assert [i.id for i in items] == list(truth)
     assert all(i == truth[i.id] for i in items if i.status != "disputed")
     disputed = {d["id"]: d["why"] for d in report["disputed"]}
-    assert set(disputed) == {f"var-{name}-4", f"var-{name}-21"}
+    page_breaks = {i for i, why in disputed.items() if PAGE_BREAK in why}
+    assert set(disputed) - page_breaks == {f"var-{name}-4", f"var-{name}-21"} and len(page_breaks) <= 1
     assert "is printed as its label alone" in disputed[f"var-{name}-4"]
     assert "out of sequence" in disputed[f"var-{name}-21"]
     dup = next(i for i in items if i.number == 6)
