@@ -237,3 +237,26 @@ def test_a_bank_of_two_option_items_audits_with_the_per_n_gate(tmp_path: Path) -
     assert "N=2: cannot reject" in report and "30 items cannot be rejected" in report
     gate = json.loads((out / "gate.json").read_text(encoding="utf-8"))
     assert len(gate["untestable"]) == 30
+
+
+def test_cyrillic_key_letters_name_options_in_the_ukrainian_order(tmp_path: Path) -> None:
+    """A Ukrainian school bank prints its keys "А"/"Б"/"В"/"Г": "В" is the third option (not a look-alike
+    of Latin "B"); a file mixing the two scripts stops with one line instead of guessing."""
+    rows = [{"q": f"питання {i}", "choices": ["один", "два", "три", "чотири"], "answer": "АБВГ"[i % 4]}
+            for i in range(12)]  # fmt: skip
+    path = tmp_path / "zno.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    args = ["--question", "q", "--options", "choices", "--key", "answer", "--key-format", "label"]
+    out = tmp_path / "out"
+    assert main([str(path), *args, "--out", str(out)]) == 0
+    keys = [
+        json.loads(line)["key"] for line in (out / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert keys == [i % 4 for i in range(12)]
+    rows[5]["answer"] = "B"  # Latin: would be option 2, where Cyrillic "В" is option 3
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    from blindmcq.datasets.generic import load_generic
+    from blindmcq.errors import InputError
+
+    with pytest.raises(InputError, match="mix Latin and Cyrillic"):
+        load_generic(path, question="q", options="choices", key="answer", key_format="label")

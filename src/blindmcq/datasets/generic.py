@@ -7,8 +7,10 @@ Mapping (every key optional except where said; defaults in brackets):
   (``[A, B, C, D]``; an empty cell is a blank option, kept as "" and flagged).
 - ``key`` [``key``]: the key column, read according to ``key_format``:
   ``index`` (0-based integer), ``index1`` (1-based integer), ``label`` (a letter; ``labels`` gives
-  the alphabet, default ``ABCDEFGHIJKLMNOPQRSTUVWXYZ``, case-insensitive), ``text`` (the key
-  option's text itself).
+  the alphabet, case-insensitive; without it a Latin key is read in ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
+  Cyrillic one in the Ukrainian test alphabet ``АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ``, so "В" is the
+  third option, not a look-alike of "B"; a file whose keys mix the two scripts stops, asking for
+  ``labels``), ``text`` (the key option's text itself).
 - ``id`` [none]: a column with the bank's own item id; the item id becomes ``{source}-{bank}-{id}``,
   and the number is that id when it is an integer, else the 1-based row. Without it the number
   is the 1-based data row.
@@ -37,6 +39,15 @@ from blindmcq.errors import ConfigError, InputError
 KEY_FORMATS = ("index", "index1", "label", "text")
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+UKRAINIAN = "АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ"  # the order Ukrainian tests letter their options in
+
+
+def key_alphabet(value: str) -> str:
+    """The alphabet a key label is written in, by its script: Cyrillic letters read in the Ukrainian
+    test order, anything else in the Latin one."""
+    return UKRAINIAN if any("\u0400" <= ch <= "\u04ff" for ch in value) else LATIN
+
+
 _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
 
 
@@ -169,8 +180,9 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
             raise InputError(f"{bad} is outside the {n} options ({fmt})", file=file)
         return index
     if fmt == "label":
-        labels = [str(label).casefold() for label in mapping.get("labels") or LATIN][:n]
         label = str(value).strip().casefold()
+        alphabet = mapping.get("labels") or key_alphabet(label)
+        labels = [str(letter).casefold() for letter in alphabet][:n]
         if label not in labels:
             raise InputError(f"{bad} is not one of the labels {labels} of {n} options", file=file)
         return labels.index(label)
@@ -231,12 +243,25 @@ def load_generic(
     used = {question, key, id, options or "options", *(option_columns or ())}
     items: list[Item] = []
     seen: dict[str, str] = {}
+    scripts: dict[str, str] = {}  # key alphabet -> the first row that used it (label keys)
     for row_number, (where, record) in enumerate(_rows(path, fmt, header), start=1):
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)
         opts = _options(record, mapping, where, file)
-        key_index = _key(_cell(record, key, where, file), opts, mapping, where, file)
+        raw_key = _cell(record, key, where, file)
+        key_index = _key(raw_key, opts, mapping, where, file)
+        if mapping.get("key_format") == "label" and not mapping.get("labels"):
+            scripts.setdefault(key_alphabet(str(raw_key)), where)
+            if len(scripts) > 1:
+                first = ", ".join(
+                    f"{'Cyrillic' if a == UKRAINIAN else 'Latin'} at {w}" for a, w in scripts.items()
+                )
+                raise InputError(
+                    f"the key labels mix Latin and Cyrillic letters ({first}); give the alphabet in "
+                    "the dataset config's labels, since look-alikes such as B and В name different options",
+                    file=file,
+                )
         own = row_number if id is None else _cell(record, id, where, file)
         if own is None or str(own).strip() == "":
             raise InputError(f"{where}, column {id!r}: the id is empty", file=file)
