@@ -29,7 +29,9 @@ COLUMNS = ["set", "strategy", "n", "k", "acc", "lo", "hi", "chance", "p_above", 
            "holm_below", "leaks", "reversed"]  # fmt: skip
 
 
-def _credit(baselines: pd.DataFrame) -> pd.Series:
+def credit_of(baselines: pd.DataFrame) -> pd.Series:
+    """Each pick's score: its tie credit (1/k of a k-way tie holding the key) where the frame has one,
+    else whether it is right (frames written before tie credit)."""
     return baselines["credit"].astype(float) if "credit" in baselines else baselines["correct"].astype(float)
 
 
@@ -41,7 +43,7 @@ def _binomial_tails(k: float, n: int, chance: float) -> tuple[float, float]:
 def score_sets(baselines: pd.DataFrame, sets: dict[str, Sequence[str]]) -> pd.DataFrame:
     """Per named item set and strategy: accuracy (mean credit), Wilson interval, chance and both tests,
     Holm-adjusted over the strategies and directions of that set (COLUMNS)."""
-    b = baselines.assign(credit=_credit(baselines), inv=1.0 / baselines["n_options"])
+    b = baselines.assign(credit=credit_of(baselines), inv=1.0 / baselines["n_options"])
     rows = []
     for set_name, ids in sets.items():
         part = b[b["item_id"].isin(list(ids))]

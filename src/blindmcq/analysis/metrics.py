@@ -242,8 +242,7 @@ def _bca(
     d = jack.mean() - jack
     denominator = 6.0 * float(np.sum(d**2)) ** 1.5
     accel = float(np.sum(d**3)) / denominator if denominator > 0 else 0.0
-    m = max(jack.size, 2)
-    expanded = float(np.sqrt(m / (m - 1)) * sps.t.ppf((1 + confidence) / 2, m - 1))
+    expanded = stats.expanded_quantile(max(jack.size, 2), confidence)
     bounds = []
     for z in (-expanded, expanded):
         shifted = z0 + (z0 + z) / (1 - accel * (z0 + z))

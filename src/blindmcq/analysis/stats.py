@@ -263,13 +263,27 @@ def item_wilson_bounds(
         # items that all agree inside (0, 1) (forced placement of a content-blind picker: exactly 1/N
         # each) carry no item-level noise: the calls' own count bounds it; at 0 or 1 the worst case
         raw = np.where(inside & (var > 0), p * (1 - p) / var, np.where(inside, total, m))
-        n = np.clip(raw, m, total)
-        z = np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, np.maximum(m - 1, 1))
+        lo, hi = wilson_at(p, np.clip(raw, m, total), expanded_quantile(np.maximum(m, 2), confidence))
+    return np.where(m >= 2, lo, np.nan), np.where(m >= 2, hi, np.nan)
+
+
+def expanded_quantile(items: float | np.ndarray, confidence: float = CONFIDENCE) -> float | np.ndarray:
+    """The two-sided normal quantile expanded for a mean of ``items`` (m) items: sqrt(m/(m-1)) t(m-1)
+    (Hesterberg's expansion), since a spread estimated from m items is too narrow by that much."""
+    m = np.asarray(items, dtype=float)
+    z = np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, m - 1)
+    return float(z) if z.ndim == 0 else z
+
+
+def wilson_at(
+    p: float | np.ndarray, n: float | np.ndarray, z: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson bounds of a share ``p`` of ``n`` (which may be an effective, non-whole size) at the
+    quantile ``z``, clipped to [0, 1]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    lo = np.where(m >= 2, np.clip(centre - half, 0.0, 1.0), np.nan)
-    hi = np.where(m >= 2, np.clip(centre + half, 0.0, 1.0), np.nan)
-    return lo, hi
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def t_bounds(
@@ -333,20 +347,12 @@ def clustered_proportion(
         deff = biggest
     deff = float(min(max(deff, 1.0), biggest))
     n_eff = n / deff
-    # Wilson at n_eff with the normal quantile expanded to sqrt(m/(m-1)) t(m-1): the design effect is
-    # estimated from m items, and that estimate's noise would otherwise cost coverage near 0 and 1
-    z = float(np.sqrt(m / (m - 1)) * sps.t.ppf(0.5 + confidence / 2, m - 1)) if m > 1 else math.inf
-    lo, hi = _wilson_z(p, n_eff, z)
-    return ClusteredProportion(p, lo, hi, int(n), m, n_eff, deff)
-
-
-def _wilson_z(p: float, n: float, z: float) -> tuple[float, float]:
-    """The Wilson interval of a share ``p`` of ``n`` at the quantile ``z`` (0 and 1 at an infinite z)."""
-    if not np.isfinite(z):
-        return 0.0, 1.0
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    if m < 2:  # one item: its calls say nothing about the next item
+        return ClusteredProportion(p, 0.0, 1.0, int(n), m, n_eff, deff)
+    # Wilson at n_eff with the expanded quantile: the design effect is estimated from m items, and that
+    # estimate's noise would otherwise cost coverage near 0 and 1
+    lo, hi = wilson_at(p, n_eff, expanded_quantile(m, confidence))
+    return ClusteredProportion(p, float(lo), float(hi), int(n), m, n_eff, deff)
 
 
 def clustered_chance_test(

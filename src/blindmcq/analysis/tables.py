@@ -148,7 +148,7 @@ def table_2(
     if item_ids is not None:
         b = b[b["item_id"].isin(list(item_ids))]
     n_opt = b["n_options"] if "n_options" in b else pd.Series(1.0 / chance, index=b.index)
-    credit = b["credit"].astype(float) if "credit" in b else b["correct"].astype(float)
+    credit = leaks.credit_of(b)
     tie = b["tie"].astype(bool) if "tie" in b else pd.Series(False, index=b.index)
     rows = pd.DataFrame(
         {"strategy": b["strategy"].astype(str), "credit": credit, "inv": 1.0 / n_opt, "tie": tie}

@@ -30,8 +30,9 @@ def accuracy_row(predictions: pd.DataFrame) -> dict[str, Any]:
     n = len(predictions)
     acc = clustered_proportion(predictions["correct"].astype(float), predictions["item_id"].astype(str))
     chance = float((1.0 / predictions["n_options"]).mean()) if n else float("nan")
-    p_above = clustered_chance_test(acc, chance, "greater") if n else float("nan")
-    p_below = clustered_chance_test(acc, chance, "less") if n else float("nan")
+    # no calls: the share, its size and so both tests are NaN
+    p_above = clustered_chance_test(acc, chance, "greater")
+    p_below = clustered_chance_test(acc, chance, "less")
     return {
         "calls": n, "items": acc.items, "correct": int(predictions["correct"].sum()),
         "acc": acc.value, "lo": acc.lo, "hi": acc.hi, "n_eff": acc.n_eff, "chance": chance,
