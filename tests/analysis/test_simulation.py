@@ -208,6 +208,17 @@ def test_habit_and_excess_intervals_cover_at_least_94_percent(know: float) -> No
     [(0.25, 0.0), (0.25, 0.5), (0.25, 1.0), (0.5, 0.5), (0.5, 1.0), (0.05, 1.0), (0.95, 1.0)],
 )
 def test_item_level_interval_covers_with_correlated_calls(share: float, same: float) -> None:
+    assert _item_level_coverage(share, same) >= 0.94
+
+
+@pytest.mark.parametrize("share", [0.05, 0.95])
+def test_item_level_interval_in_its_hardest_regime(share: float) -> None:
+    """The regime docs/statistics.md names as short of 0.94: a rare outcome spread very unevenly over
+    items, half of them consistent across rotations (measured 0.92-0.93); it must not fall further."""
+    assert _item_level_coverage(share, 0.5) >= 0.90
+
+
+def _item_level_coverage(share: float, same: float) -> float:
     """The Rao-Scott interval (rewrite table, NonsenseQA) on 1,000 banks of 60 items x 4 rotations whose
     items differ in difficulty, a share ``same`` of them answered identically in every rotation (lexical
     search: all of them). Call-level Wilson would cover far less once calls repeat (checked below)."""
@@ -228,6 +239,6 @@ def test_item_level_interval_covers_with_correlated_calls(share: float, same: fl
         hits += c.lo <= share <= c.hi
         lo, hi = wilson(int(y.sum()), y.size)
         naive += lo <= share <= hi
-    assert hits / N_BANKS >= 0.94, hits / N_BANKS
     if same == 1.0 and share == 0.25:
         assert naive / N_BANKS < 0.85  # why the unit matters
+    return hits / N_BANKS
