@@ -9,6 +9,8 @@ blindmcq batch submit|status|collect  Bedrock batch inference through the respon
 blindmcq audit FILE --out DIR         audit any bank (CSV, JSONL, Parquet) in one command
 blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and cache key (no call)
 blindmcq cache check [--repair] [FILE]  check the response cache's rows; drop bad ones, rebuild a damaged file
+blindmcq export lm-eval|inspect BANK --out DIR  the blind probe as an lm-evaluation-harness / inspect_ai task
+blindmcq import lm-eval|inspect LOG   a harness's answers to an exported probe -> predictions
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ COMMANDS = {
     ),
     "preview": ("blindmcq.tasks.preview", "print each probe call's wire request and cache key (no call)"),
     "cache": ("blindmcq.engine.cache_cli", "check the response cache (cache check [--repair] [FILE])"),
+    # the harnesses: lm-evaluation-harness and inspect_ai run the probe (docs/harnesses.md)
+    "export": ("blindmcq.harnesses.export", "write the blind probe as an lm-eval or inspect_ai task"),
+    "import": ("blindmcq.harnesses.importing", "lm-eval samples or an inspect_ai log -> predictions"),
 }
 
 

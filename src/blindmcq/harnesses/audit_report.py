@@ -1,0 +1,116 @@
+"""The audit report (``blindmcq audit``'s ``report.md``, ``index.html``, ``metrics.json``) built from
+imported predictions instead of a probe run here.
+
+The same steps as ``auditing.audit.run_audit`` after its probe, over the same functions: the surface
+strategies and lexical search on the bank, its profile, the gate of the imported model over the 2N
+orders, the analysis on the published order, the tables and the item explorer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from blindmcq.analysis.frame import Baseline
+from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.analysis.metrics import analyze
+from blindmcq.analysis.tables import build_tables, write_tables
+from blindmcq.answers.predictions import write_predictions
+from blindmcq.atomic import atomic_path, write_text
+from blindmcq.auditing.audit import (
+    REPORT_TABLES,
+    STATUTES,
+    STATUTES_LANGUAGE,
+    AuditResult,
+    audit_markdown,
+    audit_metrics,
+    bank_language,
+    check_out_dir,
+    lexical_picks,
+)
+from blindmcq.auditing.profile import profile_bank
+from blindmcq.auditing.surface import summarise, surface_strategies
+from blindmcq.datasets.items import Item, write_items
+from blindmcq.errors import InputError
+
+
+def audit_imported(
+    items: Sequence[Item],
+    predictions: pd.DataFrame,
+    out: Path,
+    *,
+    source: str,
+    gate_k: int | None = None,
+    statutes: Path = STATUTES,
+    seed: int = 0,
+) -> AuditResult:
+    """Write the audit report of ``items`` (the exported bank) for the one model in ``predictions``."""
+    from blindmcq.analysis.figures import figure_1, figure_2, save
+    from blindmcq.reporting.html import write_html_report
+
+    out = Path(out)
+    check_out_dir(out)
+    models = sorted(set(predictions["model"].astype(str)))
+    if len(models) != 1:
+        raise InputError(f"the audit report reads one model's predictions, got {models}", file=source)
+    known = {item.id for item in items}
+    unknown = sorted(set(predictions["item_id"].astype(str)) - known)
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} predicted items are not in the bank (first: {unknown[0]})", file=source
+        )
+    usable = [item for item in items if item.usable]
+    warnings: list[str] = []
+    surface = surface_strategies(list(items), seed)
+    picks = surface.picks
+    language = bank_language(list(items))
+    if language == STATUTES_LANGUAGE and statutes.exists():
+        picks = pd.concat(
+            [picks, lexical_picks(list(items), statutes, seed)], ignore_index=True, join="inner"
+        )
+    else:
+        warnings.append(f"Lexical search skipped: the statutes are in '{STATUTES_LANGUAGE}', the bank's "
+                        f"script is '{language}'.")  # fmt: skip
+    summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
+    profile = profile_bank(list(items))
+    first = predictions.iloc[0]
+    base = Baseline(phrasing=str(first["phrasing"]), labels=str(first["labels"]),
+                    protocol=str(first["protocol"]), reasoning=str(first["reasoning"]))  # fmt: skip
+    model = models[0]
+    g = gate(predictions, gate_model=model, k=gate_k, orders="all", base=base)
+    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
+    tables = build_tables(analysis, baselines=picks, items=list(items))
+    tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
+
+    write_items(out / "items.jsonl", items)
+    write_predictions(predictions, out / "predictions.parquet")
+    write_gate(out / "gate.json", g)
+    with atomic_path(out / "baselines" / "picks.parquet") as tmp:
+        picks.to_parquet(tmp, index=False)
+    write_tables(out / "tables", tables)
+    save(figure_1(analysis.gate), out / "figures" / "figure1.png")
+    save(figure_2(analysis), out / "figures" / "figure2.png")
+    metrics = audit_metrics(analysis, summary, profile, model)
+    probed = predictions["item_id"].nunique()
+    settings = {
+        "file": source,
+        "items": f"{len(items)} ({len(usable)} usable)",
+        "language (script)": language,
+        "model": f"{model} (imported: {', '.join(sorted(set(predictions['backend'].astype(str))))})",
+        "probed items": str(probed),
+        "prompt": base.phrasing,
+        "gate": g.describe_thresholds()
+        + (" (per N, the smallest k with one-sided p <= 0.05 at chance)" if gate_k is None else ""),
+    }
+    result = AuditResult(list(items), summary, profile, analysis, g, metrics, warnings, settings)
+    write_text(out / "report.md", audit_markdown(result, tables))
+    write_html_report(
+        out, items_path=out / "items.jsonl", predictions_path=out / "predictions.parquet",
+        gate_path=out / "gate.json", baselines_dir=out / "baselines", analysis_dir=out,
+        title=f"blindmcq audit: {Path(source).name} (imported)",
+    )  # fmt: skip
+    write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return result
