@@ -2,9 +2,9 @@
 
 inspect_ai's own ``multiple_choice()`` rewrites the prompt into its template (Latin letters,
 "ANSWER: $LETTER") and would change what the model is shown; this solver keeps blindmcq's rendered
-prompt (the phrasing's label scheme and answer instruction), generates with the probe's output-token limit at temperature 0, and
-marks the picked choice by blindmcq's own parser (``tasks.parsing.interpret``), so inspect_ai's
-``choice()`` scorer counts what the import will count.
+prompt (the phrasing's label scheme and answer instruction), generates with the probe's output-token
+limit at temperature 0, and marks the picked choice by blindmcq's own parser
+(``tasks.parsing.interpret``), so inspect_ai's ``choice()`` scorer counts what the import will count.
 """
 
 from __future__ import annotations
