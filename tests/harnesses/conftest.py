@@ -1,0 +1,60 @@
+"""Fixtures of the harness tests: the default sample (the default bank's 340 items, extracted from the
+committed PDFs, and the probe's seeded 60), the default probe config, and the harnesses themselves, which
+are an optional extra: a test that needs one skips without it, unless ``BLINDMCQ_REQUIRE_HARNESSES`` is
+set (CI, after installing ``.[harnesses]``), where the skip would hide a gap and fails instead."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from blindmcq.config.files import load_groups, load_label_schemes
+from blindmcq.datasets.items import Item, read_items
+from blindmcq.harnesses.documents import ProbeConfig
+from blindmcq.harnesses.export import DEFAULTS, GROUPS
+from blindmcq.tasks.probe import sample_items
+
+
+def require(module: str) -> ModuleType:
+    """``pytest.importorskip``, or a failure where CI installed the extra (``BLINDMCQ_REQUIRE_HARNESSES``)."""
+    if os.environ.get("BLINDMCQ_REQUIRE_HARNESSES"):
+        try:
+            return __import__(module)
+        except ImportError as exc:
+            pytest.fail(f"{module} is not installed but BLINDMCQ_REQUIRE_HARNESSES is set ({exc})")
+    return pytest.importorskip(module, reason=f"needs {module}: pip install -e '.[harnesses]'")
+
+
+@pytest.fixture(scope="session")
+def bank_items(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default bank's items.jsonl, built from defaults/bank/ as the corpus stage builds it (~4 s)."""
+    from blindmcq.datasets.build import build_corpus
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    out = tmp_path_factory.mktemp("corpus")
+    old = Path.cwd()
+    os.chdir(repo_root)  # the dataset config names defaults/ relative to the checkout
+    try:
+        build_corpus(params["dataset"], out, seed=0)
+    finally:
+        os.chdir(old)
+    return out / "items.jsonl"
+
+
+@pytest.fixture(scope="session")
+def default_sample(bank_items: Path) -> list[Item]:
+    """The probe's default sample: 60 items, seed 0 (conf/probe/default.yaml)."""
+    return sample_items(read_items(bank_items), 60, 0)
+
+
+@pytest.fixture(scope="session")
+def probe_config() -> ProbeConfig:
+    """The default presentation: original phrasing, Latin labels, direct, blind/full/forced, sl."""
+    options = load_groups(GROUPS)
+    return ProbeConfig(
+        label_schemes=load_label_schemes(), **{g: options.get(g, DEFAULTS[g]) for g in GROUPS}
+    )

@@ -1,0 +1,49 @@
+"""What the round-trip tests compare: imported predictions against blindmcq's own probe, and Table 4."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from blindmcq.analysis.frame import Baseline
+from blindmcq.analysis.gate import gate
+from blindmcq.analysis.metrics import analyze
+from blindmcq.analysis.tables import build_tables
+from blindmcq.auditing.surface import surface_strategies
+from blindmcq.config.files import load_model_file
+from blindmcq.datasets.items import Item
+from blindmcq.harnesses.documents import ProbeConfig
+from blindmcq.tasks.probe import run_probe
+
+# what a call shows and what was picked: equal between a harness and blindmcq for the same picks
+# (the request hash, backend, raw text, usage and time say how the call was made, not what it answered)
+ANSWER_COLUMNS = [
+    "item_id", "model", "condition", "phrasing", "labels", "protocol", "reasoning", "order", "order_id",
+    "forced_slot", "key_slot", "n_options", "picked_slot", "picked_option", "correct", "parse_status",
+    "setting",
+]  # fmt: skip
+
+
+def own_probe(items: Sequence[Item], config: ProbeConfig, model: str, cache: Path) -> pd.DataFrame:
+    """blindmcq's probe of ``items`` with the model config ``model`` (``conf/model``) under ``config``."""
+    return run_probe(
+        items, model_cfg=load_model_file(model), prompt=config.prompt, labels=config.labels,
+        reasoning=config.reasoning, condition=config.condition, protocol_cfg=config.protocol,
+        label_schemes=config.label_schemes, cache_path=cache, progress=False,
+    )  # fmt: skip
+
+
+def answers(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[ANSWER_COLUMNS].reset_index(drop=True).astype({"order": str})
+
+
+def table4(predictions: pd.DataFrame, items: Sequence[Item], model: str) -> str:
+    """Table 4 (habit and excess) as the analyze stage builds it: the model's gate over the 2N orders,
+    the analysis on the published order, the table in Markdown."""
+    base = Baseline(phrasing="original", labels="latin", protocol="sl", reasoning="direct")
+    g = gate(predictions, gate_model=model, orders="all", base=base)
+    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
+    picks = surface_strategies(list(items), 0).picks
+    return build_tables(analysis, baselines=picks, items=list(items))["table4"].markdown()
