@@ -127,5 +127,5 @@ def test_import_checks_every_log_row(default_sample, probe_config, tmp_path):
     Path(samples).write_text(json.dumps({**rows[0], "filtered_resps": [["-1", "F"]] * 4}) * 1 + "\n" +
                              json.dumps({**rows[0], "filtered_resps": [["-1", "F"]] * 4}) + "\n",
                              encoding="utf-8")  # fmt: skip
-    with pytest.raises(InputError, match="line 2: document .* appears twice"):
+    with pytest.raises(InputError, match=r"line 2: document .* appears twice"):
         read_samples(samples, model="m", symbols={})
