@@ -1,13 +1,11 @@
 """Fixtures of the harness tests: the default sample (the default bank's 340 items, extracted from the
-committed PDFs, and the probe's seeded 60), the default probe config, and the harnesses themselves, which
-are an optional extra: a test that needs one skips without it, unless ``BLINDMCQ_REQUIRE_HARNESSES`` is
-set (CI, after installing ``.[harnesses]``), where the skip would hide a gap and fails instead."""
+committed PDFs, and the probe's seeded 60) and the default probe config. The harnesses themselves are an
+optional extra: ``harness_support.require``."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import yaml
@@ -17,16 +15,6 @@ from blindmcq.datasets.items import Item, read_items
 from blindmcq.harnesses.documents import ProbeConfig
 from blindmcq.harnesses.export import DEFAULTS, GROUPS
 from blindmcq.tasks.probe import sample_items
-
-
-def require(module: str) -> ModuleType:
-    """``pytest.importorskip``, or a failure where CI installed the extra (``BLINDMCQ_REQUIRE_HARNESSES``)."""
-    if os.environ.get("BLINDMCQ_REQUIRE_HARNESSES"):
-        try:
-            return __import__(module)
-        except ImportError as exc:
-            pytest.fail(f"{module} is not installed but BLINDMCQ_REQUIRE_HARNESSES is set ({exc})")
-    return pytest.importorskip(module, reason=f"needs {module}: pip install -e '.[harnesses]'")
 
 
 @pytest.fixture(scope="session")

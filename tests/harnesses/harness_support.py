@@ -1,11 +1,17 @@
-"""What the round-trip tests compare: imported predictions against blindmcq's own probe, and Table 4."""
+"""What the round-trip tests compare (imported predictions against blindmcq's own probe, and Table 4),
+and ``require``: the harnesses are an optional extra, so a test that needs one skips without it, unless
+``BLINDMCQ_REQUIRE_HARNESSES`` is set (CI, after installing ``.[harnesses]``), where a skip would hide a
+gap and fails instead (as ``BLINDMCQ_REQUIRE_DATA`` does for the full inputs)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
+import pytest
 
 from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import gate
@@ -24,6 +30,16 @@ ANSWER_COLUMNS = [
     "forced_slot", "key_slot", "n_options", "picked_slot", "picked_option", "correct", "parse_status",
     "setting",
 ]  # fmt: skip
+
+
+def require(module: str) -> ModuleType:
+    """``pytest.importorskip``, or a failure where CI installed the extra (``BLINDMCQ_REQUIRE_HARNESSES``)."""
+    if os.environ.get("BLINDMCQ_REQUIRE_HARNESSES"):
+        try:
+            return __import__(module)
+        except ImportError as exc:
+            pytest.fail(f"{module} is not installed but BLINDMCQ_REQUIRE_HARNESSES is set ({exc})")
+    return pytest.importorskip(module, reason=f"needs {module}: pip install -e '.[harnesses]'")
 
 
 def own_probe(items: Sequence[Item], config: ProbeConfig, model: str, cache: Path) -> pd.DataFrame:
