@@ -111,3 +111,50 @@ def test_lm_evals_dummy_model_round_trips(exported, default_sample, tmp_path, mo
     metrics = json.loads((audit / "metrics.json").read_text(encoding="utf-8"))
     blind = imported[(imported["condition"] == "blind") & (imported["order_id"] == "rot0")]
     assert metrics["blind_acc/all"] == round(float(blind["correct"].mean()), 3)
+
+
+def test_gate_analyze_and_report_stages_run_on_imported_predictions(
+    exported, repo_root, tmp_path, monkeypatch
+):
+    """The pipeline on the default bank with ``constant-a`` (panel none): its report's tables, then the
+    same gate, analyze and report stages with lm-eval's answers of a slot-0 model imported in place of
+    the probe's predictions: Table 4 (and Tables 3 and 5, and the headline metrics) come out the same."""
+    import importlib
+    import shutil
+
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    work = tmp_path / "project"
+    for sub in ("conf", "defaults"):
+        shutil.copytree(repo_root / sub, work / sub)
+    overrides = ["model=constant-a", "model@gate_model=constant-a", "panel=none",
+                 f"probe.cache={work}/cache.sqlite", "tracking.enabled=false"]  # fmt: skip
+    with initialize_config_dir(config_dir=str(work / "conf"), version_base=None):
+        params = OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True)
+    (work / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    monkeypatch.chdir(work)
+
+    def stages(*names: str) -> dict[str, str]:
+        for name in names:
+            importlib.import_module(f"blindmcq.stages.{name}").main()
+        tables = {t: (work / f"reports/tables/{t}.md").read_text(encoding="utf-8") for t in
+                  ("table3", "table4", "table5", "gate")}  # fmt: skip
+        metrics = json.loads((work / "reports/metrics.json").read_text(encoding="utf-8"))
+        return tables | {
+            "metrics": json.dumps({k: v for k, v in metrics.items() if "/" in k}, sort_keys=True)
+        }
+
+    own = stages("corpus", "statutes", "baselines", "probe", "gate", "analyze", "report")
+    # export this project's corpus under its composed config, answer in lm-eval, import over the probe's
+    task_dir = work / "lm-task"
+    assert export_cli.main(["lm-eval", "results/corpus/items.jsonl", "--params", "params.yaml",
+                            "--out", str(task_dir)]) == 0  # fmt: skip
+    samples = run_lm_eval(task_dir, work / "lm-out", SLOT_MODEL, "slot=0", monkeypatch)
+    predictions = work / "results/predictions/predictions.parquet"
+    assert importing.main(["lm-eval", str(samples), "--out", str(predictions), "--model", "constant-a"]) == 0
+    assert set(read_predictions(predictions)["backend"]) == {"lm-eval"}
+    imported = stages("gate", "analyze", "report")
+    assert imported == own
+    assert "constant-a" in imported["table4"]

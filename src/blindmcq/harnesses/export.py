@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "probe.sample and probe.seed")  # fmt: skip
     for group in GROUPS:
         parser.add_argument(
-            f"--{group}", metavar="NAME", help=f"conf/{group}/NAME.yaml (default {DEFAULTS[group]})"
+            f"--{group}", metavar="NAME", help=f"the {group} config NAME (default {DEFAULTS[group]})"
         )
     sample_help = f"items probed, seeded ('all': every usable one; default {DEFAULT_SAMPLE})"
     parser.add_argument("--sample", type=parse_sample, metavar="N", help=sample_help)
