@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from blindmcq.answers.records import PredictionRecord
@@ -184,7 +183,3 @@ class _WithSetting:
 def sorted_records(pairs: Sequence[tuple[Any, PredictionRecord]]) -> list[PredictionRecord]:
     """Records in the export's order (a harness may log them in another)."""
     return [record for _, record in sorted(pairs, key=lambda pair: pair[0])]
-
-
-def export_items_path(out: Path) -> Path:
-    return Path(out) / "items.jsonl"

@@ -21,6 +21,7 @@ import pandas as pd
 
 from blindmcq.answers.predictions import to_frame, to_table, write_predictions
 from blindmcq.answers.records import PredictionRecord
+from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.harnesses.documents import HARNESSES
 
@@ -44,7 +45,7 @@ def import_predictions(
     return to_frame(to_table(records))
 
 
-def export_items(export_dir: Path) -> list:
+def export_items(export_dir: Path) -> list[Item]:
     """The bank an export wrote (``items.jsonl`` beside its ``manifest.json``)."""
     from blindmcq.datasets.items import read_items
 
