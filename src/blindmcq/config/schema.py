@@ -353,12 +353,20 @@ class Labels:
     line: str = "{label}) {text}"
     noun: dict[str, str] = field(default_factory=dict)
     uniform: bool = False
+    # past the listed symbols: combine (AA, AB, ...), count (27, 28, ...) or none (stop); see
+    # tasks.presentations.extended_symbols
+    extend: Literal["none", "combine", "count"] = "none"
 
     def check(self, key: str) -> None:
         if not self.symbols:
             raise _Reject(f"{key}.symbols", "needs at least one label")
         if not self.uniform and len(set(self.symbols)) != len(self.symbols):
             raise _Reject(f"{key}.symbols", "labels repeat (set uniform: true for one shared mark)")
+        if self.extend == "count":
+            first = self.symbols[0]
+            expected = [str(int(first) + i) for i in range(len(self.symbols))] if first.isdigit() else []
+            if [str(s) for s in self.symbols] != expected:
+                raise _Reject(f"{key}.extend", "count needs symbols that count up by one (1, 2, 3, ...)")
 
 
 # Models: one schema per backend kind. Credentials never belong in a config file.
