@@ -104,8 +104,9 @@ EXTENSIONS = ("none", "combine", "count")  # how a scheme goes on past its liste
 def extended_symbols(labels: Mapping[str, Any], n: int) -> list[str]:
     """At least the first n labels of a scheme: its listed symbols, then, past them, as its ``extend``
     says. ``combine`` goes on like spreadsheet columns (A..Z, AA..AZ, BA.., ZZ, AAA..), so every later
-    label is a word of listed symbols the parser reads whole ("AB" is not "A"); ``count`` goes on counting (the symbols must be consecutive integers: 1..26, 27, 28, ...); ``none``
-    (the default) stops, and an item with more options than symbols is a ConfigError naming the scheme."""
+    label is a word of listed symbols that the parser reads whole ("AB" is not "A"); ``count`` goes on
+    counting (the symbols must count up by one: 1..26, 27, 28, ...); ``none`` (the default) stops, and
+    an item with more options than symbols is a ConfigError naming the scheme."""
     name = labels.get("name", "?")
     symbols = [str(s) for s in labels.get("symbols") or ()]
     if not symbols:
