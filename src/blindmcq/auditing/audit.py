@@ -68,6 +68,8 @@ from blindmcq.datasets.generic import (
 )
 from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
+from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
 from blindmcq.tasks.presentations import label_strings
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,6 @@ log = logging.getLogger(__name__)
 ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
-STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
 AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config groups an audit picks from
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
@@ -160,26 +161,12 @@ def check_question_column(items: Sequence[Item], column: str, file: str) -> None
         )
 
 
-def bank_language(items: Sequence[Item]) -> str:
-    """``uk`` when most letters are Cyrillic, else ``latin`` (the audit does not tell en from de)."""
-    text = " ".join(f"{item.question} {' '.join(item.options)}" for item in items)
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return "unknown"
-    cyrillic = sum("\u0400" <= c <= "\u04ff" for c in letters)
-    return "uk" if cyrillic / len(letters) > 0.5 else "latin"
-
-
 def lexical_skip_reason(language: str, statutes: Path) -> str | None:
     """Why lexical search over ``statutes`` is not run on a bank in ``language`` (None: it runs)."""
-    if language != STATUTES_LANGUAGE:
-        return (
-            f"Lexical search skipped: the statutes ({statutes.name}) are in '{STATUTES_LANGUAGE}', "
-            f"the bank is '{language}'; searching them would measure nothing."
-        )
-    if not statutes.exists():
+    reason = language_skip_reason(language, STATUTES_LANGUAGE, statutes.name)
+    if reason is None and not statutes.exists():
         return f"Lexical search skipped: no statutes file at {statutes}."
-    return None
+    return reason
 
 
 def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFrame:
