@@ -1,6 +1,7 @@
 """``blindmcq audit FILE --out DIR``: audit any multiple-choice bank in one command.
 
-From a CSV (with or without a header), JSONL or Parquet bank it writes, under ``DIR`` only:
+From a bank in any file the generic loader reads (CSV/TSV with or without a header, JSONL, Parquet, XLSX,
+a ``datasets`` save_to_disk folder), or a dataset config (``dataset=NAME``), it writes, under ``DIR`` only:
 
 - ``report.md``: what the audit shows, the surface strategies (paper Table 2) with 95% Wilson intervals,
   key-position shares, the option-length profile, and the blind probe and gate of the chosen model;
@@ -11,13 +12,15 @@ Intermediate files the explorer reads (``items.jsonl``, ``predictions.parquet``,
 ``baselines/``, ``tables/``, ``figures/``) and the response cache (``cache/``) sit in ``DIR`` too. Every
 file is written atomically; nothing outside ``DIR`` is written (no ``results/``, no ``data/``, no MLflow).
 
-The mapping: ``--no-header`` numbers CSV columns from 0, and whatever of ``--question/--options/--key``
+The mapping: ``--no-header`` numbers columns from 0, and whatever of ``--question/--options/--key``
 is not given follows MMLU's layout (question first, answer letter last, the options between, key format
-``label``); a file with a header uses the generic loader's defaults (``question``, ``options``,
-``key``). A wrong mapping stops with one line naming the column and what it holds (exit 2).
+``label``); with a header, what is not given is guessed (``datasets.generic.guess_mapping``) and the guess
+is said in one line. A wrong mapping stops with one line naming the column and what it holds (exit 2).
+``--model none`` (or ``--surface-only``) probes nothing and needs no labels; ``--labels`` picks the probe's
+scheme, which goes on past its symbols as it declares (``extend``).
 
-Language: the lexical baseline searches the statutes only when they are in the bank's language (the
-bundled statutes are Ukrainian); otherwise the report says it was skipped, and why.
+Language: the lexical baseline searches the statutes only when they are in the bank's language, declared
+or detected (``statutes.language``); otherwise the report says it was skipped, and why.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""Any multiple-choice bank in CSV, JSONL or Parquet, with any number of options, via a column mapping.
+"""Any multiple-choice bank, with any number of options, via a column mapping; one reader per file kind:
+CSV/TSV (with or without a header), JSONL (lm-evaluation-harness records too), Parquet, XLSX (first
+sheet; options as columns or one list-valued cell) and a Hugging Face ``datasets`` folder written by
+``save_to_disk`` (its Arrow IPC stream files, read with pyarrow; ``datasets`` is not needed).
+
+What the mapping leaves out is guessed from the column names and the first rows (``guess_mapping``) and
+logged in one line naming the keys that override it.
 
 Mapping (every key optional except where said; defaults in brackets):
 - ``question`` [``question``]: the stem column.
