@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, dataset_config, main, run_audit
-from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, main, run_audit, with_overrides
+from blindmcq.config.files import load_group, load_groups, load_model_file
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import InputError
@@ -129,8 +129,10 @@ def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) ->
 
 def test_lexam_32_config_runs_on_the_fixture(tmp_path: Path) -> None:
     """``-S dataset=lexam-32``: the shipped config reads a 32-option workbook (here the fixture)."""
-    items = load_dataset({**dataset_config("lexam-32"), "path": str(P32)})
+    items = load_dataset(with_overrides(load_group("dataset", "lexam-32"), [f"dataset.path={P32}"]))
     assert len(items) == 12 and {i.n_options for i in items} == {32}
+    with pytest.raises(Exception, match=r"expected dataset.KEY=VALUE after dataset=lexam-32, got 'path=x'"):
+        with_overrides(load_group("dataset", "lexam-32"), ["path=x"])
 
 
 # ------------------------------------------------------------------ the files researchers have

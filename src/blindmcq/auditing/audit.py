@@ -138,19 +138,20 @@ def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
     return items, f"{fmt}: {described}", note
 
 
-def dataset_config(name: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """``conf/dataset/NAME.yaml`` with ``dataset.KEY=VALUE`` overrides (values read as YAML), as the
-    pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
+def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """A dataset config (``conf/dataset/NAME.yaml``, read by ``main``) with ``dataset.KEY=VALUE`` overrides
+    (values read as YAML), as the pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
     import yaml
 
-    from blindmcq.config.files import load_group
-
-    cfg = load_group("dataset", name)
+    cfg = dict(cfg)
     for override in overrides:
         key, sep, value = override.partition("=")
-        if not sep or not key.startswith("dataset.") or "." in key[len("dataset.") :]:
-            raise ConfigError("FILE", f"expected dataset.KEY=VALUE after dataset={name}, got {override!r}")
-        cfg[key[len("dataset.") :]] = yaml.safe_load(value)
+        name = key.removeprefix("dataset.")
+        if not sep or not key.startswith("dataset.") or not name or "." in name:
+            raise ConfigError(
+                "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
+            )
+        cfg[name] = yaml.safe_load(value)
     return cfg
 
 
@@ -707,11 +708,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     first, *rest = args.file
     try:
-        from blindmcq.config.files import load_groups, load_model_file
+        from blindmcq.config.files import load_group, load_groups, load_model_file
 
         dataset = None
         if first.startswith("dataset="):
-            dataset = dataset_config(first.removeprefix("dataset="), rest)
+            dataset = with_overrides(load_group("dataset", first.removeprefix("dataset=")), rest)
             given = [f for f, v in (("--question", args.question), ("--options", args.options),
                                     ("--key", args.key), ("--key-format", args.key_format),
                                     ("--no-header", args.no_header)) if v]  # fmt: skip

@@ -305,8 +305,8 @@ def _guess_key_format(values: Sequence[Any], options: Sequence[Sequence[str]]) -
     """From the key cells of the first rows: integers (0-based unless no 0 and some key equals N),
     letters (a label), or the key option's own text."""
     present = [v for v in values if v is not None and str(v).strip() != ""]
-    if not present:
-        return "index"
+    if not present or any(isinstance(v, bool) or not isinstance(v, str | int) for v in present):
+        return "index"  # no keys, or numbers that are not integers (1.5, true): the index check names them
     if all((isinstance(v, int) and not isinstance(v, bool)) or str(v).strip().isdigit() for v in present):
         numbers = [int(str(v).strip()) for v in present]
         one_based = 0 not in numbers and any(k == len(o) for k, o in zip(numbers, options, strict=False))
@@ -394,7 +394,7 @@ def guess_mapping(
         if other is not None:
             raise ConfigError("mapping", f"column {column!r} is given both as {role} and as {other}")
     if key_format is None:
-        values = [r.get(key) for r in records]
+        values = [_plain(r.get(key)) for r in records]
         shown = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
         lengths = [o if isinstance(o, list | tuple) else _as_list(o) for o in shown]
         key_format = _guess_key_format(values, lengths)
