@@ -88,6 +88,8 @@ def test_a_32_option_bank_audits_without_data(tmp_path: Path) -> None:
     assert table2(surface.summary, "longest") == (pytest.approx(longest_share(rows, 32)), 12)
     assert surface.analysis is None and not (tmp_path / "s" / "predictions.parquet").exists()
     assert "surface-only" in (tmp_path / "s" / "report.md").read_text(encoding="utf-8")
+    keys = [int(str(r["32_choices_gold"])) for r in rows]
+    assert surface.metrics["bank/key_share/AF"] == round(keys.count(31) / 12, 3)  # slots past Z named AA..AF
     for labels, last in (("latin", "AF"), ("numerals", "32")):
         out = tmp_path / labels
         result = run_audit(

@@ -277,6 +277,9 @@ def test_label_schemes_extend_past_their_symbols(n: int) -> None:
     assert label_strings(load_group("labels", "numerals"), n) == tuple(str(i) for i in range(1, n + 1))
     assert label_strings(load_group("labels", "cyrillic"), max(n, 32))[31] == "АА"  # 31 listed: no Ґ, Ь
     assert label_strings(load_group("labels", "dash"), n) == ("-",) * n
+    from blindmcq.analysis.tables import slot_name  # tables and figures name slots as Latin labels them
+
+    assert [slot_name(i) for i in range(n)] == list(latin)
 
 
 def test_a_scheme_that_does_not_extend_stops_naming_itself() -> None:

@@ -83,7 +83,12 @@ def fmt_p(p: float) -> str:
 
 
 def slot_name(s: int) -> str:
-    return string.ascii_uppercase[s] if s < 26 else str(s)
+    """Slot s (0-based) as a spreadsheet column, as the Latin labels go on past Z: A..Z, AA, AB, ..."""
+    name, k = "", s + 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        name = string.ascii_uppercase[r] + name
+    return name
 
 
 @dataclass(frozen=True)
