@@ -254,3 +254,18 @@ def test_lexical_search_follows_the_bank_language(tmp_path: Path) -> None:
     declared = lexical_absent({"dataset": {"language": "de"}}, uk)
     assert declared and "'de'" in declared and "declared" in declared
     assert lexical_absent({"dataset": {"language": "de"}, "statutes": {"language": "de"}}, uk) is None
+
+
+def test_letter_keys_go_on_past_z(tmp_path: Path) -> None:
+    """A 30-option bank keyed in letters: "AB" is option 28, as the labels name it (labels.combined)."""
+    options = [f"option {i}" for i in range(30)]
+    keys = ["A", "Z", "AA", "ab", "AD"]
+    path = tmp_path / "wide.jsonl"
+    path.write_text("".join(json.dumps({"question": f"q{i}", "options": options, "answer": k}) + "\n"
+                            for i, k in enumerate(keys)), encoding="utf-8")  # fmt: skip
+    assert [i.key for i in load_generic(path)] == [0, 25, 26, 27, 29]
+    path.write_text(
+        json.dumps({"question": "q", "options": options, "answer": "AE"}) + "\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match="'AE' is not one of the labels"):
+        load_generic(path)

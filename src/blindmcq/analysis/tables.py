@@ -22,6 +22,7 @@ from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
+from blindmcq.labels import combined_label
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -83,12 +84,8 @@ def fmt_p(p: float) -> str:
 
 
 def slot_name(s: int) -> str:
-    """Slot s (0-based) as a spreadsheet column, as the Latin labels go on past Z: A..Z, AA, AB, ..."""
-    name, k = "", s + 1
-    while k:
-        k, r = divmod(k - 1, 26)
-        name = string.ascii_uppercase[r] + name
-    return name
+    """Slot s (0-based) as the Latin labels name it, going on past Z: A..Z, AA, AB, ... (``labels``)."""
+    return combined_label(string.ascii_uppercase, s)
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,15 @@ sheet; options as columns or one list-valued cell) and a Hugging Face ``datasets
 What the mapping leaves out is guessed from the column names and the first rows (``guess_mapping``) and
 logged in one line naming the keys that override it.
 
-Mapping (every key optional except where said; defaults in brackets):
-- ``question`` [``question``]: the stem column.
-- ``options`` [``options``]: one column holding the list of options (a JSON/Parquet list; in CSV a
+Mapping (every key optional; defaults in brackets, "guessed" by ``guess_mapping``):
+- ``question`` [guessed]: the stem column.
+- ``options`` [guessed]: one column holding the list of options (a JSON/Parquet list; in CSV a
   JSON or Python list literal), OR ``option_columns``: one column per option in slot order
   (``[A, B, C, D]``; an empty cell is a blank option, kept as "" and flagged).
-- ``key`` [``key``]: the key column, read according to ``key_format``:
+- ``key`` [guessed]: the key column, read according to ``key_format`` [guessed]:
   ``index`` (0-based integer), ``index1`` (1-based integer), ``label`` (a letter; ``labels`` gives
-  the alphabet, case-insensitive; without it a Latin key is read in ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
+  the alphabet, case-insensitive, going on past its end as AA, AB, ...; without it a Latin key is read in
+  ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
   Cyrillic one in the Ukrainian test alphabet ``АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ``, so "В" is the
   third option, not a look-alike of "B"; a file whose keys mix the two scripts stops, asking for
   ``labels``), ``text`` (the key option's text itself).
@@ -42,6 +43,7 @@ import pandas as pd
 
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.labels import combined
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +258,8 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
     if fmt == "label":
         label = str(value).strip().casefold()
         alphabet = mapping.get("labels") or key_alphabet(label)
-        labels = [str(letter).casefold() for letter in alphabet][:n]
+        # past the alphabet, keys go on as the labels do: AA, AB, ... (labels.combined)
+        labels = [letter.casefold() for letter in combined(list(alphabet), n)][:n]
         if label not in labels:
             raise InputError(f"{bad} is not one of the labels {labels} of {n} options", file=file)
         return labels.index(label)
@@ -395,9 +398,9 @@ def guess_mapping(
             raise ConfigError("mapping", f"column {column!r} is given both as {role} and as {other}")
     if key_format is None:
         values = [_plain(r.get(key)) for r in records]
-        shown = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
-        lengths = [o if isinstance(o, list | tuple) else _as_list(o) for o in shown]
-        key_format = _guess_key_format(values, lengths)
+        cells = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
+        option_lists = [o if isinstance(o, list | tuple) else _as_list(o) for o in cells]
+        key_format = _guess_key_format(values, option_lists)
         guessed.append(f"key format={key_format}")
     kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format}
     kwargs["options" if len(options) == 1 else "option_columns"] = (

@@ -13,6 +13,7 @@ from typing import Any
 from blindmcq.backends.base import ModelRequest
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.labels import combined
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
@@ -118,14 +119,7 @@ def extended_symbols(labels: Mapping[str, Any], n: int) -> list[str]:
         first = int(symbols[0])  # the schema checked they count up from here
         return [*symbols, *(str(first + i) for i in range(len(symbols), n))]
     if extend == "combine":
-        out, base = list(symbols), len(symbols)
-        for i in range(base, n):
-            digits, k = [], i + 1  # the bijective base-`base` numeral of i + 1: A=1 .. Z=26, AA=27 ...
-            while k:
-                k, r = divmod(k - 1, base)
-                digits.append(symbols[r])
-            out.append("".join(reversed(digits)))
-        return out
+        return combined(symbols, n)
     if extend != "none":
         raise ConfigError(f"labels.{name}.extend", f"expected one of {list(EXTENSIONS)}, got {extend!r}")
     raise ConfigError(
