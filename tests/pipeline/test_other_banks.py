@@ -130,3 +130,5 @@ def test_lexam_32_runs_end_to_end_and_says_why_lexical_is_absent(tmp_path: Path,
         assert "Lexical search skipped: the statutes are in 'uk', the bank is 'latin'" in text
     manifest = json.loads((work / "results/predictions/models.json").read_text(encoding="utf-8"))
     assert list(manifest["absent"]) == ["lexical"]
+    report = (work / "reports/report.md").read_text(encoding="utf-8")
+    assert ", Z 0." in report and ", AA 0." in report and ", AF 0." in report  # slots past Z, named
