@@ -269,3 +269,18 @@ def test_letter_keys_go_on_past_z(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="'AE' is not one of the labels"):
         load_generic(path)
+
+
+def test_a_declared_language_decides_the_lexical_row(tmp_path: Path) -> None:
+    choices = ["позовна давність", "строк", "договір", "закон"]
+    rows = [{"question": f"Питання {i}?", "choices": choices, "answer": i % 4} for i in range(8)]
+    path = tmp_path / "uk.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "de"
+    assert main([str(path), "--language", "de", "--model", "none", "--out", str(out)]) == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "the bank is 'de'" in report and "| language | de (declared) |" in report
+    assert "table2/lexical_search" not in json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    out = tmp_path / "uk"
+    assert main([str(path), "--model", "none", "--out", str(out)]) == 0  # detected: Cyrillic, as the statutes
+    assert "table2/lexical_search" in json.loads((out / "metrics.json").read_text(encoding="utf-8"))
