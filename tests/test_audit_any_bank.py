@@ -284,3 +284,23 @@ def test_a_declared_language_decides_the_lexical_row(tmp_path: Path) -> None:
     out = tmp_path / "uk"
     assert main([str(path), "--model", "none", "--out", str(out)]) == 0  # detected: Cyrillic, as the statutes
     assert "table2/lexical_search" in json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+
+
+def test_arc_style_choices_carry_their_own_labels(tmp_path: Path) -> None:
+    """ARC on the Hub: ``choices`` is a struct of texts and labels ("A".. or "1"..), ``answerKey`` one of
+    those labels; read the same from JSONL and from a save_to_disk folder (an Arrow struct column)."""
+    rows = [
+        {"id": "a1", "question": "Which is a mammal?",
+         "choices": {"text": ["trout", "whale", "shark"], "label": ["A", "B", "C"]}, "answerKey": "B"},
+        {"id": "a2", "question": "Which melts first?",
+         "choices": {"text": ["ice", "iron", "stone", "glass"], "label": ["1", "2", "3", "4"]},
+         "answerKey": "1"},
+    ]  # fmt: skip
+    jsonl = tmp_path / "arc.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    expected = [("Which is a mammal?", ("trout", "whale", "shark"), 1),
+                ("Which melts first?", ("ice", "iron", "stone", "glass"), 0)]  # fmt: skip
+    assert _items_of(jsonl) == expected
+    assert _items_of(write_save_to_disk(tmp_path / "arc", rows)) == expected
+    kwargs, _ = guess_mapping(["id", "question", "choices", "answerKey"], rows)
+    assert kwargs == {"question": "question", "options": "choices", "key": "answerKey", "key_format": "label"}

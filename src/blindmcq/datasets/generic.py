@@ -216,13 +216,25 @@ def _cell(record: dict[str, Any], column: str, where: str, file: str) -> Any:
     return _plain(record[column])
 
 
-def _options(record: dict[str, Any], mapping: dict[str, Any], where: str, file: str) -> list[str]:
+def _options(
+    record: dict[str, Any], mapping: dict[str, Any], where: str, file: str
+) -> tuple[list[str], list[str] | None]:
+    """The item's options, and its own option labels where the cell carries them (ARC's
+    ``{"text": [...], "label": ["A", ...]}``), which a ``label`` key is then read against."""
     columns = mapping.get("option_columns")
     if columns:
         values = [_cell(record, c, where, file) for c in columns]
-        return ["" if v is None else str(v) for v in values]
+        return ["" if v is None else str(v) for v in values], None
     column = mapping.get("options", "options")
     value = _cell(record, column, where, file)
+    own_labels = None
+    if isinstance(value, dict) and "text" in value:  # a struct cell: texts, and labels beside them
+        own_labels = [str(x) for x in _plain(value.get("label")) or []] or None
+        value = _plain(value["text"])
+        if own_labels is not None and len(own_labels) != len(value or []):
+            raise InputError(
+                f"{where}, column {column!r}: {len(own_labels)} labels for the options", file=file
+            )
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -233,10 +245,17 @@ def _options(record: dict[str, Any], mapping: dict[str, Any], where: str, file: 
                 raise InputError(f"{where}, column {column!r}: not a list of options", file=file) from exc
     if not isinstance(value, list | tuple) or not all(isinstance(o, str) for o in value):
         raise InputError(f"{where}, column {column!r}: expected a list of strings, got {value!r}", file=file)
-    return list(value)
+    return list(value), own_labels
 
 
-def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, file: str) -> int:
+def _key(
+    value: Any,
+    options: list[str],
+    mapping: dict[str, Any],
+    where: str,
+    file: str,
+    own_labels: list[str] | None = None,
+) -> int:
     fmt, column = mapping.get("key_format", "index"), mapping.get("key", "key")
     n = len(options)
     bad = f"{where}, column {column!r}: {value!r}"
@@ -257,7 +276,7 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
         return index
     if fmt == "label":
         label = str(value).strip().casefold()
-        alphabet = mapping.get("labels") or key_alphabet(label)
+        alphabet = mapping.get("labels") or own_labels or key_alphabet(label)
         # past the alphabet, keys go on as the labels do: AA, AB, ... (labels.combined)
         labels = [letter.casefold() for letter in combined(list(alphabet), n)][:n]
         if label not in labels:
@@ -400,7 +419,8 @@ def guess_mapping(
         values = [_plain(r.get(key)) for r in records]
         cells = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
         option_lists = [o if isinstance(o, list | tuple) else _as_list(o) for o in cells]
-        key_format = _guess_key_format(values, option_lists)
+        labelled = any(isinstance(_plain(c), dict) and "label" in c for c in cells)  # ARC: keys are labels
+        key_format = "label" if labelled else _guess_key_format(values, option_lists)
         guessed.append(f"key format={key_format}")
     kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format}
     kwargs["options" if len(options) == 1 else "option_columns"] = (
@@ -414,6 +434,8 @@ def guess_mapping(
 def _as_list(value: Any) -> list[Any]:
     """A list cell as a list, for counting options (a JSON or Python literal in a text cell); else []."""
     value = _plain(value)
+    if isinstance(value, dict):  # a struct cell {"text": [...], "label": [...]}
+        value = value.get("text")
     if isinstance(value, str):
         for parse in (json.loads, ast.literal_eval):
             try:
@@ -505,10 +527,10 @@ def load_generic(
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)
-        opts = _options(record, mapping, where, file)
+        opts, own_labels = _options(record, mapping, where, file)
         raw_key = _cell(record, key, where, file)
-        key_index = _key(raw_key, opts, mapping, where, file)
-        if mapping.get("key_format") == "label" and not mapping.get("labels"):
+        key_index = _key(raw_key, opts, mapping, where, file, own_labels)
+        if mapping.get("key_format") == "label" and not mapping.get("labels") and not own_labels:
             scripts.setdefault(key_alphabet(str(raw_key)), where)
             if len(scripts) > 1:
                 first = ", ".join(
