@@ -304,3 +304,17 @@ def test_arc_style_choices_carry_their_own_labels(tmp_path: Path) -> None:
     assert _items_of(write_save_to_disk(tmp_path / "arc", rows)) == expected
     kwargs, _ = guess_mapping(["id", "question", "choices", "answerKey"], rows)
     assert kwargs == {"question": "question", "options": "choices", "key": "answerKey", "key_format": "label"}
+
+
+def test_numeral_keys_read_as_the_numerals_scheme(tmp_path: Path) -> None:
+    """Key letters in every shipped scheme: "3" under --key-format label is the third option (1-based, as
+    the numerals scheme labels it); numerals mixed with letters stop."""
+    options = ["one", "two", "three", "four"]
+    path = tmp_path / "n.jsonl"
+    path.write_text("".join(json.dumps({"question": f"q{i}", "options": options, "key": k}) + "\n"
+                            for i, k in enumerate(["1", "3", "4"])), encoding="utf-8")  # fmt: skip
+    assert [i.key for i in load_generic(path, key_format="label")] == [0, 2, 3]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"question": "q9", "options": options, "key": "B"}) + "\n")
+    with pytest.raises(InputError, match=r"mix letters and numerals \(numeral at line 1, Latin at line 4\)"):
+        load_generic(path, key_format="label")

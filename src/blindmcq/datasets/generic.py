@@ -16,8 +16,8 @@ Mapping (every key optional; defaults in brackets, "guessed" by ``guess_mapping`
   the alphabet, case-insensitive, going on past its end as AA, AB, ...; without it a Latin key is read in
   ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
   Cyrillic one in the Ukrainian test alphabet ``АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ``, so "В" is the
-  third option, not a look-alike of "B"; a file whose keys mix the two scripts stops, asking for
-  ``labels``), ``text`` (the key option's text itself).
+  third option, not a look-alike of "B"; digits read as the numerals scheme, "3" the third option; a
+  file whose keys mix these stops, asking for ``labels``), ``text`` (the key option's text itself).
 - ``id`` [none]: a column with the bank's own item id; the item id becomes ``{source}-{bank}-{id}``,
   and the number is that id when it is an integer, else the 1-based row. Without it the number
   is the 1-based data row.
@@ -59,9 +59,15 @@ LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 UKRAINIAN = "АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ"  # the order Ukrainian tests letter their options in
 
 
+NUMERALS = "numerals"  # keys written 1, 2, 3, ...: the numerals scheme's labels, 1-based
+SCRIPT_NAMES = {LATIN: "Latin", UKRAINIAN: "Cyrillic", NUMERALS: "numeral"}
+
+
 def key_alphabet(value: str) -> str:
     """The alphabet a key label is written in, by its script: Cyrillic letters read in the Ukrainian
-    test order, anything else in the Latin one."""
+    test order, digits as the numerals scheme (1..N), anything else in the Latin order."""
+    if value.strip().isdigit():
+        return NUMERALS
     return UKRAINIAN if any("\u0400" <= ch <= "\u04ff" for ch in value) else LATIN
 
 
@@ -277,8 +283,10 @@ def _key(
     if fmt == "label":
         label = str(value).strip().casefold()
         alphabet = mapping.get("labels") or own_labels or key_alphabet(label)
-        # past the alphabet, keys go on as the labels do: AA, AB, ... (labels.combined)
-        labels = [letter.casefold() for letter in combined(list(alphabet), n)][:n]
+        if alphabet == NUMERALS:  # "3" names the third option, as the numerals scheme labels it
+            labels = [str(i) for i in range(1, n + 1)]
+        else:  # past the alphabet, keys go on as the labels do: AA, AB, ... (labels.combined)
+            labels = [letter.casefold() for letter in combined(list(alphabet), n)][:n]
         if label not in labels:
             raise InputError(f"{bad} is not one of the labels {labels} of {n} options", file=file)
         return labels.index(label)
@@ -533,12 +541,16 @@ def load_generic(
         if mapping.get("key_format") == "label" and not mapping.get("labels") and not own_labels:
             scripts.setdefault(key_alphabet(str(raw_key)), where)
             if len(scripts) > 1:
-                first = ", ".join(
-                    f"{'Cyrillic' if a == UKRAINIAN else 'Latin'} at {w}" for a, w in scripts.items()
+                first = ", ".join(f"{SCRIPT_NAMES[a]} at {w}" for a, w in scripts.items())
+                why = (
+                    "since look-alikes such as B and В name different options"
+                    if NUMERALS not in scripts
+                    else "since a file keyed in one scheme does not switch to another"
                 )
+                what = "Latin and Cyrillic letters" if NUMERALS not in scripts else "letters and numerals"
                 raise InputError(
-                    f"the key labels mix Latin and Cyrillic letters ({first}); give the alphabet in "
-                    "the dataset config's labels, since look-alikes such as B and В name different options",
+                    f"the key labels mix {what} ({first}); give the alphabet in the dataset config's "
+                    f"labels, {why}",
                     file=file,
                 )
         own = row_number if id is None else _cell(record, id, where, file)
