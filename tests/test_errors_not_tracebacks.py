@@ -91,11 +91,13 @@ def test_errors_not_tracebacks_more_options_than_labels_names_the_item() -> None
     with pytest.raises(InputError) as info:
         build_presentations(
             [item], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
-            prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+            prompt=load_group("prompt", "original"),
+            labels={**load_group("labels", "latin"), "extend": "none"},  # a scheme that stops at Z
             reasoning=load_group("reasoning", "direct"),
         )  # fmt: skip
     assert info.value.item == "big-b-7" and info.value.file == "big.jsonl"
     assert "30 options" in _one_line(info.value) and "26 symbols" in str(info.value)
+    assert "does not extend" in str(info.value)
 
 
 def test_errors_not_tracebacks_sample_beyond_the_bank() -> None:

@@ -263,6 +263,50 @@ def test_label_schemes_cover_ten_options() -> None:
     assert label_strings(load_group("labels", "numerals"), 10)[-1] == "10"
 
 
+@pytest.mark.parametrize("n", [27, 32, 64, 703, 800])
+def test_label_schemes_extend_past_their_symbols(n: int) -> None:
+    """Each shipped scheme declares how it goes on past its listed symbols; the labels stay distinct,
+    begin with the listed ones, and (letters) follow spreadsheet columns: Z, AA, AZ, BA, ZZ, AAA."""
+    for name in ("latin", "cyrillic", "numerals"):
+        shown = label_strings(load_group("labels", name), n)
+        assert len(shown) == n and len(set(shown)) == n
+        assert list(shown[:26]) == [str(s) for s in load_group("labels", name)["symbols"]][:26]
+    latin = label_strings(load_group("labels", "latin"), n)
+    expected = {26: "AA", 27: "AB", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA"}
+    assert all(latin[i] == label for i, label in expected.items() if i < n)
+    assert label_strings(load_group("labels", "numerals"), n) == tuple(str(i) for i in range(1, n + 1))
+    assert label_strings(load_group("labels", "cyrillic"), max(n, 32))[31] == "АА"  # 31 listed: no Ґ, Ь
+    assert label_strings(load_group("labels", "dash"), n) == ("-",) * n
+    from blindmcq.analysis.tables import slot_name  # tables and figures name slots as Latin labels them
+
+    assert [slot_name(i) for i in range(n)] == list(latin)
+
+
+def test_a_scheme_that_does_not_extend_stops_naming_itself() -> None:
+    stops = {**load_group("labels", "latin"), "extend": "none"}
+    assert len(label_strings(stops, 26)) == 26
+    with pytest.raises(ConfigError, match=r"labels\.latin\.symbols': 26 symbols, an item has 27 options"):
+        label_strings(stops, 27)
+    with pytest.raises(ConfigError, match=r"labels\.latin\.extend"):
+        label_strings({**stops, "extend": "sideways"}, 27)
+
+
+def test_a_32_option_item_renders_and_its_answers_parse() -> None:
+    from blindmcq.config.files import load_label_schemes
+    from blindmcq.tasks.parsing import parse_answer
+    from blindmcq.tasks.presentations import label_symbols_by_scheme
+
+    item = make_item(32, key=31)
+    shown = build_presentations([item], conditions=["full"], full_orders=["rot0"], forced=False,
+                                **cfg(labels="latin"))[0]  # fmt: skip
+    assert shown.label_strings[-1] == "AF" and "AF) варіант {31} 1" in shown.user
+    symbols = label_symbols_by_scheme(load_label_schemes(), 32)
+    assert parse_answer("AF", "latin", 32, symbols=symbols).slot == 31
+    assert parse_answer("Answer: (AB)", "latin", 32, symbols=symbols).slot == 27
+    assert parse_answer("A", "latin", 32, symbols=symbols).slot == 0  # "A" is not read inside "AB"
+    assert parse_answer("32", "numerals", 32, symbols=symbols).slot == 31
+
+
 def test_to_request() -> None:
     c = cfg("original", "latin", "direct")
     p = present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **c)

@@ -6,7 +6,7 @@ blindmcq release [--name TAG]         push corpus, index, predictions and report
 blindmcq html [--out DIR]             the browsable HTML report of the current run
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache
-blindmcq audit FILE --out DIR         audit any bank (CSV, JSONL, Parquet) in one command
+blindmcq audit FILE --out DIR         audit any bank (CSV/TSV, JSONL, Parquet, XLSX, save_to_disk folder)
 blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and cache key (no call)
 blindmcq cache check [--repair] [FILE]  check the response cache's rows; drop bad ones, rebuild a damaged file
 blindmcq export lm-eval|inspect BANK --out DIR  the blind probe as an lm-evaluation-harness / inspect_ai task

@@ -101,9 +101,9 @@ def test_ten_options_from_real_lexam_perturbations(tmp_path, inputs):
             r"bad\.csv: row 2, column 'answer': 'C'",
         ),
         ("question,A,B,answer\nq1,x,y,0\nq2,x,y,\n", {}, r"row 2, column 'answer'.*empty"),
-        ("question,A,B,answer\nq1,x,y,one\n", {}, r"row 1, column 'answer'.*not an integer"),
-        ("question,A,B,answer\nq1,x,y,2\n", {}, r"row 1, column 'answer'.*outside the 2 options"),
-        ("stem,A,B,answer\nq1,x,y,0\n", {}, r"row 1: missing column 'question'"),
+        ("question,A,B,answer\nq1,x,y,one\n", {"key_format": "index"}, r"row 1, column 'answer'.*not an int"),
+        ("question,A,B,answer\nq1,x,y,2\n", {"key_format": "index"}, r"row 1, column 'answer'.*outside the"),
+        ("stem,A,B,answer\nq1,x,y,0\n", {"question": "question"}, r"'question' \(dataset\.question\) is not"),
     ],
 )
 def test_bad_csv_rows_name_file_row_and_column(tmp_path, body, kwargs, pattern):

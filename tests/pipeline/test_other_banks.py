@@ -100,3 +100,35 @@ def test_matched_and_dashed_run_lands_beside_select_and_letter(tmp_path: Path, r
     mlflow.set_tracking_uri(params["tracking"]["uri"])
     runs = mlflow.search_runs(experiment_names=["blindmcq"], output_format="list")
     assert any(r.data.params.get("protocol.name") == "md" for r in runs)
+
+
+def test_lexam_32_runs_end_to_end_and_says_why_lexical_is_absent(tmp_path: Path, repo_root: Path) -> None:
+    """``-S dataset=lexam-32`` on 12 real rows (tests/fixtures/audit): 32 options labelled A..Z, AA..AF,
+    and, the bank being German (Latin script) against Ukrainian statutes, no lexical row in Table 2 or
+    the panel, with the reason in Table 2's note and in the findings."""
+    fixture = repo_root / "tests/fixtures/audit/lexam_perturbation_12.xlsx"
+    run_project(
+        tmp_path / "p",
+        repo_root,
+        [
+            "dataset=lexam-32", f"dataset.path={fixture}", f"dataset.dep={fixture}", "panel=surface",
+            "probe.sample=3", "intervention.answerpool.sample=3", "intervention.answerpool.group_size=2",
+        ],
+    )  # fmt: skip
+    work = tmp_path / "p"
+    predictions = pd.read_parquet(work / "results/predictions/predictions.parquet")
+    assert set(predictions.n_options) == {32} and "lexical" not in set(predictions.model)
+    assert predictions.picked_slot.max() >= 26 and (predictions.parse_status == "ok").all()
+    facts = json.loads((work / "results/baselines/facts.json").read_text(encoding="utf-8"))
+    assert "'latin'" in facts["lexical"]["absent"]
+    picks = pd.read_parquet(work / "results/baselines/picks.parquet")
+    assert "lexical_search" not in set(picks.strategy)
+    table2 = (work / "reports/tables/table2.md").read_text(encoding="utf-8")
+    findings = (work / "results/analysis/findings.md").read_text(encoding="utf-8")
+    for text in (table2, findings):
+        assert "No lexical row" in text or "no lexical row" in text
+        assert "Lexical search skipped: the statutes are in 'uk', the bank is 'latin'" in text
+    manifest = json.loads((work / "results/predictions/models.json").read_text(encoding="utf-8"))
+    assert list(manifest["absent"]) == ["lexical"]
+    report = (work / "reports/report.md").read_text(encoding="utf-8")
+    assert ", Z 0." in report and ", AA 0." in report and ", AF 0." in report  # slots past Z, named

@@ -52,11 +52,13 @@ def findings(
     labels: Mapping[str, str] | None = None,
     variants: Sequence[str] = (),
     surface_gate: pd.DataFrame | None = None,
+    absent: str | None = None,
 ) -> list[str]:
     """Markdown lines: the opening paragraph(s), and for ``variants`` (the probed model under other
     scorings, e.g. cloze) a small table of its blind and full accuracy under each. ``labels`` describe
     models in prose (e.g. ``{"gemma3-270m": "letter scoring"}``). ``surface_gate`` (the surface
-    strategies on each side of the gate, ``leaks.surface_past_gate``) adds what the gate left behind."""
+    strategies on each side of the gate, ``leaks.surface_past_gate``) adds what the gate left behind;
+    ``absent`` (``statutes.language``) says why lexical search was not run."""
     labels = dict(labels or {})
     if a.summary.empty:
         return ["This run has no predictions on the baseline presentation, so it shows nothing yet.", ""]
@@ -98,6 +100,8 @@ def findings(
             f"question; its answer-position habit alone earns {fmt(own['habit'])}, an excess of "
             f"{fmt(own['excess'], signed=True)}."
         )
+    if absent:
+        paragraph.append(f"There is no lexical row (Table 2, panel): {absent}")
     lines = [" ".join(paragraph), ""]
 
     if a.gate is not None:

@@ -22,6 +22,7 @@ from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
+from blindmcq.labels import combined_label
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -83,7 +84,8 @@ def fmt_p(p: float) -> str:
 
 
 def slot_name(s: int) -> str:
-    return string.ascii_uppercase[s] if s < 26 else str(s)
+    """Slot s (0-based) as the Latin labels name it, going on past Z: A..Z, AA, AB, ... (``labels``)."""
+    return combined_label(string.ascii_uppercase, s)
 
 
 @dataclass(frozen=True)
@@ -134,13 +136,18 @@ def check_baselines(baselines: pd.DataFrame, source: str = "baselines") -> pd.Da
 
 
 def table_2(
-    baselines: pd.DataFrame | None, *, chance: float = 0.25, item_ids: Sequence[str] | None = None
+    baselines: pd.DataFrame | None,
+    *,
+    chance: float = 0.25,
+    item_ids: Sequence[str] | None = None,
+    absent: str | None = None,
 ) -> Table:
     """Surface strategies: accuracy with Wilson interval per strategy (in the frame's order), under a
     chance row, with the number of tied items beside it. With a ``credit`` column (as
     ``blindmcq.auditing.surface`` writes) a tie earns 1/k of the k tied options when the key is among
     them, the expectation of a random break; otherwise ``correct`` counts. With an ``n_options`` column,
     chance is the mean of 1/N over the items counted, per strategy and overall; otherwise ``chance``.
+    ``absent`` says why a strategy's row is missing (lexical search on a bank in another language).
     """
     if baselines is None or baselines.empty:
         return _empty("table2")
@@ -187,6 +194,8 @@ def table_2(
             f"most_words', it is right {beyond['k']} of {beyond['n']} ({fmt(beyond['acc'])}, chance "
             f"{fmt(beyond['chance'])}, one-sided exact binomial p {fmt_p(beyond['p_above'])})."
         )
+    if absent:
+        note += f" No lexical row: {absent}"
     return Table("table2", TITLES["table2"], frame, shown, note)
 
 
@@ -723,10 +732,16 @@ def build_tables(
     *,
     baselines: pd.DataFrame | None = None,
     items: Sequence[Item] | None = None,
+    lexical_absent: str | None = None,
 ) -> dict[str, Table]:
-    """Every table, in report order: gate, Tables 2-10, correlation (and the bank profile with items)."""
+    """Every table, in report order: gate, Tables 2-10, correlation (and the bank profile with items).
+    ``lexical_absent``: why Table 2 has no lexical row (``statutes.language``)."""
     chance = float(a.summary["chance"].mean()) if not a.summary.empty else 0.25
-    tables = [gate_table(a), table_2(baselines, chance=chance), surface_gate_table(baselines, a)]
+    tables = [
+        gate_table(a),
+        table_2(baselines, chance=chance, absent=lexical_absent),
+        surface_gate_table(baselines, a),
+    ]
     if items is not None:
         tables.append(bank_profile(items))
     tables += [table_3(a), table_4(a), habit_by_n_table(a), table_5(a), table_6(a), table_7(a), table_8(a)]

@@ -1,6 +1,7 @@
 """``blindmcq audit FILE --out DIR``: audit any multiple-choice bank in one command.
 
-From a CSV (with or without a header), JSONL or Parquet bank it writes, under ``DIR`` only:
+From a bank in any file the generic loader reads (CSV/TSV with or without a header, JSONL, Parquet, XLSX,
+a ``datasets`` save_to_disk folder), or a dataset config (``dataset=NAME``), it writes, under ``DIR`` only:
 
 - ``report.md``: what the audit shows, the surface strategies (paper Table 2) with 95% Wilson intervals,
   key-position shares, the option-length profile, and the blind probe and gate of the chosen model;
@@ -11,13 +12,15 @@ Intermediate files the explorer reads (``items.jsonl``, ``predictions.parquet``,
 ``baselines/``, ``tables/``, ``figures/``) and the response cache (``cache/``) sit in ``DIR`` too. Every
 file is written atomically; nothing outside ``DIR`` is written (no ``results/``, no ``data/``, no MLflow).
 
-The mapping: ``--no-header`` numbers CSV columns from 0, and whatever of ``--question/--options/--key``
+The mapping: ``--no-header`` numbers columns from 0, and whatever of ``--question/--options/--key``
 is not given follows MMLU's layout (question first, answer letter last, the options between, key format
-``label``); a file with a header uses the generic loader's defaults (``question``, ``options``,
-``key``). A wrong mapping stops with one line naming the column and what it holds (exit 2).
+``label``); with a header, what is not given is guessed (``datasets.generic.guess_mapping``) and the guess
+is said in one line. A wrong mapping stops with one line naming the column and what it holds (exit 2).
+``--model none`` (or ``--surface-only``) probes nothing and needs no labels; ``--labels`` picks the probe's
+scheme, which goes on past its symbols as it declares (``extend``).
 
-Language: the lexical baseline searches the statutes only when they are in the bank's language (the
-bundled statutes are Ukrainian); otherwise the report says it was skipped, and why.
+Language: the lexical baseline searches the statutes only when they are in the bank's language, declared
+or detected (``statutes.language``); otherwise the report says it was skipped, and why.
 """
 
 from __future__ import annotations
@@ -40,22 +43,43 @@ from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.stats import binomial_tail, holm
-from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, fmt_p, headline_metrics, rounded, write_tables
+from blindmcq.analysis.tables import (
+    bank_profile,
+    build_tables,
+    fmt,
+    fmt_ci,
+    fmt_p,
+    headline_metrics,
+    rounded,
+    slot_name,
+    table_2,
+    write_tables,
+)
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
+from blindmcq.datasets.generic import (
+    ALL_FORMATS,
+    HEADERLESS_FORMATS,
+    KEY_FORMATS,
+    bank_format,
+    guess_mapping,
+    load_generic,
+    peek,
+)
 from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
+from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
+from blindmcq.tasks.presentations import label_strings
 
 log = logging.getLogger(__name__)
 
 ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
-STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts
 AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config groups an audit picks from
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
@@ -66,9 +90,12 @@ FIGURES = {
 }
 
 
+AUDIT_ROLES = {"question": "--question", "options": "--options", "key": "--key", "key_format": "--key-format"}
+
+
 @dataclass
 class Mapping:
-    """Which columns hold what; ``header=False`` means CSV columns are named "0", "1", ..."""
+    """Which columns hold what; ``header=False`` means columns are named "0", "1", ... by position."""
 
     header: bool = True
     question: str | None = None
@@ -76,71 +103,56 @@ class Mapping:
     key: str | None = None
     key_format: str | None = None
 
-    def loader_kwargs(self, columns: Sequence[str], file: str | None = None) -> dict[str, Any]:
-        """Arguments for ``load_generic``, after filling defaults from the file's columns."""
-        columns = list(columns)
-        question, options, key, key_format = self.question, list(self.options), self.key, self.key_format
-        if not self.header:
-            # MMLU's layout fills whatever the user left out: question first, answer letter last
-            if len(columns) < 4:
-                raise InputError(
-                    f"a headerless bank needs a question, two or more options and a key; "
-                    f"the first row has {len(columns)} columns",
-                    file=file,
-                )
-            question = question or columns[0]
-            key = key or columns[-1]
-            options = options or [c for c in columns if c not in (question, key)]
-            key_format = key_format or "label"
-        question = question or "question"
-        key = key or "key"
-        for role, column in (("--question", question), ("--key", key), *(("--options", o) for o in options)):
-            if column not in columns:
-                raise InputError(
-                    f"column {column!r} ({role}) is not in the file; it has columns {columns}", file=file
-                )
-        roles = [("--question", question), ("--key", key), *(("--options", o) for o in options)]
-        for i, (role, column) in enumerate(roles):
-            other = next((r for r, c in roles[i + 1 :] if c == column), None)
-            if other is not None:
-                raise ConfigError(
-                    "audit mapping", f"column {column!r} is given both as {role} and as {other}"
-                )
-        kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format or "index"}
-        if len(options) == 1:
-            kwargs["options"] = options[0]
-        elif options:
-            kwargs["option_columns"] = options
-        elif "options" not in columns:
-            raise InputError(
-                f"no --options given and no column 'options'; the file has columns {columns}", file=file
-            )
-        return kwargs
+    def guess(
+        self, columns: Sequence[str], records: Sequence[dict[str, Any]] = (), file: str | None = None
+    ) -> tuple[dict[str, Any], str]:
+        """Arguments for ``load_generic``, what was not given guessed from the file (``guess_mapping``),
+        and the one line saying what was guessed ("" when nothing was)."""
+        return guess_mapping(
+            columns, records, header=self.header, question=self.question, options=self.options, key=self.key,
+            key_format=self.key_format, file=file, roles=AUDIT_ROLES,
+        )  # fmt: skip
+
+    def loader_kwargs(
+        self, columns: Sequence[str], file: str | None = None, records: Sequence[dict[str, Any]] = ()
+    ) -> dict[str, Any]:
+        return self.guess(columns, records, file)[0]
 
 
-def peek_columns(path: Path, header: bool) -> list[str]:
-    """The column names of a bank (for a headerless CSV: "0", "1", ...), from its first record."""
-    fmt = FORMATS.get(path.suffix.lower())
+def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
+    """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none)."""
+    fmt = bank_format(path)
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
-    try:
-        if fmt == "csv":
-            frame = pd.read_csv(path, dtype=str, nrows=1, header="infer" if header else None)
-            return [str(c) for c in frame.columns]
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+    if not mapping.header and fmt not in HEADERLESS_FORMATS:
+        raise ConfigError(
+            "--no-header", f"only {'/'.join(HEADERLESS_FORMATS)} can lack a header; {path.name} is {fmt}"
+        )
+    columns, records = peek(path, fmt, mapping.header)
+    if not records:
+        raise InputError("the bank has no items", file=str(path))
+    kwargs, note = mapping.guess(columns, records, str(path))
+    items = load_generic(path, source="audit", header=mapping.header, format=fmt, **kwargs)
+    check_question_column(items, kwargs["question"], str(path))
+    described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
+    return items, f"{fmt}: {described}", note
 
-            return [str(c) for c in pq.read_schema(path).names]
-        if fmt == "jsonl":
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        record = json.loads(line)
-                        return [str(c) for c in record] if isinstance(record, dict) else []
-            return []
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read {fmt}: {exc}", file=str(path)) from exc
-    raise ConfigError("FILE", f"cannot tell the format of {path.name}; expected one of {sorted(FORMATS)}")
+
+def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """A dataset config (``conf/dataset/NAME.yaml``, read by ``main``) with ``dataset.KEY=VALUE`` overrides
+    (values read as YAML), as the pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
+    import yaml
+
+    cfg = dict(cfg)
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        name = key.removeprefix("dataset.")
+        if not sep or not key.startswith("dataset.") or not name or "." in name:
+            raise ConfigError(
+                "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
+            )
+        cfg[name] = yaml.safe_load(value)
+    return cfg
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -153,14 +165,12 @@ def check_question_column(items: Sequence[Item], column: str, file: str) -> None
         )
 
 
-def bank_language(items: Sequence[Item]) -> str:
-    """``uk`` when most letters are Cyrillic, else ``latin`` (the audit does not tell en from de)."""
-    text = " ".join(f"{item.question} {' '.join(item.options)}" for item in items)
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return "unknown"
-    cyrillic = sum("\u0400" <= c <= "\u04ff" for c in letters)
-    return "uk" if cyrillic / len(letters) > 0.5 else "latin"
+def lexical_skip_reason(language: str, statutes: Path) -> str | None:
+    """Why lexical search over ``statutes`` is not run on a bank in ``language`` (None: it runs)."""
+    reason = language_skip_reason(language, STATUTES_LANGUAGE, statutes.name)
+    if reason is None and not statutes.exists():
+        return f"Lexical search skipped: no statutes file at {statutes}."
+    return reason
 
 
 def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFrame:
@@ -182,8 +192,8 @@ class AuditResult:
     items: list[Item]
     summary: pd.DataFrame
     profile: dict[str, Any]
-    analysis: Analysis
-    gate: GateResult
+    analysis: Analysis | None  # None: a surface-only audit (no model)
+    gate: GateResult | None
     metrics: dict[str, float]
     warnings: list[str]
     settings: dict[str, str]
@@ -191,7 +201,13 @@ class AuditResult:
 
 
 def _probe(
-    items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any, configs: Groups
+    items: list[Item],
+    model_cfg: dict[str, Any],
+    prompt_name: str,
+    cache: Path,
+    backend: Any,
+    configs: Groups,
+    labels: str = "latin",
 ) -> pd.DataFrame:
     from blindmcq.tasks.probe import run_probe
 
@@ -206,7 +222,7 @@ def _probe(
         items,
         model_cfg=model_cfg,
         prompt=configs.get("prompt", prompt_name),
-        labels=configs.get("labels", "latin"),
+        labels=configs.get("labels", labels),
         reasoning=configs.get("reasoning", "direct"),
         condition=condition,
         protocol_cfg=configs.get("protocol", "sl"),
@@ -265,7 +281,7 @@ def run_audit(
     out: str | Path,
     mapping: Mapping,
     *,
-    model: dict[str, Any],
+    model: dict[str, Any] | None,
     configs: Groups,
     prompt: str | None = None,
     gate_k: int | None = None,
@@ -273,11 +289,17 @@ def run_audit(
     seed: int = 0,
     scoring: str | None = None,
     sample: int | None = None,
+    labels: str | None = None,
+    dataset: dict[str, Any] | None = None,
+    language: str | None = None,
 ) -> AuditResult:
     """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``.
 
-    ``model`` is the model's config; ``configs`` the prompt, labels, reasoning and protocol options
-    (``AUDIT_GROUPS``), both read by the command line."""
+    ``model`` is the model's config (None: surface-only, no probe, no labels needed); ``configs`` the
+    prompt, labels, reasoning and protocol options (``AUDIT_GROUPS``), both read by the command line.
+    ``dataset`` (a dataset config, ``dataset_config``) reads the bank as the pipeline would, instead of
+    ``path`` with ``mapping``. ``labels`` names the label scheme (default ``latin``, which goes on past Z).
+    ``language`` declares the bank's language (else the dataset config's ``language``, else the script)."""
     from blindmcq.answers.predictions import write_predictions
     from blindmcq.datasets.items import write_items
     from blindmcq.reporting.html import write_html_report
@@ -286,54 +308,90 @@ def run_audit(
     check_out_dir(out)
     if gate_k is not None and gate_k < 1:
         raise ConfigError("--gate-k", f"must be at least 1 (an item solved in k of its orders), got {gate_k}")
-    columns = peek_columns(path, mapping.header)
-    kwargs = mapping.loader_kwargs(columns, str(path))
-    items = load_generic(path, source="audit", header=mapping.header, **kwargs)
+    warnings: list[str] = []
+    if dataset is not None:
+        from blindmcq.datasets.registry import load_dataset
+
+        items = load_dataset(dataset, root=ROOT)
+        described = (
+            f"dataset config {dataset.get('name')} (loader {dataset.get('loader')}, {dataset.get('path')})"
+        )
+        language = language or dataset.get("language")
+    else:
+        items, described, note = read_bank(path, mapping)
+        if note:
+            warnings.append(f"Columns {note}.")
     if not items:
         raise InputError("the bank has no items", file=str(path))
-    check_question_column(items, kwargs["question"], str(path))
     usable = [item for item in items if item.usable]
     if not usable:
         raise InputError("no usable item (every item is malformed); see the flags", file=str(path))
-    warnings: list[str] = []
     n_bad = len(items) - len(usable)
     if n_bad:
         warnings.append(f"{n_bad} of {len(items)} items are not usable (flagged malformed) and were skipped.")
 
     surface = surface_strategies(items, seed)
     picks = surface.picks
-    language = bank_language(items)
-    if language == STATUTES_LANGUAGE and statutes.exists():
+    language, how = (language, "declared") if language else (bank_language(items), "detected from the script")
+    lexical_note = lexical_skip_reason(language, statutes)
+    if lexical_note is None:
         picks = pd.concat([picks, lexical_picks(items, statutes, seed)], ignore_index=True, join="inner")
-    elif language != STATUTES_LANGUAGE:
-        warnings.append(
-            f"Lexical search skipped: the statutes ({statutes.name}) are in '{STATUTES_LANGUAGE}', "
-            f"the bank's script is '{language}'; searching them would measure nothing."
-        )
     else:
-        warnings.append(f"Lexical search skipped: no statutes file at {statutes}.")
+        warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
     profile = profile_bank(items)
+    settings = {
+        "file": str(path),
+        "mapping": described,
+        "items": f"{len(items)} ({len(usable)} usable; N = {_n_range(usable)})",
+        "language": f"{language} ({how})",
+    }
+    write_items(out / "items.jsonl", items)
+    with atomic_path(out / "baselines" / "picks.parquet") as tmp:
+        picks.to_parquet(tmp, index=False)
+
+    if model is None:  # surface-only: what the options alone give away; no model, no labels
+        tables = {"table2": table_2(picks, item_ids=None), "bank_profile": bank_profile(items)}
+        write_tables(out / "tables", tables)
+        metrics = audit_metrics(None, summary, profile, "")
+        settings["model"] = "none (surface-only: no probe, no gate, no labels)"
+        result = AuditResult(items, summary, profile, None, None, metrics, warnings, settings)
+        write_text(out / "report.md", audit_markdown(result, tables))
+        write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+        return result
 
     from blindmcq.backends.registry import make_backend
     from blindmcq.tasks.probe import sample_items
 
+    label_name = labels or "latin"
+    label_cfg = configs.get("labels", label_name)
+    if label_cfg.get("uniform"):
+        raise ConfigError(
+            "--labels", f"{label_name!r} is the Matched-and-Dashed dash; the audit probes with letters"
+        )
+    widest = max(item.n_options for item in usable)
+    try:
+        label_strings(label_cfg, widest)
+    except ConfigError as exc:
+        raise ConfigError("--labels", f"{label_name} cannot label a {widest}-option item: {exc}") from None
     model_cfg = dict(model)
     if scoring is not None:
         model_cfg = {**model_cfg, "scoring": scoring}
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
-    n_orders = 2 * max(item.n_options for item in usable)  # the most orders any item has
+    n_orders = 2 * widest  # the most orders any item has
     if gate_k is not None and gate_k > n_orders:
         raise ConfigError("--gate-k", f"must be at most {n_orders} (the number of orders), got {gate_k}")
     probed = sample_items(usable, sample, seed)
-    predictions = _probe(probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs)
+    predictions = _probe(
+        probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name
+    )
     cloze = None
     if model_cfg.get("scoring") == "cloze":
         cloze = cloze_accuracy(
             backend, probed, str(configs.get("prompt", prompt_name).get("answer_cue") or "")
         )
-    base = Baseline(phrasing=prompt_name, labels="latin", protocol="sl", reasoning="direct")
+    base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
     model_name = str(model_cfg["name"])
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
     g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
@@ -342,11 +400,8 @@ def run_audit(
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
 
     # files the explorer reads, then the three outputs; each written atomically
-    write_items(out / "items.jsonl", items)
     write_predictions(predictions, out / "predictions.parquet")
     write_gate(out / "gate.json", g)
-    with atomic_path(out / "baselines" / "picks.parquet") as tmp:
-        picks.to_parquet(tmp, index=False)
     write_tables(out / "tables", tables)
     _write_figures(out / "figures", analysis)
 
@@ -354,13 +409,9 @@ def run_audit(
     if cloze is not None:
         for row in cloze.itertuples():
             metrics[f"cloze_{row.condition}_acc/{row.norm}"] = rounded(row.acc)
-    settings = {
-        "file": str(path),
-        "mapping": ", ".join(f"{k}={v}" for k, v in kwargs.items())
-        + ("" if mapping.header else ", no header"),
-        "items": f"{len(items)} ({len(usable)} usable)",
-        "language (script)": language,
+    settings |= {
         "model": f"{model_name} ({model_cfg.get('backend')}, scoring {model_cfg.get('scoring', 'letter')})",
+        "labels": label_name,
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
         "prompt": prompt_name,
@@ -382,6 +433,11 @@ def run_audit(
     return result
 
 
+def _n_range(items: Sequence[Item]) -> str:
+    sizes = sorted({item.n_options for item in items})
+    return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}..{sizes[-1]}"
+
+
 def _write_figures(out: Path, analysis: Analysis) -> None:
     from blindmcq.analysis.figures import figure_1, figure_2, save
 
@@ -390,18 +446,18 @@ def _write_figures(out: Path, analysis: Analysis) -> None:
 
 
 def audit_metrics(
-    analysis: Analysis, summary: pd.DataFrame, profile: dict[str, Any], model: str
+    analysis: Analysis | None, summary: pd.DataFrame, profile: dict[str, Any], model: str
 ) -> dict[str, float]:
     """The flat metrics: the analysis' headline keys under the names ``reports/metrics.json`` uses (the
     probed ``model``'s without its name: ``blind_acc/all``), ``table2/<strategy>`` and the bank's facts."""
     from blindmcq.reporting.tracking import comparable_metrics
 
-    metrics = comparable_metrics(headline_metrics(analysis), model)
+    metrics = comparable_metrics(headline_metrics(analysis), model) if analysis is not None else {}
     for row in summary.itertuples():
         metrics[f"table2/{row.strategy}"] = rounded(float(row.accuracy))
     metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
     for slot, share in enumerate(profile["key_slot_shares"]):
-        metrics[f"bank/key_share/{chr(65 + slot) if slot < 26 else slot}"] = rounded(float(share))
+        metrics[f"bank/key_share/{slot_name(slot)}"] = rounded(float(share))
     metrics["bank/n_items"] = float(profile["n_items"])
     metrics["bank/n_usable"] = float(profile["n_usable"])
     return {k: v for k, v in metrics.items() if np.isfinite(v)}
@@ -452,6 +508,11 @@ def _conclusion(result: AuditResult) -> list[str]:
     """A few plain sentences: what the audit shows, each naming its test."""
     lines = [x for x in (_content_sentence(result.summary), _position_sentence(result.items)) if x]
     g = result.gate
+    if g is None or result.analysis is None:  # surface-only
+        return [
+            *lines,
+            "No model was probed (surface-only): run with --model NAME for the blind probe and gate.",
+        ]
     model = g.gate_model
     rows = result.analysis.summary
     for set_name in ("all", "accepted"):
@@ -519,7 +580,7 @@ def cloze_markdown(result: AuditResult) -> list[str]:
 
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
-    shares = ", ".join(f"{chr(65 + s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
+    shares = ", ".join(f"{slot_name(s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
     chars = p["option_chars"]
     lines = [
         f"# blindmcq audit: {Path(result.settings['file']).name}",
@@ -551,23 +612,27 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         *[t.markdown() for t in tables.values()],
         *cloze_markdown(result),
-        "## Figures",
-        "",
+        *(["## Figures", ""] if result.analysis is not None else []),
     ]
-    for name, caption in FIGURES.items():
+    for name, caption in FIGURES.items() if result.analysis is not None else ():
         lines += [f"![{caption}](figures/{name}.png)", "", caption, ""]
     return "\n".join(lines) + "\n"
 
 
-HELP = "audit any multiple-choice bank (CSV, JSONL, Parquet): surface leaks, blind probe, gate"
+HELP = "audit any multiple-choice bank (CSV/TSV, JSONL, Parquet, XLSX, a datasets folder): leaks, probe, gate"
 EPILOG = """\
 examples:
   blindmcq audit international_law_test.csv --no-header --out audit/
       MMLU's layout: question, options A-D, answer letter, no header
   blindmcq audit bank.jsonl --question stem --options choices --key gold --key-format index --out audit/
   blindmcq audit bank.csv --options A B C D --key answer --key-format label --model gemma3-270m --out a/
+  blindmcq audit MCQs_test_perturbation.xlsx --options 32_choices --key 32_choices_gold --out a/
+  blindmcq audit dataset=lexam-32 dataset.path=/data/lexam/MCQs_test_perturbation.xlsx --out a/
+  blindmcq audit mmlu_saved/ --surface-only --out a/      a folder written by datasets' save_to_disk
 
-The default model is the heuristic 'longest' (seconds, no download); any name under conf/model/ works.
+Columns not named are guessed (question/stem, options/choices or columns A, B, ..., key/answer/gold) and
+the guess is printed in one line. The default model is the heuristic 'longest' (seconds, no download);
+any name under conf/model/ works, and --model none (or --surface-only) runs the surface strategies alone.
 Writes only under --out: report.md, index.html, metrics.json, and the files they are built from.
 Exit code 2 with one line naming the file, row and column when the mapping or the input is wrong."""
 
@@ -581,12 +646,18 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("file", type=Path, metavar="FILE", help="the bank: .csv, .jsonl or .parquet")
+    parser.add_argument(
+        "file",
+        nargs="+",
+        metavar="FILE",
+        help=f"the bank ({', '.join(ALL_FORMATS)}; hf = a save_to_disk folder), or dataset=NAME "
+        "(conf/dataset/NAME.yaml) followed by any dataset.KEY=VALUE overrides",
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the outputs")
     parser.add_argument(
-        "--no-header", action="store_true", help="the CSV's first line is data; columns are numbered from 0"
+        "--no-header", action="store_true", help="the first row is data; columns are numbered from 0"
     )
-    parser.add_argument("--question", metavar="COL", help="the question column (default: question / 0)")
+    parser.add_argument("--question", metavar="COL", help="the question column (default: guessed / 0)")
     parser.add_argument(
         "--options",
         nargs="+",
@@ -594,14 +665,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL",
         help="one column holding a list of options, or one column per option in slot order",
     )
-    parser.add_argument("--key", metavar="COL", help="the answer column (default: key / the last column)")
+    parser.add_argument("--key", metavar="COL", help="the answer column (default: guessed / the last column)")
     parser.add_argument(
         "--key-format",
         choices=list(KEY_FORMATS),
         help="a letter, a 0-based or 1-based number, or the key option's text "
-        "(default: label without a header, else index)",
+        "(default: label without a header, else guessed from the first rows)",
     )
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="model config name (default: %(default)s)")
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help="model config name, or none (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--surface-only", action="store_true", help="no model: surface strategies and the bank profile only"
+    )
+    parser.add_argument(
+        "--labels", help="label scheme under conf/labels/ for the probe (default: latin; it goes on past Z)"
+    )
+    parser.add_argument(
+        "--language",
+        help="the bank's language, e.g. uk, de, en (default: the dataset config's, else the script)",
+    )
     parser.add_argument("--prompt", help="prompt config name (default: by the bank's language)")
     parser.add_argument("--gate-k", type=int, help="reject items solved blind in at least k orders")
     parser.add_argument(
@@ -623,13 +706,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         key=args.key,
         key_format=args.key_format,
     )
+    first, *rest = args.file
     try:
-        from blindmcq.config.files import load_groups, load_model_file
+        from blindmcq.config.files import load_group, load_groups, load_model_file
 
-        model, configs = load_model_file(args.model), load_groups(AUDIT_GROUPS)  # configuration enters here
+        dataset = None
+        if first.startswith("dataset="):
+            dataset = with_overrides(load_group("dataset", first.removeprefix("dataset=")), rest)
+            given = [f for f, v in (("--question", args.question), ("--options", args.options),
+                                    ("--key", args.key), ("--key-format", args.key_format),
+                                    ("--no-header", args.no_header)) if v]  # fmt: skip
+            if given:
+                raise ConfigError(given[0], "a dataset config maps the columns itself; set dataset.KEY=VALUE")
+        elif rest:
+            raise ConfigError("FILE", f"one bank file, got {len(args.file)}: {args.file}")
+        surface_only = args.surface_only or args.model.lower() == "none"
+        model = None if surface_only else load_model_file(args.model)  # configuration enters here
+        configs = load_groups(AUDIT_GROUPS)
+        if args.labels is not None:
+            configs.get("labels", args.labels)  # an unknown scheme stops here, naming the ones there are
         result = run_audit(
-            args.file, args.out, mapping, model=model, configs=configs, prompt=args.prompt,
+            Path(first), args.out, mapping, model=model, configs=configs, prompt=args.prompt,
             gate_k=args.gate_k, scoring=args.scoring, sample=args.sample, seed=args.seed,
+            labels=args.labels, dataset=dataset, language=args.language,
         )  # fmt: skip
     except BlindMCQError as exc:
         print(f"blindmcq audit: error: {exc}", file=sys.stderr)
@@ -641,5 +740,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for warning in result.warnings:
         print(f"blindmcq audit: warning: {warning}", file=sys.stderr)
     for name in ("report.md", "index.html", "metrics.json"):
-        print(args.out / name)
+        if (args.out / name).exists():
+            print(args.out / name)
     return 0

@@ -231,6 +231,7 @@ class _Dataset:
     description: str | None = None
     dep: str | list[str] | None = None  # what DVC watches
     corrections: str | None = None  # reviewed extraction fixes (docs/corpus.md)
+    language: str | None = None  # the bank's language (uk, de, en, ...); null: detected from the script
 
 
 @dataclass(frozen=True)
@@ -250,12 +251,13 @@ class LexamDataset(_Dataset):
 class GenericDataset(_Dataset):
     source: str = "generic"
     bank: str | None = None
-    format: Literal["csv", "jsonl", "parquet"] | None = None
-    question: str = "question"
+    format: Literal["csv", "tsv", "jsonl", "parquet", "xlsx", "hf"] | None = None
+    header: bool = True  # false: a CSV/TSV/XLSX whose first row is data (columns "0", "1", ...)
+    question: str | None = None  # null: guessed (datasets/generic.guess_mapping), said in one line
     options: str | None = None
     option_columns: list[str] | None = None
-    key: str = "key"
-    key_format: Literal["index", "index1", "label", "text"] = "index"
+    key: str | None = None
+    key_format: Literal["index", "index1", "label", "text"] | None = None
     labels: list[str] | str | None = None
     id: str | None = None
     meta_columns: list[str] | None = None
@@ -353,12 +355,20 @@ class Labels:
     line: str = "{label}) {text}"
     noun: dict[str, str] = field(default_factory=dict)
     uniform: bool = False
+    # past the listed symbols: combine (AA, AB, ...), count (27, 28, ...) or none (stop); see
+    # tasks.presentations.extended_symbols
+    extend: Literal["none", "combine", "count"] = "none"
 
     def check(self, key: str) -> None:
         if not self.symbols:
             raise _Reject(f"{key}.symbols", "needs at least one label")
         if not self.uniform and len(set(self.symbols)) != len(self.symbols):
             raise _Reject(f"{key}.symbols", "labels repeat (set uniform: true for one shared mark)")
+        if self.extend == "count":
+            first = self.symbols[0]
+            expected = [str(int(first) + i) for i in range(len(self.symbols))] if first.isdigit() else []
+            if [str(s) for s in self.symbols] != expected:
+                raise _Reject(f"{key}.extend", "count needs symbols that count up by one (1, 2, 3, ...)")
 
 
 # Models: one schema per backend kind. Credentials never belong in a config file.
@@ -602,6 +612,7 @@ class Reasoning:
 class Statutes:
     name: str = "default"
     path: str | None = None
+    language: str = "uk"  # lexical search runs only on a bank in this language (statutes/language.py)
     acts: list[str] | None = None  # index only these acts (stages/statutes.py)
 
 

@@ -1,16 +1,23 @@
-"""Any multiple-choice bank in CSV, JSONL or Parquet, with any number of options, via a column mapping.
+"""Any multiple-choice bank, with any number of options, via a column mapping; one reader per file kind:
+CSV/TSV (with or without a header), JSONL (lm-evaluation-harness records too), Parquet, XLSX (first
+sheet; options as columns or one list-valued cell) and a Hugging Face ``datasets`` folder written by
+``save_to_disk`` (its Arrow IPC stream files, read with pyarrow; ``datasets`` is not needed).
 
-Mapping (every key optional except where said; defaults in brackets):
-- ``question`` [``question``]: the stem column.
-- ``options`` [``options``]: one column holding the list of options (a JSON/Parquet list; in CSV a
+What the mapping leaves out is guessed from the column names and the first rows (``guess_mapping``) and
+logged in one line naming the keys that override it.
+
+Mapping (every key optional; defaults in brackets, "guessed" by ``guess_mapping``):
+- ``question`` [guessed]: the stem column.
+- ``options`` [guessed]: one column holding the list of options (a JSON/Parquet list; in CSV a
   JSON or Python list literal), OR ``option_columns``: one column per option in slot order
   (``[A, B, C, D]``; an empty cell is a blank option, kept as "" and flagged).
-- ``key`` [``key``]: the key column, read according to ``key_format``:
+- ``key`` [guessed]: the key column, read according to ``key_format`` [guessed]:
   ``index`` (0-based integer), ``index1`` (1-based integer), ``label`` (a letter; ``labels`` gives
-  the alphabet, case-insensitive; without it a Latin key is read in ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
+  the alphabet, case-insensitive, going on past its end as AA, AB, ...; without it a Latin key is read in
+  ``ABCDEFGHIJKLMNOPQRSTUVWXYZ`` and a
   Cyrillic one in the Ukrainian test alphabet ``АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ``, so "В" is the
-  third option, not a look-alike of "B"; a file whose keys mix the two scripts stops, asking for
-  ``labels``), ``text`` (the key option's text itself).
+  third option, not a look-alike of "B"; digits read as the numerals scheme, "3" the third option; a
+  file whose keys mix these stops, asking for ``labels``), ``text`` (the key option's text itself).
 - ``id`` [none]: a column with the bank's own item id; the item id becomes ``{source}-{bank}-{id}``,
   and the number is that id when it is an integer, else the 1-based row. Without it the number
   is the 1-based data row.
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -35,26 +43,90 @@ import pandas as pd
 
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.labels import combined
+
+log = logging.getLogger(__name__)
 
 KEY_FORMATS = ("index", "index1", "label", "text")
-FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx",
+}  # fmt: skip
+HF_FORMAT = "hf"  # a folder Hugging Face ``datasets`` wrote with save_to_disk (Arrow IPC stream files)
+ALL_FORMATS = (*dict.fromkeys(FORMATS.values()), HF_FORMAT)
+HEADERLESS_FORMATS = ("csv", "tsv", "xlsx")  # the formats whose first row may be data
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 UKRAINIAN = "АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ"  # the order Ukrainian tests letter their options in
 
 
+NUMERALS = "numerals"  # keys written 1, 2, 3, ...: the numerals scheme's labels, 1-based
+SCRIPT_NAMES = {LATIN: "Latin", UKRAINIAN: "Cyrillic", NUMERALS: "numeral"}
+
+
 def key_alphabet(value: str) -> str:
     """The alphabet a key label is written in, by its script: Cyrillic letters read in the Ukrainian
-    test order, anything else in the Latin one."""
+    test order, digits as the numerals scheme (1..N), anything else in the Latin order."""
+    if value.strip().isdigit():
+        return NUMERALS
     return UKRAINIAN if any("\u0400" <= ch <= "\u04ff" for ch in value) else LATIN
 
 
 _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
 
 
+def bank_format(path: Path, declared: str | None = None) -> str:
+    """The format a bank is read in: ``declared`` (checked), else a save_to_disk folder, else the suffix."""
+    if declared:
+        if declared not in ALL_FORMATS:
+            raise ConfigError("dataset.format", f"expected one of {list(ALL_FORMATS)}, got {declared!r}")
+        return declared
+    if path.is_dir():
+        if (path / "state.json").is_file():
+            return HF_FORMAT
+        if (path / "dataset_dict.json").is_file():
+            splits = sorted(p.name for p in path.iterdir() if (p / "state.json").is_file())
+            raise InputError(f"a DatasetDict folder; give one split's folder (have {splits})", file=str(path))
+        raise InputError(
+            "a folder without state.json: not one that datasets' save_to_disk wrote", file=str(path)
+        )
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ConfigError(
+            "dataset.format",
+            f"cannot tell the format of {path.name}; set one of {list(ALL_FORMATS)} "
+            f"(suffixes {sorted(FORMATS)}, or a save_to_disk folder)",
+        )
+    return fmt
+
+
+def _hf_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a save_to_disk folder: ``state.json`` lists the Arrow IPC stream files in order."""
+    import pyarrow as pa
+
+    try:
+        state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+        files = [str(entry["filename"]) for entry in state["_data_files"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"state.json does not list the data files (_data_files): {exc}", file=str(path)
+        ) from None
+    for name in files:
+        try:
+            with pa.memory_map(str(path / name)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise InputError(f"not an Arrow IPC stream: {exc}", file=str(path / name)) from None
+        yield from table.to_pylist()
+
+
 def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N".
 
     A CSV without a header (``header=False``) has its columns named by position: "0", "1", ..."""
+    if fmt == HF_FORMAT:
+        for index, record in enumerate(_hf_records(path), start=1):
+            yield f"row {index}", record
+        return
     if fmt == "jsonl":
         with path.open("rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -77,24 +149,34 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
                 yield f"line {lineno}", record
         return
     try:
-        if fmt == "csv":
-            _check_csv_rows(path)
+        if fmt in ("csv", "tsv"):
+            sep = "\t" if fmt == "tsv" else ","
+            _check_csv_rows(path, sep)
             # Strings only, "" kept as "": a blank option must stay blank, not become NaN. index_col=False:
             # pandas would otherwise take the first column as the index when rows are one field longer.
             frame = pd.read_csv(
-                path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False,
+                path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False, sep=sep,
                 header="infer" if header else None,
             )  # fmt: skip
-            if not header:
-                frame.columns = [str(c) for c in frame.columns]
+        elif fmt == "xlsx":
+            # the first sheet; cells as typed in the workbook (an integer key stays an integer)
+            frame = pd.read_excel(
+                path, sheet_name=0, dtype=object, keep_default_na=False, header=0 if header else None
+            )
         else:
             frame = pd.read_parquet(path)
+        if not header:
+            frame.columns = [str(c) for c in frame.columns]
     except UnicodeDecodeError as exc:
         raise InputError(
             f"cannot read {fmt}: not UTF-8 ({exc.reason} at byte {exc.start})", file=str(path)
         ) from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError, KeyError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read {fmt}: {exc}", file=str(path)) from exc
+    except Exception as exc:  # openpyxl raises several unrelated types for a broken workbook
+        if fmt != "xlsx":
+            raise
+        raise InputError(f"cannot read workbook: {exc}", file=str(path)) from exc
     if frame.empty:
         raise InputError(f"no data rows (columns {list(frame.columns)})", file=str(path))
     for index, values in enumerate(frame.itertuples(index=False, name=None), start=1):
@@ -104,7 +186,7 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
 MAX_CSV_FIELD = 2**31 - 1  # the largest field size Python's csv module accepts on every platform
 
 
-def _check_csv_rows(path: Path) -> None:
+def _check_csv_rows(path: Path, sep: str = ",") -> None:
     """Every CSV record has exactly the header's number of fields; a ragged row is named, never shifted."""
     import csv
 
@@ -112,7 +194,7 @@ def _check_csv_rows(path: Path) -> None:
     # pandas (which reads the data) has no such limit, so this check must not have one below it either.
     csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD))
     with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(fh, delimiter=sep)
         number = 0
         try:
             header = next(reader, None)
@@ -140,13 +222,25 @@ def _cell(record: dict[str, Any], column: str, where: str, file: str) -> Any:
     return _plain(record[column])
 
 
-def _options(record: dict[str, Any], mapping: dict[str, Any], where: str, file: str) -> list[str]:
+def _options(
+    record: dict[str, Any], mapping: dict[str, Any], where: str, file: str
+) -> tuple[list[str], list[str] | None]:
+    """The item's options, and its own option labels where the cell carries them (ARC's
+    ``{"text": [...], "label": ["A", ...]}``), which a ``label`` key is then read against."""
     columns = mapping.get("option_columns")
     if columns:
         values = [_cell(record, c, where, file) for c in columns]
-        return ["" if v is None else str(v) for v in values]
+        return ["" if v is None else str(v) for v in values], None
     column = mapping.get("options", "options")
     value = _cell(record, column, where, file)
+    own_labels = None
+    if isinstance(value, dict) and "text" in value:  # a struct cell: texts, and labels beside them
+        own_labels = [str(x) for x in _plain(value.get("label")) or []] or None
+        value = _plain(value["text"])
+        if own_labels is not None and len(own_labels) != len(value or []):
+            raise InputError(
+                f"{where}, column {column!r}: {len(own_labels)} labels for the options", file=file
+            )
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -157,10 +251,17 @@ def _options(record: dict[str, Any], mapping: dict[str, Any], where: str, file: 
                 raise InputError(f"{where}, column {column!r}: not a list of options", file=file) from exc
     if not isinstance(value, list | tuple) or not all(isinstance(o, str) for o in value):
         raise InputError(f"{where}, column {column!r}: expected a list of strings, got {value!r}", file=file)
-    return list(value)
+    return list(value), own_labels
 
 
-def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, file: str) -> int:
+def _key(
+    value: Any,
+    options: list[str],
+    mapping: dict[str, Any],
+    where: str,
+    file: str,
+    own_labels: list[str] | None = None,
+) -> int:
     fmt, column = mapping.get("key_format", "index"), mapping.get("key", "key")
     n = len(options)
     bad = f"{where}, column {column!r}: {value!r}"
@@ -181,8 +282,11 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
         return index
     if fmt == "label":
         label = str(value).strip().casefold()
-        alphabet = mapping.get("labels") or key_alphabet(label)
-        labels = [str(letter).casefold() for letter in alphabet][:n]
+        alphabet = mapping.get("labels") or own_labels or key_alphabet(label)
+        if alphabet == NUMERALS:  # "3" names the third option, as the numerals scheme labels it
+            labels = [str(i) for i in range(1, n + 1)]
+        else:  # past the alphabet, keys go on as the labels do: AA, AB, ... (labels.combined)
+            labels = [letter.casefold() for letter in combined(list(alphabet), n)][:n]
         if label not in labels:
             raise InputError(f"{bad} is not one of the labels {labels} of {n} options", file=file)
         return labels.index(label)
@@ -191,6 +295,174 @@ def _key(value: Any, options: list[str], mapping: dict[str, Any], where: str, fi
     if len(matches) != 1:
         raise InputError(f"{bad} matches {len(matches)} options, not exactly one", file=file)
     return matches[0]
+
+
+CONFIG_ROLES = {  # what overrides each guess in a dataset config
+    "question": "dataset.question", "options": "dataset.options (or option_columns)",
+    "key": "dataset.key", "key_format": "dataset.key_format",
+}  # fmt: skip
+QUESTION_NAMES = ("question", "stem", "query", "prompt", "input")
+OPTIONS_NAMES = ("options", "choices", "endings")  # a list-valued column (MMLU-Pro, lm-eval, HellaSwag)
+KEY_NAMES = ("key", "answer", "gold", "label", "answerkey", "answer_idx", "target", "correct")
+_OPTION_COLUMN = re.compile(r"^(?:option|opt|choice)?[ _-]?([a-z]|\d{1,2})$", re.I)
+
+
+def _first(columns: Sequence[str], names: Sequence[str]) -> str | None:
+    by_lower = {c.lower(): c for c in columns}
+    return next((by_lower[n] for n in names if n in by_lower), None)
+
+
+def _option_columns(columns: Sequence[str]) -> list[str]:
+    """Columns named A, B, C... (or option_a.., choice1..) in a run from the first: one option each."""
+    found: dict[str, str] = {}
+    for c in columns:
+        m = _OPTION_COLUMN.match(c)
+        if m and not c.isdigit():  # a headerless file's "1", "2" are positions, not option names
+            found.setdefault(m.group(1).lower(), c)
+    for series in (list("abcdefghijklmnopqrstuvwxyz"), [str(i) for i in range(1, 100)],
+                   [str(i) for i in range(100)]):  # fmt: skip
+        run = []
+        for name in series:
+            if name not in found:
+                break
+            run.append(found[name])
+        if len(run) >= 2:
+            return run
+    return []
+
+
+def _guess_key_format(values: Sequence[Any], options: Sequence[Sequence[str]]) -> str:
+    """From the key cells of the first rows: integers (0-based unless no 0 and some key equals N),
+    letters (a label), or the key option's own text."""
+    present = [v for v in values if v is not None and str(v).strip() != ""]
+    if not present or any(isinstance(v, bool) or not isinstance(v, str | int) for v in present):
+        return "index"  # no keys, or numbers that are not integers (1.5, true): the index check names them
+    if all((isinstance(v, int) and not isinstance(v, bool)) or str(v).strip().isdigit() for v in present):
+        numbers = [int(str(v).strip()) for v in present]
+        one_based = 0 not in numbers and any(k == len(o) for k, o in zip(numbers, options, strict=False))
+        return "index1" if one_based else "index"
+    if all(len(str(v).strip()) <= 2 and str(v).strip().isalpha() for v in present):
+        return "label"
+    return "text"
+
+
+def guess_mapping(
+    columns: Sequence[str],
+    records: Sequence[dict[str, Any]] = (),
+    *,
+    header: bool = True,
+    question: str | None = None,
+    options: Sequence[str] = (),
+    key: str | None = None,
+    key_format: str | None = None,
+    file: str | None = None,
+    roles: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """``load_generic``'s column arguments, each given one kept and each missing one guessed from the
+    column names (and the first ``records``' key cells), with one line saying what was guessed and how
+    to override it ("" when nothing was). A headerless file follows MMLU's layout: question first, key
+    last, the options between. ``roles`` names the overrides (the audit's options; by default the
+    dataset config's keys)."""
+    roles = roles or CONFIG_ROLES
+    columns = [str(c) for c in columns]
+    guessed: list[str] = []
+    options = list(options)
+    if not header:
+        if len(columns) < 4:
+            raise InputError(
+                f"a headerless bank needs a question, two or more options and a key; "
+                f"the first row has {len(columns)} columns",
+                file=file,
+            )
+        question = question or columns[0]
+        key = key or columns[-1]
+        if not options:
+            options = [c for c in columns if c not in (question, key)]
+            guessed.append(f"options={options[0]}..{options[-1]} (MMLU's layout)")
+        key_format = key_format or "label"
+    if question is None:
+        question = _first(columns, QUESTION_NAMES)
+        if question is None:
+            raise InputError(
+                f"no question column among {columns}; name it with {roles['question']}", file=file
+            )
+        guessed.append(f"question={question}")
+    if not options:
+        lists = [c for c in columns if c.lower() in OPTIONS_NAMES or re.fullmatch(r"\d+_choices", c)]
+        if len(lists) > 1 and not _first(lists, OPTIONS_NAMES):
+            raise InputError(
+                f"several option-list columns {lists}; name one with {roles['options']} and its key with "
+                f"{roles['key']} (e.g. {lists[-1]} and {lists[-1]}_gold)",
+                file=file,
+            )
+        chosen = _first(lists, OPTIONS_NAMES) or (lists[0] if lists else None)
+        options = [chosen] if chosen else _option_columns(columns)
+        if not options:
+            raise InputError(
+                f"no options column (a list in {list(OPTIONS_NAMES)}, or columns A, B, C...) among "
+                f"{columns}; name it with {roles['options']}",
+                file=file,
+            )
+        guessed.append(f"options={options[0]}" + (f"..{options[-1]}" if len(options) > 1 else " (a list)"))
+    if key is None:
+        own = [f"{options[0]}_gold", f"{options[0]}_answer"] if len(options) == 1 else []
+        key = _first(columns, own) or _first(columns, KEY_NAMES)
+        if key is None:
+            raise InputError(
+                f"no key column among {columns} (tried {list(KEY_NAMES)}); name it with {roles['key']}",
+                file=file,
+            )
+        guessed.append(f"key={key}")
+    given = [(roles["question"], question), (roles["key"], key), *((roles["options"], o) for o in options)]
+    for role, column in given:
+        if column not in columns:
+            raise InputError(
+                f"column {column!r} ({role}) is not in the file; it has columns {columns}", file=file
+            )
+    for i, (role, column) in enumerate(given):
+        other = next((r for r, c in given[i + 1 :] if c == column), None)
+        if other is not None:
+            raise ConfigError("mapping", f"column {column!r} is given both as {role} and as {other}")
+    if key_format is None:
+        values = [_plain(r.get(key)) for r in records]
+        cells = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
+        option_lists = [o if isinstance(o, list | tuple) else _as_list(o) for o in cells]
+        labelled = any(isinstance(_plain(c), dict) and "label" in c for c in cells)  # ARC: keys are labels
+        key_format = "label" if labelled else _guess_key_format(values, option_lists)
+        guessed.append(f"key format={key_format}")
+    kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format}
+    kwargs["options" if len(options) == 1 else "option_columns"] = (
+        options[0] if len(options) == 1 else options
+    )
+    flags = "/".join(roles[r] for r in ("question", "options", "key", "key_format"))
+    note = f"guessed {', '.join(guessed)}; override with {flags}" if guessed else ""
+    return kwargs, note
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A list cell as a list, for counting options (a JSON or Python literal in a text cell); else []."""
+    value = _plain(value)
+    if isinstance(value, dict):  # a struct cell {"text": [...], "label": [...]}
+        value = value.get("text")
+    if isinstance(value, str):
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                value = parse(value)
+                break
+            except (ValueError, SyntaxError):
+                continue
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def peek(path: Path, fmt: str, header: bool = True, n: int = 50) -> tuple[list[str], list[dict[str, Any]]]:
+    """The column names and the first ``n`` records of a bank (for guessing its mapping)."""
+    records: list[dict[str, Any]] = []
+    for _where, record in _rows(path, fmt, header):
+        records.append(record)
+        if len(records) >= n:
+            break
+    columns = list(records[0]) if records else []
+    return [str(c) for c in columns], records
 
 
 def _check_mapping(mapping: dict[str, Any]) -> None:
@@ -209,36 +481,51 @@ def load_generic(
     source: str = "generic",
     bank: str | None = None,
     format: str | None = None,
-    question: str = "question",
+    question: str | None = None,
     options: str | None = None,
     option_columns: Sequence[str] | None = None,
-    key: str = "key",
-    key_format: str = "index",
+    key: str | None = None,
+    key_format: str | None = None,
     labels: Sequence[str] | str | None = None,
     id: str | None = None,
     meta_columns: Sequence[str] | None = None,
     header: bool = True,
 ) -> list[Item]:
-    """Items of a CSV/JSONL/Parquet bank in file order (see module docstring for the mapping).
+    """Items of a bank in file order (see module docstring for the formats and the mapping).
 
-    ``header=False`` reads a CSV whose first line is data; its columns are "0", "1", ... by position."""
+    Whatever of ``question``/``options``/``key``/``key_format`` is not given is guessed
+    (``guess_mapping``), and the guess is logged in one line naming the config keys that override it.
+    ``header=False`` reads a CSV/TSV/XLSX whose first row is data; its columns are "0", "1", ..."""
     path = Path(path)
+    fmt = bank_format(path, format)
+    if not path.exists():
+        raise InputError("bank file not found", file=str(path))
+    _check_mapping({"key_format": key_format or "index", "option_columns": option_columns,
+                    **({"options": options} if options is not None else {})})  # fmt: skip
+    if not header and fmt not in HEADERLESS_FORMATS:
+        raise ConfigError(
+            "dataset.header", f"only {'/'.join(HEADERLESS_FORMATS)} can lack a header; {path.name} is {fmt}"
+        )
+    given_options = [options] if options else list(option_columns or ())
+    if question is None or key is None or key_format is None or not given_options:
+        columns, records = peek(path, fmt, header)
+        guessed, note = guess_mapping(
+            columns, records, header=header, question=question, options=given_options, key=key,
+            key_format=key_format, file=str(path),
+        )  # fmt: skip
+        if note:
+            log.warning("%s: %s", path.name, note)
+        question, key, key_format = guessed["question"], guessed["key"], guessed["key_format"]
+        if not given_options:
+            options, option_columns = guessed.get("options"), guessed.get("option_columns")
+    assert question is not None and key is not None  # guess_mapping fills both or raises
     mapping: dict[str, Any] = {"key": key, "key_format": key_format, "labels": labels}
     if options is not None:
         mapping["options"] = options
     if option_columns is not None:
         mapping["option_columns"] = list(option_columns)
     _check_mapping(mapping)
-    fmt = format or FORMATS.get(path.suffix.lower())
-    if fmt not in FORMATS.values():
-        raise ConfigError(
-            "dataset.format", f"cannot tell the format of {path.name}; set csv, jsonl or parquet"
-        )
-    if not path.exists():
-        raise InputError("bank file not found", file=str(path))
-    if not header and fmt != "csv":
-        raise ConfigError("dataset.header", f"only a CSV can lack a header; {path.name} is {fmt}")
-    bank = bank or path.stem
+    bank = bank or (path.name if path.is_dir() else path.stem)
     file = str(path)
     used = {question, key, id, options or "options", *(option_columns or ())}
     items: list[Item] = []
@@ -248,18 +535,22 @@ def load_generic(
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)
-        opts = _options(record, mapping, where, file)
+        opts, own_labels = _options(record, mapping, where, file)
         raw_key = _cell(record, key, where, file)
-        key_index = _key(raw_key, opts, mapping, where, file)
-        if mapping.get("key_format") == "label" and not mapping.get("labels"):
+        key_index = _key(raw_key, opts, mapping, where, file, own_labels)
+        if mapping.get("key_format") == "label" and not mapping.get("labels") and not own_labels:
             scripts.setdefault(key_alphabet(str(raw_key)), where)
             if len(scripts) > 1:
-                first = ", ".join(
-                    f"{'Cyrillic' if a == UKRAINIAN else 'Latin'} at {w}" for a, w in scripts.items()
+                first = ", ".join(f"{SCRIPT_NAMES[a]} at {w}" for a, w in scripts.items())
+                why = (
+                    "since look-alikes such as B and В name different options"
+                    if NUMERALS not in scripts
+                    else "since a file keyed in one scheme does not switch to another"
                 )
+                what = "Latin and Cyrillic letters" if NUMERALS not in scripts else "letters and numerals"
                 raise InputError(
-                    f"the key labels mix Latin and Cyrillic letters ({first}); give the alphabet in "
-                    "the dataset config's labels, since look-alikes such as B and В name different options",
+                    f"the key labels mix {what} ({first}); give the alphabet in the dataset config's "
+                    f"labels, {why}",
                     file=file,
                 )
         own = row_number if id is None else _cell(record, id, where, file)

@@ -20,7 +20,8 @@ from blindmcq.datasets.items import Item, read_items, validate_item
 from blindmcq.errors import ConfigError, InputError
 
 Loader = Callable[[Mapping[str, Any], Path], list[Item]]
-COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description", "dep"}  # dep: for DVC
+# dep: for DVC; language: for lexical search (statutes/language.py), not the loaders
+COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description", "dep", "language"}
 
 
 def _path(cfg: Mapping[str, Any], root: Path) -> Path:
@@ -70,7 +71,7 @@ def _generic(cfg: Mapping[str, Any], root: Path) -> list[Item]:
     from blindmcq.datasets.generic import load_generic
 
     keys = {"source", "bank", "format", "question", "options", "option_columns", "key", "key_format"}
-    return load_generic(_path(cfg, root), **_options(cfg, keys | {"labels", "id", "meta_columns"}))
+    return load_generic(_path(cfg, root), **_options(cfg, keys | {"labels", "id", "meta_columns", "header"}))
 
 
 def _items(cfg: Mapping[str, Any], root: Path) -> list[Item]:

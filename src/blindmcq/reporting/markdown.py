@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from string import ascii_uppercase
 from typing import Any
 
 import pandas as pd
 
 from blindmcq.atomic import replace_tree, write_text
 from blindmcq.errors import InputError
+from blindmcq.labels import combined_label
 
 FIGURE_CAPTIONS = {
     "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
@@ -104,7 +106,9 @@ def build_report(
         replace_tree(analysis_dir / sub, out_dir / sub)
 
     shares = facts.get("key_slot_shares") or {}
-    slot_shares = ", ".join(f"{chr(65 + s)} {float(v):.3f}" for s, v in enumerate(shares))
+    slot_shares = ", ".join(
+        f"{combined_label(ascii_uppercase, s)} {float(v):.3f}" for s, v in enumerate(shares)
+    )
     diff = float(facts["key_minus_distractor_chars"])
     key_mean, distractor_mean = float(facts["key_chars_mean"]), float(facts["distractor_chars_mean"])
     opening = analysis_dir / "findings.md"

@@ -78,7 +78,13 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         second_bank=second_predictions,
         failed_calls=str(cfg.get("failed_calls", "drop")),
     )
-    tables = build_tables(analysis, baselines=baselines, items=items)
+    facts_path = paths.BASELINES_DIR / "facts.json"
+    facts = json.loads(facts_path.read_text(encoding="utf-8")) if facts_path.exists() else {}
+    # why lexical search was not run on this bank (statutes/language.py): the baselines or the panel say
+    absent = (facts.get("lexical") or {}).get("absent") or next(
+        iter((manifest.get("absent") or {}).values()), None
+    )
+    tables = build_tables(analysis, baselines=baselines, items=items, lexical_absent=absent)
     write_tables(out_dir / "tables", tables)
     write_figures(
         out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
@@ -94,6 +100,7 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         labels=manifest.get("models") or {},
         variants=manifest.get("scoring_variants") or [],
         surface_gate=tables["surface_gate"].frame,
+        absent=absent,
     )
     write_text(out_dir / "findings.md", "\n".join(opening) + "\n")
     return metrics

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -18,33 +19,44 @@ from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
+from blindmcq.statutes.language import lexical_absent
 from blindmcq.statutes.lexical import lexical_baseline
 
 log = logging.getLogger(__name__)
 
 
-def build_baselines(seed: int = 0) -> pd.DataFrame:
+def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The Table 2 picks and summary; lexical search only on a bank in the statutes' language
+    (``statutes.language.lexical_absent``), else ``facts.json`` says why its row is absent."""
     items = read_items(paths.ITEMS)
     surface = surface_strategies(items, seed)
     out = paths.BASELINES_DIR
-    lexical, lex_summary = lexical_baseline(
-        paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed
-    )
-    lex_picks = lexical_picks(lexical)
-    picks = pd.concat([surface.picks, lex_picks], ignore_index=True, join="inner")
-    lex_row = summarise(lex_picks, n_usable=len(lex_picks), n_skipped=surface.n_skipped)
-    summary = pd.concat([surface.summary, lex_row], ignore_index=True)
+    absent = lexical_absent(params or {}, items)
+    facts: dict[str, Any] = {**surface.facts, "n_skipped": surface.n_skipped}
+    if absent is None:
+        lexical, lex_summary = lexical_baseline(
+            paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed
+        )
+        lex_picks = lexical_picks(lexical)
+        picks = pd.concat([surface.picks, lex_picks], ignore_index=True, join="inner")
+        lex_row = summarise(lex_picks, n_usable=len(lex_picks), n_skipped=surface.n_skipped)
+        summary = pd.concat([surface.summary, lex_row], ignore_index=True)
+        facts["lexical"] = lex_summary.to_json()
+    else:
+        log.warning("%s", absent)
+        (out / "lexical.parquet").unlink(missing_ok=True)  # a previous run's matches are not this bank's
+        picks, summary = surface.picks, surface.summary
+        facts["lexical"] = {"absent": absent}
     with atomic_path(out / "picks.parquet") as tmp:
         picks.to_parquet(tmp, index=False)
     write_text(out / "summary.csv", summary.to_csv(index=False))
-    facts = {**surface.facts, "n_skipped": surface.n_skipped, "lexical": lex_summary.to_json()}
     write_text(out / "facts.json", json.dumps(facts, ensure_ascii=False, indent=2, default=float) + "\n")
     return summary
 
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        summary = build_baselines(seed=int(params.get("seed", 0)))
+        summary = build_baselines(seed=int(params.get("seed", 0)), params=params)
         log.info("\n%s", summary[["strategy", "n", "accuracy", "ci_low", "ci_high"]].to_string(index=False))
 
     run_stage("baselines", body)

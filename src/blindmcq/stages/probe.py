@@ -23,7 +23,9 @@ from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_ca
 from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
+from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
+from blindmcq.statutes.language import lexical_absent
 from blindmcq.tasks.from_params import call_counts
 from blindmcq.tasks.panel import panel_manifest, panel_members, probe_panel
 
@@ -44,9 +46,11 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         models = load_models(panel_members(params))  # configuration enters here, once
-        predictions = probe_panel(params, models=models, label_schemes=load_label_schemes())
+        # lexical search only on a bank in the statutes' language (statutes/language.py)
+        absent = lexical_absent(params, read_items(paths.ITEMS))
+        predictions = probe_panel(params, models=models, label_schemes=load_label_schemes(), absent=absent)
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
-        manifest = json.dumps(panel_manifest(params, models), indent=2, ensure_ascii=False)
+        manifest = json.dumps(panel_manifest(params, models, absent=absent), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
         # after the predictions are written (to inspect), before anything reports success

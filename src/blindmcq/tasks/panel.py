@@ -32,13 +32,16 @@ def panel_members(params: dict[str, Any]) -> list[str]:
     return [n for i, n in enumerate(names) if n not in composed and n not in names[:i]]
 
 
-def panel_configs(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def panel_configs(
+    params: dict[str, Any], models: Mapping[str, Mapping[str, Any]], *, absent: str | None = None
+) -> list[dict[str, Any]]:
     """The model configs of ``panel.models`` (none without a panel), in the order listed.
 
     ``models`` holds the configs of :func:`panel_members`, read by the entry point. A name listed twice
     is a config error naming ``panel.models``; the probed model, when listed (e.g. ``-S model=longest``
     with the default panel), is probed once, as ``model``; the member named like ``gate_model`` is the
-    composed ``gate_model`` config."""
+    composed ``gate_model`` config. ``absent`` (``statutes.language.lexical_absent``): why lexical search
+    cannot measure this bank; its members (backend ``lexical``) are then left out."""
     names = list((params.get("panel") or {}).get("models") or [])
     probed = require(params, "model.name")
     gate_model = params.get("gate_model") or {}
@@ -52,11 +55,15 @@ def panel_configs(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]
             raise ConfigError("panel.models", f"lists {name!r} twice")
         seen.add(name)
         if gate_model.get("name") == name:
-            configs.append(dict(gate_model))
+            cfg = dict(gate_model)
         elif name in models:
-            configs.append(dict(models[name]))
+            cfg = dict(models[name])
         else:
             raise ConfigError("panel.models", f"no model config was read for {name!r}")
+        if absent and cfg.get("backend") == "lexical":
+            log.warning("panel member %s left out: %s", name, absent)
+            continue
+        configs.append(cfg)
     return configs
 
 
@@ -76,16 +83,20 @@ def describe_model(cfg: dict[str, Any]) -> str:
     return ""
 
 
-def panel_manifest(params: dict[str, Any], models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def panel_manifest(
+    params: dict[str, Any], models: Mapping[str, Mapping[str, Any]], *, absent: str | None = None
+) -> dict[str, Any]:
     """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
     report, which panel members are the probed model's weights under another scoring, and which read the
     option texts alone (``option_only``: their blind and full answers are the same by construction, so
-    a blind-full correlation across models leaves them out)."""
+    a blind-full correlation across models leaves them out), and (``absent``) the lexical members left
+    out and why."""
     model = section(params, "model")
     out: dict[str, Any] = {"model": model["name"], "models": {model["name"]: describe_model(model)}}
     variants = []
     option_only = [model["name"]] if abilities_of(model).needs_option_texts else []
-    for cfg in panel_configs(params, models):
+    configs = panel_configs(params, models, absent=absent)
+    for cfg in configs:
         out["models"][cfg["name"]] = describe_model(cfg)
         same_weights = _weights(cfg) == _weights(model)
         if same_weights and "scoring" in cfg and "scoring" in model:
@@ -94,6 +105,12 @@ def panel_manifest(params: dict[str, Any], models: Mapping[str, Mapping[str, Any
             option_only.append(cfg["name"])
     out["scoring_variants"] = variants
     out["option_only"] = option_only
+    kept = {cfg["name"] for cfg in configs}
+    left_out = [
+        n for n in (params.get("panel") or {}).get("models") or [] if n not in kept and n != model["name"]
+    ]
+    if absent and left_out:  # only then: a run with every member keeps its manifest as it was
+        out["absent"] = dict.fromkeys(left_out, absent)
     return out
 
 
@@ -106,13 +123,14 @@ def probe_panel(
     *,
     models: Mapping[str, Mapping[str, Any]],
     label_schemes: Mapping[str, Mapping[str, Any]],
+    absent: str | None = None,
 ) -> pd.DataFrame:
     """The probed model and every panel member on the seeded sample, as one predictions frame; ``models``
     and ``label_schemes`` are the configs the entry point read (:func:`panel_members`)."""
     probe = section(params, "probe")
     items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
     frames = [probe_items(params, items, label_schemes=label_schemes)]
-    for cfg in panel_configs(params, models):
+    for cfg in panel_configs(params, models, absent=absent):
         frames.append(probe_items(params, items, label_schemes=label_schemes, model_cfg=cfg))
     if len(frames) == 1:
         return frames[0]

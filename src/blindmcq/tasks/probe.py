@@ -386,7 +386,8 @@ def run_probe(
         condition=condition, protocol_cfg=protocol_cfg, label_schemes=label_schemes,
         fewshot_examples=fewshot_examples, abilities=abilities_for(model_cfg, backend),
     )  # fmt: skip
-    symbols = label_symbols_by_scheme(label_schemes)
+    # every scheme extended to the bank's largest N, so an answer "AF" to a 32-option item is read
+    symbols = label_symbols_by_scheme(label_schemes, max((item.n_options for item in items), default=0))
     backend = backend or make_backend(model_cfg)
     matcher = None
     if spec.uses_matcher:
