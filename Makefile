@@ -42,5 +42,7 @@ test: lint
 test-data: data
 	BLINDMCQ_REQUIRE_DATA=1 $(BIN)/python -m pytest -m needs_data
 
+# one line per benchmark (figure, limit or peer, ratio); full logs in results/bench/; BENCH_ARGS=--full for
+# the settings the README's Performance table quotes
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
