@@ -36,7 +36,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 
 test: lint
-	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest
+	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest --durations=15
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure
 test-data: data
