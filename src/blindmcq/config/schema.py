@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
+from blindmcq.labels import DEFAULT_LINE
 
 # ---------------------------------------------------------------- the checker
 
@@ -350,7 +351,7 @@ class Interventions:
 class Labels:
     name: str
     symbols: list[str]
-    line: str = "{label}) {text}"
+    line: str = DEFAULT_LINE
     noun: dict[str, str] = field(default_factory=dict)
     uniform: bool = False
 

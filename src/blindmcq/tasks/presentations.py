@@ -13,6 +13,7 @@ from typing import Any
 from blindmcq.backends.base import ModelRequest
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.labels import DEFAULT_LINE, label_list, label_strings, label_symbols_by_scheme  # noqa: F401 (re-exported)
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
@@ -98,37 +99,6 @@ def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tupl
 # ---------------------------------------------------------------- label schemes
 
 
-def label_symbols_by_scheme(schemes: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
-    """The symbols of every scheme a label can be answered in, ``{"latin": ["A", ...], ...}``: the
-    ``symbols`` argument of parsing, from the label scheme configs (``config.files.load_label_schemes``).
-    Uniform schemes (the dash) are left out: the md matcher reads those."""
-    return {
-        str(cfg.get("name", name)): [str(s) for s in cfg["symbols"]]
-        for name, cfg in schemes.items()
-        if not cfg.get("uniform")
-    }
-
-
-def label_strings(labels: Mapping[str, Any], n: int) -> tuple[str, ...]:
-    """The labels of the first n slots; a ``uniform`` scheme (the dash) repeats its one symbol."""
-    name = labels.get("name", "?")
-    symbols = [str(s) for s in labels.get("symbols") or ()]
-    if not symbols:
-        raise ConfigError(f"labels.{name}.symbols", "empty")
-    if labels.get("uniform"):
-        return (symbols[0],) * n
-    if len(symbols) < n:
-        raise ConfigError(f"labels.{name}.symbols", f"{len(symbols)} symbols, an item has {n} options")
-    return tuple(symbols[:n])
-
-
-def label_list(labels: Sequence[str], or_word: str) -> str:
-    """``"А, Б, В або Г"``: comma-separated, the last two joined by ``or_word``."""
-    if len(labels) == 1:
-        return labels[0]
-    return f"{', '.join(labels[:-1])} {or_word} {labels[-1]}"
-
-
 def _fields(template: Any, key: str) -> set[str]:
     if not isinstance(template, str):
         raise ConfigError(key, f"expected a template string, got {type(template).__name__}")
@@ -164,7 +134,7 @@ LINE_FIELDS = {"label", "text"}
 def _check_line(labels: Mapping[str, Any]) -> None:
     """The option-line template (``labels.line``) may use only {label} and {text}."""
     key = f"labels.{labels.get('name', '?')}.line"
-    used = _fields(labels.get("line", "{label}) {text}"), key)
+    used = _fields(labels.get("line", DEFAULT_LINE), key)
     if not used <= LINE_FIELDS or "text" not in used:
         raise ConfigError(key, f"must use {{text}}, may use only {sorted(LINE_FIELDS)}; got {sorted(used)}")
 
@@ -285,7 +255,7 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
     prompt = setup.prompt
     shown, instruction = setup.labels_and_instruction(n)
-    line = str(setup.labels.get("line", "{label}) {text}"))
+    line = str(setup.labels.get("line", DEFAULT_LINE))
     options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
     fields = {"options": options, "answer_instruction": instruction}
     if condition == "full":
