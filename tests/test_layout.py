@@ -46,7 +46,7 @@ ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "engine
                 "tasks/preview.py", "corpus/cli.py")  # fmt: skip
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
-    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf",
+    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_cfg",
 })  # fmt: skip
 
 
