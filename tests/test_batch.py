@@ -361,7 +361,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     s3: Any, nonsense_items: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from blindmcq.datasets.items import read_items
-    from blindmcq.engine.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
+    from blindmcq.tasks.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
     from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
@@ -429,7 +429,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 def test_cli_refuses_before_any_upload(
     s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
 ) -> None:
-    from blindmcq.engine.batch_cli import submit_cmd
+    from blindmcq.tasks.batch_cli import submit_cmd
 
     class NoBedrock:
         def __getattr__(self, name: str) -> Any:

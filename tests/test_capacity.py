@@ -12,7 +12,7 @@ import yaml
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
-from blindmcq.engine.capacity import (
+from blindmcq.tasks.capacity import (
     BATCH_PRICE_FACTOR,
     PLAN_GROUPS,
     build_plan,

@@ -42,7 +42,7 @@ def test_the_sweep_imports_no_stage() -> None:
 # Configuration enters at the edge (issue #19): a stage or command line reads conf/ once and hands the
 # core checked configs. These modules are the edge; elsewhere only a command's ``main`` (a module run as
 # ``python -m`` or named in ``blindmcq.cli.COMMANDS``) may read config files by name.
-ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "engine/batch_cli.py",
+ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "tasks/batch_cli.py",
                 "tasks/preview.py", "corpus/cli.py")  # fmt: skip
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",

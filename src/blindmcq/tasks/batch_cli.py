@@ -13,6 +13,8 @@ every batch setting and the model's batch family, then writes the JSONL to S3 an
 under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers from the cache.
 Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
 the flags, in that order of precedence (flags win). Credentials: boto3's chain only, never recorded.
+
+(Moved whole from ``engine/`` in issue #31: it runs the probe task, and the engine imports no task.)
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ concurrency x 60 / latency_s), regions and concurrency from the model config, rp
 the plan's wall time is the slowest model's; the sum is what one model at a time would take.
 Calls repeated across runs (a sweep's baseline setting) are counted in each run: the cache would
 answer them once, so the totals are an upper bound.
+
+(Moved whole from ``engine/`` in issue #31: it renders the probe task's prompts, and the engine imports
+no task.)
 """
 
 from __future__ import annotations
