@@ -25,8 +25,8 @@ from blindmcq.tasks.from_params import (
     probe_condition,
     probe_items,
     stage_items,
-    track,
 )
+from blindmcq.wiring import track
 
 log = logging.getLogger(__name__)
 

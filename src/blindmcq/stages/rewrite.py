@@ -31,10 +31,10 @@ from blindmcq.tasks.from_params import (
     probe_condition,
     probe_items,
     stage_items,
-    track,
 )
 from blindmcq.tasks.panel import panel_configs, panel_members
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
+from blindmcq.wiring import track
 
 log = logging.getLogger(__name__)
 

@@ -1,15 +1,15 @@
 """The tasks' calls from the composed config (``params.yaml``): what the stages and the sweep share.
 
 Stages are wiring only and import no other stage; what two of them (or a stage and the sweep) need
-lives here: the probe of a sample with the composed config, the headline presentation, a run's name,
-and the interventions' item sample. Nothing here reads ``conf/``: the entry point hands in what the
-composed ``params`` do not hold (the label schemes).
+lives here: the probe of a sample with the composed config and the interventions' item sample (the
+headline presentation, a run's name and tracking are in ``blindmcq.wiring``: a task imports no analysis
+or reporting). Nothing here reads ``conf/``: the entry point hands in what the composed ``params`` do not
+hold (the label schemes).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,6 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.analysis.frame import Baseline
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.params import require, section
 from blindmcq.tasks.probe import run_probe, sample_items
@@ -82,35 +81,6 @@ def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
     return counts
 
 
-def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
-    protocol = params["protocol"]
-    md = protocol.get("extraction") == "match"
-    labels = protocol.get("labels") or params["labels"]["name"]
-    return Baseline(
-        phrasing=params["prompt"]["name"],
-        labels=labels,
-        protocol="md" if md else "sl",
-        reasoning=params["reasoning"]["name"],
-        orders=orders,
-    )
-
-
-def run_name(params: dict[str, Any]) -> str:
-    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
-    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
-    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
-    model = params.get("model") or {}
-    if model.get("scoring", "letter") != "letter":
-        parts[0] += f"[{model['scoring']}]"
-    gate_model = (params.get("gate_model") or {}).get("name")
-    if gate_model and gate_model != model.get("name"):
-        parts.append(f"gate={gate_model}")
-    probe = params.get("probe") or {}
-    if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
-    return "/".join(parts)
-
-
 def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:
     """The seeded sample of the configured items file: ``probe.sample``, capped by the intervention's own
     ``sample`` (an int is a cost cap, so ``probe.sample=20`` gives 20 items, not the intervention's 30;
@@ -139,15 +109,3 @@ def probe_condition(
         "full_orders": list(full_orders),
         "forced": False,
     }
-
-
-def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run
-
-        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
-        log_run(
-            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"), tags={"stage": name},
-        )  # fmt: skip
