@@ -24,7 +24,7 @@ from blindmcq.answers.predictions import call_log_path, write_predictions, write
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import call_counts
+from blindmcq.tasks.from_params import call_counts, probe_sample
 from blindmcq.tasks.panel import panel_manifest, panel_members, probe_panel
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,8 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         models = load_models(panel_members(params))  # configuration enters here, once
-        predictions = probe_panel(params, models=models, label_schemes=load_label_schemes())
+        items = probe_sample(params)  # the seeded sample of results/corpus/items.jsonl
+        predictions = probe_panel(params, items, models=models, label_schemes=load_label_schemes())
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
         manifest = json.dumps(panel_manifest(params, models), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")

@@ -61,9 +61,14 @@ def probe_from_params(
 ) -> pd.DataFrame:
     """The probe stage's call: the seeded sample of the corpus (``items_path``), probed with the
     composed config."""
-    probe = section(params, "probe")
-    items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
+    items = probe_sample(params, items_path)
     return probe_items(params, items, label_schemes=label_schemes, condition=condition, model_key=model_key)
+
+
+def probe_sample(params: dict[str, Any], items_path: Path = paths.ITEMS) -> list[Item]:
+    """The items the probe asks: the seeded ``probe.sample`` of the corpus (``items_path``)."""
+    probe = section(params, "probe")
+    return sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
 
 
 def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
