@@ -41,6 +41,17 @@ def test_habit_of_sonnet_published_rates():
         stats.habit([0.5, 0.5], [1.0])
 
 
+def test_habit_per_row_is_the_same_definition_and_an_absent_slot_counts_zero():
+    """One habit (issue #31): the per-model-and-N habit of ``metrics.habit_parts`` is ``stats.habit``."""
+    import pandas as pd
+
+    pick = pd.DataFrame([[0.08, 0.20, 0.30, 0.42], [0.5, 0.25, 0.25, np.nan]])
+    key = pd.DataFrame([[0.289, 0.248, 0.248, 0.215], [0.2, 0.4, 0.4, np.nan]])
+    rows = stats.habit(pick, key)
+    assert rows.iloc[0] == pytest.approx(stats.habit(pick.iloc[0], key.iloc[0]))
+    assert rows.iloc[1] == pytest.approx(0.5 * 0.2 + 0.25 * 0.4 + 0.25 * 0.4)
+
+
 def test_chance_histogram_paper_figure1():
     hist = stats.chance_histogram(np.full(11990, 4))
     assert f"{hist[8]:.2f}" == "0.18"

@@ -200,7 +200,7 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
             .size(),
             "weight": weights,
             "blind_acc": _by_n(items["y"], items["n_options"]),
-            "habit": (pick_n * key_n).sum(axis=1),
+            "habit": stats.habit(pick_n, key_n),
             "key_sq": (key_n**2).sum(axis=1),
         }
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -147,8 +147,16 @@ def false_rejection_rate(n_orders: int, chance: float, k: int) -> float:
     return float(sps.binom.sf(k - 1, n_orders, chance))
 
 
-def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float:
-    """Score the answer-position distribution alone earns: sum over slots of pick rate x key rate."""
+@overload
+def habit(pick_rates: pd.DataFrame, key_rates: pd.DataFrame) -> pd.Series: ...
+@overload
+def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float: ...
+def habit(pick_rates: Any, key_rates: Any) -> float | pd.Series:
+    """Score the answer-position distribution alone earns: sum over slots of pick rate x key rate (SPEC,
+    "Habit"; the one definition, ``metrics.habit_parts`` calls it). Frames with one column a slot give
+    one habit a row (per model and N), a slot an N lacks (NaN) counting 0."""
+    if isinstance(pick_rates, pd.DataFrame):
+        return (pick_rates * key_rates).sum(axis=1)
     p = np.asarray(pick_rates, dtype=float)
     q = np.asarray(key_rates, dtype=float)
     if p.shape != q.shape:
