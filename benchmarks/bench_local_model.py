@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -24,7 +25,17 @@ from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.local import LocalBackend
 
 ROOT = Path(__file__).resolve().parents[1]
-BANK = Path("/work/shared/data/ua-customs-exam/questions.json")
+CUSTOMS = Path("ua-customs-exam") / "questions.json"
+
+
+def default_bank() -> Path:
+    """The customs bank of the full inputs, where the tests look for it: ``$BLINDMCQ_SHARED_DATA``
+    alone if set, else ``data/`` (``make data``), then ``../shared/data`` beside the checkout."""
+    env = os.environ.get("BLINDMCQ_SHARED_DATA")
+    folders = [Path(env)] if env else [ROOT / "data", ROOT.parent / "shared" / "data"]
+    return next((f / CUSTOMS for f in folders if (f / CUSTOMS).is_file()), folders[0] / CUSTOMS)
+
+
 LABELS = ("А", "Б", "В", "Г")
 SYSTEM = "Ви складаєте іспит для вступу на державну службу в митних органах України."
 
@@ -66,7 +77,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bank", type=Path, default=BANK)
+    parser.add_argument("--bank", type=Path, default=default_bank())
     parser.add_argument("--first-load", action="store_true", help="also time a conversion into a fresh cache")
     parser.add_argument("--generate-tokens", type=int, default=16)
     args = parser.parse_args()

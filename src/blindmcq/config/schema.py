@@ -687,8 +687,3 @@ def validate_group(group: str, data: Any, *, file: str | None = None, key: str |
         return build(kind, data, key or group)
     except _Reject as exc:
         _raise(exc, file)
-
-
-def as_dict(obj: Any) -> dict[str, Any]:
-    """A typed config back as a plain dict (for code that still reads mappings)."""
-    return dataclasses.asdict(obj)
