@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 
 
 def test_wilson_matches_paper_table3():

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 from blindmcq.analysis.frame import (
     CONDITIONS,
     PRESENTATION,

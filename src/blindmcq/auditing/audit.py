@@ -39,7 +39,6 @@ from scipy.stats import chisquare, combine_pvalues
 from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
-from blindmcq.analysis.stats import binomial_tail, holm
 from blindmcq.analysis.tables import build_tables, fmt, fmt_ci, fmt_p, headline_metrics, rounded, write_tables
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
@@ -49,6 +48,7 @@ from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.datasets.generic import FORMATS, KEY_FORMATS, load_generic
 from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.stats import binomial_tail, holm
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     """Cloze accuracy per normalisation and condition: each option's text scored after the question
     (full) or after the answer cue alone (blind), in published order (the score is position-free).
     An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
-    from blindmcq.analysis.stats import wilson
+    from blindmcq.stats import wilson
 
     rows = []
     for condition in ("blind", "full"):

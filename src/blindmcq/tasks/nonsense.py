@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
@@ -41,6 +40,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
 from blindmcq.tasks.probe import run_probe
 
