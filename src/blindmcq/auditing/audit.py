@@ -193,7 +193,7 @@ class AuditResult:
 def _probe(
     items: list[Item], model_cfg: dict[str, Any], prompt_name: str, cache: Path, backend: Any, configs: Groups
 ) -> pd.DataFrame:
-    from blindmcq.tasks.probe import run_probe
+    from blindmcq.tasks.probe import PresentationSetup, run_probe
 
     condition = {
         "name": "audit",
@@ -205,11 +205,13 @@ def _probe(
     return run_probe(
         items,
         model_cfg=model_cfg,
-        prompt=configs.get("prompt", prompt_name),
-        labels=configs.get("labels", "latin"),
-        reasoning=configs.get("reasoning", "direct"),
-        condition=condition,
-        protocol_cfg=configs.get("protocol", "sl"),
+        setup=PresentationSetup(
+            prompt=configs.get("prompt", prompt_name),
+            labels=configs.get("labels", "latin"),
+            reasoning=configs.get("reasoning", "direct"),
+            condition=condition,
+            protocol=configs.get("protocol", "sl"),
+        ),
         label_schemes=configs.options["labels"],
         cache_path=cache,
         backend=backend,

@@ -19,7 +19,7 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.params import require, section
-from blindmcq.tasks.probe import run_probe, sample_items
+from blindmcq.tasks.probe import PresentationSetup, run_probe, sample_items
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("results") / "interventions"
@@ -40,11 +40,7 @@ def probe_items(
     return run_probe(
         items,
         model_cfg=model_cfg if model_cfg is not None else section(params, model_key),
-        prompt=section(params, "prompt"),
-        labels=section(params, "labels"),
-        reasoning=section(params, "reasoning"),
-        condition=condition if condition is not None else section(params, "condition"),
-        protocol_cfg=section(params, "protocol"),
+        setup=PresentationSetup.from_params(params, condition=condition),
         label_schemes=label_schemes,
         cache_path=require(params, "probe.cache"),
         concurrency=section(params, "probe").get("concurrency"),

@@ -42,7 +42,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
 from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
-from blindmcq.tasks.probe import run_probe
+from blindmcq.tasks.probe import PresentationSetup, run_probe
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +166,10 @@ def run_nonsense(
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = pd.concat([
             run_probe(
-                items, model_cfg=cfg, prompt=prompt, labels=configs.get("labels", labels),
-                reasoning=reasoning, condition={**condition, "full_orders": asked},
-                protocol_cfg=protocol_cfg, label_schemes=configs.options["labels"], cache_path=cache_path,
+                items, model_cfg=cfg, setup=PresentationSetup(
+                    prompt=prompt, labels=configs.get("labels", labels), reasoning=reasoning,
+                    condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
+                ), label_schemes=configs.options["labels"], cache_path=cache_path,
                 backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
             )
             for items, asked in versions

@@ -30,7 +30,7 @@ from blindmcq.config.schema import validate
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.params import require, section
-from blindmcq.tasks.probe import build_jobs, sample_items
+from blindmcq.tasks.probe import PresentationSetup, build_jobs, sample_items
 
 COMPOSED = "composed config (conf/config.yaml + overrides)"
 
@@ -96,11 +96,7 @@ def preview_lines(
     _, jobs = build_jobs(
         items,
         model_cfg=model_cfg,
-        prompt=section(params, "prompt"),
-        labels=section(params, "labels"),
-        reasoning=section(params, "reasoning"),
-        condition=section(params, "condition"),
-        protocol_cfg=section(params, "protocol"),
+        setup=PresentationSetup.from_params(params),
         label_schemes=label_schemes,
     )
     backend = backend or make_backend(model_cfg)
