@@ -61,8 +61,8 @@ class PresentationSetup:
         cls, params: Mapping[str, Any], *, condition: Mapping[str, Any] | None = None
     ) -> PresentationSetup:
         """The five groups of the composed config (``params.yaml``); ``condition`` overrides its own."""
-        groups = {g: section(dict(params), g) for g in GROUPS}
-        return cls(**{**groups, **({} if condition is None else {"condition": condition})})
+        given = {} if condition is None else {"condition": condition}
+        return cls(**{g: given[g] if g in given else section(dict(params), g) for g in GROUPS})
 
 
 class PresentationLike(Protocol):
