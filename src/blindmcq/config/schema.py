@@ -687,3 +687,14 @@ def validate_group(group: str, data: Any, *, file: str | None = None, key: str |
         return build(kind, data, key or group)
     except _Reject as exc:
         _raise(exc, file)
+
+
+def default(schema: type, name: str) -> Any:
+    """The default ``schema`` declares for field ``name``: code that reads a plain config mapping takes
+    its fallback from here, so a default lives in the schema only."""
+    spec = {f.name: f for f in dataclasses.fields(schema)}[name]
+    if spec.default is not dataclasses.MISSING:
+        return spec.default
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    raise KeyError(f"{schema.__name__}.{name} has no default")
