@@ -127,19 +127,6 @@ def test_pearson_with_fisher_interval():
     assert three.r == pytest.approx(0.5) and math.isnan(three.lo)
 
 
-def test_t_interval_by_hand():
-    iv = stats.t_interval([0, 1, 1, 1])
-    half = sps.t.ppf(0.975, 3) * 0.5 / 2
-    assert (iv.value, iv.lo, iv.hi, iv.n) == pytest.approx((0.75, 0.75 - half, 0.75 + half, 4))
-    lo, hi = stats.t_bounds(np.array([0.75]), np.array([0.5]), np.array([4]), bounds=None)
-    assert (lo[0], hi[0]) == pytest.approx((iv.lo, iv.hi))
-    # on the scale of a proportion the interval never leaves [0, 1]
-    lo, hi = stats.t_bounds(np.array([0.75, 0.05]), np.array([0.5, 0.2]), np.array([4, 5]))
-    assert iv.lo < 0 and iv.hi > 1 and (lo[0], hi[0]) == (0.0, 1.0) and lo[1] == 0.0
-    clipped = stats.t_interval([0, 1, 1, 1], bounds=(0, 1))
-    assert (clipped.lo, clipped.hi) == (0.0, 1.0)
-
-
 def test_wilson_and_mcnemar_agree_with_statsmodels():
     from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
     from statsmodels.stats.proportion import proportion_confint
@@ -156,13 +143,3 @@ def test_wilson_and_mcnemar_agree_with_statsmodels():
         table = [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
         want = sm_mcnemar(table, exact=True)
         assert res.p == pytest.approx(min(1.0, want.pvalue), abs=1e-12)
-
-
-def test_bootstrap_is_seeded_and_near_t_interval():
-    x = np.random.default_rng(3).random(500)
-    a = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
-    b = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
-    t = stats.t_interval(x)
-    assert a == b
-    assert a.lo < a.value < a.hi
-    assert a.lo == pytest.approx(t.lo, abs=0.005) and a.hi == pytest.approx(t.hi, abs=0.005)
