@@ -32,8 +32,8 @@ MOVES: dict[str, str] = {
     # the engine: requests in, responses out, and the ways to pay for them
     "cache": "engine.cache",
     "batch": "engine.batch",
-    "batch_cli": "engine.batch_cli",
-    "capacity": "engine.capacity",
+    "batch_cli": "tasks.batch_cli",  # engine/ first (issue #19), tasks/ since issue #31: they run the probe
+    "capacity": "tasks.capacity",
     # the tasks: items -> requests -> answers (the probe, its presenter and parser; the interventions)
     "runner": "tasks.probe",  # split by hand: Job, run_calls, make_record, call_counts live there
     "probe": "tasks.probe",
@@ -59,6 +59,10 @@ MOVES: dict[str, str] = {
     "html_report": "reporting.html",
     "tracking": "reporting.tracking",
     "release": "reporting.release",
+    # issue #31: the engine imports no task; the statistics are a leaf every layer may use
+    "engine.batch_cli": "tasks.batch_cli",
+    "engine.capacity": "tasks.capacity",
+    "analysis.stats": "stats",
 }
 
 # package data that moves with the module reading it: old folder -> new folder (under src/blindmcq)

@@ -4,10 +4,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.analysis.stats import wilson
 from blindmcq.auditing.surface import best_constant, surface_strategies, tie_credit, tied_extremes
 from blindmcq.datasets.customs import load_customs
 from blindmcq.datasets.items import Item
+from blindmcq.stats import wilson
 
 
 def item(number: int, options: tuple[str, ...], key: int | None, status: str = "ok") -> Item:

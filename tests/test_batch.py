@@ -32,7 +32,7 @@ from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme
-from blindmcq.tasks.probe import make_jobs, run_calls
+from blindmcq.tasks.probe import PresentationSetup, make_jobs, run_calls
 
 SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label schemes
 
@@ -361,7 +361,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     s3: Any, nonsense_items: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from blindmcq.datasets.items import read_items
-    from blindmcq.engine.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
+    from blindmcq.tasks.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
     from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
@@ -401,9 +401,8 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 
     backend = BedrockBackend(params["model"], client_factory=lambda region: Client())
     frame = run_probe(
-        read_items(nonsense_items), model_cfg=params["model"], prompt=params["prompt"],
-        labels=params["labels"], reasoning=params["reasoning"], condition=params["condition"],
-        protocol_cfg=params["protocol"], label_schemes=load_label_schemes(), cache_path=cache_path,
+        read_items(nonsense_items), model_cfg=params["model"], setup=PresentationSetup.from_params(params),
+        label_schemes=load_label_schemes(), cache_path=cache_path,
         backend=backend, progress=False,
     )  # fmt: skip
     assert len(calls) == 2
@@ -429,7 +428,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 def test_cli_refuses_before_any_upload(
     s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
 ) -> None:
-    from blindmcq.engine.batch_cli import submit_cmd
+    from blindmcq.tasks.batch_cli import submit_cmd
 
     class NoBedrock:
         def __getattr__(self, name: str) -> Any:

@@ -12,7 +12,8 @@ import yaml
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
-from blindmcq.engine.capacity import (
+from blindmcq.errors import ConfigError
+from blindmcq.tasks.capacity import (
     BATCH_PRICE_FACTOR,
     PLAN_GROUPS,
     build_plan,
@@ -21,7 +22,6 @@ from blindmcq.engine.capacity import (
     measure_throughput,
     paper_config,
 )
-from blindmcq.errors import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 CONFIGS = load_groups(PLAN_GROUPS)  # what `blindmcq plan` reads

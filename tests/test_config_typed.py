@@ -138,3 +138,13 @@ def test_groups_read_once_hand_out_copies_and_name_what_is_missing() -> None:
     with pytest.raises(ConfigError, match="no prompt options were loaded"):
         groups.get("prompt", "original")
     assert sorted(load_label_schemes()) == ["cyrillic", "dash", "latin", "numerals"]
+
+
+def test_a_default_is_read_from_the_schema() -> None:
+    """Code that reads a plain mapping takes its fallback from the schema (one place per default)."""
+    from blindmcq.config.schema import BedrockModel, Labels, OpenAIModel, default
+
+    assert default(BedrockModel, "read_timeout_s") == default(OpenAIModel, "read_timeout_s") == 300
+    assert default(Labels, "line") == "{label}) {text}" and default(Labels, "noun") == {}
+    with pytest.raises(KeyError, match=r"Labels\.name has no default"):
+        default(Labels, "name")

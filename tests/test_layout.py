@@ -4,6 +4,7 @@ imports no stage."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blindmcq"
@@ -42,11 +43,11 @@ def test_the_sweep_imports_no_stage() -> None:
 # Configuration enters at the edge (issue #19): a stage or command line reads conf/ once and hands the
 # core checked configs. These modules are the edge; elsewhere only a command's ``main`` (a module run as
 # ``python -m`` or named in ``blindmcq.cli.COMMANDS``) may read config files by name.
-ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "engine/batch_cli.py",
+ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "tasks/batch_cli.py",
                 "tasks/preview.py", "corpus/cli.py")  # fmt: skip
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
-    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf",
+    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_cfg",
 })  # fmt: skip
 
 
@@ -134,3 +135,137 @@ def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert conf_reads(module) == ["2: load_group", "5: 'conf'", "5: CONF_DIR", "5: load_group"]
+
+
+# ---------------------------------------------------------------- layer contracts (issue #31)
+
+# Which layer may not import which (every import counts: lazy ones inside functions too, and a module
+# named by string for importlib). A layer is the first folder under blindmcq/.
+FORBIDDEN = {
+    "datasets": {"tasks"},
+    "corpus": {"tasks"},
+    "tasks": {"stages", "analysis", "reporting"},
+    "engine": {"tasks"},
+}
+# Leaves every layer may use: they import nothing of the project but ``errors`` (pure statistics, the
+# label schemes), so using one never loads another layer.
+LEAVES = {"blindmcq.stats", "blindmcq.labels"}
+MODULE_NAME = re.compile(r"^blindmcq(\.[A-Za-z_]\w*)+$")
+
+
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
+    out = {}
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package.parent).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out[".".join(parts)] = path
+    return out
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module of ``package`` -> the modules of it that it imports. ``from pkg import name`` is an
+    edge to ``pkg.name`` where that is a module, else to ``pkg``."""
+    modules = _modules(package)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.update(
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                    for a in node.names
+                )
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and MODULE_NAME.match(node.value)
+            ):
+                found.add(node.value)  # importlib.import_module("blindmcq....")
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def _layer(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        for d in deps
+        if _layer(d) in FORBIDDEN.get(_layer(m), set())
+    )
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_layers_import_only_downwards() -> None:
+    graph = import_graph()
+    assert len(graph) > 50, "the package was not found"
+    assert not layer_breaks(graph)
+
+
+def test_no_import_circles() -> None:
+    assert not import_circles(import_graph())
+
+
+def test_the_leaves_stay_leaves() -> None:
+    graph = import_graph()
+    assert all(graph[m] <= {"blindmcq.errors"} for m in LEAVES), {m: graph[m] for m in LEAVES}
+
+
+def test_the_layer_checks_see_a_break_and_a_circle(tmp_path: Path) -> None:
+    """The checks above can fail: a lazy import that breaks a layer, a circle through a lazy import."""
+    package = tmp_path / "blindmcq"
+    for folder in ("engine", "tasks", "backends"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "engine" / "run.py").write_text("def f():\n    from blindmcq.tasks import probe\n")
+    (package / "tasks" / "probe.py").write_text("import blindmcq.engine.run\n")
+    (package / "backends" / "a.py").write_text("from blindmcq.backends.b import x\n")
+    (package / "backends" / "b.py").write_text(
+        "def x():\n    import importlib\n    importlib.import_module('blindmcq.backends.a')\n"
+    )
+    graph = import_graph(package)
+    assert layer_breaks(graph) == ["blindmcq.engine.run -> blindmcq.tasks.probe"]
+    assert sorted(import_circles(graph)) == [
+        ["blindmcq.backends.a", "blindmcq.backends.b"],
+        ["blindmcq.engine.run", "blindmcq.tasks.probe"],
+    ]

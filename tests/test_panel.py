@@ -68,3 +68,23 @@ def test_the_cloze_configs_inherit_gemma_as_hydra_composes_them() -> None:
     base = load_model_file("gemma3-270m")
     token = load_model_file("gemma3-270m-cloze-token")
     assert token == {**base, "name": "gemma3-270m-cloze-token", "scoring": "cloze", "cloze_norm": "token"}
+
+
+def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
+    """The entry point hands the sample in (issue #31): the panel reads no items file itself."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from blindmcq.config.files import load_label_schemes
+    from blindmcq.datasets.items import Item
+    from blindmcq.tasks.panel import probe_panel
+
+    overrides = ["model=constant-a", "model@gate_model=constant-b", "panel.models=[constant-a,constant-c]",
+                 f"probe.cache={tmp_path / 'cache.sqlite'}", "condition=blind"]  # fmt: skip
+    with initialize_config_dir(config_dir=str(repo_root / "conf"), version_base=None):
+        p = OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True)
+    items = [Item(id=f"t-b-{n}", source="t", bank="b", number=str(n), question=f"Q{n}?",
+                  options=["один", "два", "три", "чотири"], key=n % 4) for n in (1, 2)]  # fmt: skip
+    frame = probe_panel(p, items, models=load_models(panel_members(p)), label_schemes=load_label_schemes())
+    assert set(frame["item_id"]) == {"t-b-1", "t-b-2"}
+    assert set(frame["model"]) == {"constant-a", "constant-c"}

@@ -197,3 +197,18 @@ def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path)
     # a file written before the version existed reads as version 1
     pq.write_table(table.replace_schema_metadata({}), tmp_path / "old.parquet")
     assert len(read_predictions(tmp_path / "old.parquet")) == 2
+
+
+def test_the_one_reader_returns_the_columns_asked_for(tmp_path: Path) -> None:
+    """A column list (issue #31): the analysis asks the same reader for its columns; the file must still
+    carry every column, and an unknown name is a programming error."""
+    path = write_predictions([record(0), record(1)], tmp_path / "a.parquet")
+    for source in (path, write_predictions([record(0), record(1)], tmp_path / "a.jsonl")):
+        some = read_predictions(source, columns=["model", "item_id", "correct"])
+        assert list(some.columns) == ["model", "item_id", "correct"]
+        assert some.equals(read_predictions(source)[["model", "item_id", "correct"]])
+    with pytest.raises(ValueError, match="raw_text_typo"):
+        read_predictions(path, columns=["raw_text_typo"])
+    pq.write_table(pq.read_table(path).drop(["request_hash"]), tmp_path / "old.parquet")
+    with pytest.raises(InputError, match="missing column 'request_hash'"):
+        read_predictions(tmp_path / "old.parquet", columns=["model"])

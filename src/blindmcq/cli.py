@@ -21,12 +21,12 @@ from collections.abc import Sequence
 
 COMMANDS = {
     "extract": ("blindmcq.corpus.cli", "extract the Commission's PDF question bank"),
-    "plan": ("blindmcq.engine.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
+    "plan": ("blindmcq.tasks.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
     "release": ("blindmcq.reporting.release", "push versioned outputs to the DVC remote and tag the commit"),
     "html": ("blindmcq.reporting.html", "write the static HTML report with the item explorer"),
     "nonsense": ("blindmcq.tasks.nonsense", "NonsenseQA diagnostic: SL vs MD"),
     # batch: Bedrock batch inference from the command line (helper `reach`)
-    "batch": ("blindmcq.engine.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
+    "batch": ("blindmcq.tasks.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
     "audit": (
         "blindmcq.auditing.audit",
         "audit any bank: surface leaks, blind probe and gate, in one command",

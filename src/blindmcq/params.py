@@ -59,15 +59,3 @@ def section(params: dict[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(name, f"expected a mapping, got {type(value).__name__}")
     return value
-
-
-def intervention_cfg(params: dict[str, Any], name: str) -> dict[str, Any]:
-    """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
-    from blindmcq.config.files import load_group
-
-    cfg = (params.get("intervention") or {}).get(name)
-    if cfg is None:
-        cfg = load_group("intervention", name)
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"intervention.{name}", "expected a mapping")
-    return dict(cfg)

@@ -16,7 +16,3 @@ GATE_DIR = RESULTS / "gate"
 ANALYSIS_DIR = RESULTS / "analysis"
 REPORT_DIR = Path("reports")
 METRICS = REPORT_DIR / "metrics.json"
-
-
-def project_root() -> Path:
-    return Path.cwd()

@@ -6,14 +6,14 @@ of its uid; a 5-option item gains a distractor of the next item of the same act 
 inserted at a slot chosen by the same hash. Keys move with their options.
 
 ``python tests/analysis/mixed_bank.py`` rewrites the committed sample
-``tests/fixtures/stats/customs_mixed_sample.jsonl`` from ``$BLINDMCQ_SHARED_DATA``.
+``tests/fixtures/stats/customs_mixed_sample.jsonl`` from the full inputs (``data/``, or
+``$BLINDMCQ_SHARED_DATA``; as the tests find them).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,12 @@ def read_records(path: Path = FIXTURE) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    shared = Path(os.environ.get("BLINDMCQ_SHARED_DATA", "/work/shared/data"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: conftest finds the inputs
+    from conftest import full_data_dir
+
+    shared = full_data_dir()
+    if shared is None:
+        sys.exit("mixed_bank: the full inputs are not found (run `make data` or set BLINDMCQ_SHARED_DATA)")
     data = json.loads((shared / "ua-customs-exam" / "questions.json").read_text(encoding="utf-8"))
     records = mixed_records(data)[:SAMPLE_SIZE]
     FIXTURE.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")

@@ -8,7 +8,7 @@ import sys
 
 def test_importing_stats_does_not_import_matplotlib() -> None:
     code = (
-        "import sys, blindmcq.analysis.stats, blindmcq.analysis.gate, blindmcq.analysis.tables\n"
+        "import sys, blindmcq.stats, blindmcq.analysis.gate, blindmcq.analysis.tables\n"
         "print('matplotlib' in sys.modules)\n"
         "from blindmcq.analysis import write_figures\n"
         "print('matplotlib' in sys.modules, callable(write_figures))\n"

@@ -4,7 +4,8 @@ import pytest
 from scipy import stats as sps
 from simulate import MODELS, SimModel, frame, make_row, simulate
 
-from blindmcq.analysis import Baseline, analyze, gate, item_sets, prepare, split_halves, stats
+from blindmcq import stats
+from blindmcq.analysis import Baseline, analyze, gate, item_sets, prepare, split_halves
 from blindmcq.analysis import metrics as m
 from blindmcq.errors import InputError
 

@@ -222,7 +222,7 @@ def _item_level_coverage(share: float, same: float) -> float:
     """The Rao-Scott interval (rewrite table, NonsenseQA) on 1,000 banks of 60 items x 4 rotations whose
     items differ in difficulty, a share ``same`` of them answered identically in every rotation (lexical
     search: all of them). Call-level Wilson would cover far less once calls repeat (checked below)."""
-    from blindmcq.analysis.stats import clustered_proportion, wilson
+    from blindmcq.stats import clustered_proportion, wilson
 
     rng = np.random.default_rng(int(share * 100) + int(same * 10))
     n_items, calls = 60, 4

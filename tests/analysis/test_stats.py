@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 
 
 def test_wilson_matches_paper_table3():
@@ -39,6 +39,17 @@ def test_habit_of_sonnet_published_rates():
     assert 0.237 <= h <= 0.238
     with pytest.raises(ValueError):
         stats.habit([0.5, 0.5], [1.0])
+
+
+def test_habit_per_row_is_the_same_definition_and_an_absent_slot_counts_zero():
+    """One habit (issue #31): the per-model-and-N habit of ``metrics.habit_parts`` is ``stats.habit``."""
+    import pandas as pd
+
+    pick = pd.DataFrame([[0.08, 0.20, 0.30, 0.42], [0.5, 0.25, 0.25, np.nan]])
+    key = pd.DataFrame([[0.289, 0.248, 0.248, 0.215], [0.2, 0.4, 0.4, np.nan]])
+    rows = stats.habit(pick, key)
+    assert rows.iloc[0] == pytest.approx(stats.habit(pick.iloc[0], key.iloc[0]))
+    assert rows.iloc[1] == pytest.approx(0.5 * 0.2 + 0.25 * 0.4 + 0.25 * 0.4)
 
 
 def test_chance_histogram_paper_figure1():
@@ -116,19 +127,6 @@ def test_pearson_with_fisher_interval():
     assert three.r == pytest.approx(0.5) and math.isnan(three.lo)
 
 
-def test_t_interval_by_hand():
-    iv = stats.t_interval([0, 1, 1, 1])
-    half = sps.t.ppf(0.975, 3) * 0.5 / 2
-    assert (iv.value, iv.lo, iv.hi, iv.n) == pytest.approx((0.75, 0.75 - half, 0.75 + half, 4))
-    lo, hi = stats.t_bounds(np.array([0.75]), np.array([0.5]), np.array([4]), bounds=None)
-    assert (lo[0], hi[0]) == pytest.approx((iv.lo, iv.hi))
-    # on the scale of a proportion the interval never leaves [0, 1]
-    lo, hi = stats.t_bounds(np.array([0.75, 0.05]), np.array([0.5, 0.2]), np.array([4, 5]))
-    assert iv.lo < 0 and iv.hi > 1 and (lo[0], hi[0]) == (0.0, 1.0) and lo[1] == 0.0
-    clipped = stats.t_interval([0, 1, 1, 1], bounds=(0, 1))
-    assert (clipped.lo, clipped.hi) == (0.0, 1.0)
-
-
 def test_wilson_and_mcnemar_agree_with_statsmodels():
     from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
     from statsmodels.stats.proportion import proportion_confint
@@ -145,13 +143,3 @@ def test_wilson_and_mcnemar_agree_with_statsmodels():
         table = [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
         want = sm_mcnemar(table, exact=True)
         assert res.p == pytest.approx(min(1.0, want.pvalue), abs=1e-12)
-
-
-def test_bootstrap_is_seeded_and_near_t_interval():
-    x = np.random.default_rng(3).random(500)
-    a = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
-    b = stats.bootstrap_interval(x, seed=7, n_resamples=2000)
-    t = stats.t_interval(x)
-    assert a == b
-    assert a.lo < a.value < a.hi
-    assert a.lo == pytest.approx(t.lo, abs=0.005) and a.hi == pytest.approx(t.hi, abs=0.005)

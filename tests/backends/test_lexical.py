@@ -15,7 +15,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.lexical import lexical_search, summarise
 from blindmcq.statutes.text import Analyzer, TextConfig
-from blindmcq.tasks.probe import run_probe
+from blindmcq.tasks.probe import PresentationSetup, run_probe
 
 PLAIN = TextConfig(lemmatize=False)
 DOCS = [
@@ -65,10 +65,13 @@ def model_cfg(index_dir: Path, **extra: object) -> dict[str, object]:
 
 def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
     return run_probe(
-        ITEMS, model_cfg=cfg, prompt=load_group("prompt", "original"),
-        labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
-        condition={**load_group("condition", "default"), "forced": True},
-        protocol_cfg=load_group("protocol", "sl"), label_schemes=load_label_schemes(),
+        ITEMS, model_cfg=cfg, setup=PresentationSetup(
+            prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
+            reasoning=load_group("reasoning", "direct"),
+            condition={**load_group("condition", "default"), "forced": True},
+            protocol=load_group("protocol", "sl"),
+        ),
+        label_schemes=load_label_schemes(),
         cache_path=tmp_path / "cache.sqlite", progress=False,
     )  # fmt: skip
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from blindmcq.analysis.stats import clustered_proportion, holm, item_sign_test
 from blindmcq.interventions.compare import pool_comparison, pool_table, rewrite_comparison, rewrite_table
+from blindmcq.stats import clustered_proportion, holm, item_sign_test
 
 
 def _calls(

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from blindmcq.answers.predictions import read_predictions
+from blindmcq.config.files import intervention_cfg
 from blindmcq.datasets.items import read_items, write_items
 from blindmcq.datasets.registry import load_dataset
-from blindmcq.params import intervention_cfg
 from blindmcq.stages.answerpool import answerpool_stage
 from blindmcq.stages.rewrite import rewrite_stage
 

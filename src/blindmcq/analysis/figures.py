@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 from blindmcq.analysis.gate import GateResult
 from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import NEEDS, slot_name

@@ -15,11 +15,8 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from blindmcq.answers.predictions import VERSION_KEY, check_version, parquet_version
-from blindmcq.answers.records import PREDICTION_COLUMNS
+from blindmcq.answers.predictions import read_table
 from blindmcq.errors import ConfigError, InputError
 
 # Columns the analysis reads; the rest (raw text, hashes, latency) stay in the release only.
@@ -70,33 +67,15 @@ CONDITIONS = ("blind", "full")
 
 
 def read_analysis_frame(path: str | Path) -> pd.DataFrame:
-    """Read released predictions (Parquet, or JSONL with one record a line) and ``prepare`` them.
-
-    The file must carry every released column (``records.PREDICTION_COLUMNS``); only the analysed
-    ones are loaded from Parquet, so raw responses never enter memory.
+    """Read released predictions (Parquet, or JSONL with one record a line) with the one predictions
+    reader (``answers.predictions.read_table``), asking it for the analysed columns only (``USED``: raw
+    responses never enter memory), and ``prepare`` them. The file must carry every released column.
     """
     path = Path(path)
     if not path.exists():
         raise InputError("predictions file not found", file=str(path))
-    try:
-        if path.suffix in (".jsonl", ".json"):
-            df = pd.read_json(path, lines=True, dtype=False)
-            if VERSION_KEY in df.columns:
-                for version in df[VERSION_KEY].drop_duplicates():
-                    check_version(None if pd.isna(version) else version, file=str(path))
-                df = df.drop(columns=[VERSION_KEY])
-            names = list(df.columns)
-        else:
-            schema = pq.read_schema(path)
-            parquet_version(schema, file=str(path))
-            names = schema.names
-            df = pd.read_parquet(path, columns=[c for c in USED if c in names])
-    except (ValueError, OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read predictions: {exc}", file=str(path)) from exc
-    missing = [c for c in PREDICTION_COLUMNS if c not in names]
-    if missing:
-        raise InputError(f"missing prediction columns {missing}", file=str(path))
-    return prepare(df, source=str(path))
+    # plain NumPy dtypes (not the records' nullable ones): what ``prepare`` compacts into categories
+    return prepare(read_table(path, columns=USED).to_pandas(), source=str(path))
 
 
 def _category(values: pd.Series) -> pd.Series:

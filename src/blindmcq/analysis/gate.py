@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from blindmcq.analysis.frame import Baseline, Orders, ensure, failed_mask, select
-from blindmcq.analysis.stats import false_rejection_rate, gate_threshold, smallest_significant_k
 from blindmcq.atomic import write_text
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.stats import false_rejection_rate, gate_threshold, smallest_significant_k
 
 __all__ = ["GateResult", "gate", "read_gate", "smallest_significant_k", "thresholds_for", "write_gate"]
 

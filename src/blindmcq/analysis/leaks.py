@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 from blindmcq.analysis.gate import GateResult
 
 ALPHA = 0.05

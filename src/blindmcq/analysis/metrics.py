@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from blindmcq.analysis import stats
+from blindmcq import stats
 from blindmcq.analysis.frame import (
     CONDITIONS,
     PRESENTATION,
@@ -200,7 +200,7 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
             .size(),
             "weight": weights,
             "blind_acc": _by_n(items["y"], items["n_options"]),
-            "habit": (pick_n * key_n).sum(axis=1),
+            "habit": stats.habit(pick_n, key_n),
             "key_sq": (key_n**2).sum(axis=1),
         }
     )

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis import leaks, stats
+from blindmcq import stats
+from blindmcq.analysis import leaks
 from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item

@@ -213,7 +213,8 @@ def to_table(predictions: Predictions) -> pa.Table:
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
     frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
-    frame["order"] = [list(map(int, o)) if o is not None else None for o in frame["order"]]
+    if "order" in frame.columns:
+        frame["order"] = [list(map(int, o)) if o is not None else None for o in frame["order"]]
     return frame
 
 
@@ -241,26 +242,43 @@ def write_predictions_jsonl(predictions: Predictions, path: PathLike) -> Path:
     return path
 
 
-def read_table(path: PathLike) -> pa.Table:
-    """A validated predictions table from Parquet or JSONL (by suffix)."""
+def _wanted(columns: Sequence[str] | None) -> tuple[str, ...]:
+    if columns is None:
+        return PREDICTION_COLUMNS
+    unknown = [c for c in columns if c not in PREDICTION_COLUMNS]
+    if unknown:
+        raise ValueError(f"not predictions columns: {unknown}")
+    return tuple(columns)
+
+
+def read_table(path: PathLike, columns: Sequence[str] | None = None) -> pa.Table:
+    """A validated predictions table from Parquet or JSONL (by suffix). The file must carry every
+    column; ``columns`` (default all of ``PREDICTION_COLUMNS``) are the ones returned, and the only ones
+    loaded from Parquet, so a reader that needs no raw responses never holds them in memory."""
     path = Path(path)
+    wanted = _wanted(columns)
     if path.suffix == ".jsonl":
-        return _join_call_log(_read_jsonl(path), path)
-    try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
-        schema = pq.read_schema(path)
-        names = schema.names
-        parquet_version(schema, file=str(path))
-        _check_columns(names, file=str(path))
-        table = pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names])
-    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
-        raise InputError(f"not a readable Parquet file ({exc})", file=str(path)) from exc
-    return _join_call_log(_conform(table, source=str(path)), path)
+        table = _read_jsonl(path).select(list(wanted))
+    else:
+        try:  # corrupt footers or pages raise OSError, ArrowException or (in column names) UnicodeDecodeError
+            schema = pq.read_schema(path)
+            names = schema.names
+            parquet_version(schema, file=str(path))
+            _check_columns(names, file=str(path))
+            table = pq.read_table(path, columns=[c for c in wanted if c in names])
+        except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
+            raise InputError(f"not a readable Parquet file ({exc})", file=str(path)) from exc
+        table = _conform(table, source=str(path), columns=wanted)
+    # the call log fills the volatile columns back, matched by the key columns (both must be asked for)
+    if set(VOLATILE) & set(wanted) and set(CALL_LOG_KEYS) <= set(wanted):
+        table = _join_call_log(table, path)
+    return table
 
 
-def read_predictions(path: PathLike) -> pd.DataFrame:
+def read_predictions(path: PathLike, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The one predictions reader: a Parquet or JSONL predictions file (any version this code knows)
-    as a typed frame with exactly the columns of ``PREDICTION_COLUMNS``."""
-    return to_frame(read_table(path))
+    as a typed frame with the columns of ``PREDICTION_COLUMNS`` (or just ``columns``, in that order)."""
+    return to_frame(read_table(path, columns))
 
 
 def read_records(path: PathLike) -> list[PredictionRecord]:
@@ -273,19 +291,23 @@ def concat_predictions(parts: Iterable[pd.DataFrame | PathLike]) -> pd.DataFrame
     return to_frame(pa.concat_tables(tables) if tables else SCHEMA.empty_table())
 
 
-def _check_columns(names: Iterable[str], *, file: str, line: int | None = None) -> None:
+def _check_columns(
+    names: Iterable[str], *, file: str, line: int | None = None, columns: Sequence[str] = PREDICTION_COLUMNS
+) -> None:
     present = set(names)
-    for column in PREDICTION_COLUMNS:
+    for column in columns:
         if column not in present and column not in _OPTIONAL:
             raise InputError(f"missing column '{column}'", file=file, line=line)
 
 
-def _conform(table: pa.Table, *, source: str) -> pa.Table:
-    _check_columns(table.column_names, file=source)
-    for name in sorted(_OPTIONAL - set(table.column_names)):
+def _conform(table: pa.Table, *, source: str, columns: Sequence[str] = PREDICTION_COLUMNS) -> pa.Table:
+    """``table`` with exactly ``columns`` (an absent optional one null), each of the schema's type."""
+    _check_columns(table.column_names, file=source, columns=columns)
+    for name in sorted(_OPTIONAL & set(columns) - set(table.column_names)):
         table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
-    table = table.select(list(PREDICTION_COLUMNS))
-    for name, want in zip(SCHEMA.names, SCHEMA.types, strict=True):
+    table = table.select(list(columns))
+    for name in columns:
+        want = SCHEMA.field(name).type
         column = table.column(name)
         if column.type == want:
             continue

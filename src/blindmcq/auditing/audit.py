@@ -42,7 +42,6 @@ from scipy.stats import chisquare, combine_pvalues
 from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
-from blindmcq.analysis.stats import binomial_tail, holm
 from blindmcq.analysis.tables import (
     bank_profile,
     build_tables,
@@ -71,9 +70,10 @@ from blindmcq.datasets.generic import (
 )
 from blindmcq.datasets.items import Item
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.labels import label_strings
+from blindmcq.stats import binomial_tail, holm
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
-from blindmcq.tasks.presentations import label_strings
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ def _probe(
     configs: Groups,
     labels: str = "latin",
 ) -> pd.DataFrame:
-    from blindmcq.tasks.probe import run_probe
+    from blindmcq.tasks.probe import PresentationSetup, run_probe
 
     condition = {
         "name": "audit",
@@ -221,11 +221,13 @@ def _probe(
     return run_probe(
         items,
         model_cfg=model_cfg,
-        prompt=configs.get("prompt", prompt_name),
-        labels=configs.get("labels", labels),
-        reasoning=configs.get("reasoning", "direct"),
-        condition=condition,
-        protocol_cfg=configs.get("protocol", "sl"),
+        setup=PresentationSetup(
+            prompt=configs.get("prompt", prompt_name),
+            labels=configs.get("labels", labels),
+            reasoning=configs.get("reasoning", "direct"),
+            condition=condition,
+            protocol=configs.get("protocol", "sl"),
+        ),
         label_schemes=configs.options["labels"],
         cache_path=cache,
         backend=backend,
@@ -244,7 +246,7 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     """Cloze accuracy per normalisation and condition: each option's text scored after the question
     (full) or after the answer cue alone (blind), in published order (the score is position-free).
     An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
-    from blindmcq.analysis.stats import wilson
+    from blindmcq.stats import wilson
 
     rows = []
     for condition in ("blind", "full"):

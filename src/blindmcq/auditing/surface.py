@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import wilson_columns
 from blindmcq.auditing.profile import collapse_whitespace, profile_bank
 from blindmcq.datasets.items import Item
+from blindmcq.stats import wilson_columns
 
 PICK_COLUMNS = (
     "strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied", "credit",

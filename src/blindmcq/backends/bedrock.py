@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
+from blindmcq.config.schema import BedrockModel, default
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -260,8 +261,8 @@ def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
     retries = _botocore_retries(cfg)
     config = Config(
         retries=retries,
-        read_timeout=int(cfg.get("read_timeout_s", 300)),
-        connect_timeout=int(cfg.get("connect_timeout_s", 10)),
+        read_timeout=int(cfg.get("read_timeout_s", default(BedrockModel, "read_timeout_s"))),
+        connect_timeout=int(cfg.get("connect_timeout_s", default(BedrockModel, "connect_timeout_s"))),
         max_pool_connections=max(10, int(cfg.get("concurrency", 4)) * 2),
     )
     session = boto3.session.Session(profile_name=cfg.get("aws_profile"))

@@ -22,11 +22,6 @@ from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
 from blindmcq.errors import ConfigError
 
 
-def fault_inner_cfg(model_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The model config a ``fault`` config wraps."""
-    return model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
-
-
 @dataclass(frozen=True)
 class FaultRates:
     """Probabilities per request (``throttle``) or per attempt (``timeout``, ``server_error``) or per
@@ -75,12 +70,8 @@ def _timeout_error() -> Exception:
 class FaultBackend:
     """Injects faults around ``inner``; ``sleep`` is injectable so tests never really wait."""
 
-    @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
-        """The wrapped model's abilities (``inner:``, by default the constant-slot-0 heuristic)."""
-        from blindmcq.backends.registry import abilities_of
-
-        return abilities_of(fault_inner_cfg(model_cfg))
+    # Its declared abilities are the wrapped model's: the registry resolves them (Entry.wraps), so this
+    # module never imports the registry (no import circle).
 
     def __init__(
         self,

@@ -42,6 +42,7 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
     parse_retry_after,
 )
+from blindmcq.config.schema import OpenAIModel, default
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
 
@@ -150,7 +151,7 @@ class OpenAIBackend:
         if effort is not None and not isinstance(effort, str):
             raise ConfigError("reasoning_effort", f"expected a string or null, got {effort!r}")
         self.reasoning_effort: str | None = effort
-        self.timeout_s = float(self.cfg.get("read_timeout_s", 300))
+        self.timeout_s = float(self.cfg.get("read_timeout_s", default(OpenAIModel, "read_timeout_s")))
         self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
         if self.api == "responses" and self.logprobs:
             raise ConfigError("logprobs", "label scoring needs api: chat (top_logprobs of the first token)")

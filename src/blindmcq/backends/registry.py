@@ -26,11 +26,15 @@ class Entry:
     module: str
     attr: str
     build: Callable[[type, Mapping[str, Any]], Backend] | None = None
+    # a wrapper (``fault``): the model config it wraps, whose abilities it declares
+    wraps: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
     def load(self) -> type:
         return getattr(importlib.import_module(self.module), self.attr)
 
     def abilities(self, model_cfg: Mapping[str, Any]) -> Abilities:
+        if self.wraps is not None:
+            return abilities_of(self.wraps(model_cfg))
         return self.load().declared_abilities(model_cfg)
 
     def make(self, model_cfg: Mapping[str, Any]) -> Backend:
@@ -59,9 +63,14 @@ def _seeded(cls: type, cfg: Mapping[str, Any]) -> Backend:
     return cls(cfg, seed=_number(cfg, "seed", int, 0))
 
 
+def fault_inner_cfg(model_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The model config a ``fault`` config wraps (``inner:``, by default the constant-slot-0 heuristic)."""
+    return model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
+
+
 def _fault(cls: type, cfg: Mapping[str, Any]) -> Backend:
     from blindmcq.backends.bedrock import RetryPolicy
-    from blindmcq.backends.fault import FaultRates, fault_inner_cfg
+    from blindmcq.backends.fault import FaultRates
 
     fault = cls(
         make_backend(fault_inner_cfg(cfg)),
@@ -89,7 +98,7 @@ for _entry in (
     Entry("local", "blindmcq.backends.local", "LocalBackend"),
     Entry("heuristic", "blindmcq.backends.heuristic", "HeuristicBackend"),
     Entry("lexical", "blindmcq.backends.lexical", "LexicalBackend"),
-    Entry("fault", "blindmcq.backends.fault", "FaultBackend", _fault),
+    Entry("fault", "blindmcq.backends.fault", "FaultBackend", _fault, wraps=fault_inner_cfg),
     Entry("instant", "blindmcq.backends.fault", "InstantBackend", _instant),
     Entry("slow", "blindmcq.backends.fault", "SlowBackend", _slow),
 ):

@@ -136,3 +136,13 @@ def load_models(names: Iterable[str], conf_dir: str | Path | None = None) -> dic
         cfg = load_model_file(name, conf_dir)
         out[str(name)] = cfg
     return out
+
+
+def intervention_cfg(params: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
+    cfg = (params.get("intervention") or {}).get(name)
+    if cfg is None:
+        cfg = load_group("intervention", name)
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"intervention.{name}", "expected a mapping")
+    return dict(cfg)

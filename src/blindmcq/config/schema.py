@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
+from blindmcq.labels import DEFAULT_LINE
 
 # ---------------------------------------------------------------- the checker
 
@@ -352,11 +353,11 @@ class Interventions:
 class Labels:
     name: str
     symbols: list[str]
-    line: str = "{label}) {text}"
+    line: str = DEFAULT_LINE
     noun: dict[str, str] = field(default_factory=dict)
     uniform: bool = False
     # past the listed symbols: combine (AA, AB, ...), count (27, 28, ...) or none (stop); see
-    # tasks.presentations.extended_symbols
+    # labels.extended_symbols
     extend: Literal["none", "combine", "count"] = "none"
 
     def check(self, key: str) -> None:
@@ -699,6 +700,12 @@ def validate_group(group: str, data: Any, *, file: str | None = None, key: str |
         _raise(exc, file)
 
 
-def as_dict(obj: Any) -> dict[str, Any]:
-    """A typed config back as a plain dict (for code that still reads mappings)."""
-    return dataclasses.asdict(obj)
+def default(schema: type, name: str) -> Any:
+    """The default ``schema`` declares for field ``name``: code that reads a plain config mapping takes
+    its fallback from here, so a default lives in the schema only."""
+    spec = {f.name: f for f in dataclasses.fields(schema)}[name]
+    if spec.default is not dataclasses.MISSING:
+        return spec.default
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    raise KeyError(f"{schema.__name__}.{name} has no default")

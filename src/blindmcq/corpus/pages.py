@@ -19,7 +19,6 @@ from unicodedata import normalize as normalize_unicode
 
 from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
 from pdfplumber.page import ALL_ATTRS, Page
-from pdfplumber.pdf import PDF
 from pdfplumber.utils import resolve_all, resolve_and_decode
 
 _PLAIN = frozenset({float, int, str, bool, type(None)})
@@ -184,8 +183,3 @@ class LeanPage(Page):
 def lean(page: Page) -> LeanPage:
     """The same page of the same open PDF, as a :class:`LeanPage` (nothing parsed yet)."""
     return LeanPage(page.pdf, page.page_obj, page_number=page.page_number, initial_doctop=page.initial_doctop)
-
-
-def lean_pages(pdf: PDF) -> list[LeanPage]:
-    """Every page of ``pdf`` as a :class:`LeanPage`."""
-    return [lean(p) for p in pdf.pages]

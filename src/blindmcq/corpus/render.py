@@ -522,11 +522,6 @@ def _draw(
     return result
 
 
-def spec_from_item(item: Item) -> ItemSpec:
-    keys = () if item.key is None else (item.key,)
-    return ItemSpec(number=item.number, question=item.question, options=item.options, keys=keys)
-
-
 def with_cases(specs: Sequence[ItemSpec], start: int = 1) -> list[ItemSpec]:
     """Inject one of each malformed/special case, at fixed positions from ``start`` (needs 12+ specs).
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from blindmcq.datasets.items import Item, item_id
-from blindmcq.tasks.presentations import label_strings
+from blindmcq.labels import label_strings, option_line
 
 SOURCE = "nonsenseqa"
 Skew = Literal["all_a", "a70", "uniform"]
@@ -200,7 +200,7 @@ def fewshot_block(
         raise ValueError("few-shot examples must share one number of options")
     slots = skew_slots(n_shots, skew, n_options.pop() if chosen else 4, seed)
     question_word, answer_word, md_answer = _HEADINGS[language]
-    line = str(scheme.get("line", "{label}) {text}"))
+    line = option_line(scheme)
     blocks = []
     for example, slot in zip(chosen, slots, strict=True):
         options = key_at(example, slot)

@@ -107,12 +107,13 @@ def _nonsense(cfg: Mapping[str, Any], root: Path) -> list[Item]:
 
 
 def _pdf(cfg: Mapping[str, Any], root: Path) -> list[Item]:
-    """Items of the Commission-style PDFs (path 1 confirmed by path 2); the report is the corpus stage's."""
-    extract = _delegate("blindmcq.corpus.extract", "extract_items", "loader 'pdf'")
-    options = _options(cfg, {"source", "bank", "workers", "n_options", "pilot_per_bank", "seed"})
-    if "source" not in options:
+    """Items of the Commission-style PDFs, the corpus stage's way (``datasets.pdf.read_pdf_bank``: path 1
+    confirmed by path 2, the reviewed corrections applied); the report is the corpus stage's."""
+    read = _delegate("blindmcq.datasets.pdf", "read_pdf_bank", "loader 'pdf'")
+    _options(cfg, {"source", "bank", "workers", "n_options", "pilot_per_bank", "seed", "corrections"})
+    if "source" not in cfg:
         raise ConfigError("dataset.source", "loader 'pdf' needs the id source (e.g. dmsu)")
-    items, _report = extract(_paths(cfg, root), **options)
+    items, _report = read(cfg, root=root)
     return list(items)
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import clustered_chance_test, clustered_proportion, holm, item_sign_test
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
+from blindmcq.stats import clustered_chance_test, clustered_proportion, holm, item_sign_test
 from blindmcq.tasks.answerpool import score_pool
 
 ALPHA = 0.05

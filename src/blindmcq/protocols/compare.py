@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import wilson_columns
 from blindmcq.datasets.nonsense import names_pattern
+from blindmcq.stats import wilson_columns
 
 STATUSES = ("uncertain", "tie", "unparseable")
 

@@ -29,7 +29,7 @@ from blindmcq.atomic import write_text
 from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import baseline_from_params
+from blindmcq.wiring import baseline_from_params
 
 log = logging.getLogger(__name__)
 

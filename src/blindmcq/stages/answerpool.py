@@ -15,9 +15,9 @@ from typing import Any
 
 from blindmcq.answers.predictions import split_call_log, write_predictions
 from blindmcq.atomic import write_bytes, write_text
-from blindmcq.config.files import load_label_schemes
+from blindmcq.config.files import intervention_cfg, load_label_schemes
 from blindmcq.interventions.compare import pool_comparison, pool_table
-from blindmcq.params import intervention_cfg, require, section
+from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
 from blindmcq.tasks.from_params import (
@@ -25,8 +25,8 @@ from blindmcq.tasks.from_params import (
     probe_condition,
     probe_items,
     stage_items,
-    track,
 )
+from blindmcq.wiring import track
 
 log = logging.getLogger(__name__)
 

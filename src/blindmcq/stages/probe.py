@@ -26,7 +26,7 @@ from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.language import lexical_absent
-from blindmcq.tasks.from_params import call_counts
+from blindmcq.tasks.from_params import call_counts, probe_sample
 from blindmcq.tasks.panel import panel_manifest, panel_members, probe_panel
 
 log = logging.getLogger(__name__)
@@ -46,9 +46,12 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         models = load_models(panel_members(params))  # configuration enters here, once
-        # lexical search only on a bank in the statutes' language (statutes/language.py)
+        items = probe_sample(params)  # the seeded sample of results/corpus/items.jsonl
+        # lexical search only on a bank in the statutes' language (statutes/language.py), from the whole bank
         absent = lexical_absent(params, read_items(paths.ITEMS))
-        predictions = probe_panel(params, models=models, label_schemes=load_label_schemes(), absent=absent)
+        predictions = probe_panel(
+            params, items, models=models, label_schemes=load_label_schemes(), absent=absent
+        )
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
         manifest = json.dumps(panel_manifest(params, models, absent=absent), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")

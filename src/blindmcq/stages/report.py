@@ -13,7 +13,7 @@ from blindmcq.reporting.markdown import build_report
 from blindmcq.reporting.tracking import log_run
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import run_name
+from blindmcq.wiring import run_name
 
 log = logging.getLogger(__name__)
 

@@ -21,20 +21,20 @@ import pandas as pd
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_text
 from blindmcq.backends.registry import abilities_of, make_backend
-from blindmcq.config.files import load_label_schemes, load_model_file, load_models
+from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
 from blindmcq.datasets.items import write_items
 from blindmcq.interventions.compare import fluency_change, fluency_note, rewrite_comparison, rewrite_table
-from blindmcq.params import intervention_cfg, require, section
+from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
     probe_condition,
     probe_items,
     stage_items,
-    track,
 )
 from blindmcq.tasks.panel import panel_configs, panel_members
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
+from blindmcq.wiring import track
 
 log = logging.getLogger(__name__)
 

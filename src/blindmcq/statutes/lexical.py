@@ -20,10 +20,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import wilson
 from blindmcq.atomic import atomic_path
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
+from blindmcq.stats import wilson
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.index import load_statute_index
 from blindmcq.statutes.text import Analyzer

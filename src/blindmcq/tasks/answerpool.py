@@ -37,12 +37,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import accuracy, chance_test
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.stats import accuracy, chance_test
 from blindmcq.tasks.probe import effective_max_tokens
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question

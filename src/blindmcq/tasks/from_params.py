@@ -1,15 +1,15 @@
 """The tasks' calls from the composed config (``params.yaml``): what the stages and the sweep share.
 
 Stages are wiring only and import no other stage; what two of them (or a stage and the sweep) need
-lives here: the probe of a sample with the composed config, the headline presentation, a run's name,
-and the interventions' item sample. Nothing here reads ``conf/``: the entry point hands in what the
-composed ``params`` do not hold (the label schemes).
+lives here: the probe of a sample with the composed config and the interventions' item sample (the
+headline presentation, a run's name and tracking are in ``blindmcq.wiring``: a task imports no analysis
+or reporting). Nothing here reads ``conf/``: the entry point hands in what the composed ``params`` do not
+hold (the label schemes).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,9 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.analysis.frame import Baseline
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.params import require, section
-from blindmcq.tasks.probe import run_probe, sample_items
+from blindmcq.tasks.probe import PresentationSetup, run_probe, sample_items
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("results") / "interventions"
@@ -41,11 +40,7 @@ def probe_items(
     return run_probe(
         items,
         model_cfg=model_cfg if model_cfg is not None else section(params, model_key),
-        prompt=section(params, "prompt"),
-        labels=section(params, "labels"),
-        reasoning=section(params, "reasoning"),
-        condition=condition if condition is not None else section(params, "condition"),
-        protocol_cfg=section(params, "protocol"),
+        setup=PresentationSetup.from_params(params, condition=condition),
         label_schemes=label_schemes,
         cache_path=require(params, "probe.cache"),
         concurrency=section(params, "probe").get("concurrency"),
@@ -62,9 +57,14 @@ def probe_from_params(
 ) -> pd.DataFrame:
     """The probe stage's call: the seeded sample of the corpus (``items_path``), probed with the
     composed config."""
-    probe = section(params, "probe")
-    items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
+    items = probe_sample(params, items_path)
     return probe_items(params, items, label_schemes=label_schemes, condition=condition, model_key=model_key)
+
+
+def probe_sample(params: dict[str, Any], items_path: Path = paths.ITEMS) -> list[Item]:
+    """The items the probe asks: the seeded ``probe.sample`` of the corpus (``items_path``)."""
+    probe = section(params, "probe")
+    return sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
 
 
 def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
@@ -80,35 +80,6 @@ def call_counts(predictions: pd.DataFrame) -> dict[str, Any]:
             for model, rows in predictions.groupby("model", observed=True, sort=False)
         }
     return counts
-
-
-def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
-    protocol = params["protocol"]
-    md = protocol.get("extraction") == "match"
-    labels = protocol.get("labels") or params["labels"]["name"]
-    return Baseline(
-        phrasing=params["prompt"]["name"],
-        labels=labels,
-        protocol="md" if md else "sl",
-        reasoning=params["reasoning"]["name"],
-        orders=orders,
-    )
-
-
-def run_name(params: dict[str, Any]) -> str:
-    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
-    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
-    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
-    model = params.get("model") or {}
-    if model.get("scoring", "letter") != "letter":
-        parts[0] += f"[{model['scoring']}]"
-    gate_model = (params.get("gate_model") or {}).get("name")
-    if gate_model and gate_model != model.get("name"):
-        parts.append(f"gate={gate_model}")
-    probe = params.get("probe") or {}
-    if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
-    return "/".join(parts)
 
 
 def stage_items(params: dict[str, Any], cfg: dict[str, Any], name: str = "intervention") -> list[Item]:
@@ -139,15 +110,3 @@ def probe_condition(
         "full_orders": list(full_orders),
         "forced": False,
     }
-
-
-def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run
-
-        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
-        log_run(
-            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"), tags={"stage": name},
-        )  # fmt: skip

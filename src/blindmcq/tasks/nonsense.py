@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
@@ -41,8 +40,9 @@ from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
+from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
-from blindmcq.tasks.probe import run_probe
+from blindmcq.tasks.probe import PresentationSetup, run_probe
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +166,10 @@ def run_nonsense(
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = pd.concat([
             run_probe(
-                items, model_cfg=cfg, prompt=prompt, labels=configs.get("labels", labels),
-                reasoning=reasoning, condition={**condition, "full_orders": asked},
-                protocol_cfg=protocol_cfg, label_schemes=configs.options["labels"], cache_path=cache_path,
+                items, model_cfg=cfg, setup=PresentationSetup(
+                    prompt=prompt, labels=configs.get("labels", labels), reasoning=reasoning,
+                    condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
+                ), label_schemes=configs.options["labels"], cache_path=cache_path,
                 backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
             )
             for items, asked in versions

@@ -7,19 +7,17 @@ so the report can show whether a gate built on one model stays open to the next.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from blindmcq import paths
 from blindmcq.answers.predictions import to_frame, to_table
 from blindmcq.backends.registry import abilities_of
-from blindmcq.datasets.items import read_items
+from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
 from blindmcq.tasks.from_params import probe_items
-from blindmcq.tasks.probe import sample_items
 
 log = logging.getLogger(__name__)
 
@@ -120,15 +118,16 @@ def _weights(cfg: dict[str, Any]) -> tuple[Any, Any]:
 
 def probe_panel(
     params: dict[str, Any],
+    items: Sequence[Item],
     *,
     models: Mapping[str, Mapping[str, Any]],
     label_schemes: Mapping[str, Mapping[str, Any]],
     absent: str | None = None,
 ) -> pd.DataFrame:
-    """The probed model and every panel member on the seeded sample, as one predictions frame; ``models``
-    and ``label_schemes`` are the configs the entry point read (:func:`panel_members`)."""
-    probe = section(params, "probe")
-    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    """The probed model and every panel member on ``items`` (the entry point's seeded sample,
+    ``from_params.probe_sample``), as one predictions frame; ``models`` and ``label_schemes`` are the
+    configs the entry point read (:func:`panel_members`)."""
+    items = list(items)
     frames = [probe_items(params, items, label_schemes=label_schemes)]
     for cfg in panel_configs(params, models, absent=absent):
         frames.append(probe_items(params, items, label_schemes=label_schemes, model_cfg=cfg))

@@ -13,7 +13,14 @@ from typing import Any
 from blindmcq.backends.base import ModelRequest
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.labels import combined
+from blindmcq.labels import (  # noqa: F401 (re-exported)
+    DEFAULT_LINE,
+    EXTENSIONS,
+    extended_symbols,
+    label_list,
+    label_strings,
+    label_symbols_by_scheme,
+)
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
@@ -99,66 +106,6 @@ def select_orders(n: int, wanted: str | Sequence[str], *, key: str) -> list[tupl
 # ---------------------------------------------------------------- label schemes
 
 
-EXTENSIONS = ("none", "combine", "count")  # how a scheme goes on past its listed symbols (``extend``)
-
-
-def extended_symbols(labels: Mapping[str, Any], n: int) -> list[str]:
-    """At least the first n labels of a scheme: its listed symbols, then, past them, as its ``extend``
-    says. ``combine`` goes on like spreadsheet columns (A..Z, AA..AZ, BA.., ZZ, AAA..), so every later
-    label is a word of listed symbols that the parser reads whole ("AB" is not "A"); ``count`` goes on
-    counting (the symbols must count up by one: 1..26, 27, 28, ...); ``none`` (the default) stops, and
-    an item with more options than symbols is a ConfigError naming the scheme."""
-    name = labels.get("name", "?")
-    symbols = [str(s) for s in labels.get("symbols") or ()]
-    if not symbols:
-        raise ConfigError(f"labels.{name}.symbols", "empty")
-    if labels.get("uniform") or n <= len(symbols):
-        return symbols
-    extend = labels.get("extend") or "none"
-    if extend == "count":
-        first = int(symbols[0])  # the schema checked they count up from here
-        return [*symbols, *(str(first + i) for i in range(len(symbols), n))]
-    if extend == "combine":
-        return combined(symbols, n)
-    if extend != "none":
-        raise ConfigError(f"labels.{name}.extend", f"expected one of {list(EXTENSIONS)}, got {extend!r}")
-    raise ConfigError(
-        f"labels.{name}.symbols",
-        f"{len(symbols)} symbols, an item has {n} options, and the scheme does not extend "
-        "(set extend: combine or count, or pick labels=latin, cyrillic or numerals, which do)",
-    )
-
-
-def label_symbols_by_scheme(schemes: Mapping[str, Mapping[str, Any]], n: int = 0) -> dict[str, list[str]]:
-    """The symbols of every scheme a label can be answered in, ``{"latin": ["A", ...], ...}``: the
-    ``symbols`` argument of parsing, from the label scheme configs (``config.files.load_label_schemes``),
-    each extended to ``n`` labels where it extends (``extended_symbols``), so an answer "AF" to a
-    32-option item is read. Uniform schemes (the dash) are left out: the md matcher reads those."""
-    out: dict[str, list[str]] = {}
-    for name, cfg in schemes.items():
-        if cfg.get("uniform"):
-            continue
-        try:
-            out[str(cfg.get("name", name))] = extended_symbols(cfg, n)
-        except ConfigError:  # a scheme that stops short still tells its own labels apart as other_scheme
-            out[str(cfg.get("name", name))] = [str(s) for s in cfg["symbols"]]
-    return out
-
-
-def label_strings(labels: Mapping[str, Any], n: int) -> tuple[str, ...]:
-    """The labels of the first n slots; a ``uniform`` scheme (the dash) repeats its one symbol; past the
-    listed symbols a scheme goes on as its ``extend`` says (``extended_symbols``)."""
-    symbols = extended_symbols(labels, n)
-    return (symbols[0],) * n if labels.get("uniform") else tuple(symbols[:n])
-
-
-def label_list(labels: Sequence[str], or_word: str) -> str:
-    """``"А, Б, В або Г"``: comma-separated, the last two joined by ``or_word``."""
-    if len(labels) == 1:
-        return labels[0]
-    return f"{', '.join(labels[:-1])} {or_word} {labels[-1]}"
-
-
 def _fields(template: Any, key: str) -> set[str]:
     if not isinstance(template, str):
         raise ConfigError(key, f"expected a template string, got {type(template).__name__}")
@@ -194,7 +141,7 @@ LINE_FIELDS = {"label", "text"}
 def _check_line(labels: Mapping[str, Any]) -> None:
     """The option-line template (``labels.line``) may use only {label} and {text}."""
     key = f"labels.{labels.get('name', '?')}.line"
-    used = _fields(labels.get("line", "{label}) {text}"), key)
+    used = _fields(labels.get("line", DEFAULT_LINE), key)
     if not used <= LINE_FIELDS or "text" not in used:
         raise ConfigError(key, f"must use {{text}}, may use only {sorted(LINE_FIELDS)}; got {sorted(used)}")
 
@@ -315,7 +262,7 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
     prompt = setup.prompt
     shown, instruction = setup.labels_and_instruction(n)
-    line = str(setup.labels.get("line", "{label}) {text}"))
+    line = str(setup.labels.get("line", DEFAULT_LINE))
     options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
     fields = {"options": options, "answer_instruction": instruction}
     if condition == "full":

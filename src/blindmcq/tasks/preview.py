@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from blindmcq.config.schema import validate
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.params import require, section
-from blindmcq.tasks.probe import build_jobs, sample_items
+from blindmcq.tasks.probe import PresentationSetup, build_jobs, sample_items
 
 COMPOSED = "composed config (conf/config.yaml + overrides)"
 
@@ -71,7 +70,7 @@ def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     if reason is None:
         items = read_items(paths.ITEMS)
     else:
-        from blindmcq.datasets.build import build_corpus
+        from blindmcq.datasets.build import read_dataset
 
         name = section(params, "dataset").get("name")
         print(
@@ -79,9 +78,7 @@ def preview_items(params: dict[str, Any], n: int) -> list[Item]:
             " (the default bank's PDFs take about a minute)",
             file=sys.stderr,
         )
-        with tempfile.TemporaryDirectory(prefix="blindmcq-preview-") as tmp:
-            build_corpus(section(params, "dataset"), Path(tmp), seed=int(params.get("seed", 0)))
-            items = read_items(Path(tmp) / paths.ITEMS.name)
+        items, _report = read_dataset(section(params, "dataset"), seed=int(params.get("seed", 0)))
     probe = section(params, "probe")
     return sample_items(items, probe.get("sample"), int(probe.get("seed", 0)))[:n]
 
@@ -99,11 +96,7 @@ def preview_lines(
     _, jobs = build_jobs(
         items,
         model_cfg=model_cfg,
-        prompt=section(params, "prompt"),
-        labels=section(params, "labels"),
-        reasoning=section(params, "reasoning"),
-        condition=section(params, "condition"),
-        protocol_cfg=section(params, "protocol"),
+        setup=PresentationSetup.from_params(params),
         label_schemes=label_schemes,
     )
     backend = backend or make_backend(model_cfg)

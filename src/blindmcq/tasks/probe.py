@@ -30,6 +30,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.params import section
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import (
@@ -40,6 +41,28 @@ from blindmcq.tasks.presentations import (
 )
 
 log = logging.getLogger(__name__)
+GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
+
+
+@dataclasses.dataclass(frozen=True)
+class PresentationSetup:
+    """How a probe presents its items: the composed ``prompt`` (phrasing), ``labels``, ``reasoning``,
+    ``condition`` and ``protocol`` groups (``conf/<group>/*.yaml``, checked by the entry point). One
+    value instead of five loose arguments at every call of ``run_probe``/``build_jobs``."""
+
+    prompt: Mapping[str, Any]
+    labels: Mapping[str, Any]
+    reasoning: Mapping[str, Any]
+    condition: Mapping[str, Any]
+    protocol: Mapping[str, Any]
+
+    @classmethod
+    def from_params(
+        cls, params: Mapping[str, Any], *, condition: Mapping[str, Any] | None = None
+    ) -> PresentationSetup:
+        """The five groups of the composed config (``params.yaml``); ``condition`` overrides its own."""
+        given = {} if condition is None else {"condition": condition}
+        return cls(**{g: given[g] if g in given else section(dict(params), g) for g in GROUPS})
 
 
 class PresentationLike(Protocol):
@@ -320,11 +343,7 @@ def build_jobs(
     items: Sequence[Item],
     *,
     model_cfg: Mapping[str, Any],
-    prompt: Mapping[str, Any],
-    labels: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
-    condition: Mapping[str, Any],
-    protocol_cfg: Mapping[str, Any],
+    setup: PresentationSetup,
     label_schemes: Mapping[str, Mapping[str, Any]],
     fewshot_examples: Sequence[Item] | None = None,
     abilities: Abilities | None = None,
@@ -332,6 +351,8 @@ def build_jobs(
     """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
     ``blindmcq preview`` prints (one builder for both). ``label_schemes`` are every label scheme config
     by name (``config.files.load_label_schemes``): a protocol's ``labels`` names one of them."""
+    labels, reasoning, condition = setup.labels, setup.reasoning, setup.condition
+    protocol_cfg = setup.protocol
     spec = protocol_spec(protocol_cfg)
     if spec.labels is not None:
         if spec.labels not in label_schemes:
@@ -346,7 +367,7 @@ def build_jobs(
         blind_orders=orders or condition.get("blind_orders", "all"),
         full_orders=orders or condition.get("full_orders", ["rot0"]),
         forced=bool(condition.get("forced", False)),
-        prompt=prompt,
+        prompt=setup.prompt,
         labels=labels,
         reasoning=reasoning,
         protocol="md" if spec.uses_matcher else "sl",
@@ -361,11 +382,7 @@ def run_probe(
     items: Sequence[Item],
     *,
     model_cfg: Mapping[str, Any],
-    prompt: Mapping[str, Any],
-    labels: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
-    condition: Mapping[str, Any],
-    protocol_cfg: Mapping[str, Any],
+    setup: PresentationSetup,
     label_schemes: Mapping[str, Mapping[str, Any]],
     cache_path: str | Path,
     concurrency: int | None = None,
@@ -382,8 +399,7 @@ def run_probe(
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
     spec, jobs = build_jobs(
-        items, model_cfg=model_cfg, prompt=prompt, labels=labels, reasoning=reasoning,
-        condition=condition, protocol_cfg=protocol_cfg, label_schemes=label_schemes,
+        items, model_cfg=model_cfg, setup=setup, label_schemes=label_schemes,
         fewshot_examples=fewshot_examples, abilities=abilities_for(model_cfg, backend),
     )  # fmt: skip
     # every scheme extended to the bank's largest N, so an answer "AF" to a 32-option item is read
@@ -393,7 +409,7 @@ def run_probe(
     if spec.uses_matcher:
         from blindmcq.protocols.md import make_md_matcher
 
-        matcher = make_md_matcher(protocol_cfg)
+        matcher = make_md_matcher(setup.protocol)
     if model_cfg.get("scoring") == "cloze":
         jobs = with_cloze_fields(jobs, items, backend)
     limit = int(concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -147,68 +147,21 @@ def false_rejection_rate(n_orders: int, chance: float, k: int) -> float:
     return float(sps.binom.sf(k - 1, n_orders, chance))
 
 
-def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float:
-    """Score the answer-position distribution alone earns: sum over slots of pick rate x key rate."""
+@overload
+def habit(pick_rates: pd.DataFrame, key_rates: pd.DataFrame) -> pd.Series: ...
+@overload
+def habit(pick_rates: Sequence[float] | np.ndarray, key_rates: Sequence[float] | np.ndarray) -> float: ...
+def habit(pick_rates: Any, key_rates: Any) -> float | pd.Series:
+    """Score the answer-position distribution alone earns: sum over slots of pick rate x key rate (SPEC,
+    "Habit"; the one definition, ``metrics.habit_parts`` calls it). Frames with one column a slot give
+    one habit a row (per model and N), a slot an N lacks (NaN) counting 0."""
+    if isinstance(pick_rates, pd.DataFrame):
+        return (pick_rates * key_rates).sum(axis=1)
     p = np.asarray(pick_rates, dtype=float)
     q = np.asarray(key_rates, dtype=float)
     if p.shape != q.shape:
         raise ValueError(f"pick and key rates differ in slots: {p.shape} vs {q.shape}")
     return float(np.dot(p, q))
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    lo: float
-    hi: float
-    n: int
-
-
-def t_interval(
-    values: Sequence[float] | np.ndarray,
-    confidence: float = CONFIDENCE,
-    bounds: tuple[float, float] | None = None,
-) -> Interval:
-    """Mean of item-level values with a Student-t interval (items as the unit of resampling).
-
-    ``bounds`` clips the interval to the scale of the quantity (``(0, 1)`` for a proportion).
-    """
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    n = int(x.size)
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    mean = float(x.mean())
-    if n < 2:
-        return Interval(mean, math.nan, math.nan, n)
-    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
-    lo, hi = mean - half, mean + half
-    if bounds is not None:
-        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
-    return Interval(mean, lo, hi, n)
-
-
-def bootstrap_interval(
-    values: Sequence[float] | np.ndarray,
-    *,
-    seed: int = 0,
-    n_resamples: int = 9999,
-    confidence: float = CONFIDENCE,
-) -> Interval:
-    """Mean of item-level values with a seeded percentile bootstrap interval (scipy.stats.bootstrap)."""
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    n = int(x.size)
-    if n < 2:
-        return Interval(float(x.mean()) if n else math.nan, math.nan, math.nan, n)
-    kwargs = dict(n_resamples=n_resamples, confidence_level=confidence, method="percentile", vectorized=True)
-    rng = np.random.default_rng(seed)
-    try:
-        res = sps.bootstrap((x,), np.mean, rng=rng, **kwargs)
-    except TypeError:  # scipy < 1.15 names it random_state
-        res = sps.bootstrap((x,), np.mean, random_state=rng, **kwargs)
-    ci = res.confidence_interval
-    return Interval(float(x.mean()), float(ci.low), float(ci.high), n)
 
 
 @dataclass(frozen=True)
@@ -284,27 +237,6 @@ def wilson_at(
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
-def t_bounds(
-    mean: np.ndarray | pd.Series,
-    std: np.ndarray | pd.Series,
-    n: np.ndarray | pd.Series,
-    bounds: tuple[float, float] | None = (0.0, 1.0),
-) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Student-t bounds ``mean -+ t(n-1) * std / sqrt(n)`` (NaN where n < 2), clipped to
-    ``bounds`` (default the scale of a proportion; None for a quantity that may be negative)."""
-    m = np.asarray(mean, dtype=float)
-    s = np.asarray(std, dtype=float)
-    k = np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(
-            k >= 2, sps.t.ppf(0.5 + CONFIDENCE / 2, np.maximum(k - 1, 1)) * s / np.sqrt(k), np.nan
-        )
-    lo, hi = m - half, m + half
-    if bounds is not None:
-        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)  # NaN stays NaN
-    return lo, hi
 
 
 @dataclass(frozen=True)

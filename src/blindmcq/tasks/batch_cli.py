@@ -13,6 +13,8 @@ every batch setting and the model's batch family, then writes the JSONL to S3 an
 under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers from the cache.
 Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
 the flags, in that order of precedence (flags win). Credentials: boto3's chain only, never recorded.
+
+(Moved whole from ``engine/`` in issue #31: it runs the probe task, and the engine imports no task.)
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def pending_requests(
 ) -> dict[str, Any]:
     """Cache key -> request for every call the probe would make that the cache lacks."""
     from blindmcq.datasets.items import read_items
-    from blindmcq.tasks.probe import run_probe, sample_items
+    from blindmcq.tasks.probe import PresentationSetup, run_probe, sample_items
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
@@ -101,8 +103,7 @@ def pending_requests(
     items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
     recorder = _Recorder(backend)
     run_probe(
-        items, model_cfg=params["model"], prompt=params["prompt"], labels=params["labels"],
-        reasoning=params["reasoning"], condition=params["condition"], protocol_cfg=params["protocol"],
+        items, model_cfg=params["model"], setup=PresentationSetup.from_params(params),
         label_schemes=load_label_schemes(), cache_path=probe["cache"], backend=recorder, progress=False,
     )  # fmt: skip
     return recorder.requests

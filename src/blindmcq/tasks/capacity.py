@@ -19,11 +19,15 @@ concurrency x 60 / latency_s), regions and concurrency from the model config, rp
 the plan's wall time is the slowest model's; the sum is what one model at a time would take.
 Calls repeated across runs (a sweep's baseline setting) are counted in each run: the cache would
 answer them once, so the totals are an upper bound.
+
+(Moved whole from ``engine/`` in issue #31: it renders the probe task's prompts, and the engine imports
+no task.)
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import sys
 import time
@@ -47,7 +51,7 @@ SAMPLE_SOURCES = (
     {"loader": "customs", "path": str(ROOT.parent / "shared/data/ua-customs-exam/questions.json")},
     {"loader": "items", "path": str(ROOT / "results/corpus/items.jsonl")},
     # a clean clone: the default bank's committed PDFs, extracted in memory (about 20 CPU-seconds)
-    {"loader": "pdf", "path": str(ROOT / "defaults/bank"), "source": "dmsu"},
+    {"loader": "pdf", "paths": [str(ROOT / "defaults/bank/*.pdf")], "source": "dmsu"},
 )
 # Bedrock batch inference is billed at 50% of the on-demand price of the same model: "a 50% lower price
 # compared to on-demand pricing" (AWS's Bedrock training module on Trailhead; the user guide's batch page
@@ -206,20 +210,16 @@ def mean_prompt_chars(
 
 
 def default_sample() -> list[Item]:
+    """The first real bank found (SAMPLE_SOURCES), read the corpus stage's way (``load_dataset``; the
+    default bank's PDFs with the reviewed corrections applied)."""
     from blindmcq.datasets.registry import load_dataset
 
     for source in SAMPLE_SOURCES:
-        if not Path(source["path"]).exists():
+        where = source.get("path") or source["paths"][0]
+        if not (glob.glob(where) if glob.has_magic(where) else Path(where).exists()):
             continue
-        if source["loader"] == "pdf":
-            from blindmcq.corpus.extract import extract_items
-
-            pdfs = sorted(Path(source["path"]).glob("*.pdf"))
-            if pdfs:
-                return extract_items(pdfs, source=source["source"])[0]
-            continue
-        return load_dataset(source)
-    tried = ", ".join(s["path"] for s in SAMPLE_SOURCES)
+        return load_dataset(source, root=ROOT)
+    tried = ", ".join(s.get("path") or s["paths"][0] for s in SAMPLE_SOURCES)
     raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
 
 
