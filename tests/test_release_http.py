@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_release import CACHE, base_env, make_project, run  # same folder (pytest's rootdir import mode)
 
 from blindmcq.reporting.pull import object_path
 from blindmcq.reporting.release import locked_outputs, public_url
+from test_release import CACHE, base_env, make_project, run  # same folder (pytest's rootdir import mode)
 
 
 class Served:
@@ -63,7 +63,16 @@ def released(tmp_path_factory) -> Iterator[dict]:
         run(["dvc", "remote", "add", "store", "../store"], origin, env)  # the folder beside it
         run(["git", "commit", "-q", "-m", "store", "--", ".dvc/config"], origin, env)
         out = run(
-            [sys.executable, "-m", "blindmcq.cli", "release", "--remote", "store", "--public-url", served.url],
+            [
+                sys.executable,
+                "-m",
+                "blindmcq.cli",
+                "release",
+                "--remote",
+                "store",
+                "--public-url",
+                served.url,
+            ],
             origin,
             env,
         )
@@ -78,7 +87,9 @@ def test_release_writes_the_read_only_url_as_remote_release(released):
     config = (origin / ".dvc" / "config").read_text(encoding="utf-8")
     assert '["remote" "release"]' in config.replace("'", '"') or 'remote "release"' in config
     assert served.url in config and "verify = True" in config
-    status = subprocess.run(["git", "-C", str(origin), "status", "--porcelain"], capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "-C", str(origin), "status", "--porcelain"], capture_output=True, text=True
+    )
     assert status.stdout.strip() == ""  # the URL was committed, and the tag sits on that commit
     tag = run(["git", "tag", "-n99"], origin, released["env"])
     assert f"blindmcq pull {served.url}" in tag
@@ -138,9 +149,13 @@ def test_a_changed_object_on_the_server_is_refused_and_named(released, tmp_path)
         assert not (clone / "results/predictions/predictions.parquet").exists()  # refused, not checked out
         assert (clone / "results/corpus/items.jsonl").exists()  # the intact outputs did arrive
         # the committed remote has verify on: plain DVC against the changed server fails too
-        again = subprocess.run(["dvc", "pull", "-r", "release"], cwd=clone, env=env, capture_output=True, text=True)
+        again = subprocess.run(
+            ["dvc", "pull", "-r", "release"], cwd=clone, env=env, capture_output=True, text=True
+        )
         assert again.returncode != 0 and "results/predictions" in again.stdout + again.stderr
-        status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True)
+        status = subprocess.run(
+            ["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True
+        )
         assert status.stdout.strip() == ""  # the URL went to the git-ignored .dvc/config.local
     finally:
         served.close()
@@ -152,6 +167,9 @@ def test_public_url_of_a_remote():
         public_url({"url": "s3://bucket/a/b", "region": "eu-central-1"})
         == "https://bucket.s3.eu-central-1.amazonaws.com/a/b"
     )
-    assert public_url({"url": "s3://b/p", "endpointurl": "http://127.0.0.1:9000/"}) == "http://127.0.0.1:9000/b/p"
+    assert (
+        public_url({"url": "s3://b/p", "endpointurl": "http://127.0.0.1:9000/"})
+        == "http://127.0.0.1:9000/b/p"
+    )
     assert public_url({"url": "https://u:pw@host.example/r"}) == "https://host.example/r"
     assert public_url({"url": "/srv/remote"}) is None
