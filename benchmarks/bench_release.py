@@ -178,7 +178,7 @@ def main() -> None:
         project = work / "publisher"
         facts = generate(project / "release", args.items, args.models, work)
         print(
-            f"generated {facts['items']:,} items x {facts['models']} models = {facts['rows']:,} prediction rows, "
+            f"generated {facts['items']:,} items x {facts['models']} models = {facts['rows']:,} rows, "
             f"release folder {facts['bytes'] / 2**20:.1f} MiB ({time.perf_counter() - t:.0f} s, not timed)"
         )
         py = sys.executable
@@ -208,8 +208,9 @@ def main() -> None:
         pull = ("blindmcq pull URL", "blindmcq report --from")
         wall = sum(steps[k]["wall_s"] for k in pull)
         rss = max(steps[k]["peak_rss_mib"] for k in pull)
+        cpu = sum(steps[k]["cpu_s"] for k in pull)
         print(
-            f"{'pull + every table':>24}: {wall:6.1f}  {sum(steps[k]['cpu_s'] for k in pull):6.1f}  {rss:8.0f}"
+            f"{'pull + every table':>24}: {wall:6.1f}  {cpu:6.1f}  {rss:8.0f}"
             f"   ({tables} tables as CSV, {figures} figures; target: < 300 s and < 4096 MiB on 2 cores; "
             f"load average {os.getloadavg()[0]:.1f})"
         )
