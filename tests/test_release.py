@@ -169,6 +169,15 @@ def test_release_push_clone_pull_repro_is_up_to_date_and_tables_identical(tmp_pa
     assert "released" in out and "v-test" in out
     tag_message = run(["git", "tag", "-n99", "-l", "v-test"], origin, env)
     assert "results/predictions" in tag_message and "DVC remote: store" in tag_message
+    # the read-only URL release wrote (path-style on the endpoint) serves the same objects, no credentials
+    read_only = f"{s3['endpoint']}/blindmcq-test/blindmcq"
+    assert read_only in (origin / ".dvc" / "config").read_text(encoding="utf-8")
+    assert f"blindmcq pull {read_only}" in tag_message
+    anon = tmp_path / "anon"
+    logs.append(run(["git", "clone", "-q", str(origin), str(anon)], tmp_path, env))
+    logs.append(run(["dvc", "pull", "-q", "-r", "release"], anon, env))
+    predictions = Path("results/predictions/predictions.parquet")
+    assert (anon / predictions).read_bytes() == (origin / predictions).read_bytes()
 
     logs.append(run(["git", "clone", "-q", str(origin), str(clone)], tmp_path, env))
     logs.append(run(["dvc", "pull", "-q"], clone, with_creds))
