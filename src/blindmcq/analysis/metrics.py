@@ -213,6 +213,7 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
 
 
 BOOTSTRAP_RESAMPLES = 2000
+_ROWS_AT_ONCE = 100
 
 
 def _habit_excess(
@@ -225,8 +226,16 @@ def _habit_excess(
     """Habit and excess for each row of item indices: ``chosen`` maps N to an (rows, items) index array."""
     habit = blind_acc = 0.0
     for n, idx in chosen.items():
-        habit = habit + weights[n] * np.einsum("bs,bs->b", pick[idx].mean(axis=1), key[idx].mean(axis=1))
-        blind_acc = blind_acc + weights[n] * y[idx].mean(axis=1)
+        h, acc = np.empty(idx.shape[0]), np.empty(idx.shape[0])
+        # a block of rows at a time: pick[idx] for all 2,000 resamples of 11,990 items is 0.8 GB
+        for start in range(0, idx.shape[0], _ROWS_AT_ONCE):
+            part = idx[start : start + _ROWS_AT_ONCE]
+            h[start : start + part.shape[0]] = np.einsum(
+                "bs,bs->b", pick[part].mean(axis=1), key[part].mean(axis=1)
+            )
+            acc[start : start + part.shape[0]] = y[part].mean(axis=1)
+        habit = habit + weights[n] * h
+        blind_acc = blind_acc + weights[n] * acc
     return np.asarray(habit), np.asarray(blind_acc - habit)
 
 
