@@ -84,7 +84,7 @@ def _check_object(base: str, rel: str, md5: str) -> Problem:
     except (urllib.error.URLError, OSError) as exc:
         return Problem(rel, md5, f"{object_path(md5)} could not be read ({exc})")
     if data is None:
-        return Problem(rel, md5, f"the server has no {object_path(md5)}")
+        return Problem(rel, md5, f"the server does not serve {object_path(md5)} (missing or not public)")
     got = hashlib.md5(data, usedforsecurity=False).hexdigest()
     if got != md5.removesuffix(".dir"):
         return Problem(
