@@ -112,3 +112,13 @@ def test_export_copies_what_the_report_needs_and_refuses_a_stale_workspace(tmp_p
     (root / "results/gate/gate.json").unlink()
     with pytest.raises(BundleError, match=r"gate\.json: not found; run `dvc repro`"):
         export_bundle(root, tmp_path / "out3")
+
+
+def test_a_run_that_read_predictions_from_elsewhere_is_not_exported(tmp_path):
+    root = tmp_path / "project"
+    shutil.copytree(SHIPPED, root)
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["analysis"]["extra_predictions"] = ["../elsewhere/preds.jsonl"]
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    with pytest.raises(BundleError, match=r"params\.yaml: analysis\.extra_predictions names files"):
+        export_bundle(root, tmp_path / "out")

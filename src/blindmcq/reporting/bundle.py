@@ -30,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from blindmcq.errors import BlindMCQError
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,10 @@ def export_bundle(root: str | Path, out: str | Path) -> dict[str, Any]:
 
     root, out = Path(root), Path(out)
     missing = [rel for rel in REQUIRED if not (root / rel).is_file()]
+    if not missing:
+        check_self_contained(
+            yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")), root / "params.yaml"
+        )
     if missing:
         raise BundleError(f"{root / missing[0]}: not found; run `dvc repro` (or `dvc pull`) first")
     files: dict[str, dict[str, Any]] = {}
@@ -151,6 +157,15 @@ def verify_bundle(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def check_self_contained(params: dict[str, Any], where: Path) -> None:
+    """Refuse a run whose analysis read predictions from outside the project (not in a release folder)."""
+    analysis = params.get("analysis") or {}
+    if analysis.get("extra_predictions"):
+        raise BundleError(f"{where}: analysis.extra_predictions names files a release folder does not carry")
+    if (analysis.get("second_bank") or {}).get("predictions"):
+        raise BundleError(f"{where}: analysis.second_bank names files a release folder does not carry")
+
+
 @contextlib.contextmanager
 def _cwd(path: Path) -> Iterator[None]:
     # the stages read cwd-relative paths (blindmcq.paths); the workspace stands in for a project root
@@ -184,6 +199,7 @@ def report_from_bundle(folder: str | Path, out: str | Path) -> dict[str, Any]:
             shutil.copyfile(folder / rel, work / rel)
         with _cwd(work):
             params = load_params(PARAMS_FILE)
+            check_self_contained(params, folder / PARAMS_FILE)
             run_analysis(params)
             metrics = build_report(
                 corpus_dir=paths.CORPUS_DIR,
