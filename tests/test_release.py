@@ -169,6 +169,29 @@ def test_release_push_clone_pull_repro_is_up_to_date_and_tables_identical(tmp_pa
     assert "released" in out and "v-test" in out
     tag_message = run(["git", "tag", "-n99", "-l", "v-test"], origin, env)
     assert "results/predictions" in tag_message and "DVC remote: store" in tag_message
+    # the read-only URL release wrote (path-style on the endpoint) serves the same objects, no credentials
+    read_only = f"{s3['endpoint']}/blindmcq-test/blindmcq"
+    assert read_only in (origin / ".dvc" / "config").read_text(encoding="utf-8")
+    assert f"blindmcq pull {read_only}" in tag_message
+    boto3 = pytest.importorskip("boto3")
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3["endpoint"],
+        aws_access_key_id=s3["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=s3["AWS_SECRET_ACCESS_KEY"],
+        region_name="us-east-1",
+    )
+    public = {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject"}
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [{**public, "Resource": "arn:aws:s3:::blindmcq-test/blindmcq/*"}],
+    }
+    client.put_bucket_policy(Bucket="blindmcq-test", Policy=json.dumps(policy))  # the README's public-read
+    anon = tmp_path / "anon"
+    logs.append(run(["git", "clone", "-q", str(origin), str(anon)], tmp_path, env))
+    logs.append(run(["dvc", "pull", "-q", "-r", "release"], anon, env))
+    predictions = Path("results/predictions/predictions.parquet")
+    assert (anon / predictions).read_bytes() == (origin / predictions).read_bytes()
 
     logs.append(run(["git", "clone", "-q", str(origin), str(clone)], tmp_path, env))
     logs.append(run(["dvc", "pull", "-q"], clone, with_creds))

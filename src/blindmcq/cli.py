@@ -3,6 +3,8 @@
 blindmcq extract PDF... --out DIR     extract the Commission's PDF tables (two paths, verified)
 blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall time (no model call)
 blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
+blindmcq report --from DIR [--out D]  every table, figure and the HTML report of a release folder, no model
+blindmcq pull [URL]                   dvc pull from a release's read-only URL; a changed object is refused
 blindmcq html [--out DIR]             the browsable HTML report of the current run
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache
@@ -23,6 +25,8 @@ COMMANDS = {
     "extract": ("blindmcq.corpus.cli", "extract the Commission's PDF question bank"),
     "plan": ("blindmcq.tasks.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
     "release": ("blindmcq.reporting.release", "push versioned outputs to the DVC remote and tag the commit"),
+    "report": ("blindmcq.reporting.bundle", "the report from a release folder, no model (--from DIR)"),
+    "pull": ("blindmcq.reporting.pull", "pull a release over HTTPS (DVC remote 'release'), checked"),
     "html": ("blindmcq.reporting.html", "write the static HTML report with the item explorer"),
     "nonsense": ("blindmcq.tasks.nonsense", "NonsenseQA diagnostic: SL vs MD"),
     # batch: Bedrock batch inference from the command line (helper `reach`)

@@ -213,6 +213,7 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
 
 
 BOOTSTRAP_RESAMPLES = 2000
+_ROWS_AT_ONCE = 100
 
 
 def _habit_excess(
@@ -225,9 +226,51 @@ def _habit_excess(
     """Habit and excess for each row of item indices: ``chosen`` maps N to an (rows, items) index array."""
     habit = blind_acc = 0.0
     for n, idx in chosen.items():
-        habit = habit + weights[n] * np.einsum("bs,bs->b", pick[idx].mean(axis=1), key[idx].mean(axis=1))
-        blind_acc = blind_acc + weights[n] * y[idx].mean(axis=1)
+        h, acc = np.empty(idx.shape[0]), np.empty(idx.shape[0])
+        # a block of rows at a time: pick[idx] for all 2,000 resamples of 11,990 items is 0.8 GB
+        for start in range(0, idx.shape[0], _ROWS_AT_ONCE):
+            part = idx[start : start + _ROWS_AT_ONCE]
+            h[start : start + part.shape[0]] = np.einsum(
+                "bs,bs->b", pick[part].mean(axis=1), key[part].mean(axis=1)
+            )
+            acc[start : start + part.shape[0]] = y[part].mean(axis=1)
+        habit = habit + weights[n] * h
+        blind_acc = blind_acc + weights[n] * acc
     return np.asarray(habit), np.asarray(blind_acc - habit)
+
+
+def _leave_one_out(
+    groups: Mapping[int, np.ndarray],
+    weights: Mapping[int, float],
+    pick: np.ndarray,
+    key: np.ndarray,
+    y: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Habit and excess with each item left out in turn (the jackknife of :func:`_bca`), in item order.
+
+    Leaving item j out changes only its own option count's mean pick and key shares and accuracy, and each
+    is the group's sum less j's row over one item fewer: O(items) in all. (Recomputing every mean over the
+    remaining items was O(items^2): 11,990 items x 13 models took minutes.) Items alone in their N are
+    not left out, as before.
+    """
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    sums = {n: (pick[g].sum(axis=0), key[g].sum(axis=0), y[g].sum()) for n, g in groups.items()}
+    own_habit = {n: weights[n] * float(sums[n][0] @ sums[n][1]) / g.size**2 for n, g in groups.items()}
+    own_acc = {n: weights[n] * float(sums[n][2]) / g.size for n, g in groups.items()}
+    base_habit, base_acc = sum(own_habit.values()), sum(own_acc.values())
+    for n, g in groups.items():
+        m = g.size
+        if m < 2:
+            continue
+        p_sum, k_sum, y_sum = sums[n]
+        p_out, k_out = (p_sum - pick[g]) / (m - 1), (k_sum - key[g]) / (m - 1)
+        habit = base_habit - own_habit[n] + weights[n] * np.einsum("bs,bs->b", p_out, k_out)
+        acc = base_acc - own_acc[n] + weights[n] * (y_sum - y[g]) / (m - 1)
+        parts.append((g, habit, acc - habit))
+    if not parts:
+        return np.array([]), np.array([])
+    order = np.argsort(np.concatenate([g for g, _, _ in parts]), kind="stable")
+    return np.concatenate([h for _, h, _ in parts])[order], np.concatenate([e for _, _, e in parts])[order]
 
 
 def _bca(
@@ -279,17 +322,9 @@ def habit_intervals(
         habit, excess = _habit_excess(drawn, weights, pick, key, y_all)
         whole = {n: g[None, :] for n, g in groups.items()}
         h0, e0 = (float(v[0]) for v in _habit_excess(whole, weights, pick, key, y_all))
-        item_n = items["n_options"].to_numpy()
-        jack = [
-            _habit_excess(
-                {n: (g[g != j] if n == item_n[j] else g)[None, :] for n, g in groups.items()},
-                weights, pick, key, y_all,
-            )
-            for j in at
-            if groups[int(item_n[j])].size > 1
-        ]  # fmt: skip
-        h_jack = np.array([float(h[0]) for h, _ in jack]) if jack else np.array([h0])
-        e_jack = np.array([float(e[0]) for _, e in jack]) if jack else np.array([e0])
+        h_jack, e_jack = _leave_one_out(groups, weights, pick, key, y_all)
+        if h_jack.size == 0:
+            h_jack, e_jack = np.array([h0]), np.array([e0])
         h_lo, h_hi = _bca(habit, h0, h_jack)
         e_lo, e_hi = _bca(excess, e0, e_jack)
         rows.append(

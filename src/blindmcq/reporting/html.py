@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from blindmcq.atomic import write_text
@@ -122,26 +123,44 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
     if blind.empty:
         return {}
     setting_cols = ["phrasing", "labels", "protocol", "reasoning"]
-    blind["setting"] = blind[setting_cols].astype(str).agg("/".join, axis=1)
+    # column-wise: a row-wise join transposed 1.2M blind rows at paper scale (4 GB, minutes)
+    setting = blind[setting_cols[0]].astype(str)
+    for col in setting_cols[1:]:
+        setting = setting + "/" + blind[col].astype(str)
+    blind["setting"] = setting
     several = blind["setting"].nunique() > 1
     blind["run"] = blind["model"].astype(str) + (" · " + blind["setting"] if several else "")
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for (item_id, run), rows in blind.groupby(["item_id", "run"], observed=True, sort=True):
+    # One pass over plain lists, in the groupby's order (groups sorted, rows in file order within each):
+    # iterating each group's rows through pandas took minutes for 1.2M blind calls at paper scale.
+    group = blind.groupby(["item_id", "run"], observed=True, sort=True).ngroup().to_numpy()
+    order = np.argsort(group, kind="stable")
+    order = order[group[order] >= 0]  # -1: a row whose key is missing, which groupby leaves out
+    if order.size == 0:
+        return out
+    cols = {
+        c: blind[c].tolist()
+        for c in ("item_id", "run", "order_id", "picked_option", "correct", "parse_status")
+    }
+    slots = blind["picked_slot"].tolist() if "picked_slot" in blind else [None] * len(blind)
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    for block in np.split(order, bounds):
         calls = sorted(
             (
                 {
-                    "o": str(r.order_id),
-                    "p": None if pd.isna(r.picked_option) else int(r.picked_option),
-                    "c": False if pd.isna(r.correct) else bool(r.correct),
-                    "s": str(r.parse_status),
+                    "o": str(cols["order_id"][i]),
+                    "p": None if pd.isna(cols["picked_option"][i]) else int(cols["picked_option"][i]),
+                    "c": False if pd.isna(cols["correct"][i]) else bool(cols["correct"][i]),
+                    "s": str(cols["parse_status"][i]),
                     # the displayed slot picked: a model that keeps to one slot answers by position
-                    "k": _plain(getattr(r, "picked_slot", None)),
+                    "k": _plain(slots[i]),
                 }
-                for r in rows.itertuples(index=False)
+                for i in block
             ),
             key=lambda c: _order_key(c["o"]),
         )
-        out.setdefault(str(item_id), {})[str(run)] = calls
+        first = block[0]
+        out.setdefault(str(cols["item_id"][first]), {})[str(cols["run"][first])] = calls
     return out
 
 

@@ -1,11 +1,16 @@
 """Release: push the current commit's DVC-tracked artifacts to the DVC remote, then tag the commit.
 
+A release is an ordinary DVC remote. After the push, the read-only URL users pull from (the bucket's
+public HTTPS address, or ``--public-url``) is written to the git-tracked ``.dvc/config`` as the http
+remote ``release`` (``verify = true``) and committed, so any clone can ``dvc pull -r release`` (or
+``blindmcq pull``) and then ``dvc repro`` with nothing to run; the tag is put on that commit.
+
 Refuses unless the release can be reproduced from the tag: ``dvc.lock``, ``dvc.yaml``, ``params.yaml``
 and ``*.dvc`` committed, ``dvc status`` clean, and no credentials in the committed ``.dvc/config``.
 Credentials come from the environment (``AWS_ACCESS_KEY_ID`` ...) or ``.dvc/config.local``; this module
 never reads, prints or logs them, and remote URLs are logged without any user-info part.
 
-    blindmcq release [--remote NAME] [--tag NAME] [--git-push ORIGIN] [-C DIR]
+    blindmcq release [--remote NAME] [--public-url URL] [--tag NAME] [--git-push ORIGIN] [-C DIR]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from blindmcq.errors import BlindMCQError
 
 log = logging.getLogger(__name__)
 
+RELEASE_REMOTE = "release"  # the http remote users pull from (blindmcq.reporting.pull reads the same name)
 # Files that pin what a release contains; uncommitted changes to them make the tag lie.
 PINNED = ("dvc.lock", "dvc.yaml", "params.yaml", "*.dvc")
 # Remote options that hold secrets (S3, Azure, GCS, SSH/HTTP, GDrive): never in the git-tracked config.
@@ -58,6 +64,7 @@ class Release:
     remote: str
     pushed: int  # files uploaded now (0 when the remote already held them all)
     outputs: dict[str, str]  # path -> md5 of every DVC-tracked output at this commit
+    pull_url: str | None = None  # the read-only URL written as remote "release" (None: none known)
 
 
 def _git(root: Path, *args: str) -> str:
@@ -138,6 +145,61 @@ def resolve_remote(repo: Any, remote: str | None) -> tuple[str, str]:
     return name, safe_url(str(remotes[name].get("url", "")))
 
 
+def public_url(options: dict[str, Any]) -> str | None:
+    """The read-only HTTPS URL a pushed remote is served at, when the remote's config says it.
+
+    ``s3://bucket/prefix`` -> ``https://bucket.s3[.region].amazonaws.com/prefix`` (the objects must be
+    public-read: a bucket policy allowing ``s3:GetObject`` on the prefix), or ``ENDPOINT/bucket/prefix``
+    for an S3-compatible endpoint (``endpointurl``); an http(s) remote is its own URL. None otherwise.
+    """
+    url = str(options.get("url", ""))
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        return safe_url(url)
+    if parts.scheme != "s3" or not parts.netloc:
+        return None
+    bucket, prefix = parts.netloc, parts.path.strip("/")
+    endpoint = str(options.get("endpointurl") or "").rstrip("/")
+    if endpoint:
+        base = f"{safe_url(endpoint)}/{bucket}"
+    else:
+        region = options.get("region")
+        base = (
+            f"https://{bucket}.s3.{region}.amazonaws.com" if region else f"https://{bucket}.s3.amazonaws.com"
+        )
+    return f"{base}/{prefix}" if prefix else base
+
+
+def check_pull_url(url: str) -> None:
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise ReleaseError(f"--public-url {safe_url(url)!r}: expected an http:// or https:// URL")
+    if safe_url(url) != url:
+        raise ReleaseError("--public-url carries a user name or password; give the read-only URL without it")
+
+
+def write_pull_remote(root: Path, url: str) -> bool:
+    """Set the http remote ``release`` to ``url`` (verify on) in the tracked config; commit it if changed."""
+    from dvc.repo import Repo
+
+    check_pull_url(url)
+    with Repo(str(root)) as repo:
+        with repo.config.edit("repo") as conf:
+            conf["remote"][RELEASE_REMOTE] = {"url": url, "verify": True}
+    if not _git(root, "status", "--porcelain", "--", ".dvc/config"):
+        return False
+    _git(root, "add", "--", ".dvc/config")
+    _git(
+        root,
+        "commit",
+        "-q",
+        "-m",
+        f"release: pull from {url} (DVC remote {RELEASE_REMOTE!r})",
+        "--",
+        ".dvc/config",
+    )
+    return True
+
+
 def release(
     root: str | Path = ".",
     *,
@@ -145,10 +207,13 @@ def release(
     tag: str | None = None,
     jobs: int | None = None,
     git_remote: str | None = None,
+    pull_url: str | None = None,
 ) -> Release:
-    """Check, push every DVC-tracked output of HEAD to ``remote``, then ``git tag -a`` HEAD.
+    """Check, push every DVC-tracked output of HEAD to ``remote``, write the pull URL, ``git tag -a``.
 
     The tag is made only after the push succeeded, so a tag always names data the remote holds.
+    ``pull_url`` (else :func:`public_url` of the remote) becomes the http remote ``release`` in
+    ``.dvc/config``, committed on its own (same ``dvc.lock``), and the tag goes on that commit.
     ``git_remote`` (e.g. "origin") also pushes the tag there.
     """
     from dvc.repo import Repo  # DVC stays out of import time for the rest of the package
@@ -156,12 +221,15 @@ def release(
     root = Path(_git(Path(root), "rev-parse", "--show-toplevel"))
     commit = _git(root, "rev-parse", "HEAD")
     tag = tag or default_tag(commit)
+    if pull_url:
+        check_pull_url(pull_url)  # before anything is pushed
     if _git(root, "tag", "--list", tag):
         raise ReleaseError(f"tag {tag!r} already exists; give another with --tag")
     check_committed(root)
     with Repo(str(root)) as repo:
         check_no_secrets(repo)
         name, url = resolve_remote(repo, remote)
+        pull_url = pull_url or public_url(dict(repo.config["remote"][name]))
         check_up_to_date(repo)
         outputs = locked_outputs(root)
         log.info("pushing %d outputs of %s to remote %r (%s)", len(outputs), commit[:7], name, url)
@@ -169,13 +237,18 @@ def release(
             pushed = int(repo.push(remote=name, jobs=jobs) or 0)
         except Exception as exc:  # DVC's own errors; the message names the file or the remote
             raise ReleaseError(f"dvc push to remote {name!r} ({url}) failed: {exc}") from exc
-    lines = [f"blindmcq release of {commit}", f"DVC remote: {name} ({url})", ""]
+    if pull_url and write_pull_remote(root, pull_url):
+        commit = _git(root, "rev-parse", "HEAD")  # the config commit: same dvc.lock, and the pull URL
+    lines = [f"blindmcq release of {commit}", f"DVC remote: {name} ({url})"]
+    if pull_url:
+        lines.append(f"Pull (read-only): dvc pull -r {RELEASE_REMOTE}, or blindmcq pull {pull_url}")
+    lines.append("")
     lines += [f"{md5}  {path}" for path, md5 in outputs.items()]
     _git(root, "tag", "-a", tag, "-m", "\n".join(lines), commit)
     if git_remote:
         _git(root, "push", git_remote, f"refs/tags/{tag}")
     log.info("tagged %s as %s (%d files uploaded)", commit[:7], tag, pushed)
-    return Release(tag=tag, commit=commit, remote=name, pushed=pushed, outputs=outputs)
+    return Release(tag=tag, commit=commit, remote=name, pushed=pushed, outputs=outputs, pull_url=pull_url)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -186,6 +259,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("-C", "--project", default=".", help="project root (default: here)")
     parser.add_argument("--remote", help="DVC remote name (default: the project's default remote)")
+    parser.add_argument(
+        "--public-url",
+        help="the read-only URL the pushed remote is served at (default: the S3 bucket's public HTTPS URL)",
+    )
     parser.add_argument("--tag", help="tag name (default: release-<YYYYMMDD>-<shortsha>)")
     parser.add_argument("-j", "--jobs", type=int, help="parallel uploads (DVC's default when unset)")
     parser.add_argument("--git-push", metavar="GIT_REMOTE", help="also push the tag to this git remote")
@@ -193,7 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[release] %(message)s")
     try:
         done = release(
-            args.project, remote=args.remote, tag=args.tag, jobs=args.jobs, git_remote=args.git_push
+            args.project,
+            remote=args.remote,
+            tag=args.tag,
+            jobs=args.jobs,
+            git_remote=args.git_push,
+            pull_url=args.public_url,
         )
     except BlindMCQError as exc:
         print(f"blindmcq release: error: {exc}", file=sys.stderr)
@@ -202,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"released {done.commit[:7]} as {done.tag} to remote {done.remote!r} "
         f"({len(done.outputs)} outputs, {done.pushed} files uploaded)"
     )
+    if done.pull_url:
+        print(f"pull it: dvc pull -r {RELEASE_REMOTE} && dvc repro  (or: blindmcq pull {done.pull_url})")
+    else:
+        print("no read-only URL known for this remote: give --public-url to write the 'release' remote")
     return 0
 
 
