@@ -23,6 +23,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2, help="BLAS/Arrow threads (the target is 2 cores)")
     parser.add_argument("--no-figures", action="store_true")
+    parser.add_argument(
+        "--bank", type=Path, default=None, help="customs questions.json (default: data/, ../shared/data)"
+    )
     args = parser.parse_args()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
@@ -43,7 +46,18 @@ def main() -> None:
     from blindmcq.analysis.figures import write_figures
 
     pa.set_cpu_count(args.threads)
-    items = customs_items()
+    shared = Path(os.environ.get("BLINDMCQ_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    bank = args.bank or next(
+        (
+            f / "ua-customs-exam" / "questions.json"
+            for f in (ROOT / "data", shared)
+            if (f / "ua-customs-exam" / "questions.json").is_file()
+        ),
+        None,
+    )
+    if bank is None:
+        parser.error("no customs bank: `make data`, or --bank questions.json")
+    items = customs_items(bank)
     models = [
         SimModel(
             f"m{i:02d}",
