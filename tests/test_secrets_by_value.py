@@ -113,3 +113,23 @@ def test_a_sweep_with_an_env_value_in_a_plain_key_leaks_it_nowhere(tmp_path: Pat
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlruns/mlflow.db")
     (run,) = mlflow.search_runs(experiment_names=["blindmcq"], output_format="list")
     assert PAT not in str(run.data.params) + str(run.data.tags)
+
+
+def test_html_data_attributes_are_not_credentials() -> None:
+    """The explorer's sortable columns are ``data-key="id"``: scrubbing them broke sorting in every
+    report the report stage logged (the attribute is a page field, not a key=value credential)."""
+    from blindmcq.secrets import is_secret_key, scrub_text
+
+    html = '<th data-key="id">id</th><th data-key="key_slot">key</th>'
+    assert scrub_text(html, environ={}) == html
+    assert not is_secret_key("data-key")
+    assert scrub_text('api_key="abcdef123456"', environ={}) == "api_key=***"
+    assert is_secret_key("api-key") and is_secret_key("aws_secret_access_key")
+
+
+def test_the_committed_report_was_not_scrubbed_into_nonsense() -> None:
+    """The default run's HTML report holds no credential, so nothing in it may read ``***``."""
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "reports" / "html" / "index.html"
+    assert "***" not in page.read_text(encoding="utf-8")

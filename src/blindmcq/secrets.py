@@ -53,8 +53,8 @@ _VALUE = re.compile(r"""\\?("[^"\n]*"|'[^'\n]*'|[^\s,'"}\]\n]+)""")
 def is_secret_key(name: object) -> bool:
     """Whether a config key, tag or variable name names a credential (see module docstring)."""
     words = [w for w in re.split(r"[_\-.\s]+", str(name).casefold()) if w]
-    if not words:
-        return False
+    if not words or str(name).casefold().startswith("data-"):
+        return False  # an HTML data-* attribute (the explorer's data-key="id") names a page field
     if any(w in SECRET_WORDS for w in words):
         return True
     return len(words) > 1 and words[-1] == "key"  # api_key, secret_key, aws_secret_access_key
