@@ -201,8 +201,8 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
             fields.append("stem")
         if [squash(o) for o in r.options] != [squash(o) for o in it.options] and not r.excluded:
             fields.append("options")
-        if it.status == "ok" and fourth != "unread" and r.key != it.key:
-            fields.append("key")
+        if it.status == "ok" and (fourth == "unread" or r.key != it.key):
+            fields.append("key")  # a key this reading could not read is not confirmed
         if fields:
             differ.append({"id": it.id, "fields": fields})
         else:
