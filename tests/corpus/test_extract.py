@@ -54,7 +54,7 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
         "differ": [],
         "extra": [],
     }
-    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3")
+    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3", "heading_rows")
     assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",

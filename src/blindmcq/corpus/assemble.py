@@ -241,6 +241,54 @@ def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+_HEADING = re.compile(r"^[^\W\d_]")  # a heading starts with a letter (an item number does not)
+
+
+def heading_row(row: Row, header: tuple[str, ...] | None) -> bool:
+    """A full-width section heading row (``Розділ 2. ...``): text from the number cell on that is no item
+    number and starts with a letter, no option text, no mark; not the header. A path that cuts the row at
+    the columns' rules finds its words in the number and stem cells, one that keeps merged cells finds them
+    all in the number cell."""
+    number = (row.number or "").strip()
+    if not number or not _HEADING.match(number) or parse_numbers(number) is not None:
+        return False
+    if (row.option or "").strip() or (row.mark or "").strip():
+        return False
+    return header is None or _flat(_cells(row)) != header
+
+
+def split_header_rows(rows: Sequence[Row]) -> tuple[list[Row], int]:
+    """``rows`` with full-width heading rows dropped (their count returned), and a repeated header row
+    whose option cell also holds the rest of a row split by the page break (a word processor prints it in
+    the repeated header's cell) cut in two: the header row, and a row holding only that rest. Every other
+    header cell must read as the header's; the rest's line geometry is unknown (``fit`` None), so a join
+    that needs it stays disputed."""
+    if not rows or not rows[0].number or parse_numbers(rows[0].number) is not None:
+        return list(rows), 0
+    first = rows[0]
+    header = _flat(_cells(first))
+    head_option = (first.option or "").split("\n")
+    out: list[Row] = [first]
+    headings = 0
+    for row in rows[1:]:
+        if heading_row(row, header):
+            headings += 1
+            continue
+        lines = (row.option or "").split("\n")
+        same = _flat((row.number, row.question, row.mark)) == (header[0], header[1], header[3])
+        if (
+            same
+            and len(lines) > len(head_option)
+            and _flat(tuple(lines[: len(head_option)])) == tuple(" ".join(h.split()) for h in head_option)
+        ):
+            out.append(dataclasses.replace(row, option=first.option, fit=None))
+            rest = "\n".join(lines[len(head_option) :])
+            out.append(dataclasses.replace(row, number="", question="", option=rest, mark="", fit=None))
+            continue
+        out.append(row)
+    return out, headings
+
+
 def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     """The file's header row and fourth column, from its rows; InputError naming the page otherwise."""
     if not rows:
@@ -259,7 +307,11 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
             form = number_form(r.number)
             if form not in forms:
                 forms.append(form)
-    marks = [(r.page, r.mark) for r in body if r.mark is not None and not EXCLUDED.search(r.mark)]
+    marks = [
+        (r.page, r.mark)
+        for r in body
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not _spanning_note(r.option)
+    ]
     words = [(p, mark_word(m)) for p, m in marks]
     seen = {w for _, w in words}
     voc = next((v for v in VOCABULARIES if seen <= v.right | v.wrong), None)
@@ -292,7 +344,9 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
     ``right``/``wrong`` in a mark column, ``key N`` (1-based) in a key column, ``blank``."""
     counts: dict[str, int] = {}
     for r in rows:
-        if r.mark is not None and not EXCLUDED.search(r.mark) and not is_header(r, layout):
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not _spanning_note(r.option):
+            if is_header(r, layout):
+                continue
             w = mark_word(r.mark)
             counts[w] = counts.get(w, 0) + 1
     out: dict[str, dict[str, Any]] = {}
@@ -303,6 +357,16 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
             means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in key_indices(w) or [])
         out[w] = {"count": counts[w], "means": means}
     return out
+
+
+def _spanning_note(option: str | None) -> bool:
+    """An option cell that begins with the exclusion note: the note printed over the option and mark cells
+    (a path that cuts at the column rules finds its tail in the mark cell)."""
+    return bool(option) and EXCLUDED.match(" ".join((option or "").split())) is not None
+
+
+def _is_mark_value(text: str) -> bool:
+    return mark_word(text) in MARK_VALUES or key_indices(text) is not None
 
 
 def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
@@ -643,7 +707,15 @@ def _item(
         meta["ambiguous"] = "; ".join(doubts)
     if joined:
         meta["joined_rows"] = joined  # page-top rows joined to the option above (1-based option = index)
-    note = next((m for m in marks if EXCLUDED.search(m)), None)
+    spanning = [i for i, o in enumerate(options) if _spanning_note(o)]
+    note = None
+    if spanning:  # the note printed over the option and mark cells, in place of the options
+        i = spanning[0]
+        rest = "" if marks[i].strip() and _is_mark_value(marks[i]) else marks[i]
+        note = " ".join(f"{options[i]} {rest}".split())
+        options = [o for k, o in enumerate(options) if k not in spanning]
+        marks = [m for k, m in enumerate(marks) if k not in spanning]
+    note = note or next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
         question, note = question[: hit.start()].strip(), question[hit.start() :]

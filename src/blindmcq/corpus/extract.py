@@ -31,9 +31,9 @@ from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values
+from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values, split_header_rows
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
-from blindmcq.corpus.lines import LinesError, PageText, file_rows, page_text
+from blindmcq.corpus.lines import LinesError, PageText, file_rows, horizontal_only, page_text
 from blindmcq.corpus.outside import dispute_strays
 from blindmcq.corpus.outside import report as outside_report
 from blindmcq.corpus.pages import lean
@@ -265,8 +265,19 @@ def extract_items(
     for fr in read_rows(files, workers=workers, page_timeout=page_timeout):
         path, rows = fr.path, fr.rows
         if not rows["tables"] and not rows["rules"]:
+            ruled = next((p for p, t in sorted(fr.text.items()) if horizontal_only(t)), None)
+            if ruled is not None:  # text between horizontal rules, and no vertical rule anywhere
+                raise InputError(
+                    "the table is ruled only horizontally (no vertical rules between its columns); the two "
+                    "paths read a table whose columns are ruled",
+                    file=str(path),
+                    page=ruled,
+                )
             raise InputError("no ruled question table found on any page", file=str(path))
         name = bank or bank_name(path, source)
+        headings = {}
+        for m in list(rows):
+            rows[m], headings[m] = split_header_rows(rows[m])
         layouts = {m: _layout_of(rows[m], path) for m in rows}
         found = {
             m: assemble(
@@ -309,6 +320,7 @@ def extract_items(
                 "mark_column": {"fourth_column": main.fourth, "values": values},
                 "keys": keys.get("tables") or keys.get("rules"),
                 "outside_cells": outside_report(fr.outside),
+                "heading_rows": headings.get("tables", headings.get("rules", 0)),
                 "reading3": reading3,
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]

@@ -91,6 +91,13 @@ def page_text(page: Any, page_no: int) -> PageText:
     return PageText(page_no, float(page.width), words, rules)
 
 
+def horizontal_only(pt: PageText) -> bool:
+    """Whether the page holds text between two horizontal rules (and no vertical rules were needed to
+    find it): asked only of a file where neither path found a ruled table."""
+    table = _table_words(pt)
+    return table is not None and bool(table[0])
+
+
 def _word(chars: list[dict[str, Any]]) -> Word:
     return (
         chars[0]["x0"],

@@ -72,6 +72,7 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         (k for k, r in enumerate(rows) if _DIGITS.search(r.number or "") and _cells(r) != numbered), len(rows)
     )
     header = {_cells(r) for r in rows[:start]}
+    rows = [*rows[:start], *_unheaded(rows[start:], [_cells(r) for r in rows[:start]])]
     every = _marks_every_option(rows[start:])
     out: list[Reading] = []
     waiting: list[int] = []
@@ -110,6 +111,21 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
             cur.fourth.append(squash(row.mark))
         elif row.mark is not None and cur.fourth:
             cur.fourth[-1] += squash(row.mark)
+    return out
+
+
+def _unheaded(rows: Sequence[Row], header: list[tuple[str, ...]]) -> list[Row]:
+    """A repeated header row whose option cell reads the header's words and then more (the rest of a row
+    split by the page break, printed in the header's cell) becomes a row of that rest alone."""
+    if not header:
+        return list(rows)
+    out = []
+    for row in rows:
+        cells = _cells(row)
+        head = next((h for h in header if (h[0], h[1], h[3]) == (cells[0], cells[1], cells[3])), None)
+        if head is not None and head[2] and cells[2].startswith(head[2] + " ") and cells != head:
+            row = Row(row.page, "", "", cells[2][len(head[2]) + 1 :], "", top=row.top, bottom=row.bottom)
+        out.append(row)
     return out
 
 
