@@ -308,6 +308,8 @@ def extract_items(
             raise InputError(f"the line reading cannot read the file: {exc}", file=str(path)) from exc
         reading3 = {**third_reading(items, line_rows), "lines": line_info}
         items = third_dispute(items, reading3)
+        for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
+            d.pop("reading", None)
         report_files.append(
             {
                 "file": path.name,

@@ -220,7 +220,9 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
         if it.status == "ok" and (fourth == "unread" or r.key != it.key):
             fields.append("key")  # a key this reading could not read is not confirmed
         if fields:
-            differ.append({"id": it.id, "fields": fields})
+            key = r.key if fourth != "unread" else None
+            reading = {"question": " ".join(r.stem), "options": r.options, "key": key, "status": "as read"}
+            differ.append({"id": it.id, "fields": fields, "reading": reading})
         else:
             agree += 1
     read_numbers = {r.number for r in readings}
@@ -239,6 +241,9 @@ def dispute(items: Sequence[Item], report: dict[str, Any]) -> list[Item]:
                 f" ({d['why']})" if d.get("why") else ""
             )
             settled = {"path": None, "why": why}
-            it = dataclasses.replace(it, status="disputed", meta={**it.meta, "settled": settled})
+            meta = {**it.meta, "settled": settled}
+            if "reading" in d:
+                meta["reading3"] = d["reading"]  # shown on the review page beside the paths' readings
+            it = dataclasses.replace(it, status="disputed", meta=meta)
         out.append(it)
     return out
