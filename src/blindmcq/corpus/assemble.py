@@ -553,7 +553,9 @@ BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of the fi
 _SENTENCE_END = re.compile(r"[.!?…]\s*$")
 
 
-def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str | None:
+def _against_join(
+    above: Row, below: Row, text_above: str, sheet: _Sheet, *, space: bool = False
+) -> str | None:
     """Why the page-top row ``below`` may not be the rest of the option ending in ``above``; None when all
     the print's evidence says it is: ``above`` is the last row of the page before and reaches the page's
     foot (a row split by the break fills its page), and the first word of ``below`` is wider than the room
@@ -568,8 +570,15 @@ def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str
     if a is None or b is None or abs(a.right - b.right) > BOTTOM_TOL:
         return "no line geometry of the two rows"
     room = sheet.widest.get(round(a.right), a.right) - a.last
-    if b.lead <= room:
-        return f"its first word ({b.lead:.1f} pt) would have fitted on the line above ({room:.1f} pt left)"
+    # With ``space``, the word needs the space before it too, as printed in the cell above (its narrowest:
+    # a justified line's spaces are wider); without, the caller allows for it.
+    gap = a.space if space else 0.0
+    if b.lead + gap <= room:
+        with_space = f" with the space before it ({gap:.1f} pt)" if gap else ""
+        return (
+            f"its first word ({b.lead:.1f} pt){with_space} would have fitted on the line above "
+            f"({room:.1f} pt left)"
+        )
     start = (below.option or "").lstrip()[:1]
     if _SENTENCE_END.search(text_above) and start.isupper():
         return "the row above ends a sentence and the row starts one"
@@ -648,7 +657,9 @@ def _resolve_breaks(
         return d.options, d.marks, where + count, []
     reasons = []
     for i in d.breaks:
-        why = _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+        why = _against_join(
+            d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet, space=True
+        )
         if why:
             reasons.append(f"page {d.option_rows[i][0].page}: {why}")
     if fourth == KEY:

@@ -11,6 +11,7 @@ line above) from a new option. Each path measures it from what it reads (path 1 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ class Fit:
     widest: float  # the right end of its longest line
     last: float  # the right end of its last line
     lead: float  # the width of the first word of its first line
+    space: float = 0.0  # the narrowest space between two words on one of its lines, as printed (0: none)
 
 
 @dataclass(frozen=True)
@@ -61,4 +63,18 @@ def fit_of(boxes: Sequence[Mapping[str, Any]], right: float, *, words: bool) -> 
         widest=max(b["x1"] for b in boxes),
         last=max(b["x1"] for b in boxes if bottom - b["top"] < LINE_TOL),
         lead=end - first[0]["x0"],
+        space=_space(boxes, words=words),
     )
+
+
+def _space(boxes: Sequence[Mapping[str, Any]], *, words: bool) -> float:
+    """The narrowest gap between two words on one line: between word boxes, or between chars further apart
+    than JOIN_GAP (space chars were dropped); 0.0 when no line holds two words."""
+    gaps = []
+    ordered = sorted(boxes, key=lambda b: (round(b["top"] / LINE_TOL), b["x0"]))
+    for a, b in itertools.pairwise(ordered):
+        if abs(a["top"] - b["top"]) < LINE_TOL:
+            gap = b["x0"] - a["x1"]
+            if gap > (0.0 if words else JOIN_GAP):
+                gaps.append(gap)
+    return min(gaps, default=0.0)
