@@ -261,8 +261,8 @@ def split_header_rows(rows: Sequence[Row]) -> tuple[list[Row], int]:
     """``rows`` with full-width heading rows dropped (their count returned), and a repeated header row
     whose option cell also holds the rest of a row split by the page break (a word processor prints it in
     the repeated header's cell) cut in two: the header row, and a row holding only that rest. Every other
-    header cell must read as the header's; the rest's line geometry is unknown (``fit`` None), so a join
-    that needs it stays disputed."""
+    header cell must read as the header's. The rest's line geometry is the cell's from its first line under
+    the header's words (``fit`` None where the lines do not match up: a join that needs it stays disputed)."""
     if not rows or not rows[0].number or parse_numbers(rows[0].number) is not None:
         return list(rows), 0
     first = rows[0]
@@ -283,7 +283,13 @@ def split_header_rows(rows: Sequence[Row]) -> tuple[list[Row], int]:
         ):
             out.append(dataclasses.replace(row, option=first.option, fit=None))
             rest = "\n".join(lines[len(head_option) :])
-            out.append(dataclasses.replace(row, number="", question="", option=rest, mark="", fit=None))
+            fit = row.fit
+            if fit is not None and len(fit.leads) == len(lines):  # the rest's lines, as measured
+                n = len(head_option)
+                fit = dataclasses.replace(fit, lead=fit.leads[n], leads=fit.leads[n:])
+            else:
+                fit = None
+            out.append(dataclasses.replace(row, number="", question="", option=rest, mark="", fit=fit))
             continue
         out.append(row)
     return out, headings

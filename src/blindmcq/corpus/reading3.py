@@ -7,6 +7,7 @@ nothing from ``assemble``):
 
 - **Header**: the rows before the first row whose number cell holds a digit; a later row whose cells read
   the same (whitespace aside) is a repeated header.
+- **Headings**: a row whose number cell holds words but no digit, with no option or fourth-column text.
 - **Items**: a number cell with digits starts an item (several numbers in one cell: the others wait for the
   next stems); a new stem beside an item that has options starts the next one (waiting number, else + 1).
 - **Page tops**: a page's first body row with no number continues the item above: its stem text is the
@@ -83,6 +84,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         top, page = row.page != page, row.page
         cur = out[-1] if out else None
         numbers = [int(n) for n in _DIGITS.findall(row.number or "")]
+        if (row.number or "").strip() and not numbers and not squash(row.option) and not squash(row.mark):
+            continue  # words, no digits, in the number cell and nothing beside: a section heading row
         stem = (row.question or "").strip()
         if numbers:
             cur = Reading(numbers[0], first_fourth=squash(row.mark))

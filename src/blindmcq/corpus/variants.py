@@ -288,6 +288,49 @@ VARIANTS: tuple[Variant, ...] = (
         title=None,
         scoring_only=True,
     ),
+    Variant(
+        "headings-key-split-mixed",  # the new layouts together in a key column, a font and widths none uses
+        Style(
+            font="DejaVuSansMono",
+            bold="DejaVuSansMono-Bold",
+            font_files=("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
+            size=8.0,
+            leading=10.0,
+            widths=(44.0, 190.0, 225.0, 64.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Відповідь"),
+            number_format="{n}.",
+            key_column=True,
+            split_rows=True,
+            header_split=True,
+            footer="Сторінка {page} з {pages}",
+        ),
+        cases=True,
+        long_options=True,
+        headings_every=30,
+        span_notes=2,
+    ),
+    Variant(
+        "headings-plus-landscape",  # held out: headings, notes and header splits with "+" marks, landscape
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            font_files=("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
+            landscape=True,
+            widths=(50.0, 300.0, 340.0, 70.0),
+            header=("№\nп/п", "Зміст питання", "Варіанти відповідей", "Позначка"),
+            number_format="{n})",
+            marks=("+", ""),
+            split_rows=True,
+            header_split=True,
+            annex=ANNEX,
+            running_title="Перелік тестових питань (продовження)",
+        ),
+        cases=True,
+        long_options=True,
+        headings_every=40,
+        span_notes=2,
+        scoring_only=True,
+    ),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
