@@ -546,3 +546,18 @@ def test_fit_measures_the_printed_space() -> None:
     fit = fit_of(words, 300.0, words=True)
     assert fit is not None and fit.space == pytest.approx(2.5) and fit.lead == 30.0
     assert fit_of(words[2:], 300.0, words=True).space == 0.0
+
+
+def test_a_line_end_hyphen_the_file_prints_both_ways_is_disputed() -> None:
+    """'веб-' at a line end then 'сайті': the file prints 'веб-сайті' and 'вебсайті' elsewhere, so the hyphen
+    may be hard or soft; the item is disputed, not guessed. With only one form printed, it is joined."""
+    other = item_rows(2, "2", "Б?", ["веб-сайті", "вебсайті", "в", "г"], 0)
+    rows = [HEADER, *item_rows(1, "1", "А?", ["на веб-\nсайті", "б", "в", "г"], 0), *other]
+    one, _ = assemble(rows, source="v", bank="b", file="f.pdf")
+    assert "a line-end hyphen in 'веб-сайті'" in one.meta["ambiguous"]
+    settled, _ = settle([one, _], [one, _], n_options=4)
+    assert settled.status == "disputed"
+    alone = [HEADER, *item_rows(1, "1", "А?", ["на веб-\nсайті", "б", "в", "г"], 0)]
+    alone += item_rows(2, "2", "Б?", ["веб-сайті", "д", "в", "г"], 0)
+    one, _ = assemble(alone, source="v", bank="b", file="f.pdf")
+    assert one.options[0] == "на веб-сайті" and "ambiguous" not in one.meta

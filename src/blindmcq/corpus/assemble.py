@@ -56,6 +56,7 @@ _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"
 _TAIL = re.compile(rf"({_WORD})-$")
 _END = re.compile(rf"({_WORD})$")
 _HEAD = re.compile(rf"^({_WORD})")
+_WORDS = re.compile(rf"{_WORD}")
 RIGHT, WRONG = "правильна", "неправильна"
 
 
@@ -72,6 +73,35 @@ def hyphen_vocabulary(rows: Iterable[Row]) -> set[str]:
                         if end and head:
                             vocab.add(f"{end.group(1)}-{head.group(1)}".casefold())
     return vocab
+
+
+def solid_words(rows: Iterable[Row]) -> set[str]:
+    """Words printed whole (letters only, not at a line end), casefolded: evidence that a word is written
+    without a hyphen."""
+    words: set[str] = set()
+    for row in rows:
+        for cell in (row.question, row.option):
+            for line in (cell or "").split("\n"):
+                tokens = line.split()
+                for k, token in enumerate(tokens):
+                    if k == len(tokens) - 1 and token.endswith("-"):
+                        continue
+                    words.update(w.casefold() for w in _WORDS.findall(token))
+    return words
+
+
+def hyphen_doubts(text: str, vocab: AbstractSet[str], solid: AbstractSet[str]) -> list[str]:
+    """Line-end hyphens :func:`join_lines` cannot decide: the file prints the word both with a hyphen and
+    without (``веб-сайті`` and ``вебсайті``), so the hyphen at the line end may be either."""
+    out = []
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    for above, below in itertools.pairwise(lines):
+        tail, head = _TAIL.search(above.split()[-1]), _HEAD.match(below)
+        if tail and head and below[0].islower():
+            pair = f"{tail.group(1)}-{head.group(1)}".casefold()
+            if pair in vocab and pair.replace("-", "") in solid:
+                out.append(f"a line-end hyphen in {pair!r}: the file prints the word with and without it")
+    return out
 
 
 def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
@@ -695,6 +725,7 @@ def _item(
     sheet: _Sheet = _Sheet(None, {}),
     right: AbstractSet[str] = RIGHT_WORDS,
     labels: bool = False,
+    solid: AbstractSet[str] | None = None,
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
@@ -716,6 +747,9 @@ def _item(
             doubts.append(f"stem text at the top of page {page} with no item number, not joined: {why}")
         else:
             meta.setdefault("joined_stem", []).append(page)
+    if solid is not None:
+        for text in (d.question, *raw_options):
+            doubts += hyphen_doubts(text, vocab, solid)
     if labels:
         options, printed, label_doubts = strip_labels(options)
         meta["option_labels"] = printed  # as printed, stripped from the options
@@ -788,6 +822,7 @@ def assemble(
     sheet = _Sheet.of(rows)
     drafts = _drafts(rows, file, layout, sheet.bottom)
     vocab = hyphen_vocabulary(rows)
+    solid = solid_words(rows)
     with_labels = labelled(o for d in drafts for o in d.options)
     items = [
         _item(
@@ -801,6 +836,7 @@ def assemble(
             sheet=sheet,
             right=layout.right,
             labels=with_labels,
+            solid=solid,
         )
         for d in drafts
     ]
