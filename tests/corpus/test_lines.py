@@ -156,3 +156,14 @@ def test_the_right_reading_of_the_score_column_settles(score_bank) -> None:
     assert third["differ"] == [] and third["lines"]["pitch"] > 0
     assert sum(i.status == "disputed" for i in items) <= 1
     assert lines.N_COLUMNS == 4
+
+
+def test_a_mark_centred_beside_a_tall_option_starts_no_row() -> None:
+    """Ruled rows; the mark printed beside the middle of a three-line option (vertically centred): one row,
+    not a row of its own (which would read as a blank option)."""
+    words = [(40, 48, 52, "№"), (80, 120, 52, "Питання"), (300, 380, 52, "Варіанти"), (500, 540, 52, "Ключ")]
+    words += [(40, 46, 72, "1"), (80, 200, 72, "Питання")]
+    words += [(300, 360, 72 + 11 * k, f"рядок{k}") for k in range(3)] + [(500, 510, 83, "*")]
+    words += [(300, 360, 109, "другий"), (500, 540, 109, "ні")]
+    rows, _ = file_rows([_page(words, [46.0, 66.0, 105.0, 125.0])], "f.pdf")
+    assert [(r.option, r.mark) for r in rows[1:]] == [("рядок0\nрядок1\nрядок2", "*"), ("другий", "ні")]

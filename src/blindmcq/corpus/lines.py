@@ -17,9 +17,9 @@ decides the table's shape by its own rules, from its own code (it imports no oth
   several columns: from the number or stem column on, a heading row (skipped, counted); from the
   option column on, a note inside the item (put in the fourth cell, where an exclusion note is looked for).
 - **Rows**: a horizontal rule crossing the option column starts a row; within that, a new text block in the
-  option or fourth column starts one (a block: lines no further apart than the file's usual line pitch,
-  1.3x), so tables with no inner rules still split into rows. A column's block belongs to the row where it
-  starts.
+  option column, or in the fourth column below the option text above it, starts one (a block: lines no
+  further apart than the file's usual line pitch, 1.3x), so tables with no inner rules still split into
+  rows. A column's block belongs to the row where it starts.
 
 A cell no text reaches is ``""`` (never ``None``): without the grid this reading cannot tell a merged cell
 from an empty one, and does not need to.
@@ -224,6 +224,7 @@ class _Block:
     col: int
     top: float
     lines: list[str]
+    bottom: float = 0.0  # the bottom of its last line
 
 
 def _blocks(lines: list[list[Word]], col: int, pitch: float, rules: list[float]) -> list[_Block]:
@@ -236,6 +237,7 @@ def _blocks(lines: list[list[Word]], col: int, pitch: float, rules: list[float])
         if last is None or ruled or (pitch and top - last > PITCH_SLACK * pitch):
             out.append(_Block(col, top, []))
         out[-1].lines.append(" ".join(w[4] for w in line))
+        out[-1].bottom = max(w[3] for w in line)
         last = top
     return out
 
@@ -273,14 +275,19 @@ def page_rows(pt: PageText, bounds: list[float], pitch: float) -> tuple[list[Row
     # Rows begin at rules over the option column, and at blocks starting between them in the option or
     # fourth column (a table with no inner rules).
     begins = sorted(starts)
+    # A fourth-column block starts a row only below the option text above it (a mark centred beside a
+    # tall option starts none; a mark beside a blank option in an unruled table does).
     new: list[float] = []
     firsts: dict[int, float] = {}  # per band, where its first option or fourth-column block starts
+    ends: dict[int, float] = {}  # per band, where its option text so far ends
     for b in sorted((b for b in blocks if b.col >= 2), key=lambda b: b.top):
         band = _band(begins, b.top)
         if band not in firsts:
             firsts[band] = b.top
-        elif b.top - firsts[band] > LINE_TOL:
+        elif b.top - firsts[band] > LINE_TOL and (b.col == 2 or b.top > ends.get(band, 0.0)):
             new.append(b.top - LINE_TOL / 2)
+        if b.col == 2:
+            ends[band] = max(ends.get(band, 0.0), b.bottom)
     ruled = set(begins)
     begins = sorted(set(begins + new))
     cells: list[list[list[str]]] = [[[] for _ in range(N_COLUMNS)] for _ in begins]
