@@ -2,8 +2,9 @@
 
 Renders a Commission-layout bank of at least --pages pages from the real customs items (all 2,950,
 renumbered, repeated when more pages are asked for), then times:
-  path 1 alone (pdfplumber tables), path 2 alone (ruling lines + words), each on one core, parse included;
-  extract_items with both paths over --workers processes (what the corpus stage runs).
+  pdfplumber's plain extract_tables() on every page (the yardstick), path 1 alone (pdfplumber tables),
+  path 2 alone (ruling lines + words), the line reading's words alone, each on one core, parse included;
+  extract_items with both paths and the line reading over --workers processes (what the corpus stage runs).
 Prints the figures and the projected time for the real bank's 1,672 pages (target: under 3 minutes on 2
 cores, both paths included; the projection from CPU-seconds is the one that does not depend on what else
 the machine runs). Both paths read the same parsed page (blindmcq.corpus.pages.LeanPage).
@@ -21,6 +22,8 @@ import resource
 import tempfile
 import time
 from pathlib import Path
+
+import pdfplumber
 
 from blindmcq.corpus.default_bank import spec
 from blindmcq.corpus.extract import extract_items, read_rows
@@ -81,11 +84,24 @@ def main() -> None:
     print(f"rendered {n_pages} pages, {n_items} items, {size:.1f} MB in {time.perf_counter() - t:.0f} s")
     print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {os.getloadavg()[0]:.1f}")
     print("pages/s by wall clock (what a user waits) and per CPU-second (unaffected by other processes)")
-    for method, label in (
-        ("tables", "path 1 (pdfplumber tables)"),
-        ("rules", "path 2 (ruling lines + words)"),
+
+    def plain() -> None:  # pdfplumber as a user would call it: every page's extract_tables()
+        with pdfplumber.open(pdf) as doc:
+            for page in doc.pages:
+                page.extract_tables()
+                page.close()
+
+    wall, plain_cpu = timed(plain)
+    print(
+        f"pdfplumber's plain extract_tables(), 1 process: {wall:.1f} s, {n_pages / wall:.2f} pages/s; "
+        f"{n_pages / plain_cpu:.2f} pages/CPU-s"
+    )
+    for methods, lines, label in (
+        (("tables",), False, "path 1 (pdfplumber tables)"),
+        (("rules",), False, "path 2 (ruling lines + words)"),
+        ((), True, "line reading's words (chars to words)"),
     ):
-        wall, cpu = timed(lambda m=method: read_rows([pdf], methods=(m,), workers=1))
+        wall, cpu = timed(lambda m=methods, x=lines: read_rows([pdf], methods=m, workers=1, lines=x))
         print(
             f"{label}, 1 process: {wall:.1f} s, {n_pages / wall:.2f} pages/s; {n_pages / cpu:.2f} pages/CPU-s"
         )
@@ -95,8 +111,9 @@ def main() -> None:
     )
     report = out["report"]
     print(
-        f"both paths + assembly + verification, {args.workers} workers: {wall:.1f} s, "
-        f"{n_pages / wall:.2f} pages/s; {n_pages / cpu:.2f} pages/CPU-s"
+        f"both paths + line reading + assembly + verification, {args.workers} workers: {wall:.1f} s, "
+        f"{n_pages / wall:.2f} pages/s; {n_pages / cpu:.2f} pages/CPU-s; "
+        f"{cpu / plain_cpu:.2f}x the CPU of the plain extract_tables()"
     )
     print(f"  items {report['n_items']}, confirmed in all fields: {report['confirmed_rate']['all']:.4f}")
     now, alone = REAL_PAGES * wall / n_pages / 60, REAL_PAGES * cpu / n_pages / args.workers / 60

@@ -512,3 +512,52 @@ def test_stem_continued_at_a_page_top_is_joined_when_the_print_says_so() -> None
         )
         first, second = settle([one, two], [one, two], n_options=4)
         assert first.status == "disputed" and second.status == "ok"
+
+
+def test_the_space_before_the_first_word_counts_where_it_was_printed() -> None:
+    """The first word (5 pt) fits in the 6 pt left on the line above, but not with the space the cell above
+    prints between its words (2.5 pt): a typesetter could not have put it there, and the row is joined.
+    Without a measured space (0), the word alone decides, as before: disputed."""
+
+    def spaced(rows: list[Row], space: float) -> list[Row]:
+        return [
+            dataclasses.replace(r, fit=dataclasses.replace(r.fit, space=space)) if r.fit else r for r in rows
+        ]
+
+    one, _ = build_key(spaced(split_item(lead=5.0), 2.5))
+    assert len(one.options) == 4 and one.meta["joined_rows"] == [{"page": 2, "option": 2}]
+    one, _ = build_key(spaced(split_item(lead=3.0), 2.5))
+    assert len(one.options) == 5
+    assert (
+        "its first word (3.0 pt) with the space before it (2.5 pt) would have fitted" in one.meta["ambiguous"]
+    )
+    one, _ = build_key(spaced(split_item(lead=5.0), 0.0))
+    assert len(one.options) == 5 and "ambiguous" in one.meta
+
+
+def test_fit_measures_the_printed_space() -> None:
+    from blindmcq.corpus.rows import fit_of
+
+    words = [
+        {"text": "перше", "x0": 100.0, "x1": 130.0, "top": 10.0},
+        {"text": "слово", "x0": 132.5, "x1": 160.0, "top": 10.0},
+        {"text": "далі", "x0": 100.0, "x1": 120.0, "top": 21.0},
+    ]
+    fit = fit_of(words, 300.0, words=True)
+    assert fit is not None and fit.space == pytest.approx(2.5) and fit.lead == 30.0
+    assert fit_of(words[2:], 300.0, words=True).space == 0.0
+
+
+def test_a_line_end_hyphen_the_file_prints_both_ways_is_disputed() -> None:
+    """'веб-' at a line end then 'сайті': the file prints 'веб-сайті' and 'вебсайті' elsewhere, so the hyphen
+    may be hard or soft; the item is disputed, not guessed. With only one form printed, it is joined."""
+    other = item_rows(2, "2", "Б?", ["веб-сайті", "вебсайті", "в", "г"], 0)
+    rows = [HEADER, *item_rows(1, "1", "А?", ["на веб-\nсайті", "б", "в", "г"], 0), *other]
+    one, _ = assemble(rows, source="v", bank="b", file="f.pdf")
+    assert "a line-end hyphen in 'веб-сайті'" in one.meta["ambiguous"]
+    settled, _ = settle([one, _], [one, _], n_options=4)
+    assert settled.status == "disputed"
+    alone = [HEADER, *item_rows(1, "1", "А?", ["на веб-\nсайті", "б", "в", "г"], 0)]
+    alone += item_rows(2, "2", "Б?", ["веб-сайті", "д", "в", "г"], 0)
+    one, _ = assemble(alone, source="v", bank="b", file="f.pdf")
+    assert one.options[0] == "на веб-сайті" and "ambiguous" not in one.meta

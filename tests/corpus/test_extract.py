@@ -45,7 +45,8 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     outside = file_report["outside_cells"]  # the title on page 1, "Сторінка N" on every page
     assert outside["pages"]["1"] == {"lines": 2, "chars": 30} and outside["pages"]["2"]["lines"] == 1
     assert len(outside["pages"]) == cases_bank.n_pages and outside["stray"] == []
-    third = file_report["reading3"]  # the reading that shares no layout logic with assemble agrees
+    third = file_report["reading3"]  # the line reading, sharing no layout logic with the paths, agrees
+    assert third.pop("lines")["pitch"] == 11.0  # the renderer's leading
     assert third == {
         "fourth_column": "marks ('правильна' marks the right option)",
         "items": 40,
@@ -53,7 +54,7 @@ def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
         "differ": [],
         "extra": [],
     }
-    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3")
+    added = ("mark_column", "keys", "items_with_option_labels", "outside_cells", "reading3", "heading_rows")
     assert [{k: v for k, v in f.items() if k not in added} for f in report["files"]] == [
         {
             "file": "vkks-cases.pdf",

@@ -206,3 +206,38 @@ def test_stems_continued_at_a_page_top_are_joined_not_made_up(records, tmp_path:
     assert all("stem text at the top of page" in d["why"] for d in report["disputed"])
     assert len(report["disputed"]) <= 1
     assert sum("joined_stem" in i.meta for i in items) >= 3
+
+
+@pytest.mark.parametrize(
+    ("name", "feature"),
+    [("header-split", "header rest"), ("span-note", "spanning note"), ("section-headings", "heading")],
+)
+def test_layouts_that_used_to_stop_read_exactly(rendered, name: str, feature: str) -> None:
+    """A split row's rest printed inside the repeated header's cell, an exclusion note over the option and
+    mark columns, full-width section headings: each used to stop the file ("number cell '№' is not an item
+    number", "fourth-column cell '23/зп-19'", "number cell 'Розділ 2. ...'"); now every item is exact, and the
+    line reading agrees on each."""
+    bank = rendered(name)
+    rows = rows_of(bank.path, "tables")
+    printed = {
+        "header rest": sum((r.option or "").startswith("Варіанти відповіді\n") for r in rows),
+        "spanning note": sum("Виключено" in (r.option or "") for r in rows),
+        "heading": sum((r.number or "").startswith("Розділ") for r in rows),
+    }
+    assert printed[feature] >= 1, f"the variant prints no {feature}"
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items and report["files"][0]["reading3"]["differ"] == []
+    if feature == "heading":
+        assert report["files"][0]["heading_rows"] == printed["heading"]
+    if feature == "spanning note":
+        spanned = [i for i in items if i.status == "excluded" and not i.options]
+        assert spanned and all(i.meta["excluded_note"].startswith("Виключено рішенням") for i in spanned)
+
+
+@pytest.mark.parametrize("name", ["rules-horizontal", "rules-frame"])
+def test_tables_without_column_rules_stop_with_one_line(rendered, name: str) -> None:
+    from blindmcq.errors import InputError
+
+    with pytest.raises(InputError, match=BY_NAME[name].stops) as err:
+        extract_items([rendered(name).path], source="var", workers=1)
+    assert "\n" not in str(err.value) and "page 1" in str(err.value)

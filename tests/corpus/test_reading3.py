@@ -81,3 +81,15 @@ def test_page_top_rows_by_its_own_count_rule() -> None:
     assert how.startswith("keys") and [r.number for r in items] == [1, 2, 3, 4, 5]
     assert reading3.squash(items[3].options[2]) == "вперша" and len(items[3].options) == 4
     assert items[4].stem == ["П5?"] and items[4].key == 0
+
+
+def test_a_key_this_reading_cannot_read_is_not_confirmed() -> None:
+    """A fourth column it cannot make sense of (here: blank everywhere) leaves every ok item's key confirmed
+    by the paths alone: each is disputed naming the key, never settled on one reading."""
+    rows = score_rows([0, 1, 2])
+    right = assemble(rows, source="v", bank="b", file="f.pdf")
+    blank = [dataclasses.replace(r, mark="") if r.number != "№" else r for r in rows]
+    report = reading3.compare(right, blank)
+    assert report["fourth_column"] == "unread"
+    assert [d["fields"] for d in report["differ"]] == [["key"]] * 3
+    assert report["differ"][0]["reading"]["key"] is None

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from blindmcq.corpus import extract, path_rules
+from blindmcq.corpus import extract, path_rules, review
 from blindmcq.corpus.cli import main
 from blindmcq.corpus.extract import extract_pdfs
 from blindmcq.corpus.render import Rendered
@@ -56,9 +56,15 @@ def test_review_page_shows_crop_and_both_readings(small_bank: Rendered, misread:
     page = (tmp_path / "review" / "review.html").read_text(encoding="utf-8")
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; змінений" in page
     assert f'id="{misread}"' in page and items[misread].meta["fingerprint"] in page
-    (uri,) = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    (uri,) = set(re.findall(r'src="data:image/png;base64,([^"]+)"', page))  # linked too: zoom
     crop = Image.open(io.BytesIO(base64.b64decode(uri)))
-    assert crop.width > 500 and 30 < crop.height < crop.width  # a band of the page, not the whole page
+    assert 30 < crop.height < crop.width  # a band of the page, not the whole page
+    # at 150 dpi, the page's full width
+    assert crop.width == pytest.approx(595.28 * review.RESOLUTION / 72, abs=2) and review.RESOLUTION >= 150
+    # every row of the item and its neighbours: the item's own rows are less than the crop
+    boxes = items[misread].meta["boxes"]
+    own = (max(b[2] for b in boxes) - min(b[1] for b in boxes)) * review.RESOLUTION / 72
+    assert crop.height > own + 2 * 11 * review.RESOLUTION / 72  # at least a line of the rows above and below
 
 
 def test_correction_round_trip(small_bank: Rendered, misread: str, tmp_path: Path) -> None:
@@ -173,3 +179,37 @@ def test_corpus_stage_applies_the_corrections_file(
         build_corpus(dataset, tmp_path / "out")
     report = build_corpus({**dataset, "corrections": None}, tmp_path / "out")
     assert report["n_items"] == 6 and report["corrections"]["applied"] == []
+
+
+def test_a_crop_of_an_item_ending_its_page_shows_the_next_page_top(cases_bank: Rendered) -> None:
+    """The rows an item may own go on at the next page's top (a split option, a stem's rest)."""
+    import pdfplumber
+    from corpus_support import rows_of
+
+    rows = rows_of(cases_bank.path, "tables")
+    last = [r for r in rows if r.page == 1][-1]
+    with pdfplumber.open(cases_bank.path) as pdf:
+        crops = review._crops(pdf, [(1, last.top, last.bottom)])
+        middle = next(r for r in rows if r.page == 1 and r.bottom < last.bottom - 40)
+        alone = review._crops(pdf, [(1, middle.top, middle.bottom)])
+    assert [p for p, _ in crops] == [1, 2] and [p for p, _ in alone] == [1]
+
+
+def test_an_item_that_may_be_made_up_shows_the_item_above() -> None:
+    from blindmcq.datasets.items import Item
+
+    def item(n: int, **kw) -> Item:
+        base = {"question": f"Питання {n}", "options": ("а", "б"), "key": 0, "status": "ok", "flags": ()}
+        return Item(id=f"v-b-{n}", source="v", bank="b", number=n, file="f.pdf", page=1, **{**base, **kw})
+
+    above = item(1, meta={})
+    made_up = item(
+        2,
+        status="disputed",
+        flags=("recovered_merge",),
+        meta={"number_inferred": True, "fingerprint": "x", "settled": {"path": None, "why": "differ"}},
+    )
+    page = review.review_html([above, made_up], [])
+    assert "the item printed above: v-b-1" in page and "Питання 1" in page
+    page = review.review_html([above, dataclasses.replace(made_up, flags=(), meta={"fingerprint": "x"})], [])
+    assert "the item printed above" not in page

@@ -56,6 +56,7 @@ _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"
 _TAIL = re.compile(rf"({_WORD})-$")
 _END = re.compile(rf"({_WORD})$")
 _HEAD = re.compile(rf"^({_WORD})")
+_WORDS = re.compile(rf"{_WORD}")
 RIGHT, WRONG = "правильна", "неправильна"
 
 
@@ -72,6 +73,35 @@ def hyphen_vocabulary(rows: Iterable[Row]) -> set[str]:
                         if end and head:
                             vocab.add(f"{end.group(1)}-{head.group(1)}".casefold())
     return vocab
+
+
+def solid_words(rows: Iterable[Row]) -> set[str]:
+    """Words printed whole (letters only, not at a line end), casefolded: evidence that a word is written
+    without a hyphen."""
+    words: set[str] = set()
+    for row in rows:
+        for cell in (row.question, row.option):
+            for line in (cell or "").split("\n"):
+                tokens = line.split()
+                for k, token in enumerate(tokens):
+                    if k == len(tokens) - 1 and token.endswith("-"):
+                        continue
+                    words.update(w.casefold() for w in _WORDS.findall(token))
+    return words
+
+
+def hyphen_doubts(text: str, vocab: AbstractSet[str], solid: AbstractSet[str]) -> list[str]:
+    """Line-end hyphens :func:`join_lines` cannot decide: the file prints the word both with a hyphen and
+    without (``веб-сайті`` and ``вебсайті``), so the hyphen at the line end may be either."""
+    out = []
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    for above, below in itertools.pairwise(lines):
+        tail, head = _TAIL.search(above.split()[-1]), _HEAD.match(below)
+        if tail and head and below[0].islower():
+            pair = f"{tail.group(1)}-{head.group(1)}".casefold()
+            if pair in vocab and pair.replace("-", "") in solid:
+                out.append(f"a line-end hyphen in {pair!r}: the file prints the word with and without it")
+    return out
 
 
 def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
@@ -241,6 +271,60 @@ def _more_header(rows: Sequence[Row]) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+_HEADING = re.compile(r"^[^\W\d_]")  # a heading starts with a letter (an item number does not)
+
+
+def heading_row(row: Row, header: tuple[str, ...] | None) -> bool:
+    """A full-width section heading row (``Розділ 2. ...``): text from the number cell on that is no item
+    number and starts with a letter, no option text, no mark; not the header. A path that cuts the row at
+    the columns' rules finds its words in the number and stem cells, one that keeps merged cells finds them
+    all in the number cell."""
+    number = (row.number or "").strip()
+    if not number or not _HEADING.match(number) or parse_numbers(number) is not None:
+        return False
+    if (row.option or "").strip() or (row.mark or "").strip():
+        return False
+    return header is None or _flat(_cells(row)) != header
+
+
+def split_header_rows(rows: Sequence[Row]) -> tuple[list[Row], int]:
+    """``rows`` with full-width heading rows dropped (their count returned), and a repeated header row
+    whose option cell also holds the rest of a row split by the page break (a word processor prints it in
+    the repeated header's cell) cut in two: the header row, and a row holding only that rest. Every other
+    header cell must read as the header's. The rest's line geometry is the cell's from its first line under
+    the header's words (``fit`` None where the lines do not match up: a join that needs it stays disputed)."""
+    if not rows or not rows[0].number or parse_numbers(rows[0].number) is not None:
+        return list(rows), 0
+    first = rows[0]
+    header = _flat(_cells(first))
+    head_option = (first.option or "").split("\n")
+    out: list[Row] = [first]
+    headings = 0
+    for row in rows[1:]:
+        if heading_row(row, header):
+            headings += 1
+            continue
+        lines = (row.option or "").split("\n")
+        same = _flat((row.number, row.question, row.mark)) == (header[0], header[1], header[3])
+        if (
+            same
+            and len(lines) > len(head_option)
+            and _flat(tuple(lines[: len(head_option)])) == tuple(" ".join(h.split()) for h in head_option)
+        ):
+            out.append(dataclasses.replace(row, option=first.option, fit=None))
+            rest = "\n".join(lines[len(head_option) :])
+            fit = row.fit
+            if fit is not None and len(fit.leads) == len(lines):  # the rest's lines, as measured
+                n = len(head_option)
+                fit = dataclasses.replace(fit, lead=fit.leads[n], leads=fit.leads[n:])
+            else:
+                fit = None
+            out.append(dataclasses.replace(row, number="", question="", option=rest, mark="", fit=fit))
+            continue
+        out.append(row)
+    return out, headings
+
+
 def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     """The file's header row and fourth column, from its rows; InputError naming the page otherwise."""
     if not rows:
@@ -259,7 +343,11 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
             form = number_form(r.number)
             if form not in forms:
                 forms.append(form)
-    marks = [(r.page, r.mark) for r in body if r.mark is not None and not EXCLUDED.search(r.mark)]
+    marks = [
+        (r.page, r.mark)
+        for r in body
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not _spanning_note(r.option)
+    ]
     words = [(p, mark_word(m)) for p, m in marks]
     seen = {w for _, w in words}
     voc = next((v for v in VOCABULARIES if seen <= v.right | v.wrong), None)
@@ -292,7 +380,9 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
     ``right``/``wrong`` in a mark column, ``key N`` (1-based) in a key column, ``blank``."""
     counts: dict[str, int] = {}
     for r in rows:
-        if r.mark is not None and not EXCLUDED.search(r.mark) and not is_header(r, layout):
+        if r.mark is not None and not EXCLUDED.search(r.mark) and not _spanning_note(r.option):
+            if is_header(r, layout):
+                continue
             w = mark_word(r.mark)
             counts[w] = counts.get(w, 0) + 1
     out: dict[str, dict[str, Any]] = {}
@@ -303,6 +393,16 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
             means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in key_indices(w) or [])
         out[w] = {"count": counts[w], "means": means}
     return out
+
+
+def _spanning_note(option: str | None) -> bool:
+    """An option cell that begins with the exclusion note: the note printed over the option and mark cells
+    (a path that cuts at the column rules finds its tail in the mark cell)."""
+    return bool(option) and EXCLUDED.match(" ".join((option or "").split())) is not None
+
+
+def _is_mark_value(text: str) -> bool:
+    return mark_word(text) in MARK_VALUES or key_indices(text) is not None
 
 
 def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
@@ -489,7 +589,9 @@ BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of the fi
 _SENTENCE_END = re.compile(r"[.!?…]\s*$")
 
 
-def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str | None:
+def _against_join(
+    above: Row, below: Row, text_above: str, sheet: _Sheet, *, space: bool = False
+) -> str | None:
     """Why the page-top row ``below`` may not be the rest of the option ending in ``above``; None when all
     the print's evidence says it is: ``above`` is the last row of the page before and reaches the page's
     foot (a row split by the break fills its page), and the first word of ``below`` is wider than the room
@@ -504,8 +606,15 @@ def _against_join(above: Row, below: Row, text_above: str, sheet: _Sheet) -> str
     if a is None or b is None or abs(a.right - b.right) > BOTTOM_TOL:
         return "no line geometry of the two rows"
     room = sheet.widest.get(round(a.right), a.right) - a.last
-    if b.lead <= room:
-        return f"its first word ({b.lead:.1f} pt) would have fitted on the line above ({room:.1f} pt left)"
+    # With ``space``, the word needs the space before it too, as printed in the cell above (its narrowest:
+    # a justified line's spaces are wider); without, the caller allows for it.
+    gap = a.space if space else 0.0
+    if b.lead + gap <= room:
+        with_space = f" with the space before it ({gap:.1f} pt)" if gap else ""
+        return (
+            f"its first word ({b.lead:.1f} pt){with_space} would have fitted on the line above "
+            f"({room:.1f} pt left)"
+        )
     start = (below.option or "").lstrip()[:1]
     if _SENTENCE_END.search(text_above) and start.isupper():
         return "the row above ends a sentence and the row starts one"
@@ -584,7 +693,9 @@ def _resolve_breaks(
         return d.options, d.marks, where + count, []
     reasons = []
     for i in d.breaks:
-        why = _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+        why = _against_join(
+            d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet, space=True
+        )
         if why:
             reasons.append(f"page {d.option_rows[i][0].page}: {why}")
     if fourth == KEY:
@@ -614,6 +725,7 @@ def _item(
     sheet: _Sheet = _Sheet(None, {}),
     right: AbstractSet[str] = RIGHT_WORDS,
     labels: bool = False,
+    solid: AbstractSet[str] | None = None,
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
     question = join_lines(d.question, vocab)
@@ -635,6 +747,9 @@ def _item(
             doubts.append(f"stem text at the top of page {page} with no item number, not joined: {why}")
         else:
             meta.setdefault("joined_stem", []).append(page)
+    if solid is not None:
+        for text in (d.question, *raw_options):
+            doubts += hyphen_doubts(text, vocab, solid)
     if labels:
         options, printed, label_doubts = strip_labels(options)
         meta["option_labels"] = printed  # as printed, stripped from the options
@@ -643,7 +758,15 @@ def _item(
         meta["ambiguous"] = "; ".join(doubts)
     if joined:
         meta["joined_rows"] = joined  # page-top rows joined to the option above (1-based option = index)
-    note = next((m for m in marks if EXCLUDED.search(m)), None)
+    spanning = [i for i, o in enumerate(options) if _spanning_note(o)]
+    note = None
+    if spanning:  # the note printed over the option and mark cells, in place of the options
+        i = spanning[0]
+        rest = "" if marks[i].strip() and _is_mark_value(marks[i]) else marks[i]
+        note = " ".join(f"{options[i]} {rest}".split())
+        options = [o for k, o in enumerate(options) if k not in spanning]
+        marks = [m for k, m in enumerate(marks) if k not in spanning]
+    note = note or next((m for m in marks if EXCLUDED.search(m)), None)
     hit = EXCLUDED.search(question)
     if hit:
         question, note = question[: hit.start()].strip(), question[hit.start() :]
@@ -699,6 +822,7 @@ def assemble(
     sheet = _Sheet.of(rows)
     drafts = _drafts(rows, file, layout, sheet.bottom)
     vocab = hyphen_vocabulary(rows)
+    solid = solid_words(rows)
     with_labels = labelled(o for d in drafts for o in d.options)
     items = [
         _item(
@@ -712,6 +836,7 @@ def assemble(
             sheet=sheet,
             right=layout.right,
             labels=with_labels,
+            solid=solid,
         )
         for d in drafts
     ]

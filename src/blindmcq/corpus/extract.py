@@ -31,8 +31,9 @@ from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values
+from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values, split_header_rows
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
+from blindmcq.corpus.lines import LinesError, PageText, file_rows, horizontal_only, page_text
 from blindmcq.corpus.outside import dispute_strays
 from blindmcq.corpus.outside import report as outside_report
 from blindmcq.corpus.pages import lean
@@ -117,13 +118,19 @@ class ChunkResult:
     rows: dict[str, list[Row]]
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)  # page -> (w, h)
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)  # page -> lines, path 1
+    text: dict[int, PageText] = dataclasses.field(default_factory=dict)  # page -> words, the line reading
     error: tuple[int, str] | None = None  # (page, message)
 
 
 def read_block(
-    path: str, pages: Sequence[int], methods: tuple[str, ...], page_timeout: float | None = PAGE_TIMEOUT_S
+    path: str,
+    pages: Sequence[int],
+    methods: tuple[str, ...],
+    page_timeout: float | None = PAGE_TIMEOUT_S,
+    lines: bool = True,
 ) -> ChunkResult:
-    """Rows of the 1-based ``pages`` by each named method; the file opened once; a page error is returned."""
+    """Rows of the 1-based ``pages`` by each named method (and, with ``lines``, each page's words for the
+    line reading); the file opened once; a page error is returned."""
     result = ChunkResult({m: [] for m in methods})
     page_no = pages[0] if pages else 0
     timed = bool(page_timeout) and threading.current_thread() is threading.main_thread()
@@ -144,6 +151,8 @@ def read_block(
                     else:
                         rows = METHODS[m](page, page_no)
                     result.rows[m].extend(rows)
+                if lines:
+                    result.text[page_no] = page_text(page, page_no)
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
@@ -166,6 +175,7 @@ class FileRows:
     rows: dict[str, list[Row]]  # by method, in page order
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
+    text: dict[int, PageText] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -184,6 +194,7 @@ def read_rows(
     methods: tuple[str, ...] = ("tables", "rules"),
     workers: int | None = None,
     page_timeout: float | None = PAGE_TIMEOUT_S,
+    lines: bool = True,
 ) -> list[FileRows]:
     """Each file's rows by each method; each worker opens a file once for one contiguous block of pages."""
     counts = [page_count(p) for p in paths]
@@ -194,7 +205,7 @@ def read_rows(
         blocks = min(workers, n)
         bounds = [round(k * n / blocks) for k in range(blocks + 1)]
         tasks += [(f, list(range(a + 1, b + 1))) for a, b in itertools.pairwise(bounds) if b > a]
-    args = [(str(paths[f]), pages, methods, page_timeout) for f, pages in tasks]
+    args = [(str(paths[f]), pages, methods, page_timeout, lines) for f, pages in tasks]
     if workers == 1 or len(tasks) == 1:
         results = [read_block(*a) for a in args]
     else:
@@ -208,6 +219,7 @@ def read_rows(
             out[f].rows[m].extend(res.rows[m])
         out[f].sizes.update(res.sizes)
         out[f].outside.update(res.outside)
+        out[f].text.update(res.text)
     return out
 
 
@@ -253,8 +265,19 @@ def extract_items(
     for fr in read_rows(files, workers=workers, page_timeout=page_timeout):
         path, rows = fr.path, fr.rows
         if not rows["tables"] and not rows["rules"]:
+            ruled = next((p for p, t in sorted(fr.text.items()) if horizontal_only(t)), None)
+            if ruled is not None:  # text between horizontal rules, and no vertical rule anywhere
+                raise InputError(
+                    "the table is ruled only horizontally (no vertical rules between its columns); the two "
+                    "paths read a table whose columns are ruled",
+                    file=str(path),
+                    page=ruled,
+                )
             raise InputError("no ruled question table found on any page", file=str(path))
         name = bank or bank_name(path, source)
+        headings = {}
+        for m in list(rows):
+            rows[m], headings[m] = split_header_rows(rows[m])
         layouts = {m: _layout_of(rows[m], path) for m in rows}
         found = {
             m: assemble(
@@ -277,8 +300,16 @@ def extract_items(
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
         items = settle(found["tables"], found["rules"], n_options=n_options)
-        reading3 = third_reading(items, rows["rules"]) if rows["rules"] else None
-        items = third_dispute(items, reading3) if reading3 else items
+        # The reading that shares no layout logic with the paths: rows from the text lines, items by
+        # reading3's own rules; an item it reads otherwise is disputed.
+        try:
+            line_rows, line_info = file_rows(list(fr.text.values()), path.name)
+        except LinesError as exc:
+            raise InputError(f"the line reading cannot read the file: {exc}", file=str(path)) from exc
+        reading3 = {**third_reading(items, line_rows), "lines": line_info}
+        items = third_dispute(items, reading3)
+        for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
+            d.pop("reading", None)
         report_files.append(
             {
                 "file": path.name,
@@ -291,6 +322,7 @@ def extract_items(
                 "mark_column": {"fourth_column": main.fourth, "values": values},
                 "keys": keys.get("tables") or keys.get("rules"),
                 "outside_cells": outside_report(fr.outside),
+                "heading_rows": headings.get("tables", headings.get("rules", 0)),
                 "reading3": reading3,
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]

@@ -54,6 +54,11 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
     if not vert or not horiz:
         return []
     xs = _cluster([e["x0"] for e in vert])
+    if len(xs) == 2:  # two verticals: the frame of a table whose columns are not ruled
+        raise GridShapeError(
+            "the table is ruled by its outer frame only (no vertical rules between its columns); the two "
+            "paths read a table whose columns are ruled"
+        )
     if len(xs) != N_COLUMNS + 1:
         raise GridShapeError(f"ruled grid has {len(xs) - 1} columns, expected {N_COLUMNS}")
     top, bottom = min(e["top"] for e in vert), max(e["bottom"] for e in vert)

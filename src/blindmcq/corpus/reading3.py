@@ -7,6 +7,7 @@ nothing from ``assemble``):
 
 - **Header**: the rows before the first row whose number cell holds a digit; a later row whose cells read
   the same (whitespace aside) is a repeated header.
+- **Headings**: a row whose number cell holds words but no digit, with no option or fourth-column text.
 - **Items**: a number cell with digits starts an item (several numbers in one cell: the others wait for the
   next stems); a new stem beside an item that has options starts the next one (waiting number, else + 1).
 - **Page tops**: a page's first body row with no number continues the item above: its stem text is the
@@ -72,6 +73,7 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         (k for k, r in enumerate(rows) if _DIGITS.search(r.number or "") and _cells(r) != numbered), len(rows)
     )
     header = {_cells(r) for r in rows[:start]}
+    rows = [*rows[:start], *_unheaded(rows[start:], [_cells(r) for r in rows[:start]])]
     every = _marks_every_option(rows[start:])
     out: list[Reading] = []
     waiting: list[int] = []
@@ -82,6 +84,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         top, page = row.page != page, row.page
         cur = out[-1] if out else None
         numbers = [int(n) for n in _DIGITS.findall(row.number or "")]
+        if (row.number or "").strip() and not numbers and not squash(row.option) and not squash(row.mark):
+            continue  # words, no digits, in the number cell and nothing beside: a section heading row
         stem = (row.question or "").strip()
         if numbers:
             cur = Reading(numbers[0], first_fourth=squash(row.mark))
@@ -110,6 +114,21 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
             cur.fourth.append(squash(row.mark))
         elif row.mark is not None and cur.fourth:
             cur.fourth[-1] += squash(row.mark)
+    return out
+
+
+def _unheaded(rows: Sequence[Row], header: list[tuple[str, ...]]) -> list[Row]:
+    """A repeated header row whose option cell reads the header's words and then more (the rest of a row
+    split by the page break, printed in the header's cell) becomes a row of that rest alone."""
+    if not header:
+        return list(rows)
+    out = []
+    for row in rows:
+        cells = _cells(row)
+        head = next((h for h in header if (h[0], h[1], h[3]) == (cells[0], cells[1], cells[3])), None)
+        if head is not None and head[2] and cells[2].startswith(head[2] + " ") and cells != head:
+            row = Row(row.page, "", "", cells[2][len(head[2]) + 1 :], "", top=row.top, bottom=row.bottom)
+        out.append(row)
     return out
 
 
@@ -201,10 +220,12 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
             fields.append("stem")
         if [squash(o) for o in r.options] != [squash(o) for o in it.options] and not r.excluded:
             fields.append("options")
-        if it.status == "ok" and fourth != "unread" and r.key != it.key:
-            fields.append("key")
+        if it.status == "ok" and (fourth == "unread" or r.key != it.key):
+            fields.append("key")  # a key this reading could not read is not confirmed
         if fields:
-            differ.append({"id": it.id, "fields": fields})
+            key = r.key if fourth != "unread" else None
+            reading = {"question": " ".join(r.stem), "options": r.options, "key": key, "status": "as read"}
+            differ.append({"id": it.id, "fields": fields, "reading": reading})
         else:
             agree += 1
     read_numbers = {r.number for r in readings}
@@ -223,6 +244,9 @@ def dispute(items: Sequence[Item], report: dict[str, Any]) -> list[Item]:
                 f" ({d['why']})" if d.get("why") else ""
             )
             settled = {"path": None, "why": why}
-            it = dataclasses.replace(it, status="disputed", meta={**it.meta, "settled": settled})
+            meta = {**it.meta, "settled": settled}
+            if "reading" in d:
+                meta["reading3"] = d["reading"]  # shown on the review page beside the paths' readings
+            it = dataclasses.replace(it, status="disputed", meta=meta)
         out.append(it)
     return out

@@ -72,6 +72,8 @@ class Style:
     split_stems: bool = False  # a stem too tall for the room left continues in the next page's stem cell
     option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
     label_format: str = "{label}) "
+    rules: Literal["grid", "horizontal", "frame"] = "grid"  # horizontal: no vertical rules; frame: outer only
+    header_split: bool = False  # a split row's rest printed inside the repeated header's option cell
 
 
 DEFAULT_STYLE = Style()
@@ -85,10 +87,11 @@ class ItemSpec:
     question: str
     options: tuple[str, ...]
     keys: tuple[int, ...]
-    excluded: Literal["question", "mark"] | None = None
+    excluded: Literal["question", "mark", "span"] | None = None  # span: the note over option and mark
     fused: Literal["number", "blank"] | None = None
     labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
     tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
+    heading: str | None = None  # a full-width section heading row printed above the item
 
 
 @dataclass
@@ -171,8 +174,8 @@ def normalise(text: str) -> str:
 
 def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: int, fused: bool) -> Item:
     """The record a faithful extraction yields for ``spec`` (SPEC, "Items")."""
-    options = tuple(normalise(o) for o in spec.options)
-    keys = [] if spec.excluded == "mark" else list(spec.keys)
+    options = () if spec.excluded == "span" else tuple(normalise(o) for o in spec.options)
+    keys = [] if spec.excluded in ("mark", "span") else list(spec.keys)
     flags = set(invariant_flags(options, keys, 4))
     if spec.excluded:
         flags.add("excluded")
@@ -224,7 +227,11 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         for k, o in enumerate(spec.options)
     ]
     options = [wrap(o, widths[2], hyphenate=hyphenate) for o in printed]
-    if spec.excluded == "mark":
+    if spec.excluded == "span":  # one cell over the option and mark columns holds the note
+        options = [wrap(NOTE, widths[2] + widths[3], hyphenate=False)]
+        marks = [[]]
+        spanning = 0
+    elif spec.excluded == "mark":
         marks = [wrap(NOTE, widths[3], hyphenate=style.wrap_marks)] + [[] for _ in options[1:]]
         spanning = len(marks[0])
     elif style.key_column:
@@ -260,6 +267,7 @@ class _Page:
         title: str | None,
         style: Style = DEFAULT_STYLE,
         pages: int | None = None,
+        rest: Sequence[str] = (),
     ) -> None:
         self.canvas, self.number, self.style, self.pages = canvas, number, style, pages
         self.width, self.height = landscape(A4) if style.landscape else A4
@@ -285,7 +293,7 @@ class _Page:
             self.y += 22
         self.top = self.y
         self.rows_drawn = 0
-        self._header()
+        self._header(rest)
 
     def _text(self, col: int, top: float, lines: Sequence[str], font: str | None = None) -> None:
         font = font or self.style.font
@@ -295,19 +303,39 @@ class _Page:
         for i, line in enumerate(lines):
             self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * leading), line)
 
-    def _hline(self, y: float, col: int) -> None:
+    def _hline(self, y: float, col: int, *, edge: bool = False) -> None:
+        if self.style.rules == "frame" and not edge:
+            return
         self.canvas.line(self.xs[col], self.height - y, self.xs[col + 1], self.height - y)
 
     def _vlines(self, top: float, bottom: float) -> None:
-        for x in self.xs:
+        xs = {"grid": self.xs, "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}[self.style.rules]
+        for x in xs:
             self.canvas.line(x, self.height - top, x, self.height - bottom)
 
-    def _header(self) -> None:
+    def heading(self, text: str) -> None:
+        """A full-width row holding one line (a section heading)."""
+        height = self.style.leading + 2 * PAD
+        for col in range(len(self.style.widths)):
+            self._hline(self.y, col)
+        self._text(0, self.y, [text], self.style.bold)
+        xs = {"grid": [self.xs[0], self.xs[-1]], "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}
+        for x in xs[self.style.rules]:
+            self.canvas.line(x, self.height - self.y, x, self.height - self.y - height)
+        self.y += height
+        self.rows_drawn += 1
+
+    def _header(self, rest: Sequence[str] = ()) -> None:
         cells = [name.split("\n") for name in self.style.header]
         h = max(len(c) for c in cells) * self.style.leading + 2 * PAD
+        below = len(cells[2]) * self.style.leading
+        if rest:  # the rest of a split row inside the header's option cell, under the header's words
+            h = max(h, below + len(rest) * self.style.leading + 2 * PAD)
         for col, lines in enumerate(cells):
-            self._hline(self.y, col)
+            self._hline(self.y, col, edge=True)
             self._text(col, self.y, lines, self.style.bold)
+        if rest:
+            self._text(2, self.y + below, list(rest))
         self._vlines(self.y, self.y + h)
         self.y += h
         for extra in self.style.header_rows:
@@ -320,8 +348,16 @@ class _Page:
             self._vlines(self.y, self.y + h)
             self.y += h
 
-    def row(self, height: float, cells: Sequence[list[str] | None], *, skip_rule: Iterable[int] = ()) -> None:
-        """One row band; a ``None`` cell continues the cell above (no ruling above it)."""
+    def row(
+        self,
+        height: float,
+        cells: Sequence[list[str] | None],
+        *,
+        skip_rule: Iterable[int] = (),
+        span: bool = False,
+    ) -> None:
+        """One row band; a ``None`` cell continues the cell above (no ruling above it). With ``span``, the
+        option cell covers the mark column too (no rule between them)."""
         for col, lines in enumerate(cells):
             if lines is None or col in skip_rule:
                 continue
@@ -329,7 +365,11 @@ class _Page:
         for col, lines in enumerate(cells):
             if lines:
                 self._text(col, self.y, lines)
-        self._vlines(self.y, self.y + height)
+        if span and self.style.rules == "grid":
+            for x in self.xs[:3] + self.xs[4:]:
+                self.canvas.line(x, self.height - self.y, x, self.height - self.y - height)
+        else:
+            self._vlines(self.y, self.y + height)
         self.y += height
         self.rows_drawn += 1
         self.tail: list[str] = []  # a stem tail to print below the last rule, if this row ends the page
@@ -339,7 +379,7 @@ class _Page:
             self._text(1, self.y, self.tail)
 
         for col in range(len(self.style.widths)):
-            self._hline(self.y, col)
+            self._hline(self.y, col, edge=True)
         self.canvas.setFont(self.style.font, 8)
         self.canvas.drawString(
             MARGIN, MARGIN / 2, self.style.footer.format(page=self.number, pages=self.pages)
@@ -404,8 +444,8 @@ def _draw(
     )
     canvas.setTitle(title or bank)
 
-    def new_page(number: int, title: str | None = None) -> _Page:
-        return _Page(canvas, number, title=title, style=style, pages=pages)
+    def new_page(number: int, title: str | None = None, rest: Sequence[str] = ()) -> _Page:
+        return _Page(canvas, number, title=title, style=style, pages=pages, rest=rest)
 
     page = new_page(1, title)
     result = Rendered(path=path, items=[], n_pages=0)
@@ -415,7 +455,14 @@ def _draw(
         if not spec.options:
             raise ValueError(f"item {spec.number} has no options to print")
         lay = _layout(spec, hyphenate, style)
-        remaining = list(range(len(spec.options)))
+        remaining = list(range(len(lay.options)))
+        if spec.heading is not None:
+            if page.bottom - page.y < style.leading + 2 * PAD + lay.stem_height:
+                if result.items:
+                    result.page_enders.append(result.items[-1].number)
+                page.close()
+                page = new_page(page.number + 1)
+            page.heading(spec.heading)
         first, start_page, fused = True, page.number, False
         lead_done = False  # a split row's continuation already opened this page's part of the item
         stem_rest: list[str] = []  # stem lines still to print (a stem split by the page break)
@@ -445,7 +492,7 @@ def _draw(
                     k, acc, stem_cut, need = k2, acc2, lines, room
                     stem_rest = lay.question[lines:]
             split = 0
-            if style.split_rows and k < len(remaining) and spec.excluded != "mark":
+            if style.split_rows and k < len(remaining) and spec.excluded not in ("mark", "span"):
                 r = remaining[k]
                 fit = int((room - acc - 2 * PAD) // style.leading)
                 if (not first or need <= room) and len(lay.marks[r]) <= fit < len(lay.options[r]) and fit:
@@ -486,7 +533,7 @@ def _draw(
                 if spans and lead and not first:
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
-                page.row(height, cells, skip_rule=skip)
+                page.row(height, cells, skip_rule=skip, span=spec.excluded == "span")
                 if lead and not first:
                     stem_rest = []
             remaining = remaining[k:]
@@ -496,10 +543,13 @@ def _draw(
                 if first:
                     result.crossing.append(item_id(source, bank, spec.number))
                 page.close()
-                page = new_page(page.number + 1)
                 r = remaining[0]
                 rest = lay.options[r][split:]
-                page.row(len(rest) * style.leading + 2 * PAD, [[], [], rest, []])
+                if style.header_split:  # Word-style: the rest sits in the repeated header's option cell
+                    page = new_page(page.number + 1, rest=rest)
+                else:
+                    page = new_page(page.number + 1)
+                    page.row(len(rest) * style.leading + 2 * PAD, [[], [], rest, []])
                 remaining = remaining[1:]
                 lead_done, first = True, False
                 continue

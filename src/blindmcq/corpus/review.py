@@ -1,7 +1,15 @@
-"""The review page: per disputed item, its page crop beside both paths' readings, and a correction stub.
+"""The review page: per disputed item, its page crops beside every reading, and a correction stub.
 
 One self-contained HTML file (crops embedded as PNG data URIs), all text escaped. The stub is what goes
 into ``defaults/corrections.yaml`` once the reviewer has filled in the right fields.
+
+A crop must let the reviewer settle the item from the page alone: it covers every row the item may own and
+the page's neighbouring rows (from the rule above the row above the item to the rule under the row below
+it), and, where the item's rows reach the last rule of its page, the top rows of the next page (where its
+missing option or stem may continue). Crops are rendered at 150 dpi, shown at the page's full width and
+linked to the full-size image (zoom). Beside them: paths 1 and 2, the line reading where it read the item
+otherwise, and for an item that may be made up of another's rest (a number not printed, stem text at a page
+top) the item printed above it.
 """
 
 from __future__ import annotations
@@ -9,6 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,26 +30,53 @@ from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 
 REVIEW_FILE = "review.html"
-RESOLUTION = 100  # dpi of the page crops
-MARGIN = 4.0  # pt above and below the item's rows
+RESOLUTION = 150  # dpi of the page crops (9 pt text is about 19 px high)
+MARGIN = 4.0  # pt above and below the crop's rules
+RULE_TOL = 1.5  # pt: horizontal rules closer than this are one
+NEXT_ROWS = 3  # rules from the top of the next page shown (header, then the first rows)
+
+
+def _rules(page: Any) -> list[float]:
+    ys: list[float] = []
+    for y in sorted(float(e["top"]) for e in page.edges if e["orientation"] == "h"):
+        if not ys or y - ys[-1] > RULE_TOL:
+            ys.append(y)
+    return ys
+
+
+def _png(page: Any, top: float, bottom: float) -> str:
+    image = page.crop((0, top, float(page.width), bottom)).to_image(resolution=RESOLUTION).original
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
-    """PNG data URIs of the item's rows, one per page, with the page number."""
+    """PNG data URIs of the item's rows with their neighbours, one per page, with the page number; and the
+    next page's top rows where the item's rows reach the last rule of their page."""
     spans: dict[int, list[float]] = defaultdict(list)
     for page_no, top, bottom in boxes:
         spans[int(page_no)] += [top, bottom]
     out = []
     for page_no in sorted(spans):
         page = pdf.pages[page_no - 1]
-        top = max(0.0, min(spans[page_no]) - MARGIN)
-        bottom = min(float(page.height), max(spans[page_no]) + MARGIN)
-        if bottom <= top:
-            top, bottom = 0.0, float(page.height)
-        image = page.crop((0, top, float(page.width), bottom)).to_image(resolution=RESOLUTION).original
-        buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        out.append((page_no, "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")))
+        ys = _rules(page)
+        top, bottom = min(spans[page_no]), max(spans[page_no])
+        above = [y for y in ys if y < top - RULE_TOL]
+        below = [y for y in ys if y > bottom + RULE_TOL]
+        # the row above and the row below: two rules beyond the item's own (one where there is no second)
+        crop_top = max(0.0, (above[-2] if len(above) > 1 else above[-1] if above else 0.0) - MARGIN)
+        crop_bottom = below[1] if len(below) > 1 else below[0] if below else float(page.height)
+        crop_bottom = min(float(page.height), crop_bottom + MARGIN)
+        if crop_bottom <= crop_top:
+            crop_top, crop_bottom = 0.0, float(page.height)
+        out.append((page_no, _png(page, crop_top, crop_bottom)))
+        last_page = page_no == max(spans) and page_no < len(pdf.pages)
+        if last_page and ys and not [y for y in ys if y > bottom + RULE_TOL]:
+            nxt = pdf.pages[page_no]  # the item ends its page: what the next page's top holds
+            nys = _rules(nxt)
+            end = nys[min(NEXT_ROWS, len(nys) - 1)] + MARGIN if nys else float(nxt.height) / 3
+            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end))))
     return out
 
 
@@ -56,6 +92,16 @@ def _reading(name: str, r: dict[str, Any] | None) -> str:
         f'<p class="stem">{html.escape(r["question"])}</p><ol start="0">{options}</ol>'
         f"<p>key: {html.escape(str(r['key']))}; status: {html.escape(str(r['status']))}</p></div>"
     )
+
+
+def _may_be_rest(item: Item) -> bool:
+    """An item that may be made up of the rest of the one above (or have lost its rest to it)."""
+    why = str(item.meta.get("settled", {}).get("why", "")) + str(item.meta.get("ambiguous", ""))
+    return bool(item.meta.get("number_inferred")) or "recovered_merge" in item.flags or "top of page" in why
+
+
+def _as_reading(item: Item) -> dict[str, Any]:
+    return {"question": item.question, "options": list(item.options), "key": item.key, "status": item.status}
 
 
 def stub(item: Item) -> str:
@@ -77,6 +123,7 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
     """The page's HTML for the disputed ``items`` (their files among ``pdfs``)."""
     by_name = {p.name: p for p in pdfs}
     disputed = [i for i in items if i.status == "disputed"]
+    above = {b.id: a for a, b in itertools.pairwise(items) if a.file == b.file and _may_be_rest(b)}
     sections = []
     handles: dict[str, Any] = {}
     try:
@@ -88,17 +135,26 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
                     handles[item.file or ""] = pdfplumber.open(pdf_path)
                 crops = _crops(handles[item.file or ""], item.meta.get("boxes", []))
             images = "".join(
-                f'<figure><img alt="page {p}" src="{uri}"><figcaption>page {p}</figcaption></figure>'
+                f'<figure><a href="{uri}" target="_blank"><img alt="page {p}" src="{uri}"></a>'
+                f"<figcaption>page {p} (click to zoom)</figcaption></figure>"
                 for p, uri in crops
             )
             readings = item.meta.get("readings", {})
             why = item.meta.get("settled", {}).get("why", "")
+            extra = ""
+            if "reading3" in item.meta:
+                extra += _reading("line reading (its own rules)", item.meta["reading3"])
+            neighbour = above.get(item.id)
+            if neighbour is not None:
+                extra += _reading(
+                    f"the item printed above: {neighbour.id} (as settled)", _as_reading(neighbour)
+                )
             sections.append(
                 f'<section class="item" id="{html.escape(item.id)}"><h2>{html.escape(item.id)}</h2>'
                 f"<p>{html.escape(item.file or '')}, page {item.page}: {html.escape(why)}</p>"
                 f'<div class="row"><div class="crops">{images}</div>'
                 f"{_reading('path 1 (tables)', readings.get('tables'))}"
-                f"{_reading('path 2 (ruling lines)', readings.get('rules'))}</div>"
+                f"{_reading('path 2 (ruling lines)', readings.get('rules'))}{extra}</div>"
                 f"<pre class=stub>{html.escape(stub(item))}</pre></section>"
             )
     finally:
@@ -108,7 +164,8 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
     return (
         '<!DOCTYPE html><html lang="uk"><head><meta charset="utf-8"><title>Disputed items</title><style>'
         "body{font-family:sans-serif;margin:1em}.row{display:flex;gap:1em;align-items:flex-start}"
-        ".crops img{max-width:560px;border:1px solid #999}.reading{flex:1}.key{font-weight:bold}"
+        ".row{flex-wrap:wrap}.crops{flex:1 1 100%}.crops img{width:100%;border:1px solid #999}"
+        ".reading{flex:1;min-width:20em}.key{font-weight:bold}"
         "pre{background:#f4f4f4;padding:.5em;white-space:pre-wrap}</style></head><body>"
         f"<h1>Disputed items: {len(disputed)}</h1><p>Copy a stub into defaults/corrections.yaml, fix its "
         "fields from the page image, and re-run the corpus stage.</p>"

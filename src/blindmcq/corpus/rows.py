@@ -11,6 +11,7 @@ line above) from a new option. Each path measures it from what it reads (path 1 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ class Fit:
     widest: float  # the right end of its longest line
     last: float  # the right end of its last line
     lead: float  # the width of the first word of its first line
+    space: float = 0.0  # the narrowest space between two words on one of its lines, as printed (0: none)
+    leads: tuple[float, ...] = ()  # the width of the first word of each line, top to bottom
 
 
 @dataclass(frozen=True)
@@ -47,18 +50,32 @@ def fit_of(boxes: Sequence[Mapping[str, Any]], right: float, *, words: bool) -> 
     boxes = [b for b in boxes if b["text"].strip()]
     if not boxes:
         return None
-    tops = [b["top"] for b in boxes]
-    top, bottom = min(tops), max(tops)
-    first = sorted((b for b in boxes if b["top"] - top < LINE_TOL), key=lambda b: b["x0"])
-    end = first[0]["x1"]
-    if not words:  # the first word: chars up to the first gap (spaces were dropped above)
-        for b in first[1:]:
-            if b["x0"] - end > JOIN_GAP:
-                break
-            end = max(end, b["x1"])
+    bottom = max(b["top"] for b in boxes)
+    lines: list[list[Mapping[str, Any]]] = []
+    for b in sorted(boxes, key=lambda b: b["top"]):
+        if lines and b["top"] - lines[-1][0]["top"] < LINE_TOL:
+            lines[-1].append(b)
+        else:
+            lines.append([b])
+    leads, gaps = [], []
+    for line in lines:
+        line.sort(key=lambda b: b["x0"])
+        end = line[0]["x1"]
+        in_first = True
+        for a, b in itertools.pairwise(line):
+            gap = b["x0"] - a["x1"]
+            if words or gap > JOIN_GAP:  # a word boundary (spaces were dropped above)
+                in_first = False
+                if gap > 0:
+                    gaps.append(gap)
+            elif in_first:
+                end = max(end, b["x1"])
+        leads.append(end - line[0]["x0"])
     return Fit(
         right=right,
         widest=max(b["x1"] for b in boxes),
         last=max(b["x1"] for b in boxes if bottom - b["top"] < LINE_TOL),
-        lead=end - first[0]["x0"],
+        lead=leads[0],
+        space=min(gaps, default=0.0),
+        leads=tuple(leads),
     )

@@ -35,6 +35,9 @@ class Variant:
     three_every: int = 0  # print every n-th item with three options (the key's and two others)
     tails: int = 0  # that many items ending a page print their stem's last words below the table
     relabel: str | None = None  # print the 21st item's option labels so (out of sequence: to be disputed)
+    headings_every: int = 0  # a full-width section heading row before every n-th item
+    span_notes: int = 0  # that many items excluded by a note over the option and mark columns (no options)
+    stops: str = ""  # expected to stop with one line matching this (a layout the paths cannot read)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -210,6 +213,41 @@ VARIANTS: tuple[Variant, ...] = (
         tails=2,
     ),
     Variant(
+        "header-split",  # a row split by the page break continues inside the repeated header's option cell
+        Style(
+            widths=(36.0, 200.0, 217.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Позначка"),
+            split_rows=True,
+            header_split=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "span-note",  # excluded items whose note spans the option and mark columns, no options printed
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        span_notes=3,
+    ),
+    Variant(
+        "section-headings",  # a full-width heading row ("Розділ N. ...") before every 25th item
+        Style(widths=(36.0, 196.0, 221.0, 70.0), header=("№", "Питання", "Відповіді", "Відмітка")),
+        cases=True,
+        headings_every=25,
+    ),
+    Variant(
+        "rules-horizontal",  # horizontal rules only, no vertical ones
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rules="horizontal"),
+        cases=True,
+        stops=r"page 1: the table is ruled only horizontally",
+    ),
+    Variant(
+        "rules-frame",  # the table's outer frame only, no inner rules
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rules="frame"),
+        cases=True,
+        stops=r"page 1: .*the table is ruled by its outer frame only",
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -248,6 +286,49 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
         fuse_every=9,
         title=None,
+        scoring_only=True,
+    ),
+    Variant(
+        "headings-key-split-mixed",  # the new layouts together in a key column, a font and widths none uses
+        Style(
+            font="DejaVuSansMono",
+            bold="DejaVuSansMono-Bold",
+            font_files=("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
+            size=8.0,
+            leading=10.0,
+            widths=(44.0, 190.0, 225.0, 64.0),
+            header=("№ з/п", "Питання", "Варіанти відповіді", "Відповідь"),
+            number_format="{n}.",
+            key_column=True,
+            split_rows=True,
+            header_split=True,
+            footer="Сторінка {page} з {pages}",
+        ),
+        cases=True,
+        long_options=True,
+        headings_every=30,
+        span_notes=2,
+    ),
+    Variant(
+        "headings-plus-landscape",  # held out: headings, notes and header splits with "+" marks, landscape
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            font_files=("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
+            landscape=True,
+            widths=(50.0, 300.0, 340.0, 70.0),
+            header=("№\nп/п", "Зміст питання", "Варіанти відповідей", "Позначка"),
+            number_format="{n})",
+            marks=("+", ""),
+            split_rows=True,
+            header_split=True,
+            annex=ANNEX,
+            running_title="Перелік тестових питань (продовження)",
+        ),
+        cases=True,
+        long_options=True,
+        headings_every=40,
+        span_notes=2,
         scoring_only=True,
     ),
 )
@@ -289,6 +370,19 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         specs = with_cases(specs, start=3)
     if variant.relabel is not None and len(specs) > 20:
         specs[20] = dataclasses.replace(specs[20], labels=variant.relabel)
+    if variant.span_notes:
+        plain = [k for k, s in enumerate(specs) if s.excluded is None and s.fused is None and k > 20]
+        for k in plain[:: max(1, len(plain) // variant.span_notes)][: variant.span_notes]:
+            specs[k] = dataclasses.replace(specs[k], excluded="span")
+    if variant.headings_every:
+        specs = [
+            dataclasses.replace(
+                s, heading=f"Розділ {k // variant.headings_every + 1}. {s.question.split()[0]}"
+            )
+            if k % variant.headings_every == 0 and k
+            else s
+            for k, s in enumerate(specs)
+        ]
     if variant.fuse_every:
         specs = [
             dataclasses.replace(s, fused="number")

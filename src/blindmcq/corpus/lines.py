@@ -1,0 +1,329 @@
+"""Table rows read from the page's text lines, for the reading that shares no layout logic with the paths.
+
+Paths 1 and 2 cut cells from the ruled grid (pdfplumber's table finder; the vertical and horizontal rules)
+and share ``assemble`` for everything after. This module starts from the character stream instead and
+decides the table's shape by its own rules, from its own code (it imports no other corpus module but the
+``Row`` type):
+
+- **Words**: a page's chars grouped by height into lines, split into words at spaces and gaps
+  (:func:`page_text`, run while the page is open; the rest works on what it returns).
+- **Table**: on each page, the text between the topmost and the lowest horizontal rule (any rule, so a
+  table ruled only horizontally, or only framed, reads too); titles, running titles and footers lie
+  outside.
+- **Columns**: the file's table words piled up along the page width; the four columns are the runs of x
+  that words cover, separated by corridors that (nearly) no word crosses, found over the whole file. Not
+  four runs: the file cannot be read this way (:class:`LinesError`, naming the file).
+- **Spanning text**: a phrase (words a plain word space apart) that crosses a corridor is one text over
+  several columns: from the number or stem column on, a heading row (skipped, counted); from the
+  option column on, a note inside the item (put in the fourth cell, where an exclusion note is looked for).
+- **Rows**: a horizontal rule crossing the option column starts a row; within that, a new text block in the
+  option column, or in the fourth column below the option text above it, starts one (a block: lines no
+  further apart than the file's usual line pitch, 1.3x), so tables with no inner rules still split into
+  rows. A column's block belongs to the row where it starts.
+
+A cell no text reaches is ``""`` (never ``None``): without the grid this reading cannot tell a merged cell
+from an empty one, and does not need to.
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from blindmcq.corpus.rows import Row
+
+Word = tuple[float, float, float, float, str]  # x0, x1, top, bottom, text
+Rule = tuple[float, float, float]  # y, x0, x1
+
+LINE_TOL = 3.0  # pt: word tops closer than this share a printed line
+GAP = 0.6  # pt: chars further apart than this (or a space) end a word
+RULE_TOL = 1.5  # pt: rules closer than this are one rule
+CROSSERS = 0.02  # a corridor may be crossed by this share of the table's printed lines (headings, notes)
+PITCH_SLACK = 1.3  # lines further apart than this times the usual pitch start a new block
+N_COLUMNS = 4
+
+
+class LinesError(ValueError):
+    """The text lines do not form the four columns this reading expects."""
+
+
+@dataclass
+class PageText:
+    """What the line reading keeps of one page: its words and horizontal rules."""
+
+    page: int
+    width: float
+    words: list[Word] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+
+
+def page_text(page: Any, page_no: int) -> PageText:
+    """The words (from chars) and horizontal rules of an open pdfplumber page."""
+    chars = sorted(page.chars, key=lambda c: (c["top"], c["x0"]))
+    lines: list[list[dict[str, Any]]] = []
+    top = None
+    for c in chars:
+        if top is None or c["top"] - top >= LINE_TOL:
+            lines.append([])
+            top = c["top"]
+        lines[-1].append(c)
+    words: list[Word] = []
+    for line in lines:
+        cur: list[dict[str, Any]] = []
+        for c in sorted(line, key=lambda c: c["x0"]):
+            blank = not c["text"].strip()
+            if cur and (blank or c["x0"] - cur[-1]["x1"] > GAP):
+                words.append(_word(cur))
+                cur = []
+            if not blank:
+                cur.append(c)
+        if cur:
+            words.append(_word(cur))
+    rules = [
+        (float(e["top"]), float(e["x0"]), float(e["x1"]))
+        for e in page.edges
+        if e["orientation"] == "h" and e["x1"] - e["x0"] > RULE_TOL
+    ]
+    return PageText(page_no, float(page.width), words, rules)
+
+
+def horizontal_only(pt: PageText) -> bool:
+    """Whether the page holds text between two horizontal rules (and no vertical rules were needed to
+    find it): asked only of a file where neither path found a ruled table."""
+    table = _table_words(pt)
+    return table is not None and bool(table[0])
+
+
+def _word(chars: list[dict[str, Any]]) -> Word:
+    return (
+        chars[0]["x0"],
+        max(c["x1"] for c in chars),
+        min(c["top"] for c in chars),
+        max(c["bottom"] for c in chars),
+        "".join(c["text"] for c in chars),
+    )
+
+
+def _cluster(ys: Sequence[float]) -> list[float]:
+    out: list[float] = []
+    for y in sorted(ys):
+        if not out or y - out[-1] > RULE_TOL:
+            out.append(y)
+    return out
+
+
+def _lines(words: Sequence[Word]) -> list[list[Word]]:
+    """Words grouped into printed lines (by top), each line left to right."""
+    out: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: (w[2], w[0])):
+        if out and w[2] - out[-1][0][2] < LINE_TOL:
+            out[-1].append(w)
+        else:
+            out.append([w])
+    return [sorted(line) for line in out]
+
+
+def _table_words(pt: PageText) -> tuple[list[Word], float, float] | None:
+    ys = _cluster([r[0] for r in pt.rules])
+    if len(ys) < 2:
+        return None
+    top, bottom = ys[0], ys[-1]
+    return [w for w in pt.words if top <= (w[2] + w[3]) / 2 <= bottom], top, bottom
+
+
+def columns(pages: Sequence[PageText], file: str = "") -> list[float]:
+    """The three x positions that separate the four text columns, from the corridors of the whole file."""
+    width = int(max((p.width for p in pages), default=0)) + 2
+    cover = [0] * (width + 1)
+    n_lines = 0
+    heights: list[float] = []
+    for pt in pages:
+        table = _table_words(pt)
+        if table is None:
+            continue
+        heights += [w[3] - w[2] for w in table[0][:50]]
+        for line in _lines(table[0]):
+            n_lines += 1
+            for x0, x1, *_ in line:
+                cover[max(0, int(x0))] += 1
+                cover[min(width, int(x1) + 1)] -= 1
+    if not n_lines:
+        raise LinesError(f"{file}: no text between horizontal rules on any page")
+    level, runs, start = 0, [], None
+    floor = max(1, CROSSERS * n_lines)
+    for x in range(width + 1):
+        level += cover[x]
+        inside = level > floor
+        if inside and start is None:
+            start = x
+        elif not inside and start is not None:
+            runs.append((start, x))
+            start = None
+    # A gap no wider than a word space is not a corridor ("№" and the number printed after it)
+    space = sorted(h)[len(h) // 2] * 0.5 if (h := heights) else 0.0
+    merged: list[tuple[int, int]] = []
+    for a, b in runs:
+        if merged and a - merged[-1][1] <= space:
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    runs = merged
+    if len(runs) != N_COLUMNS:
+        raise LinesError(
+            f"{file}: the text lines form {len(runs)} columns, not {N_COLUMNS} "
+            f"(x {', '.join(f'{a}-{b}' for a, b in runs)})"
+        )
+    return [(runs[k][1] + runs[k + 1][0]) / 2 for k in range(N_COLUMNS - 1)]
+
+
+def _pitch(pages: Sequence[PageText], bounds: list[float]) -> float:
+    """The file's usual distance between line tops inside one column (a cell's line pitch)."""
+    diffs: Counter[float] = Counter()
+    for pt in pages:
+        table = _table_words(pt)
+        if table is None:
+            continue
+        by_col: list[list[Word]] = [[] for _ in range(N_COLUMNS)]
+        for w in table[0]:
+            by_col[bisect_right(bounds, (w[0] + w[1]) / 2)].append(w)
+        for col in by_col:
+            tops = [line[0][2] for line in _lines(col)]
+            diffs.update(round(b - a, 1) for a, b in itertools.pairwise(tops) if b - a > LINE_TOL)
+    # A cell's line pitch is the smallest regular distance: the most common one can be the distance
+    # between rows where most cells hold one line (a landscape page).
+    total = sum(diffs.values())
+    for d in sorted(diffs):
+        if sum(n for e, n in diffs.items() if abs(e - d) <= 0.5) >= 0.05 * total:
+            return d
+    return 0.0
+
+
+def _phrases(line: list[Word], bounds: list[float]) -> list[tuple[int | None, list[Word]]]:
+    """A printed line cut into phrases (words a plain word space apart), each with its column, or None
+    for a phrase over a column boundary (text of neighbouring cells is further apart than a space)."""
+    out: list[list[Word]] = []
+    for w in line:
+        if out and w[0] - out[-1][-1][1] < 0.5 * (w[3] - w[2]):
+            out[-1].append(w)
+        else:
+            out.append([w])
+    found: list[tuple[int | None, list[Word]]] = []
+    for ph in out:
+        cols = {bisect_right(bounds, (w[0] + w[1]) / 2) for w in ph}
+        over = any(w[0] < x < w[1] for w in ph for x in bounds)
+        found.append((cols.pop() if len(cols) == 1 and not over else None, ph))
+    return found
+
+
+@dataclass
+class _Block:
+    col: int
+    top: float
+    lines: list[str]
+    bottom: float = 0.0  # the bottom of its last line
+
+
+def _blocks(lines: list[list[Word]], col: int, pitch: float, rules: list[float]) -> list[_Block]:
+    """The column's text blocks: a rule across the column, or more than the usual pitch, between lines."""
+    out: list[_Block] = []
+    last = None
+    for line in lines:
+        top = line[0][2]
+        ruled = last is not None and bisect_right(rules, top) != bisect_right(rules, last)
+        if last is None or ruled or (pitch and top - last > PITCH_SLACK * pitch):
+            out.append(_Block(col, top, []))
+        out[-1].lines.append(" ".join(w[4] for w in line))
+        out[-1].bottom = max(w[3] for w in line)
+        last = top
+    return out
+
+
+def page_rows(pt: PageText, bounds: list[float], pitch: float) -> tuple[list[Row], int]:
+    """The rows of one page's table, and how many heading rows (spanning text from the left) it skipped."""
+    table = _table_words(pt)
+    if table is None:
+        return [], 0
+    words, top, bottom = table
+    option_x = (bounds[1] + bounds[2]) / 2
+    starts = _cluster([y for y, x0, x1 in pt.rules if x0 - RULE_TOL <= option_x <= x1 + RULE_TOL])
+    starts = [y for y in starts if y < bottom - RULE_TOL] or [top]
+    by_col: list[list[Word]] = [[] for _ in range(N_COLUMNS)]
+    notes: list[tuple[float, str]] = []
+    heading_tops: list[float] = []
+    for line in _lines(words):
+        for col, phrase in _phrases(line, bounds):
+            if col is not None:
+                by_col[col].extend(phrase)
+                continue
+            start = bisect_right(bounds, (phrase[0][0] + phrase[0][1]) / 2)
+            if start >= 2:  # over the option and fourth columns: a note inside the item
+                notes.append((phrase[0][2], " ".join(w[4] for w in phrase)))
+            else:  # from the number or stem column across: a heading row
+                heading_tops.append(phrase[0][2])
+    edges = [-1.0, *bounds, pt.width + 1]
+    across = [
+        _cluster(
+            [y for y, x0, x1 in pt.rules if x0 - RULE_TOL <= (edges[c] + edges[c + 1]) / 2 <= x1 + RULE_TOL]
+        )
+        for c in range(N_COLUMNS)
+    ]
+    blocks = [b for c in range(N_COLUMNS) for b in _blocks(_lines(by_col[c]), c, pitch, across[c])]
+    # Rows begin at rules over the option column, and at blocks starting between them in the option or
+    # fourth column (a table with no inner rules).
+    begins = sorted(starts)
+    # A fourth-column block starts a row only below the option text above it (a mark centred beside a
+    # tall option starts none; a mark beside a blank option in an unruled table does).
+    new: list[float] = []
+    firsts: dict[int, float] = {}  # per band, where its first option or fourth-column block starts
+    ends: dict[int, float] = {}  # per band, where its option text so far ends
+    for b in sorted((b for b in blocks if b.col >= 2), key=lambda b: b.top):
+        band = _band(begins, b.top)
+        if band not in firsts:
+            firsts[band] = b.top
+        elif b.top - firsts[band] > LINE_TOL and (b.col == 2 or b.top > ends.get(band, 0.0)):
+            new.append(b.top - LINE_TOL / 2)
+        if b.col == 2:
+            ends[band] = max(ends.get(band, 0.0), b.bottom)
+    ruled = set(begins)
+    begins = sorted(set(begins + new))
+    cells: list[list[list[str]]] = [[[] for _ in range(N_COLUMNS)] for _ in begins]
+    for b in blocks:
+        at = bisect_right(begins, b.top) - 1
+        if at >= 0:
+            cells[at][b.col] += b.lines
+    extra: dict[int, list[str]] = {}
+    for y, text in notes:
+        extra.setdefault(max(0, bisect_right(begins, y) - 1), []).append(text)
+    spanned = {max(0, bisect_right(begins, y) - 1) for y in heading_tops}
+    rows = []
+    for k, y in enumerate(begins):
+        texts = ["\n".join(c) for c in cells[k]]
+        if k in extra:
+            texts[3] = "\n".join([texts[3], *extra[k]]).strip("\n")
+        end = begins[k + 1] if k + 1 < len(begins) else bottom
+        # an empty ruled row is a blank cell (a blank option); a row holding only a heading is none
+        if any(texts) or (y in ruled and k not in spanned):
+            rows.append(Row(pt.page, *texts, top=y, bottom=end))
+    return rows, len(heading_tops)
+
+
+def _band(begins: list[float], y: float) -> int:
+    return bisect_right(begins, y) - 1
+
+
+def file_rows(pages: Sequence[PageText], file: str = "") -> tuple[list[Row], dict[str, Any]]:
+    """Every page's rows, in page order, and what was found (column bounds, pitch, heading rows)."""
+    pages = sorted(pages, key=lambda p: p.page)
+    bounds = columns(pages, file)
+    pitch = _pitch(pages, bounds)
+    rows: list[Row] = []
+    headings = 0
+    for pt in pages:
+        found, skipped = page_rows(pt, bounds, pitch)
+        rows += found
+        headings += skipped
+    return rows, {"columns_at": [round(b, 1) for b in bounds], "pitch": pitch, "heading_lines": headings}
