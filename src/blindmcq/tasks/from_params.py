@@ -9,7 +9,6 @@ composed ``params`` do not hold (the label schemes).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -144,10 +143,10 @@ def probe_condition(
 def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
     tracking = params.get("tracking") or {}
     if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run
+        from blindmcq.reporting.tracking import log_run, stage_parent
 
         run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(
             tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"), tags={"stage": name},
+            parent=stage_parent(params), tags={"stage": name},
         )  # fmt: skip
