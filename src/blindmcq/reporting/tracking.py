@@ -151,15 +151,23 @@ def stage_parent(config: Mapping[str, Any]) -> Parent:
     return pipeline_parent(config=config)
 
 
+# MLflow 3's UI opens an experiment without this tag on its (empty) GenAI traces page; "machine learning"
+# experiments open on the runs table.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+
+
 def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
     mlflow.set_tracking_uri(tracking["uri"])
     name = tracking["experiment"]
     experiment = mlflow.get_experiment_by_name(name)
     if experiment is not None:
+        if not all(experiment.tags.get(k) for k in EXPERIMENT_KIND):  # made by an earlier version
+            for key, value in EXPERIMENT_KIND.items():
+                mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, key, value)
         return experiment.experiment_id
     artifacts = Path(tracking["artifact_location"]).resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
-    return mlflow.create_experiment(name, artifact_location=artifacts.as_uri())
+    return mlflow.create_experiment(name, artifact_location=artifacts.as_uri(), tags=EXPERIMENT_KIND)
 
 
 def _parent_run_id(mlflow: Any, experiment_id: str, parent: Parent) -> str:
