@@ -58,15 +58,17 @@ def test_readme_serves_one_worker_on_the_local_store() -> None:
 
 @pytest.mark.slow
 def test_mlflow_ui_shows_a_sweep_nested_and_comparable(tmp_path: Path, browser: Any) -> None:
-    from selenium.webdriver.common.by import By
-    from tests.test_sweep import _compose
-
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
+    from selenium.webdriver.common.by import By
 
     from blindmcq.stages.corpus import build_corpus
 
-    build_corpus(_compose(NONSENSE)["dataset"], tmp_path / "results/corpus")
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        dataset = OmegaConf.to_container(
+            compose(config_name="config", overrides=NONSENSE).dataset, resolve=True
+        )
+    build_corpus(dataset, tmp_path / "results/corpus")
     env = {
         **os.environ,
         "BLINDMCQ_CONF": str(REPO / "conf"),
