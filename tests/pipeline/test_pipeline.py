@@ -54,12 +54,31 @@ def project(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     (work / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
     old = Path.cwd()
     os.chdir(work)
+    from blindmcq.backends import registry
+
+    make = registry.Entry.make
+
+    def recording(self: registry.Entry, model_cfg: dict) -> object:  # every backend any stage builds
+        BUILT.append(self.name)
+        return make(self, model_cfg)
+
+    registry.Entry.make = recording  # type: ignore[method-assign]
     try:
         for stage in STAGES:
             run_stage(stage)
         yield work, params
     finally:
+        registry.Entry.make = make  # type: ignore[method-assign]
         os.chdir(old)
+
+
+BUILT: list[str] = []
+
+
+def test_a_model_free_run_builds_no_model_backend(project):
+    """The README's model-free configuration (heuristic models, panel=surface) builds only heuristic and
+    lexical-search backends in every stage: no local model is loaded, no Bedrock client made."""
+    assert BUILT and set(BUILT) <= {"heuristic", "lexical"}, BUILT
 
 
 def test_corpus_is_the_real_bank_with_stable_ids(project):
