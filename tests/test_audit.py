@@ -65,6 +65,22 @@ def test_writes_the_three_files(audited: Path) -> None:
     assert "lexam_en_80.csv" in page and "Table 2" in page
 
 
+def test_the_html_opens_with_the_conclusions_of_the_markdown(audited: Path) -> None:
+    import html
+    import re
+
+    report = (audited / "report.md").read_text(encoding="utf-8")
+    section = report.split("## What this audit shows\n", 1)[1].split("\n## ", 1)[0]
+    bullets = [line[2:] for line in section.splitlines() if line.startswith("- ")]
+    assert bullets
+    page = (audited / "index.html").read_text(encoding="utf-8")
+    opening = page[page.index("<main>") : page.index("id=\"tables\"")]
+    assert "<h2>What this audit shows</h2>" in opening
+    text = html.unescape(re.sub(r"<[^>]+>", "", opening))
+    for bullet in bullets:  # every conclusion, word for word (Markdown's backticks dropped)
+        assert bullet.replace("`", "").replace("**", "") in text, bullet
+
+
 def test_explorer_marks_only_item_level_leaks(audited: Path) -> None:
     """A constant slot holds some item's key everywhere: that is the bank's key-position balance, not
     an item's leak. Only an option-text strategy whose one extreme is the key, or a model right in most

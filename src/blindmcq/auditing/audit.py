@@ -377,6 +377,8 @@ def run_audit(
         baselines_dir=out / "baselines",
         analysis_dir=out,
         title=f"blindmcq audit: {path.name}",
+        conclusions=conclusions_markdown(result),  # the same opening as report.md
+        conclusions_title="What this audit shows",
     )
     write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return result
@@ -517,6 +519,15 @@ def cloze_markdown(result: AuditResult) -> list[str]:
     return lines
 
 
+def conclusions_markdown(result: AuditResult) -> str:
+    """The body of report.md's "What this audit shows" (its bullets and warnings); index.html opens
+    with it too."""
+    lines = [f"- {line}" for line in _conclusion(result)]
+    if result.warnings:
+        lines += ["", *[f"> Warning: {w}" for w in result.warnings]]
+    return "\n".join(lines)
+
+
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
     shares = ", ".join(f"{chr(65 + s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
@@ -526,9 +537,8 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         "## What this audit shows",
         "",
-        *[f"- {line}" for line in _conclusion(result)],
+        conclusions_markdown(result),
         "",
-        *([*[f"> Warning: {w}" for w in result.warnings], ""] if result.warnings else []),
         "## Settings",
         "",
         "| setting | value |",
