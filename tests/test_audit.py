@@ -74,7 +74,7 @@ def test_the_html_opens_with_the_conclusions_of_the_markdown(audited: Path) -> N
     bullets = [line[2:] for line in section.splitlines() if line.startswith("- ")]
     assert bullets
     page = (audited / "index.html").read_text(encoding="utf-8")
-    opening = page[page.index("<main>") : page.index("id=\"tables\"")]
+    opening = page[page.index("<main>") : page.index('id="tables"')]
     assert "<h2>What this audit shows</h2>" in opening
     text = html.unescape(re.sub(r"<[^>]+>", "", opening))
     for bullet in bullets:  # every conclusion, word for word (Markdown's backticks dropped)
@@ -276,3 +276,13 @@ def test_cyrillic_key_letters_name_options_in_the_ukrainian_order(tmp_path: Path
 
     with pytest.raises(InputError, match="mix Latin and Cyrillic"):
         load_generic(path, question="q", options="choices", key="answer", key_format="label")
+
+
+def test_the_audit_shows_the_progress_of_its_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(FIXTURE), "--no-header", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    bar = [line for line in err.replace("\r", "\n").splitlines() if "call" in line and "100%" in line]
+    assert bar, err[-2000:]  # tqdm's bar over the probe's calls, on stderr
+    assert "/" in bar[-1] and "from_cache" in bar[-1]

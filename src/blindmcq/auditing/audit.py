@@ -213,7 +213,7 @@ def _probe(
         label_schemes=configs.options["labels"],
         cache_path=cache,
         backend=backend,
-        progress=False,
+        progress=True,  # a model's calls take minutes: the bar (stderr) shows they are moving
     )
 
 
@@ -228,12 +228,14 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     """Cloze accuracy per normalisation and condition: each option's text scored after the question
     (full) or after the answer cue alone (blind), in published order (the score is position-free).
     An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
+    from tqdm.auto import tqdm
+
     from blindmcq.analysis.stats import wilson
 
     rows = []
     for condition in ("blind", "full"):
         hits = dict.fromkeys(CLOZE_NORMS, 0)
-        for item in items:
+        for item in tqdm(items, desc=f"cloze {condition}", unit="item"):  # a forward pass per option
             context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
             scores = backend.cloze_scores(context, list(item.options))
             for norm in CLOZE_NORMS:
