@@ -286,3 +286,16 @@ def test_the_audit_shows_the_progress_of_its_calls(
     bar = [line for line in err.replace("\r", "\n").splitlines() if "call" in line and "100%" in line]
     assert bar, err[-2000:]  # tqdm's bar over the probe's calls, on stderr
     assert "/" in bar[-1] and "from_cache" in bar[-1]
+
+
+def test_metrics_keys_are_in_natural_order_and_documented(audited: Path) -> None:
+    from blindmcq.auditing.audit import natural_key
+
+    keys = list(json.loads((audited / "metrics.json").read_text(encoding="utf-8")))
+    assert keys == sorted(keys, key=natural_key)
+    assert sorted(["table2/constant_10", "table2/constant_2"], key=natural_key)[0] == "table2/constant_2"
+    docs = (Path(__file__).resolve().parents[1] / "docs/audit.md").read_text(encoding="utf-8")
+    table = docs[docs.index("The keys of `metrics.json`") :]
+    for key in keys:
+        family = key.split("/")[0]
+        assert f"`{family}/" in table or f"`{family}`" in table or f"`{key}`" in table, key

@@ -26,6 +26,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -382,8 +383,14 @@ def run_audit(
         conclusions=conclusions_markdown(result),  # the same opening as report.md
         conclusions_title="What this audit shows",
     )
-    write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    ordered = {k: metrics[k] for k in sorted(metrics, key=natural_key)}  # constant_2 before constant_10
+    write_text(out / "metrics.json", json.dumps(ordered, indent=2) + "\n")
     return result
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort key reading runs of digits as numbers: ``table2/constant_2`` before ``table2/constant_10``."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 def _write_figures(out: Path, analysis: Analysis) -> None:
