@@ -113,8 +113,11 @@ def test_readme_exp_show_fits_110_columns_and_shows_what_differs(tmp_path: Path)
         "protocol": ["-S", "protocol.name=md", "-S", "protocol.extraction=match"],
         "prompt": ["-S", "prompt.name=minimal", "-S", "prompt.system=Answer."],
     }
+    # the README's $M: another probed model than the default baseline's, and the surface panel
+    m = ["-S", "model.name=longest", "-S", "model.backend=heuristic", "-S", "panel.name=surface",
+         "-S", "panel.models=[longest,most-words,lexical]"]  # fmt: skip
     for name, sets in experiments.items():
-        run(dvc, "exp", "run", "-q", "-n", f"exp-{name}", *sets)
+        run(dvc, "exp", "run", "-q", "-n", f"exp-{name}", *m, *sets)
         git(root, "checkout", "-q", "--", "params.yaml")  # each experiment from the baseline's params
 
     out = run("bash", "-c", readme_command())
@@ -122,16 +125,26 @@ def test_readme_exp_show_fits_110_columns_and_shows_what_differs(tmp_path: Path)
     assert max(len(ln) for ln in lines) <= WIDTH, out
     assert "…" not in out, out  # no column collapsed
     header = next(ln for ln in lines if "Experiment" in ln).split()
-    assert {"labels.name", "protocol.name", "prompt.name"} <= set(header), header
-    assert {"blind", "excess", "rejected"} <= set(header), header
+    assert {"labels.name", "protocol.name", "prompt.name", "model.name"} <= set(header), header
+    assert {"blind", "rejected"} <= set(header), header
     # the bank is the same in every row: its surface figures and the unchanged groups stay out
-    assert not {"longest", "lexical", "model.name", "dataset.name", "labels.symbols"} & set(header), header
+    assert not {
+        "longest",
+        "lexical",
+        "dataset.name",
+        "labels.symbols",
+        "panel.name",
+        "gate_model.name",
+    } & set(header), header
+    baseline = next(ln for ln in lines if ln.split()[0] not in ("Experiment", "├──", "└──") and "─" not in ln)
+    assert "gemma3-270m" in baseline  # the default's probed model, beside $M's
     rows = {n: next(ln for ln in lines if f"[exp-{n}]" in ln).split() for n in experiments}
     col = {c: header.index(c) - len(header) for c in ("labels.name", "protocol.name", "prompt.name")}
     base = {"labels.name": "latin", "protocol.name": "sl", "prompt.name": "original"}
     changed = {"labels": ("labels.name", "cyrillic"), "protocol": ("protocol.name", "md"),
                "prompt": ("prompt.name", "minimal")}  # fmt: skip
     for name, row in rows.items():
+        assert row[header.index("model.name") - len(header)] == "longest"
         want = base | dict([changed[name]])
         assert {c: row[i] for c, i in col.items()} == want, (name, row)
     figures = {n: row[header.index("blind") - len(header)] for n, row in rows.items()}
