@@ -35,3 +35,19 @@ def test_a_skipped_sample_says_what_it_is_and_why() -> None:
     (message,) = [str(w.message) for w in caught]
     assert message.startswith("analysis.sample_sizes: no sample400 set")
     assert "the accepted set has only 49 items" in message and "seeded sample of 400" in message
+
+
+def test_a_stage_logs_a_warning_as_one_line(caplog, monkeypatch) -> None:
+    from blindmcq.stages import _main
+
+    monkeypatch.setattr(_main, "load_params", lambda: {})
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after the test
+
+    def body(params: dict) -> None:
+        warnings.warn("analysis.sample_sizes: no sample400 set", stacklevel=2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        _main.run_stage("analyze", body)
+    (record,) = [r for r in caplog.records if "sample400" in r.getMessage()]
+    assert record.getMessage() == "warning: analysis.sample_sizes: no sample400 set"
