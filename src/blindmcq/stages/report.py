@@ -29,7 +29,7 @@ def main() -> None:
         report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(
             section(params, "tracking"),
-            run_name=run_name(params),
+            run_name=f"report/{run_name(params)}",  # beside rewrite/... and answerpool/... under the parent
             config=params,
             metrics=metrics,
             artifacts_dir=paths.REPORT_DIR,
