@@ -65,6 +65,22 @@ def test_writes_the_three_files(audited: Path) -> None:
     assert "lexam_en_80.csv" in page and "Table 2" in page
 
 
+def test_the_html_opens_with_the_conclusions_of_the_markdown(audited: Path) -> None:
+    import html
+    import re
+
+    report = (audited / "report.md").read_text(encoding="utf-8")
+    section = report.split("## What this audit shows\n", 1)[1].split("\n## ", 1)[0]
+    bullets = [line[2:] for line in section.splitlines() if line.startswith("- ")]
+    assert bullets
+    page = (audited / "index.html").read_text(encoding="utf-8")
+    opening = page[page.index("<main>") : page.index('id="tables"')]
+    assert "<h2>What this audit shows</h2>" in opening
+    text = html.unescape(re.sub(r"<[^>]+>", "", opening))
+    for bullet in bullets:  # every conclusion, word for word (Markdown's backticks dropped)
+        assert bullet.replace("`", "").replace("**", "") in text, bullet
+
+
 def test_explorer_marks_only_item_level_leaks(audited: Path) -> None:
     """A constant slot holds some item's key everywhere: that is the bank's key-position balance, not
     an item's leak. Only an option-text strategy whose one extreme is the key, or a model right in most
@@ -260,3 +276,26 @@ def test_cyrillic_key_letters_name_options_in_the_ukrainian_order(tmp_path: Path
 
     with pytest.raises(InputError, match="mix Latin and Cyrillic"):
         load_generic(path, question="q", options="choices", key="answer", key_format="label")
+
+
+def test_the_audit_shows_the_progress_of_its_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(FIXTURE), "--no-header", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    bar = [line for line in err.replace("\r", "\n").splitlines() if "call" in line and "100%" in line]
+    assert bar, err[-2000:]  # tqdm's bar over the probe's calls, on stderr
+    assert "/" in bar[-1] and "from_cache" in bar[-1]
+
+
+def test_metrics_keys_are_in_natural_order_and_documented(audited: Path) -> None:
+    from blindmcq.auditing.audit import natural_key
+
+    keys = list(json.loads((audited / "metrics.json").read_text(encoding="utf-8")))
+    assert keys == sorted(keys, key=natural_key)
+    assert sorted(["table2/constant_10", "table2/constant_2"], key=natural_key)[0] == "table2/constant_2"
+    docs = (Path(__file__).resolve().parents[1] / "docs/audit.md").read_text(encoding="utf-8")
+    table = docs[docs.index("The keys of `metrics.json`") :]
+    for key in keys:
+        family = key.split("/")[0]
+        assert f"`{family}/" in table or f"`{family}`" in table or f"`{key}`" in table, key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,14 @@ def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str
     assert main(["--paper", "--rpm", "100"]) == 0
     out = capsys.readouterr().out
     assert f"total calls {plan.totals['calls']:,}" in out and "no model was called" in out
+    # whose bank the 11,990 items are, and whose items the prompt lengths come from
+    assert out.splitlines()[0].startswith("items: 11,990 four-option items, the paper's bank")
+    assert f"prompt lengths from {plan.totals['sample_items']} items of " in out
+    # each model's calls a minute beside the limit that sets them, not run together with it
+    header = next(line for line in out.splitlines() if line.startswith("model "))
+    assert "calls/min (bound by)" in header and " limit " not in header
+    sonnet = next(line for line in out.splitlines() if line.startswith("sonnet-4.6 "))
+    assert re.search(r" [\d,]+ \((rpm|tpm|concurrency)\) ", sonnet), sonnet
 
 
 def test_cli_json_and_config_file(

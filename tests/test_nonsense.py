@@ -152,3 +152,22 @@ def test_names_pattern_detects_explicit_bias(text: str) -> None:
 )
 def test_names_pattern_ignores_plain_answers(text: str) -> None:
     assert not names_pattern(text)
+
+
+def test_nonsense_help_explains_every_option_and_its_default(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    from blindmcq.tasks.nonsense import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    options = text[text.index("options:") :]
+    entries = re.split(r"\n  (?=-)", options)[1:]
+    assert len(entries) == 14  # -h and the 13 options
+    for entry in entries:
+        if entry.startswith("-h"):
+            continue
+        words = " ".join(entry.split())
+        assert "(default:" in words and "None)" not in words, words
+        assert len(words.split("(default:")[0].split()) >= 4, words  # a help text, not just the flag

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,19 @@ def test_preview_checks_the_composed_config_like_every_entry_point(
     assert cli.main(["preview", "model=longest", override, "--conf", str(CONF)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and key in err and "Traceback" not in err
+
+
+def test_preview_prints_cyrillic_as_is_and_a_summary_of_its_calls(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        cli.main(["preview", "model=longest", "probe.sample=null", "--items", "2", "--conf", str(CONF)]) == 0
+    )
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert not re.search(r"\\u0[0-9a-f]{3}", captured.out) and "варіант" in captured.out  # no \\uXXXX
+    blind = sum(line["condition"] == "blind" for line in lines)
+    keys = len({line["key"] for line in lines})
+    summary = captured.err.strip().splitlines()[-1]
+    assert summary.startswith(f"blindmcq preview: {len(lines)} calls for 2 items ({blind} blind")
+    assert f"{keys} distinct requests" in summary and "no call was made" in summary

@@ -210,6 +210,18 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     assert parent.data.metrics["sweep/max/blind_acc/all"] == max(child_acc)
     assert parent.data.metrics["sweep/min/blind_acc/all"] == min(child_acc)
     assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["model=constant-a", "model=longest"]
+    # metrics named by role: the constant-a child's gate model (longest) is gate_model/*, not a panel member
+    constant = next(c for c in children if c.data.params["model.name"] == "constant-a")
+    assert "gate_model/blind_acc/all" in constant.data.metrics
+    assert not any(k.startswith("panel/") for k in constant.data.metrics)
+    # the multirun's end prints the parent's id and one row per child with the swept values; no "k=None"
+    out = done.stdout
+    assert f"MLflow parent run {parent.info.run_id}" in out, out[-2000:]
+    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("model=")]
+    assert sorted(r[0] for r in rows) == ["model=constant-a", "model=longest"]
+    assert {r[2] for r in rows} == {"constant-a", "longest"}  # the swept key's column
+    assert "k=None" not in done.stdout + done.stderr
+    assert "k=None" not in "".join(p.read_text() for p in (tmp_path / "multirun").rglob("*.log"))
 
 
 # --- the sweep's parent run: name, params and summary ---------------------------------------------------

@@ -94,3 +94,71 @@ def test_logged_runs_of_two_models_share_metric_columns(tmp_path: Path) -> None:
     runs = mlflow.search_runs(experiment_names=["names"], output_format="pandas")
     assert sorted(runs["params.model"]) == ["gemma3-270m", "longest"]
     assert runs["metrics.blind_acc/all"].notna().all() and runs["metrics.excess/accepted"].notna().all()
+
+
+def test_metrics_are_named_by_role() -> None:
+    from blindmcq.reporting.tracking import role_metrics
+
+    metrics = {"blind_acc/constant-a/all": 0.25, "blind_acc/longest/all": 0.3, "blind_acc/lexical/all": 0.4}
+    # a sweep child: longest gates and is no panel member -> gate_model/ only
+    alone = role_metrics(metrics, "constant-a", gate_model="longest", panel=())
+    assert alone == {
+        "blind_acc/all": 0.25,
+        "gate_model/blind_acc/all": 0.3,
+        "panel/lexical/blind_acc/all": 0.4,
+    }
+    # the default pipeline: lexical gates and is a panel member -> both names
+    both = role_metrics(metrics, "constant-a", gate_model="lexical", panel=["longest", "lexical"])
+    assert both["gate_model/blind_acc/all"] == 0.4 and both["panel/lexical/blind_acc/all"] == 0.4
+    assert both["panel/longest/blind_acc/all"] == 0.3
+    # the gate model is the probed model: no gate_model/ copy
+    assert role_metrics(metrics, "longest", gate_model="longest", panel=()) == comparable_metrics(
+        metrics, "longest"
+    )
+
+
+@pytest.mark.slow
+def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each stage that logs (rewrite, answerpool, report) becomes a child of one parent per pipeline run,
+    tagged with the DVC experiment name, the git revision and the params.yaml hash."""
+    import hashlib
+    import subprocess
+
+    import mlflow
+
+    from blindmcq.reporting.tracking import stage_parent
+
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+                    "-m", "x"], check=True)  # fmt: skip
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (tmp_path / "params.yaml").write_text("model:\n  name: longest\n")
+    digest = hashlib.sha256((tmp_path / "params.yaml").read_bytes()).hexdigest()
+    tracking = {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "artifact_location": str(tmp_path / "a"),
+                "experiment": "pipe"}  # fmt: skip
+    config = {"model": {"name": "longest"}, "gate_model": {"name": "most-words"}, "panel": {"models": []}}
+    monkeypatch.delenv("BLINDMCQ_SWEEP_ID", raising=False)
+    monkeypatch.delenv("DVC_EXP_BASELINE_REV", raising=False)
+    for exp in ("exp-one", "exp-two"):
+        monkeypatch.setenv("DVC_EXP_NAME", exp)
+        for stage in ("rewrite", "answerpool", "report"):
+            metrics = {"blind_acc/longest/all": 0.3, "blind_acc/most-words/all": 0.2}
+            log_run(tracking, run_name=f"{stage}/longest", config=config, metrics=metrics,
+                    tags={"stage": stage}, model="longest", parent=stage_parent(config),
+                    parent_metrics={"blind": 0.3})  # fmt: skip
+    runs = mlflow.search_runs(experiment_names=["pipe"], output_format="list")
+    parents = {r.data.tags["dvc.exp_name"]: r for r in runs if r.data.tags.get("role") == "parent"}
+    assert sorted(parents) == ["exp-one", "exp-two"]
+    for exp, parent in parents.items():
+        children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+        assert sorted(c.data.tags["stage"] for c in children) == ["answerpool", "report", "rewrite"]
+        assert all(c.data.tags["dvc.exp_name"] == exp for c in children)
+        assert parent.data.tags["git.revision"] == rev and parent.data.tags["params_yaml.sha256"] == digest
+        assert parent.data.params["model.name"] == "longest" and parent.data.metrics["blind"] == 0.3
+        assert exp in parent.info.run_name and rev[:7] in parent.info.run_name
+        # the gate model of a longest run is named by its role, not as a panel member
+        assert all(c.data.metrics["gate_model/blind_acc/all"] == 0.2 for c in children)
+        assert not any(k.startswith("panel/") for c in children for k in c.data.metrics)

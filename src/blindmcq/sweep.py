@@ -15,7 +15,9 @@ and a short hash of its composed config, so two runs with different samples or s
 name. The parent is named by the sweep's overrides and carries them as params (``sweep.<key>``: the
 values swept), the config every job shares (the children's param names), and a summary that each job
 refreshes when it finishes: ``sweep/n_children``, ``sweep/max/<metric>`` and ``sweep/min/<metric>``
-over the children's comparable metrics, and ``summary/sweep_summary.csv`` (one row per child).
+over the children's comparable metrics, and ``summary/sweep_summary.csv`` (one row per child). When the
+multirun ends, ``SweepSummary`` (a Hydra callback, ``conf/config.yaml``) prints the parent's run id and
+that table.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import hydra
 import pandas as pd
 from filelock import FileLock
 from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from blindmcq import paths
@@ -49,7 +52,7 @@ from blindmcq.atomic import write_text
 from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
-from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
+from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
 from blindmcq.tasks.from_params import probe_from_params
 from blindmcq.wiring import baseline_from_params
@@ -59,7 +62,7 @@ install_env_resolver()  # every value a job resolves from ${oc.env:...} is scrub
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
     "blind_acc/all", "full_acc/all", "habit/all", "excess/all", "blind_acc/accepted", "excess/accepted",
-    "gate/n_accepted",
+    "gate/n_accepted", "gate_model/blind_acc/all",
 )  # fmt: skip
 
 
@@ -148,6 +151,8 @@ def comparable(name: str) -> bool:
     parts = name.split("/")
     if parts[0].endswith(("_lo", "_hi")):  # an interval's bound: its max over children says nothing
         return False
+    if parts[0] == GATE_PREFIX:  # the gate model's, by role: comparable whichever model it is
+        parts = parts[1:]
     return (
         (len(parts) == 2 and parts[0] in PER_MODEL_KINDS)
         or (len(parts) == 1 and parts[0] in PER_MODEL_SINGLE)
@@ -202,6 +207,16 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
     for start in range(0, len(metrics), 1000):
         client.log_batch(parent.info.run_id, metrics=metrics[start : start + 1000])
 
+    table = summary_table(children, swept)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "sweep_summary.csv"
+        path.write_text(scrub_text(table.to_csv(index=False)), encoding="utf-8")
+        client.log_artifact(parent.info.run_id, str(path), artifact_path="summary")
+    return parent.info.run_id
+
+
+def summary_table(children: Sequence[Any], swept: Sequence[Swept]) -> pd.DataFrame:
+    """One row per child run: its name and id, its value of each swept key, ``SUMMARY_COLUMNS``."""
     rows = [
         {"run_name": c.info.run_name, "run_id": c.info.run_id,
          **{s.key: c.data.tags.get(tracking_key(s.key), "") for s in swept},
@@ -209,12 +224,54 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
         for c in sorted(children, key=lambda c: c.info.run_name or "")
     ]  # fmt: skip
     table = pd.DataFrame(rows, columns=["run_name", "run_id", *(s.key for s in swept), *SUMMARY_COLUMNS])
-    table = table.dropna(axis=1, how="all")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "sweep_summary.csv"
-        path.write_text(scrub_text(table.to_csv(index=False)), encoding="utf-8")
-        client.log_artifact(parent.info.run_id, str(path), artifact_path="summary")
-    return parent.info.run_id
+    return table.dropna(axis=1, how="all")
+
+
+def sweep_report(tracking: Mapping[str, Any], sweep_id: str) -> str | None:
+    """What a finished sweep prints: its parent run's id and name, where to see it, and one row per
+    child (the swept values and ``SUMMARY_COLUMNS``, without the run ids). None when tracking is off or
+    no child was logged."""
+    if not tracking.get("enabled", True):
+        return None
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking["uri"])
+    experiment = mlflow.get_experiment_by_name(tracking["experiment"])
+    if experiment is None:
+        return None
+    runs = mlflow.search_runs(
+        [experiment.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}'", output_format="list"
+    )
+    parents = [r for r in runs if r.data.tags.get("role") == "parent"]
+    children = [r for r in runs if r.data.tags.get("role") == "child"]
+    if not parents or not children:
+        return None
+    parent = parents[0]
+    saved = sweep_task_overrides(Path(sweep_id))
+    table = summary_table(children, swept_overrides(saved)).drop(columns=["run_id"])
+    with pd.option_context("display.width", 200, "display.max_columns", None, "display.float_format",
+                           "{:.3f}".format):  # fmt: skip
+        shown = table.to_string(index=False, na_rep="-")
+    return scrub_text(
+        f"MLflow parent run {parent.info.run_id} ({parent.info.run_name}), {len(children)} children, "
+        f"experiment {tracking['experiment']} (id {experiment.experiment_id}) in {tracking['uri']}:\n{shown}"
+    )
+
+
+class SweepSummary(Callback):
+    """Hydra callback (``conf/config.yaml``): at the end of a multirun, print the parent run's id and
+    the children's summary table (``sweep_report``)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            tracking = OmegaConf.to_container(config.tracking, resolve=True)
+            sweep_dir = Path(str(config.hydra.sweep.dir)).as_posix()
+            text = sweep_report(tracking, sweep_dir)  # type: ignore[arg-type]
+        except Exception as exc:  # the jobs are done and logged: a summary failure is a note
+            log.warning("sweep summary not printed: %s", scrub_text(str(exc)))
+            return
+        if text:
+            print(text, flush=True)
 
 
 def sweep_gate(
@@ -253,10 +310,21 @@ def sweep_gate(
     )  # fmt: skip
     write_gate(out_dir / "gate.json", result)
     log.info(
-        "gate: model %s, k=%s, orders %s: %d accepted, %d rejected",
-        gate_name, result.k, orders, len(result.accepted), len(result.rejected),
+        "gate: model %s, %s, orders %s: %d accepted, %d rejected",
+        gate_name, gate_threshold(result), orders, len(result.accepted), len(result.rejected),
     )  # fmt: skip
     return result, predictions
+
+
+def gate_threshold(result: GateResult) -> str:
+    """The gate's k in words: one k, or a k per option count (``gate.k`` null: from the false-rejection
+    rate, see gate.json), never "k=None"."""
+    if result.k is not None:
+        return f"k={result.k}"
+    per_n = ", ".join(
+        f"N={n}: k={'untestable' if k is None else k}" for n, k in sorted(result.thresholds.items())
+    )
+    return f"k from the false-rejection rate {result.false_rejection} ({per_n or 'see gate.json'})"
 
 
 def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
@@ -316,9 +384,9 @@ def sweep_job(
     if empty_gate:
         assert gate is not None
         log.warning(
-            "gate: model %s at k=%s rejected all %d items, so there is no accepted set; the headline "
+            "gate: model %s at %s rejected all %d items, so there is no accepted set; the headline "
             "numbers below are over all items (metrics gate/n_accepted=0)",
-            gate.gate_model, gate.k, len(gate.rejected),
+            gate.gate_model, gate_threshold(gate), len(gate.rejected),
         )  # fmt: skip
     analysis = analyze(
         predictions,
@@ -343,7 +411,7 @@ def sweep_job(
         if key in swept_keys:
             tags[tracking_key(key)] = o.input_line.split("=", 1)[1]
     if gate is not None:
-        tags.update({"gate_model": gate.gate_model, "gate_k": str(gate.k)})
+        tags.update({"gate_model": gate.gate_model, "gate_k": "per N" if gate.k is None else str(gate.k)})
     # Parallel jobs (joblib, submitit) would race to create the sweep's parent run and the MLflow
     # tables: one job at a time logs, under a lock file in the shared sweep folder.
     lock = FileLock(str(Path(sweep_id) / ".tracking.lock")) if sweep_id else contextlib.nullcontext()
@@ -358,6 +426,7 @@ def sweep_job(
             sweep_id=sweep_id,
             tags=tags,
             model=str(params["model"]["name"]),
+            panel=(),  # a sweep job probes no panel: its other model is the gate model, named by role
         )
         if sweep_id:
             summarize_parent(params["tracking"], sweep_id, swept, fixed_params(params, swept))

@@ -7,7 +7,6 @@ task never imports.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +47,10 @@ def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir:
     """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
     tracking = params.get("tracking") or {}
     if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run
+        from blindmcq.reporting.tracking import log_run, stage_parent
 
         run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(
             tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"), tags={"stage": name},
+            parent=stage_parent(params), tags={"stage": name},
         )  # fmt: skip

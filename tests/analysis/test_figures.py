@@ -20,7 +20,7 @@ def test_figure1_draws_observed_beside_chance(analysis):
     observed = np.bincount(analysis.gate.counts["solved"], minlength=9)
     expected = len(analysis.gate.counts) * sps.binom.pmf(np.arange(9), 8, 0.25)
     assert np.allclose(heights[:9], observed) and np.allclose(heights[9:18], expected)
-    assert "Binomial(8, 0.25)" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "Binomial(8, 1/4)" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
 
 
@@ -37,8 +37,17 @@ def test_write_figures_all_four(tmp_path, analysis, predictions, items, bank):
 def test_one_model_without_gate_still_renders(tmp_path, predictions):
     a = analyze(predictions[predictions["model"] == "good"])
     fig2 = f.figure_2(a)
-    assert any("fewer than 3 models" in t.get_text() for t in fig2.axes[0].texts)
+    ax = fig2.axes[0]
+    # one model: the figure says so and draws what one model allows (its point against chance)
+    assert "(one model)" in ax.get_title()
+    assert any("one model (good)" in t.get_text() and "3 or more" in t.get_text() for t in ax.texts)
+    assert any(line.get_xydata().size for line in ax.lines)
     paths = write_figures(tmp_path, a)
     assert all(p.read_bytes()[:8] == PNG for p in paths.values())
     fig1 = f.figure_1(None)
     assert any("No data" in t.get_text() for t in fig1.axes[0].texts)
+
+
+def test_chance_is_written_as_the_fraction_it_is() -> None:
+    assert f.chance_text(1 / 16) == "1/16" and f.chance_text(0.25) == "1/4"
+    assert f.chance_text(0.2375) == "0.237"  # a mixture of option counts: 3 significant digits

@@ -54,12 +54,31 @@ def project(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     (work / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
     old = Path.cwd()
     os.chdir(work)
+    from blindmcq.backends import registry
+
+    make = registry.Entry.make
+
+    def recording(self: registry.Entry, model_cfg: dict) -> object:  # every backend any stage builds
+        BUILT.append(self.name)
+        return make(self, model_cfg)
+
+    registry.Entry.make = recording  # type: ignore[method-assign]
     try:
         for stage in STAGES:
             run_stage(stage)
         yield work, params
     finally:
+        registry.Entry.make = make  # type: ignore[method-assign]
         os.chdir(old)
+
+
+BUILT: list[str] = []
+
+
+def test_a_model_free_run_builds_no_model_backend(project):
+    """The README's model-free configuration (heuristic models, panel=surface) builds only heuristic and
+    lexical-search backends in every stage: no local model is loaded, no Bedrock client made."""
+    assert BUILT and set(BUILT) <= {"heuristic", "lexical"}, BUILT
 
 
 def test_corpus_is_the_real_bank_with_stable_ids(project):
@@ -211,3 +230,21 @@ def test_committed_params_yaml_is_the_composed_default(repo_root: Path) -> None:
     """params.yaml is what `dvc repro` reads: it must equal conf/ composed (scripts/compose_params.py)."""
     committed = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     assert committed == compose_params(repo_root, []), "run: python scripts/compose_params.py"
+
+
+def test_the_html_report_opens_with_the_conclusions_of_report_md(project):
+    import html
+    import re
+
+    work, _ = project
+    report = (work / "reports/report.md").read_text(encoding="utf-8")
+    section = report.split("## What this run shows\n", 1)[1].split("\n## ", 1)[0].strip()
+    page = (work / "reports/html/index.html").read_text(encoding="utf-8")
+    opening = page[page.index("<main>") : page.index('id="tables"')]
+    assert "<h2>What this run shows</h2>" in opening
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", opening)).split())
+    findings = (work / "results/analysis/findings.md").read_text(encoding="utf-8").strip()
+    assert section.startswith(findings)  # report.md opens with the findings (then the run's settings)
+    for paragraph in findings.split("\n\n"):
+        words = " ".join(paragraph.replace("`", "").replace("**", "").split())
+        assert words in text, words[:80]

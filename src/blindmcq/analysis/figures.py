@@ -99,11 +99,20 @@ def interval_kind(frame: pd.DataFrame) -> str:
     return "intervals (Wilson, or item-level with several calls per item)"
 
 
+def chance_text(chance: float) -> str:
+    """Chance as the fraction it is (``1/16``, never a rounded ``0.06``), or 3 significant digits when it is
+    a mixture of option counts."""
+    for n in range(2, 101):
+        if abs(chance - 1 / n) < 1e-9:
+            return f"1/{n}"
+    return f"{chance:.3g}"
+
+
 def chance_label(counts: pd.DataFrame) -> str:
-    """``chance: Binomial(8, 0.25)``, or the mixture over the option counts present."""
+    """``chance: Binomial(8, 1/4)``, or the mixture over the option counts present."""
     ns = sorted(int(n) for n in counts["n_options"].unique())
     if len(ns) == 1:
-        return f"chance: Binomial({2 * ns[0]}, {1 / ns[0]:.2f})"
+        return f"chance: Binomial({2 * ns[0]}, 1/{ns[0]})"
     return "chance: mixture of Binomial(2N, 1/N), N = " + ", ".join(map(str, ns))
 
 
@@ -151,7 +160,7 @@ def figure_2(a: Analysis) -> Figure:
             xytext=(4, 4),
             textcoords="offset points",
         )
-    ax.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
+    ax.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance_text(chance)}")
     ax.axvline(chance, color="gray", linestyle=":", linewidth=1)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -162,11 +171,15 @@ def figure_2(a: Analysis) -> Figure:
         if math.isfinite(row.r):
             ci = f" [{row.lo:.2f}, {row.hi:.2f}]" if math.isfinite(row.lo) else ""
             lines.append(f"r = {row.r:.3f}{ci} ({row.kind}, {row.n_models} models)")
-    if not lines:
+    single = s["model"].nunique() == 1
+    if single:  # what one model allows: its point against chance (and the gate's effect), no correlation
+        lines = [f"one model ({s['model'].iloc[0]}): its blind and full accuracy against chance;",
+                 "r across models needs 3 or more models"]  # fmt: skip
+    elif not lines:
         lines.append("r not defined for fewer than 3 models")
     ax.text(0.02, 0.98, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=8)
     ax.set_title(
-        f"{title}\nbars: 95% {interval_kind(s)}"
+        f"{title}{' (one model)' if single else ''}\nbars: 95% {interval_kind(s)}"
         + (f"; gate model {gate_model} hollow, not in r" if gate_model else "")
         + ("; gray: all items, arrow to the gate's set" if moved else ""),
         fontsize=10,

@@ -62,10 +62,19 @@ def item_sets(
         source = sorted(gate.counts["item_id"]) if gate is not None else None
     for size in sample_sizes:
         if source is None:
-            warnings.warn(f"sample{size}: no item list to sample from without a gate", stacklevel=2)
+            warnings.warn(
+                f"analysis.sample_sizes: no sample{size} set (blind accuracy on a seeded sample of {size} "
+                f"{sample_from} items, as the paper's 400): there is no gate, so no {sample_from} set",
+                stacklevel=2,
+            )
             continue
         if size >= len(source):
-            warnings.warn(f"sample{size}: {sample_from} has only {len(source)} items; skipped", stacklevel=2)
+            warnings.warn(
+                f"analysis.sample_sizes: no sample{size} set (blind accuracy on a seeded sample of {size} "
+                f"{sample_from} items, as the paper's 400): the {sample_from} set has only {len(source)} "
+                "items, so that sample would be the set itself; the tables show the set whole",
+                stacklevel=2,
+            )
             continue
         rng = np.random.default_rng(seed)
         sets[f"sample{size}"] = sorted(rng.choice(sorted(source), size=int(size), replace=False).tolist())

@@ -690,7 +690,7 @@ def gate_table(a: Analysis) -> Table:
     frame = pd.DataFrame({"solved": np.arange(n_orders + 1), "observed": observed, "expected": expected})
     ns = sorted(int(n) for n in counts["n_options"].unique())
     label = (
-        f"Expected, Binomial({2 * ns[0]}, {1 / ns[0]:.2f})"
+        f"Expected, Binomial({2 * ns[0]}, 1/{ns[0]})"
         if len(ns) == 1
         else "Expected, mixture of Binomial(2N, 1/N)"
     )

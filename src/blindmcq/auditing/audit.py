@@ -29,6 +29,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -231,7 +232,7 @@ def _probe(
         label_schemes=configs.options["labels"],
         cache_path=cache,
         backend=backend,
-        progress=False,
+        progress=True,  # a model's calls take minutes: the bar (stderr) shows they are moving
     )
 
 
@@ -246,12 +247,14 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     """Cloze accuracy per normalisation and condition: each option's text scored after the question
     (full) or after the answer cue alone (blind), in published order (the score is position-free).
     An exact tie at the top counts as wrong, as the parser's ``tie`` does."""
+    from tqdm.auto import tqdm
+
     from blindmcq.stats import wilson
 
     rows = []
     for condition in ("blind", "full"):
         hits = dict.fromkeys(CLOZE_NORMS, 0)
-        for item in items:
+        for item in tqdm(items, desc=f"cloze {condition}", unit="item"):  # a forward pass per option
             context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
             scores = backend.cloze_scores(context, list(item.options))
             for norm in CLOZE_NORMS:
@@ -430,14 +433,22 @@ def run_audit(
         baselines_dir=out / "baselines",
         analysis_dir=out,
         title=f"blindmcq audit: {path.name}",
+        conclusions=conclusions_markdown(result),  # the same opening as report.md
+        conclusions_title="What this audit shows",
     )
-    write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    ordered = {k: metrics[k] for k in sorted(metrics, key=natural_key)}  # constant_2 before constant_10
+    write_text(out / "metrics.json", json.dumps(ordered, indent=2) + "\n")
     return result
 
 
 def _n_range(items: Sequence[Item]) -> str:
     sizes = sorted({item.n_options for item in items})
     return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}..{sizes[-1]}"
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort key reading runs of digits as numbers: ``table2/constant_2`` before ``table2/constant_10``."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 def _write_figures(out: Path, analysis: Analysis) -> None:
@@ -580,6 +591,15 @@ def cloze_markdown(result: AuditResult) -> list[str]:
     return lines
 
 
+def conclusions_markdown(result: AuditResult) -> str:
+    """The body of report.md's "What this audit shows" (its bullets and warnings); index.html opens
+    with it too."""
+    lines = [f"- {line}" for line in _conclusion(result)]
+    if result.warnings:
+        lines += ["", *[f"> Warning: {w}" for w in result.warnings]]
+    return "\n".join(lines)
+
+
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
     shares = ", ".join(f"{slot_name(s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
@@ -589,9 +609,8 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         "## What this audit shows",
         "",
-        *[f"- {line}" for line in _conclusion(result)],
+        conclusions_markdown(result),
         "",
-        *([*[f"> Warning: {w}" for w in result.warnings], ""] if result.warnings else []),
         "## Settings",
         "",
         "| setting | value |",

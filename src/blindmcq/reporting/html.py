@@ -71,6 +71,35 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
+def _inline(text: str) -> str:
+    """Escaped text with the Markdown the conclusions use: `code`, **bold**, *italic*."""
+    out = html.escape(text)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", out)
+
+
+def conclusions_html(markdown: str | None, title: str) -> str:
+    """The section a Markdown report opens with (its paragraphs, "- " bullets and "> " notes) as HTML,
+    so that the page opens with the same conclusions; "" when there is none."""
+    if not markdown or not markdown.strip():
+        return ""
+    parts = [f"<section id='conclusions'><h2>{html.escape(title)}</h2>"]
+    for block in re.split(r"\n\s*\n", markdown.strip()):
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        bullets = [line[2:] for line in lines if line.startswith("- ")]
+        notes = [line[2:] for line in lines if line.startswith("> ")]
+        if bullets:
+            parts.append("<ul>" + "".join(f"<li>{_inline(b)}</li>" for b in bullets) + "</ul>")
+        if notes:
+            parts += [f"<p class='warning'>{_inline(n)}</p>" for n in notes]
+        rest = [line for line in lines if not line.startswith(("- ", "> "))]
+        if rest:
+            parts.append(f"<p>{_inline(' '.join(rest))}</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def tables_html(tables: list[dict[str, Any]]) -> str:
     parts: list[str] = []
     esc = html.escape
@@ -306,10 +335,14 @@ def write_html_report(
     baselines_dir: str | Path,
     analysis_dir: str | Path,
     title: str = "blindmcq report",
+    conclusions: str | None = None,
+    conclusions_title: str = "What this run shows",
 ) -> Path:
     """Write ``out_dir/index.html`` (+ ``assets/``, ``figures/``); returns the path of ``index.html``.
 
     ``predictions_path`` may list several files (e.g. the probe's and a separate gate model's calls).
+    ``conclusions``: the Markdown of the section the run's ``report.md`` opens with (``conclusions_title``);
+    the page opens with it too.
     """
     out, analysis, baselines = Path(out_dir), Path(analysis_dir), Path(baselines_dir)
     items = read_items(_required(Path(items_path)))
@@ -333,6 +366,7 @@ def write_html_report(
         write_text(out / "assets" / name, _template(name))
     values = {
         "TITLE": html.escape(title),
+        "CONCLUSIONS": conclusions_html(conclusions, conclusions_title),
         "TABLES": tables_html(markdown_tables(analysis)),
         "FIGURES": figures_html(copy_figures(analysis, out)),
         "DATA": script_json(data),
@@ -349,6 +383,7 @@ def report_from_results(out_dir: str | Path) -> Path:
     from blindmcq import paths
 
     gate_predictions = paths.GATE_DIR / "predictions.parquet"
+    findings = paths.ANALYSIS_DIR / "findings.md"  # what report.md opens with ("What this run shows")
     return write_html_report(
         out_dir,
         items_path=paths.ITEMS,
@@ -356,6 +391,7 @@ def report_from_results(out_dir: str | Path) -> Path:
         gate_path=paths.GATE_DIR / "gate.json",
         baselines_dir=paths.BASELINES_DIR,
         analysis_dir=paths.ANALYSIS_DIR,
+        conclusions=findings.read_text(encoding="utf-8") if findings.exists() else None,
     )
 
 

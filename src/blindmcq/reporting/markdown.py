@@ -79,6 +79,23 @@ def interventions_section(root: Path) -> list[str]:
     return ["## Interventions", "", *parts, ""] if parts else []
 
 
+# The headline figures (``reports/headline.json``): short names, so that the README's ``dvc exp show``
+# fits them beside what was swept in 110 columns; every figure is also in ``reports/metrics.json``.
+HEADLINE = {
+    "blind": "blind_acc/all",  # the probed model's blind accuracy, published order, all probed items
+    "excess": "excess/all",  # its blind accuracy beyond its position habit
+    "rejected": "gate/n_rejected",  # items the gate model answers blind (k of 2N orders)
+    "longest": "table2/longest",  # Table 2, all items: the longest option is the key (ties 1/k)
+    "lexical": "table2/lexical_search",  # Table 2: BM25 over the statutes picks the key
+}
+
+
+def headline_figures(metrics: Mapping[str, float]) -> dict[str, float]:
+    """The few figures ``dvc exp show`` and the MLflow parents' table show per run (``HEADLINE``), in
+    its order; a figure the run lacks (no gate) is left out."""
+    return {short: metrics[key] for short, key in HEADLINE.items() if key in metrics}
+
+
 def build_report(
     *,
     corpus_dir: Path,
@@ -87,7 +104,8 @@ def build_report(
     out_dir: Path,
     config: Mapping[str, Any],
 ) -> dict[str, float]:
-    """Write ``out_dir/report.md``, ``tables/``, ``figures/`` and ``metrics.json``; return the metrics."""
+    """Write ``out_dir/report.md``, ``tables/``, ``figures/``, ``metrics.json`` (every figure) and
+    ``headline.json`` (``headline_figures``); return the metrics."""
     verification = _read_json(corpus_dir / "verification.json")
     facts = _read_json(baselines_dir / "facts.json")
     metrics = {k: float(v) for k, v in _read_json(analysis_dir / "metrics.json").items()}
@@ -144,4 +162,5 @@ def build_report(
             lines += [f"![{caption}](figures/{name}.png)", "", caption, ""]
     write_text(out_dir / "report.md", "\n".join(lines) + "\n")
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    write_text(out_dir / "headline.json", json.dumps(headline_figures(metrics), indent=2) + "\n")
     return metrics

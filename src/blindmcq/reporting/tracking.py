@@ -1,16 +1,26 @@
 """MLflow logging, kept at the edge: the core never imports this module.
 
 Each run logs its composed config as params (secrets scrubbed), its headline metrics, and its report
-folder as artifacts. A sweep is one parent run with a child run per setting, found by a ``sweep_id`` tag
-so that jobs in separate processes (a joblib launcher) still share one parent.
+folder as artifacts. Runs are grouped under parents, found by a tag so that separate processes share one:
+a sweep is one parent run (tag ``sweep_id``) with a child run per setting; a pipeline run (``dvc repro``,
+``dvc exp run``) is one parent run (tag ``pipeline_id``: the DVC experiment name, the git revision and the
+hash of ``params.yaml``) with each stage that logs (rewrite, answerpool, report) as a child.
+
+Metrics are named by the model's role in the run (``role_metrics``): the probed model's carry no model
+name (``blind_acc/all``), the gate model's are ``gate_model/blind_acc/all``, a panel member's
+``panel/<model>/blind_acc/all`` (a gate model that is also a panel member has both).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
-from collections.abc import Mapping
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
@@ -22,6 +32,8 @@ PER_MODEL_KINDS = (
     "blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free", "blind_p_holm",
 )  # fmt: skip
 PER_MODEL_SINGLE = ("agreement", "expected", "gap")
+GATE_PREFIX = "gate_model"  # the gate model's metrics, whichever model it is: one column across runs
+PANEL_PREFIX = "panel"
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -62,27 +74,119 @@ def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, fl
     return out
 
 
+def role_metrics(
+    metrics: Mapping[str, float], model: str, *, gate_model: str | None = None,
+    panel: Iterable[str] | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """``comparable_metrics``, then each other model's metrics named by its role: the gate model's under
+    ``gate_model/`` (so a ``model=constant-a`` child gated by ``longest`` logs ``gate_model/blind_acc/all``,
+    not ``panel/longest/...``); a gate model that is also a panel member keeps its ``panel/`` names and gets
+    the ``gate_model/`` copy. Any other model (a panel member, ``analysis.extra_predictions``) stays under
+    ``panel/<model>/``. ``panel`` None: the gate model counts as a panel member (roles unknown)."""
+    from blindmcq.analysis.tables import metric_name
+
+    out = comparable_metrics(metrics, model)
+    gate = metric_name(gate_model) if gate_model and metric_name(gate_model) != metric_name(model) else None
+    members = None if panel is None else {metric_name(m) for m in panel}
+    named: dict[str, float] = {}
+    for key, value in out.items():
+        parts = key.split("/")
+        if len(parts) >= 3 and parts[0] == PANEL_PREFIX:
+            who, rest = parts[1], "/".join(parts[2:])
+            if who == gate:
+                named[f"{GATE_PREFIX}/{rest}"] = value
+                if members is not None and who not in members:
+                    continue  # the gate model only: one name, by its role
+        named[key] = value
+    return named
+
+
+class Parent(NamedTuple):
+    """What groups runs under one parent: the tag ``key`` = ``value`` found on the parent (so separate
+    processes share it), its run name, and the tags and params it is created with."""
+
+    key: str
+    value: str
+    name: str
+    tags: Mapping[str, str] = {}
+    params: Mapping[str, str] = {}
+
+
+def git_revision(cwd: str | Path | None = None) -> str:
+    """The checked-out commit, or "" outside a git repository (a release tarball)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def pipeline_parent(
+    params_file: str | Path = "params.yaml", config: Mapping[str, Any] | None = None
+) -> Parent:
+    """The parent run of this pipeline run: one per DVC experiment (``DVC_EXP_NAME``, which ``dvc exp run``
+    sets), git revision (``DVC_EXP_BASELINE_REV`` under ``dvc exp run``, else ``HEAD``) and
+    ``params.yaml`` content. ``dvc repro`` twice on the same commit and params shares one parent."""
+    path = Path(params_file)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
+    exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
+    rev = os.environ.get("DVC_EXP_BASELINE_REV") or git_revision()
+    value = f"{exp or 'repro'}@{rev[:12] or 'nogit'}#{digest[:12]}"
+    name = f"{'exp ' + exp if exp else 'dvc repro'} {rev[:7] or 'nogit'} #{digest[:8]}"
+    tags = {"dvc.exp_name": exp or "(dvc repro)", "git.revision": rev or "(not a git checkout)",
+            "params_yaml.sha256": digest, "stage": "pipeline"}  # fmt: skip
+    if rev:
+        tags["mlflow.source.git.commit"] = rev  # MLflow's own column for it
+    params = flatten(config) if config is not None else {}
+    return Parent("pipeline_id", value, name, tags, params)
+
+
+def stage_parent(config: Mapping[str, Any]) -> Parent:
+    """A stage's parent: the sweep's when ``BLINDMCQ_SWEEP_ID`` is set, else this pipeline run's."""
+    sweep_id = os.environ.get("BLINDMCQ_SWEEP_ID")
+    if sweep_id:
+        return Parent("sweep_id", sweep_id, sweep_id)
+    return pipeline_parent(config=config)
+
+
+# MLflow 3's UI opens an experiment without this tag on its (empty) GenAI traces page; "machine learning"
+# experiments open on the runs table.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+
+
 def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
     mlflow.set_tracking_uri(tracking["uri"])
     name = tracking["experiment"]
     experiment = mlflow.get_experiment_by_name(name)
     if experiment is not None:
+        if not all(experiment.tags.get(k) for k in EXPERIMENT_KIND):  # made by an earlier version
+            for key, value in EXPERIMENT_KIND.items():
+                mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, key, value)
         return experiment.experiment_id
     artifacts = Path(tracking["artifact_location"]).resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
-    return mlflow.create_experiment(name, artifact_location=artifacts.as_uri())
+    return mlflow.create_experiment(name, artifact_location=artifacts.as_uri(), tags=EXPERIMENT_KIND)
 
 
-def _parent_run_id(mlflow: Any, experiment_id: str, sweep_id: str) -> str:
+def _parent_run_id(mlflow: Any, experiment_id: str, parent: Parent) -> str:
+    value = parent.value.replace("'", "_")
     found = mlflow.search_runs(
         [experiment_id],
-        filter_string=f"tags.sweep_id = '{sweep_id}' and tags.role = 'parent'",
+        filter_string=f"tags.{parent.key} = '{value}' and tags.role = 'parent'",
         output_format="list",
     )
     if found:
         return found[0].info.run_id
+    from mlflow.entities import Param
+
     client = mlflow.MlflowClient()
-    run = client.create_run(experiment_id, tags={"sweep_id": sweep_id, "role": "parent"}, run_name=sweep_id)
+    tags = {**scrub(dict(parent.tags)), parent.key: value, "role": "parent"}
+    run = client.create_run(experiment_id, tags=tags, run_name=parent.name)
+    new = [Param(k, v) for k, v in sorted(parent.params.items())]
+    for start in range(0, len(new), 100):  # MLflow caps a batch at 100 params
+        client.log_batch(run.info.run_id, params=new[start : start + 100])
     client.set_terminated(run.info.run_id)
     return run.info.run_id
 
@@ -97,26 +201,41 @@ def log_run(
     sweep_id: str | None = None,
     tags: Mapping[str, str] | None = None,
     model: str | None = None,
+    parent: Parent | None = None,
+    parent_metrics: Mapping[str, float] | None = None,
+    panel: Iterable[str] | None = None,
 ) -> str | None:
-    """Log one run (a child of the sweep's parent when ``sweep_id`` is given); returns its run id.
+    """Log one run, a child of ``parent`` (or of the sweep's parent when ``sweep_id`` is given); returns
+    its run id. ``parent_metrics`` are logged on the parent too (the report's headline figures, so that
+    pipeline runs compare in the parents' table).
 
-    With ``model``, that model's metrics are logged under model-free names (``comparable_metrics``)
-    and ``model`` is a param, so runs of different models line up in one MLflow table."""
+    With ``model``, metrics are named by role (``role_metrics``: the gate model read from ``config``, the
+    panel members from ``panel``, or from ``config``'s ``panel.models`` when None) and ``model`` is a
+    param, so runs of different models line up in one MLflow table."""
     if not tracking.get("enabled", True):
         return None
     import mlflow
 
+    if parent is None and sweep_id:
+        parent = Parent("sweep_id", sweep_id, sweep_id)
     experiment_id = _experiment(mlflow, tracking)
     run_tags = dict(scrub(dict(tags or {})))
-    if sweep_id:
-        run_tags["mlflow.parentRunId"] = _parent_run_id(mlflow, experiment_id, sweep_id)
-        run_tags["sweep_id"] = sweep_id
+    parent_id = None
+    if parent is not None:
+        parent_id = _parent_run_id(mlflow, experiment_id, parent)
+        run_tags["mlflow.parentRunId"] = parent_id
+        run_tags[parent.key] = parent.value.replace("'", "_")
         run_tags["role"] = "child"
+        run_tags.update({k: v for k, v in scrub(dict(parent.tags)).items() if k != "stage"})
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=run_tags) as run:
         params = flatten(config)
         if model is not None:
             params["model"] = model
-            metrics = comparable_metrics(metrics, model)
+            gate_cfg, panel_cfg = config.get("gate_model"), config.get("panel")
+            gate = gate_cfg.get("name") if isinstance(gate_cfg, Mapping) else None
+            if panel is None and isinstance(panel_cfg, Mapping):
+                panel = panel_cfg.get("models") or ()
+            metrics = role_metrics(metrics, model, gate_model=gate, panel=panel)
         keys = sorted(params)
         for start in range(0, len(keys), 100):  # MLflow caps a batch at 100 params
             mlflow.log_params({k: params[k] for k in keys[start : start + 100]})
@@ -126,6 +245,13 @@ def log_run(
         if artifacts_dir is not None and Path(artifacts_dir).exists():
             scrub_tree(artifacts_dir)  # .hydra/*.yaml, logs, reports: no credential leaves as an artifact
             mlflow.log_artifacts(str(artifacts_dir), artifact_path="report")
+        if parent_id is not None and parent_metrics:
+            from mlflow.entities import Metric
+
+            now = int(time.time() * 1000)
+            mlflow.MlflowClient().log_batch(parent_id, metrics=[
+                Metric(_metric_name(k), float(v), now, 0) for k, v in sorted(parent_metrics.items()) if v == v
+            ])  # fmt: skip
         return run.info.run_id
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,13 @@ def run_stage(name: str, body: Callable[[dict[str, Any]], None]) -> None:
     """Run a stage's ``body`` on the checked ``params.yaml`` (params.load_params); exit 2 on bad input
     and on a file that cannot be written (a full or read-only disk), with one line naming it."""
     logging.basicConfig(level=logging.INFO, format=f"[{name}] %(message)s")
+    log = logging.getLogger(f"blindmcq.stages.{name}")
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        # one log line that says what happened (the warning's own text), not a file path and source line
+        log.warning("warning: %s", scrub_text(str(message), assignments=False))
+
+    warnings.showwarning = show
     try:
         body(load_params())
     except BlindMCQError as exc:  # one line; a credential it might quote is masked

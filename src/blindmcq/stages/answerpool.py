@@ -22,6 +22,7 @@ from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
+    brief,
     probe_condition,
     probe_items,
     stage_items,
@@ -60,7 +61,7 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         metrics = answerpool_stage(params)
-        log.info("answerpool -> %s: %s", OUT_ROOT / "answerpool", metrics)
+        log.info("answerpool -> %s: %s", OUT_ROOT / "answerpool", brief(metrics))
 
     run_stage("answerpool", body)
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from blindmcq import paths
 from blindmcq.params import section
 from blindmcq.reporting.html import report_from_results
-from blindmcq.reporting.markdown import build_report
-from blindmcq.reporting.tracking import log_run
+from blindmcq.reporting.markdown import build_report, headline_figures
+from blindmcq.reporting.tracking import log_run, stage_parent
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
 from blindmcq.wiring import run_name
@@ -30,11 +29,12 @@ def main() -> None:
         report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(
             section(params, "tracking"),
-            run_name=run_name(params),
+            run_name=f"report/{run_name(params)}",  # beside rewrite/... and answerpool/... under the parent
             config=params,
             metrics=metrics,
             artifacts_dir=paths.REPORT_DIR,
-            sweep_id=os.environ.get("BLINDMCQ_SWEEP_ID"),
+            parent=stage_parent(params),  # this pipeline run's parent (or BLINDMCQ_SWEEP_ID's)
+            parent_metrics=headline_figures(metrics),
             tags={"stage": "report"},
             model=str(params["model"]["name"]),
         )

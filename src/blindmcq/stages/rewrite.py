@@ -28,6 +28,7 @@ from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.from_params import (
     OUT_ROOT,
+    brief,
     probe_condition,
     probe_items,
     stage_items,
@@ -101,7 +102,7 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         metrics = rewrite_stage(params)
-        log.info("rewrite -> %s: %s", OUT_ROOT / "rewrite", metrics)
+        log.info("rewrite -> %s: %s", OUT_ROOT / "rewrite", brief(metrics))
 
     run_stage("rewrite", body)
 

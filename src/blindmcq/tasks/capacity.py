@@ -67,7 +67,7 @@ RUN_KEYS = {
 }  # fmt: skip
 PLAN_KEYS = {
     "items", "n_options", "items_file", "models", "runs", "quota", "chars_per_token", "output_tokens",
-    "throughput", "sample_items", "sample_file", "seed",
+    "throughput", "sample_items", "sample_file", "seed", "bank",
 }  # fmt: skip
 
 
@@ -223,6 +223,22 @@ def default_sample() -> list[Item]:
     raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
 
 
+def sample_origin(cfg: Mapping[str, Any]) -> str:
+    """Whose items the prompts are rendered from (``sample_for_tokens``), in words."""
+    if cfg.get("items_file"):
+        return f"the plan's items_file {cfg['items_file']}"
+    if cfg.get("sample_file"):
+        return f"sample_file {cfg['sample_file']}"
+    names = {
+        "customs": "the State Customs Service bank", "items": "the pipeline's corpus",
+        "pdf": "the default bank's PDFs (State Customs Service items, Commission layout)",
+    }  # fmt: skip
+    for source in SAMPLE_SOURCES:
+        if Path(source["path"]).exists():
+            return f"{names[source['loader']]}, {source['path']}"
+    return "no bank found"
+
+
 def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> list[Item]:
     """Up to ``sample_items`` usable items (seeded) to render: the plan's own items, else a real bank."""
     import numpy as np
@@ -325,6 +341,8 @@ def build_plan(cfg: Mapping[str, Any], *, configs: Groups) -> Plan:
         "wall_hours_sequential": sum(r["wall_hours"] for r in model_rows),
         "chars_per_token": chars_per_token,
         "sample_items": len(sample),
+        "sample_from": sample_origin(cfg),
+        "bank": str(cfg.get("bank") or ""),
     }
     names = [r["model"] for r in model_rows]
     return Plan(
@@ -427,6 +445,8 @@ def paper_config() -> dict[str, Any]:
     blind; full condition on the 600-item sample; on 400 gate-accepted items, forced placement, the
     phrasing x label sweep (Tables 6-7) and the reasoning interventions (Table 9)."""
     return {
+        "bank": "11,990 four-option items, the paper's bank (the Higher Qualification Commission of "
+        "Judges' published tables) as the paper counts it; a count, no item is read",
         "items": 11_990,
         "n_options": 4,
         "models": PAPER_MODELS,
@@ -459,7 +479,9 @@ def _tok(x: float) -> str:
 
 def format_plan(plan: Plan) -> str:
     """The plan as plain-text tables (runs, models, totals)."""
-    lines = [
+    t = plan.totals
+    lines = [f"items: {t['bank']}"] if t.get("bank") else []
+    lines += [
         f"{'run':<52} {'items':>7} {'models':>6} {'settings':>8} {'calls':>11} {'in tok':>9} {'out tok':>8}"
     ]
     for r in plan.runs:
@@ -468,20 +490,23 @@ def format_plan(plan: Plan) -> str:
             f" {_tok(r['input_tokens']):>9} {_tok(r['output_tokens']):>8}"
         )
     lines += ["", f"{'model':<16} {'regions':>7} {'calls':>11} {'in tok':>9} {'out tok':>8} {'cost USD':>10}"
-              f" {'calls/min':>9} {'limit':>11} {'hours':>7}"]  # fmt: skip
+              f" {'calls/min (bound by)':>26} {'hours':>7}"]  # fmt: skip
     for m in plan.models:
         cost = f"{m['cost_usd']:,.0f}" if m["priced"] else "n/a"
+        per_min = f"{m['calls_per_min']:,.0f} ({m['limit']})"  # the figure and the limit that sets it
         lines.append(
             f"{m['model']:<16} {m['regions']:>7} {m['calls']:>11,} {_tok(m['input_tokens']):>9}"
-            f" {_tok(m['output_tokens']):>8} {cost:>10} {m['calls_per_min']:>9,.0f} {m['limit']:>11}"
+            f" {_tok(m['output_tokens']):>8} {cost:>10} {per_min:>26}"
             f" {m['wall_hours']:>7,.1f}"
         )
-    t = plan.totals
     lines += [
         "",
         f"total calls {t['calls']:,}; input tokens {_tok(t['input_tokens'])},"
         f" output {_tok(t['output_tokens'])}"
-        f" (chars/token {t['chars_per_token']}, prompts rendered from {t['sample_items']} items)",
+        f" (chars/token {t['chars_per_token']}, prompt lengths from {t['sample_items']} items of"
+        f" {t.get('sample_from') or 'the plan'})",
+        "calls/min: the lowest of the model's limits, rpm x regions, tpm x regions / tokens a call, or"
+        " concurrency x 60 / latency_s; the limit named binds",
         f"cost ~ ${t['cost_usd']:,.0f} at the model configs' prices",
         f"wall time ~ {t['wall_hours_parallel']:,.1f} h with models side by side"
         f" ({t['wall_hours_sequential']:,.1f} h one model at a time)",

@@ -110,3 +110,11 @@ def probe_condition(
         "full_orders": list(full_orders),
         "forced": False,
     }
+
+
+def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
+    """A log line's view of a metrics dict: the first ``limit`` figures at 4 significant digits (not a
+    dict of 16-digit floats) and how many more the metrics file holds."""
+    shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in list(metrics.items())[:limit]]
+    more = len(metrics) - len(shown)
+    return ", ".join(shown) + (f", ... ({more} more in metrics.json)" if more > 0 else "")

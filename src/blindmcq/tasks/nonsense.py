@@ -370,22 +370,42 @@ def _pairs(text: str) -> list[tuple[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="blindmcq nonsense", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
-    parser.add_argument("--n-test", type=int, default=1000)
-    parser.add_argument("--skews", default=",".join(ALL_SKEWS), help=f"comma list of {ALL_SKEWS}")
-    parser.add_argument("--protocols", default="sl,md")
-    parser.add_argument(
-        "--runs", type=_pairs, default=None, help="protocol:skew pairs, e.g. sl:all_a,md:all_a"
+    parser = argparse.ArgumentParser(
+        prog="blindmcq nonsense",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,  # every option shows its default
     )
-    parser.add_argument("--orders", default="all", help="'all' or comma list of order ids (rot0,...)")
-    parser.add_argument("--keys", choices=KEYS, default="skew")
-    parser.add_argument("--n-shots", type=int, default=5)
-    parser.add_argument("--phrasing", default="minimal")
-    parser.add_argument("--md-max-tokens", type=int, default=48)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="results/nonsenseqa")
-    parser.add_argument("--cache", default=".cache/blindmcq/responses.sqlite")
+    parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
+    parser.add_argument("--n-test", type=int, default=1000, help="generated test items (nonsense questions)")
+    parser.add_argument(
+        "--skews", default=",".join(ALL_SKEWS),
+        help=f"few-shot skews to run, comma list of {', '.join(ALL_SKEWS)} (all_a: every example's key A; "
+        "a70: 70%% A; uniform: even; none: no examples)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--protocols", default="sl,md", help="sl (Select-and-Letter), md (Matched-and-Dashed), comma list"
+    )
+    parser.add_argument(
+        "--runs", type=_pairs, default=None,
+        help="protocol:skew pairs, e.g. sl:all_a,md:all_a (default: every protocol x skew)%(default).0s",
+    )  # fmt: skip
+    parser.add_argument("--orders", default="all", help="'all' (the 2N rotations) or comma list of order ids")
+    parser.add_argument(
+        "--keys", choices=KEYS, default="skew",
+        help="skew: the test keys follow the examples' skew (the pattern pays); drawn: keys drawn uniformly",
+    )  # fmt: skip
+    parser.add_argument("--n-shots", type=int, default=5, help="few-shot examples in each prompt")
+    parser.add_argument("--phrasing", default="minimal", help="the prompt, a conf/prompt/ name")
+    parser.add_argument(
+        "--md-max-tokens", type=int, default=48, help="output tokens a Matched-and-Dashed answer may use"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated items, keys and examples")
+    parser.add_argument(
+        "--out", default="results/nonsenseqa", help="output folder (predictions, tables, figure)"
+    )
+    parser.add_argument(
+        "--cache", default=".cache/blindmcq/responses.sqlite", help="the response cache (no call paid twice)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from blindmcq.config.files import load_groups, load_model_file

@@ -113,6 +113,21 @@ def preview_lines(
         }
 
 
+def call_summary(lines: Sequence[Mapping[str, Any]], n_items: int) -> str:
+    """One line after the calls: how many, per condition, how many distinct requests (cache keys: a
+    repeated request is sent once), the model and backend."""
+    from collections import Counter
+
+    per = Counter(str(line["condition"]) for line in lines)
+    keys = len({line["key"] for line in lines})
+    model = ", ".join(sorted({f"{line['model']} ({line['backend']})" for line in lines})) or "no model"
+    conditions = ", ".join(f"{n} {c}" for c, n in sorted(per.items()))
+    return (
+        f"blindmcq preview: {len(lines)} calls for {n_items} item{'s' * (n_items != 1)} "
+        f"({conditions or 'none'}), {keys} distinct requests; {model}; no call was made"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="blindmcq preview",
@@ -130,8 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = compose_params(args.overrides, args.conf)
         require(params, "model.name")
         schemes = load_label_schemes(args.conf)
-        for line in preview_lines(params, preview_items(params, args.items), label_schemes=schemes):
+        items = preview_items(params, args.items)
+        lines = []
+        for line in preview_lines(params, items, label_schemes=schemes):
             print(json.dumps(line, ensure_ascii=False, sort_keys=True, default=str))
+            lines.append(line)
+        print(call_summary(lines, len(items)), file=sys.stderr)  # stdout stays one JSON object a line
     except BlindMCQError as exc:
         print(f"blindmcq preview: error: {exc}", file=sys.stderr)
         return 2
