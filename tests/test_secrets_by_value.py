@@ -131,5 +131,25 @@ def test_the_committed_report_was_not_scrubbed_into_nonsense() -> None:
     """The default run's HTML report holds no credential, so nothing in it may read ``***``."""
     from pathlib import Path
 
+    import pytest
+
     page = Path(__file__).resolve().parents[1] / "reports" / "html" / "index.html"
+    if not page.is_file():
+        pytest.skip("no report yet: `make run` writes reports/html/index.html")
     assert "***" not in page.read_text(encoding="utf-8")
+
+
+def test_report_data_is_scrubbed_by_value_only(tmp_path, monkeypatch) -> None:
+    """A model named ``...-cloze-token`` is data in the report's page, not a ``token: value`` pair: the
+    page keeps its JSON intact, and a credential in it is still caught by value."""
+    from blindmcq.secrets import scrub_tree
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdef")
+    page = tmp_path / "index.html"
+    data = '{"leakRuns":{"gemma3-270m":"position habit","gemma3-270m-cloze-token":{"o":"rot0"}}}'
+    page.write_text(f"<script>{data}</script><p>sk-live-0123456789abcdef</p>", encoding="utf-8")
+    config = tmp_path / "config.yaml"
+    config.write_text("hf_token: plain-text-credential\n", encoding="utf-8")
+    scrub_tree(tmp_path)
+    assert page.read_text(encoding="utf-8") == f"<script>{data}</script><p>***</p>"
+    assert config.read_text(encoding="utf-8") == "hf_token: ***\n"

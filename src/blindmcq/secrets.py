@@ -42,6 +42,10 @@ _REGISTERED: set[str] = set()  # values resolved from the environment in this pr
 _MISSING = object()
 MIN_SECRET_LEN = 6  # shorter env values ("1", "true") would redact ordinary text
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".log", ".txt", ".md", ".csv", ".html", ".tsv", ".jsonl"}
+# Files the tool writes from data (the report's page, tables, rows): key-shaped text there is data (the
+# model "gemma3-270m-cloze-token", the explorer's data-key="id"), so only values and credential shapes
+# are scrubbed; the key = value rule would corrupt them.
+DATA_SUFFIXES = {".html", ".csv", ".tsv", ".jsonl"}
 MAX_SCRUB_BYTES = 50 * 2**20
 # key = value / key: value / key=value in YAML, override lists, logs; the value up to a delimiter.
 # Only the key and separator are matched, so a value holding another assignment (Hydra's
@@ -182,7 +186,7 @@ def scrub_file(path: str | Path, environ: Mapping[str, str] | None = None) -> bo
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    clean = scrub_text(text, environ)
+    clean = scrub_text(text, environ, assignments=path.suffix.lower() not in DATA_SUFFIXES)
     if clean == text:
         return False
     if path.suffix == ".log":  # rewritten in place: an open logging handler (append mode) keeps writing to it
