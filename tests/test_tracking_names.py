@@ -162,3 +162,27 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
         # the gate model of a longest run is named by its role, not as a panel member
         assert all(c.data.metrics["gate_model/blind_acc/all"] == 0.2 for c in children)
         assert not any(k.startswith("panel/") for c in children for k in c.data.metrics)
+
+
+def test_every_per_model_metric_the_run_writes_is_renamed_by_role() -> None:
+    """The committed ``reports/metrics.json`` (the probed model's names lose the model; the others go
+    under ``panel/``): each of its per-model kinds is one ``blindmcq.metric_names`` lists, so a new
+    statistic cannot be written and then tracked under a model-specific name."""
+    import json
+
+    from blindmcq.metric_names import PAIR_KINDS, PER_MODEL_KINDS
+
+    metrics = json.loads((Path(__file__).resolve().parents[1] / "reports" / "metrics.json").read_text())
+    panel = {key.split("/")[1] for key in metrics if key.startswith("panel/")}
+    assert panel, "the default run has a panel"
+    for key in metrics:
+        parts = key.split("/")
+        if key.startswith("panel/"):
+            assert parts[2] in PER_MODEL_KINDS + PAIR_KINDS, key
+        elif parts[0] in PER_MODEL_KINDS + PAIR_KINDS:
+            assert not set(parts) & panel, f"{key}: the probed model's metric names no model"
+    model = next(iter(sorted(panel)))
+    plain = {f"{kind}/{model}/all": 0.5 for kind in PER_MODEL_KINDS} | {
+        f"{k}/{model}": 0.5 for k in PAIR_KINDS
+    }
+    assert all(model not in key for key in comparable_metrics(plain, model))

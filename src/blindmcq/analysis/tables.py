@@ -24,6 +24,7 @@ from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
+from blindmcq.metric_names import DETAIL_KINDS, PAIR_KINDS, SET_KINDS
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -802,15 +803,15 @@ def headline_metrics(a: Analysis, *, model: str | None = None) -> dict[str, floa
     """
     out: dict[str, float] = {}
     for row in a.summary.to_dict(orient="records"):
-        for kind in ("blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "blind_p_holm"):
+        for kind in SET_KINDS:
             value = row.get(kind, math.nan)
             if value is not None and np.isfinite(value):
                 out[metric_key(kind, row["model"], row["set"], own=model)] = rounded(value)
     for row in _at(a.forced, a.detail_set).to_dict(orient="records"):
-        key = metric_key("position_free", row["model"], a.detail_set, own=model)
-        out[key] = rounded(row["position_free"])
+        for kind in DETAIL_KINDS:
+            out[metric_key(kind, row["model"], a.detail_set, own=model)] = rounded(row[kind])
     for row in _at(a.agreement, a.agreement_set).to_dict(orient="records"):
-        for kind in ("agreement", "expected", "gap"):
+        for kind in PAIR_KINDS:
             if np.isfinite(row.get(kind, math.nan)):
                 out[metric_key(kind, row["model"], own=model)] = rounded(row[kind])
     if a.gate is not None:

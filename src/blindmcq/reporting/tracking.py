@@ -22,16 +22,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from blindmcq.metric_names import PAIR_KINDS, PER_MODEL_KINDS
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
 # Per-model metric kinds as the analysis names them without a probed model: ``{kind}/{model}/{set}``
 # (or ``{kind}/{model}`` for agreement, expected and gap). ``reports/metrics.json`` already carries the
 # comparable names (analysis.tables.metric_key); ``comparable_metrics`` turns the plain ones into them.
-PER_MODEL_KINDS = (
-    "blind_acc", "blind_lo", "blind_hi", "full_acc", "habit", "excess", "position_free", "blind_p_holm",
-)  # fmt: skip
-PER_MODEL_SINGLE = ("agreement", "expected", "gap")
+PER_MODEL_SINGLE = PAIR_KINDS  # two-part names (PER_MODEL_KINDS: three-part), blindmcq.metric_names
 GATE_PREFIX = "gate_model"  # the gate model's metrics, whichever model it is: one column across runs
 PANEL_PREFIX = "panel"
 
