@@ -45,9 +45,8 @@ def require(module: str) -> ModuleType:
 def own_probe(items: Sequence[Item], config: ProbeConfig, model: str, cache: Path) -> pd.DataFrame:
     """blindmcq's probe of ``items`` with the model config ``model`` (``conf/model``) under ``config``."""
     return run_probe(
-        items, model_cfg=load_model_file(model), prompt=config.prompt, labels=config.labels,
-        reasoning=config.reasoning, condition=config.condition, protocol_cfg=config.protocol,
-        label_schemes=config.label_schemes, cache_path=cache, progress=False,
+        items, model_cfg=load_model_file(model), setup=config.setup, label_schemes=config.label_schemes,
+        cache_path=cache, progress=False,
     )  # fmt: skip
 
 

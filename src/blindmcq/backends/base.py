@@ -131,6 +131,7 @@ class Abilities:
     batch: bool = False  # its requests can go through the provider's batch inference (Bedrock batch)
     catalogue: bool = False  # its model id comes from a provider catalogue whose documentation is
     # checked per model (``verified`` / ``unverified`` in the model config)
+    reads_statutes: bool = False  # judges options against the statute index (in the statutes' language only)
 
 
 class Backend(Protocol):

@@ -38,7 +38,7 @@ class LexicalBackend:
     @classmethod
     def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
         """Judges the option texts against the statutes index, never the prompt."""
-        return Abilities(generate=True, needs_option_texts=True, needs_option_order=True)
+        return Abilities(generate=True, needs_option_texts=True, needs_option_order=True, reads_statutes=True)
 
     def __init__(self, model_cfg: Mapping[str, Any]) -> None:
         self.cfg = dict(model_cfg)

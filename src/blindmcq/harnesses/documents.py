@@ -22,7 +22,7 @@ from blindmcq.errors import ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
 from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import Presentation
-from blindmcq.tasks.probe import build_jobs, make_record
+from blindmcq.tasks.probe import PresentationSetup, build_jobs, make_record
 
 HARNESSES = ("lm-eval", "inspect")
 DOC_VERSION = 1  # the document layout below; an import refuses another
@@ -44,6 +44,14 @@ class ProbeConfig:
     def names(self) -> dict[str, str]:
         groups = ("prompt", "labels", "reasoning", "condition", "protocol")
         return {g: str(getattr(self, g).get("name", "?")) for g in groups}
+
+    @property
+    def setup(self) -> PresentationSetup:
+        """The probe's own presentation setup from these groups."""
+        return PresentationSetup(
+            prompt=self.prompt, labels=self.labels, reasoning=self.reasoning, condition=self.condition,
+            protocol=self.protocol,
+        )  # fmt: skip
 
 
 def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:
@@ -70,10 +78,12 @@ def build_documents(items: Sequence[Item], config: ProbeConfig, harness: str) ->
         )
     model_cfg, abilities = harness_model_cfg(harness)
     _, jobs = build_jobs(
-        items, model_cfg=model_cfg, prompt=config.prompt, labels=config.labels, reasoning=config.reasoning,
-        condition=config.condition, protocol_cfg=config.protocol, label_schemes=config.label_schemes,
+        items,
+        model_cfg=model_cfg,
+        setup=config.setup,
+        label_schemes=config.label_schemes,
         abilities=abilities,
-    )  # fmt: skip
+    )
     docs = []
     for index, (p, request) in enumerate(jobs):
         doc: dict[str, Any] = {"doc_key": doc_key(p), "index": index, "doc_version": DOC_VERSION}

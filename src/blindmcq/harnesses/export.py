@@ -57,12 +57,11 @@ def load_bank(path: Path, mapping: Any) -> list[Item]:
     """The bank's items: a corpus as written, any other bank through ``blindmcq audit``'s mapping."""
     if is_corpus(path):
         return read_items(path)
-    from blindmcq.auditing.audit import check_question_column, peek_columns
-    from blindmcq.datasets.generic import load_generic
+    from blindmcq.auditing.audit import read_bank
 
-    kwargs = mapping.loader_kwargs(peek_columns(path, mapping.header), str(path))
-    items = load_generic(path, source="audit", header=mapping.header, **kwargs)  # ids as the audit's
-    check_question_column(items, kwargs["question"], str(path))
+    items, _, note = read_bank(path, mapping)  # the audit's own reader: ids as the audit's
+    if note:
+        print(note, file=sys.stderr)
     return items
 
 

@@ -58,7 +58,7 @@ def panel_configs(
             cfg = dict(models[name])
         else:
             raise ConfigError("panel.models", f"no model config was read for {name!r}")
-        if absent and cfg.get("backend") == "lexical":
+        if absent and abilities_of(cfg).reads_statutes:
             log.warning("panel member %s left out: %s", name, absent)
             continue
         configs.append(cfg)

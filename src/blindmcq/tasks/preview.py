@@ -113,6 +113,10 @@ def preview_lines(
         }
 
 
+def _served_by(line: Mapping[str, Any]) -> str:
+    return f"{line['model']} ({line['backend']})"
+
+
 def call_summary(lines: Sequence[Mapping[str, Any]], n_items: int) -> str:
     """One line after the calls: how many, per condition, how many distinct requests (cache keys: a
     repeated request is sent once), the model and backend."""
@@ -120,7 +124,7 @@ def call_summary(lines: Sequence[Mapping[str, Any]], n_items: int) -> str:
 
     per = Counter(str(line["condition"]) for line in lines)
     keys = len({line["key"] for line in lines})
-    model = ", ".join(sorted({f"{line['model']} ({line['backend']})" for line in lines})) or "no model"
+    model = ", ".join(sorted(set(map(_served_by, lines)))) or "no model"
     conditions = ", ".join(f"{n} {c}" for c, n in sorted(per.items()))
     return (
         f"blindmcq preview: {len(lines)} calls for {n_items} item{'s' * (n_items != 1)} "
