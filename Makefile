@@ -35,8 +35,11 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 
+# two workers (pytest-xdist): the suite's slow tests wait on subprocesses (dvc, mlflow, servers), so two
+# share the two cores well; PYTEST_WORKERS=0 runs it in one process
+PYTEST_WORKERS ?= 2
 test: lint
-	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest --durations=15
+	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure
 test-data: data
