@@ -172,15 +172,7 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
     import mlflow
     from mlflow.entities import Metric, Param
 
-    mlflow.set_tracking_uri(tracking["uri"])
-    experiment = mlflow.get_experiment_by_name(tracking["experiment"])
-    if experiment is None:
-        return None
-    runs = mlflow.search_runs(
-        [experiment.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}'", output_format="list"
-    )
-    parents = [r for r in runs if r.data.tags.get("role") == "parent"]
-    children = [r for r in runs if r.data.tags.get("role") == "child"]
+    parents, children = _sweep_runs(tracking, sweep_id)
     if not parents:
         return None
     parent = parents[0]
@@ -227,23 +219,28 @@ def summary_table(children: Sequence[Any], swept: Sequence[Swept]) -> pd.DataFra
     return table.dropna(axis=1, how="all")
 
 
+def _sweep_runs(tracking: Mapping[str, Any], sweep_id: str) -> tuple[list[Any], list[Any]]:
+    """The sweep's parent runs and child runs in the tracking store (both empty without its experiment)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking["uri"])
+    experiment = mlflow.get_experiment_by_name(tracking["experiment"])
+    if experiment is None:
+        return [], []
+    runs = mlflow.search_runs(
+        [experiment.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}'", output_format="list"
+    )
+    parents = [r for r in runs if r.data.tags.get("role") == "parent"]
+    return parents, [r for r in runs if r.data.tags.get("role") == "child"]
+
+
 def sweep_report(tracking: Mapping[str, Any], sweep_id: str) -> str | None:
     """What a finished sweep prints: its parent run's id and name, where to see it, and one row per
     child (the swept values and ``SUMMARY_COLUMNS``, without the run ids). None when tracking is off or
     no child was logged."""
     if not tracking.get("enabled", True):
         return None
-    import mlflow
-
-    mlflow.set_tracking_uri(tracking["uri"])
-    experiment = mlflow.get_experiment_by_name(tracking["experiment"])
-    if experiment is None:
-        return None
-    runs = mlflow.search_runs(
-        [experiment.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}'", output_format="list"
-    )
-    parents = [r for r in runs if r.data.tags.get("role") == "parent"]
-    children = [r for r in runs if r.data.tags.get("role") == "child"]
+    parents, children = _sweep_runs(tracking, sweep_id)
     if not parents or not children:
         return None
     parent = parents[0]
@@ -254,7 +251,7 @@ def sweep_report(tracking: Mapping[str, Any], sweep_id: str) -> str | None:
         shown = table.to_string(index=False, na_rep="-")
     return scrub_text(
         f"MLflow parent run {parent.info.run_id} ({parent.info.run_name}), {len(children)} children, "
-        f"experiment {tracking['experiment']} (id {experiment.experiment_id}) in {tracking['uri']}:\n{shown}"
+        f"experiment {tracking['experiment']} (id {parent.info.experiment_id}) in {tracking['uri']}:\n{shown}"
     )
 
 
