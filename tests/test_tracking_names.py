@@ -186,3 +186,25 @@ def test_every_per_model_metric_the_run_writes_is_renamed_by_role() -> None:
         f"{k}/{model}": 0.5 for k in PAIR_KINDS
     }
     assert all(model not in key for key in comparable_metrics(plain, model))
+
+
+def test_the_rewrites_per_model_figures_are_named_by_role_too() -> None:
+    """The rewrite stage writes ``<model>/<kind>`` for every panel member it rotates through: in MLflow the
+    probed model's lose the name, the others go under ``panel/`` and the gate model under ``gate_model/``,
+    as the report's do; figures that name no model pass unchanged."""
+    from blindmcq.reporting.tracking import role_metrics
+
+    rewrite = {
+        "items": 30.0,
+        "gemma3-270m/blind_before_acc": 0.3,
+        "longest/blind_before_acc": 0.35,
+        "lexical/blind_after_acc": 0.2,
+    }
+    named = role_metrics(rewrite, "gemma3-270m", gate_model="lexical", panel=["longest", "lexical"])
+    assert named == {
+        "items": 30.0,
+        "blind_before_acc": 0.3,
+        "panel/longest/blind_before_acc": 0.35,
+        "panel/lexical/blind_after_acc": 0.2,
+        "gate_model/blind_after_acc": 0.2,
+    }

@@ -52,5 +52,5 @@ def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir:
         run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(
             tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            parent=stage_parent(params), tags={"stage": name},
+            parent=stage_parent(params), tags={"stage": name}, model=params.get("model", {}).get("name"),
         )  # fmt: skip

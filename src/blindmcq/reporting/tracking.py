@@ -80,15 +80,22 @@ def role_metrics(
     ``gate_model/`` (so a ``model=constant-a`` child gated by ``longest`` logs ``gate_model/blind_acc/all``,
     not ``panel/longest/...``); a gate model that is also a panel member keeps its ``panel/`` names and gets
     the ``gate_model/`` copy. Any other model (a panel member, ``analysis.extra_predictions``) stays under
-    ``panel/<model>/``. ``panel`` None: the gate model counts as a panel member (roles unknown)."""
+    ``panel/<model>/``; an intervention's ``<model>/<kind>`` (the rewrite's per-model figures) is named
+    the same way. ``panel`` None: the gate model counts as a panel member (roles unknown)."""
     from blindmcq.analysis.tables import metric_name
 
     out = comparable_metrics(metrics, model)
-    gate = metric_name(gate_model) if gate_model and metric_name(gate_model) != metric_name(model) else None
+    own = metric_name(model)
+    gate = metric_name(gate_model) if gate_model and metric_name(gate_model) != own else None
     members = None if panel is None else {metric_name(m) for m in panel}
+    models = {own} | (members or set()) | ({gate} if gate else set())
     named: dict[str, float] = {}
     for key, value in out.items():
         parts = key.split("/")
+        if len(parts) == 2 and metric_name(parts[0]) in models:  # an intervention's "<model>/<kind>"
+            who = metric_name(parts[0])
+            key = parts[1] if who == own else f"{PANEL_PREFIX}/{who}/{parts[1]}"
+            parts = key.split("/")
         if len(parts) >= 3 and parts[0] == PANEL_PREFIX:
             who, rest = parts[1], "/".join(parts[2:])
             if who == gate:
