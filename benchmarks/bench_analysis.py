@@ -32,8 +32,8 @@ def main() -> None:
 
     import pandas as pd
     import pyarrow as pa
-    from _report import result  # run as a script: benchmarks/ is on sys.path
-    from simulate import SimModel, customs_items, simulate
+    from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
+    from simulate import customs_items, sim_panel, simulate
 
     from blindmcq.analysis import (
         analyze,
@@ -46,28 +46,11 @@ def main() -> None:
     from blindmcq.analysis.figures import write_figures
 
     pa.set_cpu_count(args.threads)
-    shared = Path(os.environ.get("BLINDMCQ_SHARED_DATA", ROOT.parent / "shared" / "data"))
-    bank = args.bank or next(
-        (
-            f / "ua-customs-exam" / "questions.json"
-            for f in (ROOT / "data", shared)
-            if (f / "ua-customs-exam" / "questions.json").is_file()
-        ),
-        None,
-    )
+    bank = args.bank or full_input("ua-customs-exam/questions.json")
     if bank is None:
         parser.error("no customs bank: `make data`, or --bank questions.json")
     items = customs_items(bank)
-    models = [
-        SimModel(
-            f"m{i:02d}",
-            tuple(w / (7 + i % 4 + (i * 7) % 5) for w in (1 + i % 4, 2, 3, 1 + (i * 7) % 5)),
-            0.02 * i,
-            min(0.95, 0.02 * i + 0.5),
-            unparseable=0.01 * (i % 3),
-        )
-        for i in range(18)
-    ]
+    models = sim_panel(18)
     t0 = time.perf_counter()
     df = pd.concat(
         [

@@ -28,25 +28,14 @@ from pathlib import Path
 
 import torch
 import yaml
-from _report import result  # run as a script: benchmarks/ is on sys.path
+from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.local import LocalBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SHARED = Path(os.environ.get("BLINDMCQ_SHARED_DATA", ROOT.parent / "shared" / "data"))
-BANK = next(
-    (
-        p
-        for p in (
-            ROOT / "data" / "ua-customs-exam" / "questions.json",
-            SHARED / "ua-customs-exam" / "questions.json",
-        )
-        if p.is_file()
-    ),
-    ROOT / "tests" / "fixtures" / "corpus" / "customs_sample.json",
-)
+BANK = full_input("ua-customs-exam/questions.json") or ROOT / "tests/fixtures/corpus/customs_sample.json"
 LABELS = ("А", "Б", "В", "Г")
 SYSTEM = "Ви складаєте іспит для вступу на державну службу в митних органах України."
 

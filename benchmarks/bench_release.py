@@ -67,7 +67,7 @@ def generate(folder: Path, n_items: int, n_models: int, work: Path) -> dict[str,
     """Write the synthetic release folder; return its size facts."""
     import pandas as pd
     import yaml
-    from simulate import SimModel, simulate
+    from simulate import sim_panel, simulate
 
     from blindmcq import paths
     from blindmcq.analysis.gate import gate, write_gate
@@ -89,16 +89,7 @@ def generate(folder: Path, n_items: int, n_models: int, work: Path) -> dict[str,
         (paths.CORPUS_DIR / "verification.json").write_text(json.dumps(verification), encoding="utf-8")
         build_statute_index(ROOT / "defaults/statutes/provisions-default.jsonl", paths.STATUTE_INDEX)
         build_baselines(seed=0)
-        models = [
-            SimModel(
-                f"m{i:02d}",
-                tuple(w / (7 + i % 4 + (i * 7) % 5) for w in (1 + i % 4, 2, 3, 1 + (i * 7) % 5)),
-                0.02 * i,
-                min(0.95, 0.02 * i + 0.5),
-                unparseable=0.01 * (i % 3),
-            )
-            for i in range(n_models)
-        ]
+        models = sim_panel(n_models)
         frame = simulate(items, models, seed=0)
         rows = len(frame)
         write_predictions(frame, paths.PREDICTIONS)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _report import PREFIX  # noqa: E402
+from _report import PREFIX, full_input  # noqa: E402
 
 # name: (script, short arguments, full arguments, full input it needs or None)
 BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
@@ -34,12 +33,6 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
     "analysis": ("bench_analysis.py", ["--no-figures"], [], "ua-customs-exam/questions.json"),
     "md-matcher": ("bench_md_matcher.py", [], [], None),
 }
-
-
-def data_file(rel: str) -> Path | None:
-    """The full input ``rel`` from data/ or the shared folder, if either has it."""
-    roots = [ROOT / "data", Path(os.environ.get("BLINDMCQ_SHARED_DATA", ROOT.parent / "shared" / "data"))]
-    return next((r / rel for r in roots if (r / rel).is_file()), None)
 
 
 def main() -> int:
@@ -55,7 +48,7 @@ def main() -> int:
     print(f"{'benchmark':<12} {'figure':<46} | {'limit or peer':<44} | ratio", flush=True)
     for name in args.only or list(BENCHES):
         script, short, full, needs = BENCHES[name]
-        if needs and data_file(needs) is None:
+        if needs and full_input(needs) is None:
             print(f"{name:<12} skipped: needs {needs} (make data)", flush=True)
             continue
         started = time.perf_counter()

@@ -64,6 +64,21 @@ class SimModel:
     tokens: Mapping[str, int] = field(default_factory=lambda: {"direct": 4})
 
 
+def sim_panel(n: int) -> list[SimModel]:
+    """``n`` simulated models ``m00``.. with varied position habits and extraction rates, each a little
+    unparseable: the panel the analysis and release benchmarks simulate."""
+    return [
+        SimModel(
+            f"m{i:02d}",
+            tuple(w / (7 + i % 4 + (i * 7) % 5) for w in (1 + i % 4, 2, 3, 1 + (i * 7) % 5)),
+            0.02 * i,
+            min(0.95, 0.02 * i + 0.5),
+            unparseable=0.01 * (i % 3),
+        )
+        for i in range(n)
+    ]
+
+
 def order_slots(order_id: str, n: int) -> np.ndarray:
     """Original option index in each slot for ``rotK``/``revK`` (rotations of published / reversed)."""
     base = np.arange(n) if order_id.startswith("rot") else np.arange(n)[::-1]
