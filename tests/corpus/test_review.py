@@ -167,7 +167,7 @@ def test_review_page_in_chromium(small_bank: Rendered, misread: str, tmp_path: P
 def test_corpus_stage_applies_the_corrections_file(
     small_bank: Rendered, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from blindmcq.stages.corpus import build_corpus, corrections_path
+    from blindmcq.datasets.registry import build_corpus, corrections_path
 
     monkeypatch.chdir(repo_root)
     assert corrections_path({}) == Path("defaults/corrections.yaml")

@@ -20,7 +20,7 @@ from blindmcq.tasks.probe import sample_items
 @pytest.fixture(scope="session")
 def bank_items(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The default bank's items.jsonl, built from defaults/bank/ as the corpus stage builds it (~4 s)."""
-    from blindmcq.datasets.build import build_corpus
+    from blindmcq.datasets.registry import build_corpus
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     out = tmp_path_factory.mktemp("corpus")

@@ -142,11 +142,11 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def build(cls: type, data: Any, key: str) -> Any:
     """An instance of dataclass ``cls`` from mapping ``data``; errors name ``key.field``."""
-    if isinstance(data, cls):
-        return data
+    dispatch = getattr(cls, "__dispatch__", None)
+    if isinstance(data, cls) or (dispatch is not None and isinstance(data, tuple(dispatch[1].values()))):
+        return data  # already typed (for a union: one of its schemas)
     if not isinstance(data, Mapping):
         raise _Reject(key, f"expected a mapping, got {_show(data)}")
-    dispatch = getattr(cls, "__dispatch__", None)
     if dispatch is not None:  # a union of schemas chosen by one key (backend, loader)
         tag, choices = dispatch
         kind = data.get(tag)
@@ -286,6 +286,8 @@ class PdfDataset(_Dataset):
     n_options: int | None = field(default=None, **_rng(ge=2))  # null: the Commission's 4
     pilot_per_bank: int | None = non_negative(None)
     seed: int = 0
+    # the reviewed extraction fixes (docs/corpus.md): the committed file when a checkout has it; null: none
+    corrections: str | None = "defaults/corrections.yaml"
 
 
 DATASET_SCHEMAS: dict[str, type] = {

@@ -1,42 +1,75 @@
-"""One entry point for every bank: ``load_dataset(cfg)`` dispatches on ``cfg["loader"]``.
+"""The one entry point for every bank: its items (:func:`load_dataset`), its items with the verification
+report (:func:`read_dataset`) and the corpus written from them (:func:`build_corpus`).
 
-``cfg`` is the Hydra ``dataset`` group as a plain dict (``conf/dataset/*.yaml``): ``name``,
-``loader``, ``path`` (or ``paths``), and the loader's own selection keys. Relative paths resolve
-against ``root`` (the project root; default the working directory). Common to every loader:
-``limit`` (keep the first n items in published order; for smoke runs); ``dep`` and ``description``
-are for DVC and people, and ignored here. Any other unknown key is a ConfigError, so a typo does not
-silently select the whole bank. Every bank comes back checked: valid records and unique ids.
+A dataset config is the ``dataset`` group (``conf/dataset/*.yaml``), typed by
+:class:`blindmcq.config.schema.Dataset`: one schema per ``loader``, whose defaults live in the schema; a
+plain mapping is checked into it once, here (unknown keys and wrong values stop with one ConfigError
+naming the key, so a typo does not silently select the whole bank). Relative paths resolve against
+``root`` (the project root; default the working directory). Common to every loader: ``limit`` (keep the
+first n items in published order; for smoke runs); ``dep`` and ``description`` are for DVC and people.
+Every bank comes back checked: valid records and unique ids.
+
+A Commission-style PDF bank (loader ``pdf``) is read one way only, :func:`read_pdf_bank`: the corpus
+stage, ``load_dataset``, the capacity planner's sample and ``blindmcq preview`` all come here, so each
+sees the same items: both extraction paths settled and the reviewed corrections applied
+(``dataset.corrections``; by default the committed ``defaults/corrections.yaml``, when present).
 """
 
 from __future__ import annotations
 
 import glob
 import importlib
+import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from blindmcq.datasets.items import Item, read_items, validate_item
+from blindmcq import paths as project_paths
+from blindmcq.atomic import write_text
+from blindmcq.config.schema import (
+    CustomsDataset,
+    GenericDataset,
+    ItemsDataset,
+    LexamDataset,
+    NonsenseDataset,
+    PdfDataset,
+    default,
+    validate_group,
+)
+from blindmcq.datasets.items import Item, read_items, validate_item, write_items
 from blindmcq.errors import ConfigError, InputError
 
-Loader = Callable[[Mapping[str, Any], Path], list[Item]]
-# dep: for DVC; language: for lexical search (statutes/language.py), not the loaders
-COMMON_KEYS = {"name", "loader", "path", "paths", "limit", "description", "dep", "language"}
+# one of the schema's per-loader dataclasses (config.schema.DATASET_SCHEMAS)
+DatasetConfig = CustomsDataset | LexamDataset | GenericDataset | ItemsDataset | NonsenseDataset | PdfDataset
+Loader = Callable[[Any, Path], list[Item]]
+DEFAULT_CORRECTIONS = Path(default(PdfDataset, "corrections"))
 
 
-def _path(cfg: Mapping[str, Any], root: Path) -> Path:
-    if not cfg.get("path"):
-        raise ConfigError("dataset.path", f"loader {cfg.get('loader')!r} needs a path")
-    return root / str(cfg["path"])
+def typed_dataset(dataset: Mapping[str, Any] | DatasetConfig) -> DatasetConfig:
+    """``dataset`` as its loader's dataclass (a mapping is checked; a dataclass comes back as it is)."""
+    return validate_group("dataset", dataset)
 
 
-def _paths(cfg: Mapping[str, Any], root: Path) -> list[Path]:
-    """``paths`` (a list; entries may be globs, expanded in sorted order) or ``path``."""
-    raw = cfg.get("paths") or ([cfg["path"]] if cfg.get("path") else [])
-    if not raw:
-        raise ConfigError("dataset.paths", f"loader {cfg.get('loader')!r} needs path or paths")
+def _path(cfg: DatasetConfig, root: Path) -> Path:
+    if not cfg.path:
+        raise ConfigError("dataset.path", f"loader {cfg.loader!r} needs a path")
+    return root / str(cfg.path)
+
+
+def _patterns(cfg: DatasetConfig) -> list[str]:
+    """``paths`` (a list or one pattern) or ``path``."""
+    raw = cfg.paths or ([cfg.path] if cfg.path else [])
+    return [raw] if isinstance(raw, str) else list(raw)
+
+
+def _paths(cfg: DatasetConfig, root: Path) -> list[Path]:
+    """``paths`` (entries may be globs, expanded in sorted order) or ``path``."""
+    patterns = _patterns(cfg)
+    if not patterns:
+        raise ConfigError("dataset.paths", f"loader {cfg.loader!r} needs path or paths")
     found: list[Path] = []
-    for entry in [raw] if isinstance(raw, str) else raw:
+    for entry in patterns:
         pattern = str(root / str(entry))
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
@@ -45,37 +78,35 @@ def _paths(cfg: Mapping[str, Any], root: Path) -> list[Path]:
     return found
 
 
-def _options(cfg: Mapping[str, Any], allowed: set[str]) -> dict[str, Any]:
-    unknown = set(cfg) - COMMON_KEYS - allowed
-    if unknown:
-        raise ConfigError(
-            f"dataset.{sorted(unknown)[0]}",
-            f"not a key of loader {cfg['loader']!r}; known: {sorted(allowed)}",
-        )
-    return {k: cfg[k] for k in allowed if k in cfg}
+def _set(**options: Any) -> dict[str, Any]:
+    """The options a config sets (None: unset, the loader's own default)."""
+    return {k: v for k, v in options.items() if v is not None}
 
 
-def _customs(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+def _customs(cfg: CustomsDataset, root: Path) -> list[Item]:
     from blindmcq.datasets.customs import load_customs
 
-    return load_customs(_path(cfg, root), **_options(cfg, {"parts", "acts", "competencies", "levels"}))
+    chosen = _set(parts=cfg.parts, acts=cfg.acts, competencies=cfg.competencies, levels=cfg.levels)
+    return load_customs(_path(cfg, root), **chosen)
 
 
-def _lexam(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+def _lexam(cfg: LexamDataset, root: Path) -> list[Item]:
     from blindmcq.datasets.lexam import load_lexam
 
-    return load_lexam(_path(cfg, root), **_options(cfg, {"n_options"}))
+    return load_lexam(_path(cfg, root), n_options=cfg.n_options)
 
 
-def _generic(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+def _generic(cfg: GenericDataset, root: Path) -> list[Item]:
     from blindmcq.datasets.generic import load_generic
 
-    keys = {"source", "bank", "format", "question", "options", "option_columns", "key", "key_format"}
-    return load_generic(_path(cfg, root), **_options(cfg, keys | {"labels", "id", "meta_columns", "header"}))
+    return load_generic(
+        _path(cfg, root), source=cfg.source, bank=cfg.bank, format=cfg.format, question=cfg.question,
+        options=cfg.options, option_columns=cfg.option_columns, key=cfg.key, key_format=cfg.key_format,
+        labels=cfg.labels, id=cfg.id, meta_columns=cfg.meta_columns, header=cfg.header,
+    )  # fmt: skip
 
 
-def _items(cfg: Mapping[str, Any], root: Path) -> list[Item]:
-    _options(cfg, set())
+def _items(cfg: DatasetConfig, root: Path) -> list[Item]:
     return [item for path in _paths(cfg, root) for item in read_items(path)]
 
 
@@ -92,28 +123,19 @@ def _delegate(module_name: str, function: str, what: str) -> Callable[..., Any]:
     return getattr(module, function)
 
 
-def _nonsense(cfg: Mapping[str, Any], root: Path) -> list[Item]:
+def _nonsense(cfg: NonsenseDataset, root: Path) -> list[Item]:
     """Generated NonsenseQA; ``split`` picks the probed ``test`` items (default) or the ``fewshot`` pool."""
     generate = _delegate("blindmcq.datasets.nonsense", "generate_nonsenseqa", "loader 'nonsense'")
-    options = _options(cfg, {"seed", "n_test", "n_fewshot", "n_options", "split"})
-    split = options.pop("split", "test")
-    if split not in ("test", "fewshot"):
-        raise ConfigError("dataset.split", f"expected test or fewshot, got {split!r}")
     try:
-        bank = generate(**options)
+        bank = generate(seed=cfg.seed, n_test=cfg.n_test, n_fewshot=cfg.n_fewshot, n_options=cfg.n_options)
     except ValueError as exc:
         raise ConfigError("dataset", f"NonsenseQA: {exc}") from exc
-    return list(getattr(bank, split))
+    return list(getattr(bank, cfg.split))
 
 
-def _pdf(cfg: Mapping[str, Any], root: Path) -> list[Item]:
-    """Items of the Commission-style PDFs, the corpus stage's way (``datasets.pdf.read_pdf_bank``: path 1
-    confirmed by path 2, the reviewed corrections applied); the report is the corpus stage's."""
-    read = _delegate("blindmcq.datasets.pdf", "read_pdf_bank", "loader 'pdf'")
-    _options(cfg, {"source", "bank", "workers", "n_options", "pilot_per_bank", "seed", "corrections"})
-    if "source" not in cfg:
-        raise ConfigError("dataset.source", "loader 'pdf' needs the id source (e.g. dmsu)")
-    items, _report = read(cfg, root=root)
+def _pdf(cfg: PdfDataset, root: Path) -> list[Item]:
+    """Items of the Commission-style PDFs, the corpus stage's way (:func:`read_pdf_bank`)."""
+    items, _report = read_pdf_bank(cfg, root=root)
     return list(items)
 
 
@@ -127,19 +149,12 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-def load_dataset(cfg: Mapping[str, Any], *, root: str | Path | None = None) -> list[Item]:
+def load_dataset(cfg: Mapping[str, Any] | DatasetConfig, *, root: str | Path | None = None) -> list[Item]:
     """The bank ``cfg`` describes, as items in published order (see module docstring)."""
-    if not isinstance(cfg, Mapping):
-        raise ConfigError("dataset", f"expected a mapping, got {type(cfg).__name__}")
-    loader = cfg.get("loader")
-    if loader not in LOADERS:
-        raise ConfigError("dataset.loader", f"unknown loader {loader!r}; expected one of {sorted(LOADERS)}")
-    items = LOADERS[loader](cfg, Path.cwd() if root is None else Path(root))
-    limit = cfg.get("limit")
-    if limit is not None:
-        if not isinstance(limit, int) or limit < 0:
-            raise ConfigError("dataset.limit", f"expected a non-negative integer, got {limit!r}")
-        items = items[:limit]
+    typed = typed_dataset(cfg)
+    items = LOADERS[typed.loader](typed, Path.cwd() if root is None else Path(root))
+    if typed.limit is not None:
+        items = items[: typed.limit]
     seen: set[str] = set()
     for item in items:
         validate_item(item, file=item.file)
@@ -147,3 +162,107 @@ def load_dataset(cfg: Mapping[str, Any], *, root: str | Path | None = None) -> l
             raise InputError("duplicate item id across the dataset's files", file=item.file, item=item.id)
         seen.add(item.id)
     return items
+
+
+# ---------------------------------------------------------------- the PDF bank
+
+
+def _root(root: str | Path | None) -> Path:
+    return Path() if root is None else Path(root)
+
+
+def _pdf_group(dataset: Mapping[str, Any] | PdfDataset) -> PdfDataset:
+    """A PDF bank's settings (a mapping without ``loader`` is read as one)."""
+    if isinstance(dataset, Mapping):
+        dataset = {**dataset, "loader": "pdf"}
+    typed = typed_dataset(dataset)
+    if not isinstance(typed, PdfDataset):
+        raise ConfigError("dataset.loader", f"expected pdf, got {typed.loader!r}")
+    return typed
+
+
+def pdf_paths(dataset: Mapping[str, Any] | PdfDataset, root: str | Path | None = None) -> list[Path]:
+    """The PDFs ``paths`` (globs) or ``path`` name, relative to ``root`` (default: the working directory)."""
+    patterns = _patterns(_pdf_group(dataset))
+    base = _root(root)
+    found = sorted({Path(p) for pattern in patterns for p in glob.glob(str(base / str(pattern)))})
+    if not found:
+        raise ConfigError("dataset.paths", f"no PDF matches {patterns}")
+    return found
+
+
+def corrections_path(dataset: Mapping[str, Any] | PdfDataset, root: str | Path | None = None) -> Path | None:
+    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present."""
+    named = _pdf_group(dataset).corrections
+    if not named:
+        return None
+    path = _root(root) / named
+    # the schema's default names a file a checkout may lack (then: no corrections), a chosen one must exist
+    return None if Path(named) == DEFAULT_CORRECTIONS and not path.is_file() else path
+
+
+def expected_options(dataset: Mapping[str, Any] | PdfDataset) -> int:
+    """``dataset.n_options``: the options every item of the bank should have (null: the Commission's 4).
+
+    The extractor checks each item against it and uses it to settle option rows split by a page break."""
+    from blindmcq.corpus.extract import N_OPTIONS
+
+    value = _pdf_group(dataset).n_options  # the schema checks it (a whole number of at least 2)
+    return N_OPTIONS if value is None else value
+
+
+def read_pdf_bank(
+    dataset: Mapping[str, Any] | PdfDataset, *, root: str | Path | None = None, seed: int | None = None
+) -> tuple[list[Item], dict[str, Any]]:
+    """The bank's items (corrections applied) and the verification report. ``seed`` draws the report's
+    pilot sample (default the dataset's own ``seed``; the corpus stage passes the run's)."""
+    from blindmcq.corpus.extract import extract_items
+
+    cfg = _pdf_group(dataset)
+    return extract_items(
+        pdf_paths(cfg, root),
+        source=cfg.source,
+        bank=cfg.bank,
+        n_options=expected_options(cfg),
+        seed=cfg.seed if seed is None else seed,
+        corrections=corrections_path(cfg, root),
+        # unset: the extractor's own default
+        **_set(workers=cfg.workers, pilot_per_bank=cfg.pilot_per_bank),
+    )
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def read_dataset(
+    dataset: Mapping[str, Any] | DatasetConfig, seed: int = 0
+) -> tuple[list[Item], dict[str, Any]]:
+    """The items of any dataset config and their verification report: the corpus stage's way (a PDF
+    bank through :func:`read_pdf_bank`, corrections applied; any other loader through ``load_dataset``)."""
+    cfg = typed_dataset(dataset)
+    if isinstance(cfg, PdfDataset):
+        return read_pdf_bank(cfg, seed=seed)
+    items = load_dataset(cfg)
+    report = {
+        "source": cfg.name or None,  # an unnamed config said null before the schema's "" default
+        "loader": cfg.loader,
+        "n_items": len(items),
+        "status": dict(Counter(item.status for item in items)),
+        "flags": dict(Counter(flag for item in items for flag in item.flags)),
+        "note": "read from a structured bank file: a single extraction path, nothing to cross-check",
+    }
+    return items, report
+
+
+def build_corpus(dataset: Mapping[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """Write items.jsonl, verification.json and fingerprint.json for a dataset config (the mapping as
+    ``params.yaml`` holds it: the fingerprint hashes it as written); returns the verification report."""
+    from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, write_fingerprint
+
+    out = Path(out_dir)
+    (out / FINGERPRINT_NAME).unlink(missing_ok=True)  # a failed build leaves no stale claim
+    items, report = read_dataset(dataset, seed)  # nothing is written unless the whole bank reads
+    write_items(out / project_paths.ITEMS.name, items)
+    write_text(out / project_paths.VERIFICATION.name, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    write_fingerprint(out, dataset, seed)  # which config these items come from (read by consumers)
+    return report

@@ -6,13 +6,7 @@ import logging
 from typing import Any
 
 from blindmcq import paths
-from blindmcq.datasets.build import (  # noqa: F401  (re-exported: the stage's helpers live there)
-    DEFAULT_CORRECTIONS,
-    build_corpus,
-    corrections_path,
-    expected_options,
-    pdf_paths,
-)
+from blindmcq.datasets.registry import build_corpus
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 

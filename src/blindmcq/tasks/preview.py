@@ -70,7 +70,7 @@ def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     if reason is None:
         items = read_items(paths.ITEMS)
     else:
-        from blindmcq.datasets.build import read_dataset
+        from blindmcq.datasets.registry import read_dataset
 
         name = section(params, "dataset").get("name")
         print(
