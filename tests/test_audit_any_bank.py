@@ -250,10 +250,11 @@ def test_lexical_search_follows_the_bank_language(tmp_path: Path) -> None:
     assert lexical_absent({}, uk) is None  # the default bank: Ukrainian, as the statutes
     reason = lexical_absent({}, en)
     assert reason and "'latin'" in reason and "detected from the script" in reason
-    assert lexical_absent({"dataset": {"language": "uk"}}, en) is None  # declared wins
-    declared = lexical_absent({"dataset": {"language": "de"}}, uk)
+    assert lexical_absent({"dataset": {"loader": "items", "language": "uk"}}, en) is None  # declared wins
+    declared = lexical_absent({"dataset": {"loader": "items", "language": "de"}}, uk)
     assert declared and "'de'" in declared and "declared" in declared
-    assert lexical_absent({"dataset": {"language": "de"}, "statutes": {"language": "de"}}, uk) is None
+    both = {"dataset": {"loader": "items", "language": "de"}, "statutes": {"language": "de"}}
+    assert lexical_absent(both, uk) is None
 
 
 def test_letter_keys_go_on_past_z(tmp_path: Path) -> None:

@@ -146,7 +146,7 @@ def test_the_committed_manifest_matches_the_data_readme_copy() -> None:
 
 def test_a_config_needing_absent_inputs_stops_with_one_line(tmp_path: Path, capsys) -> None:
     params = {
-        "dataset": {"dep": "data/ua-customs-exam/questions.json"},
+        "dataset": {"loader": "customs", "dep": "data/ua-customs-exam/questions.json"},
         "statutes": {"path": "defaults/statutes/provisions-default.jsonl"},
     }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")

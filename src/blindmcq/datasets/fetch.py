@@ -32,7 +32,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,8 @@ from typing import Any
 import yaml
 
 from blindmcq.atomic import atomic_path
-from blindmcq.errors import InputError
+from blindmcq.config.schema import Config, validate
+from blindmcq.errors import ConfigError, InputError
 
 MANIFEST = "data-sources.yaml"
 DATA = "data"
@@ -209,14 +210,19 @@ def _dvc_pull(root: Path) -> bool:
     return done.returncode == 0
 
 
-def missing_inputs(params: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+def _inputs(params: Mapping[str, Any] | Config) -> dict[str, Any]:
+    """The inputs a composed config names, by config key (``dataset.dep``, ``statutes.path``)."""
+    config = validate(params, file="params.yaml")
+    return {
+        "dataset.dep": config.dataset.dep if config.dataset else None,
+        "statutes.path": config.statutes.path if config.statutes else None,
+    }
+
+
+def missing_inputs(params: Mapping[str, Any] | Config, root: Path) -> list[tuple[str, str]]:
     """(config key, path) of each input under data/ that a composed config names and that is absent."""
-    wanted = [
-        ("dataset.dep", (params.get("dataset") or {}).get("dep")),
-        ("statutes.path", (params.get("statutes") or {}).get("path")),
-    ]
     out = []
-    for key, value in wanted:
+    for key, value in _inputs(params).items():
         if not value:
             continue
         path = Path(str(value))
@@ -228,7 +234,8 @@ def missing_inputs(params: dict[str, Any], root: Path) -> list[tuple[str, str]]:
 def check(root: Path, out: Path | None = None) -> int:
     """The pipeline's ``inputs`` stage: one line naming the first missing input and `make data`."""
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) or {}
-    missing = missing_inputs(params, root)
+    config = validate(params, file="params.yaml")
+    missing = missing_inputs(config, root)
     if missing:
         key, path = missing[0]
         print(
@@ -237,12 +244,9 @@ def check(root: Path, out: Path | None = None) -> int:
         )  # one line, before DVC's own missing-dependency error
         return 2
     if out is not None:
-        inputs = {
-            "dataset.dep": params.get("dataset", {}).get("dep"),
-            "statutes.path": params.get("statutes", {}).get("path"),
-        }
         with atomic_path(out) as tmp:
-            tmp.write_text(json.dumps(inputs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            text = json.dumps(_inputs(config), indent=2, ensure_ascii=False) + "\n"
+            tmp.write_text(text, encoding="utf-8")
     return 0
 
 
@@ -269,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)  # fmt: skip
             return 1
         return 0
-    except InputError as exc:
+    except (InputError, ConfigError) as exc:
         print(exc, file=sys.stderr)
         return 2
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindmcq.config.schema import Config, Statutes, validate
 from blindmcq.datasets.items import Item
 
-STATUTES_LANGUAGE = "uk"  # the bundled statutes: four Ukrainian acts (conf/statutes/*.yaml, `language`)
+# the bundled statutes: four Ukrainian acts (conf/statutes/*.yaml); the schema's default `language`
+STATUTES_LANGUAGE = Statutes().language
 
 
 def bank_language(items: Sequence[Item]) -> str:
@@ -41,16 +43,20 @@ def lexical_skip_reason(
     )
 
 
-def run_language(params: Mapping[str, Any], items: Sequence[Item]) -> tuple[str, str]:
+def run_language(params: Mapping[str, Any] | Config, items: Sequence[Item]) -> tuple[str, str]:
     """The bank's language in a pipeline run and how it was found: ``dataset.language`` if declared,
     else detected from the items' script."""
-    declared = (params.get("dataset") or {}).get("language")
+    config = validate(params, file=None)
+    declared = config.dataset.language if config.dataset else None
     return (str(declared), "declared") if declared else (bank_language(items), "detected from the script")
 
 
-def lexical_absent(params: Mapping[str, Any], items: Sequence[Item]) -> str | None:
-    """In a pipeline run: why lexical search is absent (None: it runs)."""
-    language, how = run_language(params, items)
-    statutes = params.get("statutes") or {}
-    reason = lexical_skip_reason(language, str(statutes.get("language") or STATUTES_LANGUAGE))
+def lexical_absent(params: Mapping[str, Any] | Config, items: Sequence[Item]) -> str | None:
+    """In a pipeline run (``params``: the composed config, a mapping or typed): why lexical search is
+    absent (None: it runs)."""
+    config = validate(params, file=None)
+    language, how = run_language(config, items)
+    statutes = config.statutes or Statutes()
+    # an empty language reads as the bundled statutes' (as it did before the typed config)
+    reason = lexical_skip_reason(language, statutes.language or STATUTES_LANGUAGE)
     return None if reason is None else f"{reason[:-1]} (bank language {how})."
