@@ -12,10 +12,8 @@ import pytest
 from blindmcq.answers.predictions import (
     SCHEMA,
     call_log_path,
-    concat_predictions,
-    read_call_log,
     read_predictions,
-    read_records,
+    read_table,
     to_records,
     write_predictions,
 )
@@ -70,7 +68,7 @@ RECORDS = [
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
 def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
     path = write_predictions(RECORDS, tmp_path / f"pred{suffix}")
-    assert read_records(path) == RECORDS
+    assert to_records(read_table(path)) == RECORDS
     frame = read_predictions(path)
     assert tuple(frame.columns) == PREDICTION_COLUMNS
     assert frame["order"].tolist()[4] == [4, 3, 2, 1, 0]
@@ -78,7 +76,7 @@ def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
     assert frame["correct"].dtype == "boolean" and frame["latency_s"].dtype == "float64"
     # a frame written back reads the same
     again = write_predictions(frame, tmp_path / f"again{suffix}")
-    assert read_records(again) == RECORDS
+    assert to_records(read_table(again)) == RECORDS
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
@@ -88,9 +86,9 @@ def test_what_varies_per_run_stays_out_of_the_hashed_file(tmp_path: Path, suffix
     path = write_predictions(rerun, tmp_path / "results" / "a" / f"pred{suffix}")
     assert path.read_bytes() == first  # a rerun from the cache writes the same bytes
     assert call_log_path(path) == tmp_path / "results" / "calls" / "a" / "pred.parquet"
-    log = read_call_log(path)
+    log = pq.read_table(call_log_path(path)).to_pandas()
     assert log["cached"].all() and log["request_hash"].tolist() == [r.request_hash for r in RECORDS]
-    assert read_records(path) == rerun  # the log fills the volatile columns back
+    assert to_records(read_table(path)) == rerun  # the log fills the volatile columns back
     call_log_path(path).unlink()  # a file without its log reads with those columns empty
     assert call_log_path(tmp_path / "elsewhere" / "p.parquet") is None  # outside results/: every column
     frame = read_predictions(path)
@@ -158,16 +156,6 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="missing column"):
         write_predictions(pd.DataFrame({"item_id": ["x"]}), target)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_concat_files_and_frames(tmp_path: Path) -> None:
-    a = write_predictions(RECORDS[:2], tmp_path / "a.parquet")
-    b = write_predictions(RECORDS[2:4], tmp_path / "b.jsonl")
-    frame = concat_predictions([a, b, read_predictions(a).iloc[:0], pd.DataFrame(
-        [r.to_row() for r in RECORDS[4:]])])  # fmt: skip
-    assert to_records(frame) == RECORDS
-    empty = concat_predictions([])
-    assert tuple(empty.columns) == PREDICTION_COLUMNS and len(empty) == 0
 
 
 def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path) -> None:

@@ -15,4 +15,3 @@ PREDICTIONS = PREDICTIONS_DIR / "predictions.parquet"
 GATE_DIR = RESULTS / "gate"
 ANALYSIS_DIR = RESULTS / "analysis"
 REPORT_DIR = Path("reports")
-METRICS = REPORT_DIR / "metrics.json"

@@ -174,14 +174,6 @@ def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
     return frame.assign(**dict.fromkeys(volatile, empty))
 
 
-def read_call_log(path: PathLike) -> pd.DataFrame:
-    """The call log written beside a predictions file under ``results`` (``call_log_path``)."""
-    target = call_log_path(path)
-    if target is None:
-        raise InputError("no call log: the file is not under a results folder", file=str(path))
-    return pq.read_table(target).to_pandas()
-
-
 def _join_call_log(table: pa.Table, path: Path) -> pa.Table:
     """Fill the volatile columns from the call log if it belongs to this file (same keys, same order)."""
     log_path = call_log_path(path)
@@ -279,16 +271,6 @@ def read_predictions(path: PathLike, columns: Sequence[str] | None = None) -> pd
     """The one predictions reader: a Parquet or JSONL predictions file (any version this code knows)
     as a typed frame with the columns of ``PREDICTION_COLUMNS`` (or just ``columns``, in that order)."""
     return to_frame(read_table(path, columns))
-
-
-def read_records(path: PathLike) -> list[PredictionRecord]:
-    return to_records(read_table(path))
-
-
-def concat_predictions(parts: Iterable[pd.DataFrame | PathLike]) -> pd.DataFrame:
-    """Concatenate frames and/or files into one validated frame (an empty list gives an empty frame)."""
-    tables = [to_table(part) if isinstance(part, pd.DataFrame) else read_table(part) for part in parts]
-    return to_frame(pa.concat_tables(tables) if tables else SCHEMA.empty_table())
 
 
 def _check_columns(

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 Condition = Literal["blind", "full"]
-ParseStatus = Literal["ok", "unparseable", "other_scheme", "refused", "error", "uncertain", "tie"]
 PARSE_STATUSES = ("ok", "unparseable", "other_scheme", "refused", "error", "uncertain", "tie")
 
 

@@ -24,8 +24,6 @@ from typing import Any
 from blindmcq.corpus.verify import confirm
 from blindmcq.datasets.items import Item
 
-PATH_NAMES = ("tables", "rules")
-
 
 def reading(item: Item | None) -> dict[str, Any] | None:
     """What one path read for an item: the fields a reviewer compares."""

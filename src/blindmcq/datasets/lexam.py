@@ -23,7 +23,6 @@ from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 
 SOURCE = "lexam"
-PERTURBATION_SIZES = (4, 8, 16, 32)
 
 
 def _read(path: Path) -> pd.DataFrame:
