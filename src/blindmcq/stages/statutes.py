@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from blindmcq import paths
+from blindmcq.config.schema import validate_group
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.index import build_statute_index
@@ -16,11 +17,9 @@ log = logging.getLogger(__name__)
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        statutes = section(params, "statutes")
+        statutes = validate_group("statutes", section(params, "statutes"))
         started = time.perf_counter()
-        index = build_statute_index(
-            require(params, "statutes.path"), paths.STATUTE_INDEX, acts=statutes.get("acts")
-        )
+        index = build_statute_index(require(params, "statutes.path"), paths.STATUTE_INDEX, acts=statutes.acts)
         log.info(
             "indexed %d provisions in %.1f s -> %s",
             index.n_docs,
