@@ -16,7 +16,6 @@ from blindmcq.config.schema import Labels, Prompt, Protocol, Reasoning, validate
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import (  # noqa: F401 (re-exported)
-    DEFAULT_LINE,
     EXTENSIONS,
     extended_symbols,
     label_list,
