@@ -32,7 +32,7 @@ from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme
-from blindmcq.tasks.probe import PresentationSetup, make_jobs, run_calls
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, make_jobs, run_calls
 
 SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label schemes
 
@@ -401,9 +401,9 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 
     backend = BedrockBackend(params["model"], client_factory=lambda region: Client())
     frame = run_probe(
-        read_items(nonsense_items), model_cfg=params["model"], setup=PresentationSetup.from_params(params),
-        label_schemes=load_label_schemes(), cache_path=cache_path,
-        backend=backend, progress=False,
+        read_items(nonsense_items), model_cfg=params["model"],
+        setup=PresentationSetup.from_params(params, load_label_schemes()),
+        engine=EngineSettings(cache_path, progress=False), backend=backend,
     )  # fmt: skip
     assert len(calls) == 2
     assert int(frame["cached"].sum()) == len(frame) - 2

@@ -19,7 +19,7 @@ from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
-from blindmcq.tasks.probe import PresentationSetup, run_probe, sample_items
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
 
 BANK = str(Path(__file__).parent / "fixtures/samples/ua-customs-exam/questions.json")  # real items
 RATES = FaultRates(
@@ -68,9 +68,9 @@ def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
             reasoning=load_group("reasoning", "direct"),
             condition={**load_group("condition", "blind"), "forced": True},
-            protocol=load_group("protocol", "sl"),
+            protocol=load_group("protocol", "sl"), schemes=load_label_schemes(),
         ),
-        label_schemes=load_label_schemes(), cache_path=cache, backend=backend, progress=False,
+        engine=EngineSettings(cache, progress=False), backend=backend,
     )  # fmt: skip
 
 

@@ -46,16 +46,28 @@ def test_max_tokens_ordinary_model_takes_the_reasoning_cap() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "reasoning", "expected"),
+    ("model", "cap", "expected"),
     [
-        ({"max_tokens": 4096, "reasons_by_default": True}, {"max_tokens": 64}, 4096),
-        ({"max_tokens": 4096, "reasons_by_default": True}, {"max_tokens": 8192}, 8192),
-        ({"max_tokens": 4096}, {"max_tokens": 64}, 64),
-        ({"max_tokens": 16, "reasons_by_default": False}, {"max_tokens": 2048}, 2048),
-        ({"max_tokens": 100}, {}, 100),
-        ({}, {}, 16),
-        ({"reasons_by_default": True}, {"max_tokens": 64}, 64),
+        ({"max_tokens": 4096, "reasons_by_default": True}, 64, 4096),
+        ({"max_tokens": 4096, "reasons_by_default": True}, 8192, 8192),
+        ({"max_tokens": 4096}, 64, 64),
+        ({"max_tokens": 16, "reasons_by_default": False}, 2048, 2048),
+        ({"max_tokens": 100}, None, 100),
+        ({}, None, 16),
+        ({"reasons_by_default": True}, 64, 64),
     ],
 )
-def test_max_tokens_precedence_table(model: dict, reasoning: dict, expected: int) -> None:
-    assert effective_max_tokens(model, reasoning) == expected
+def test_max_tokens_precedence_table(model: dict, cap: int | None, expected: int) -> None:
+    """``cap``: the reasoning mode's ``max_tokens`` (null in the typed group: no cap)."""
+    assert effective_max_tokens(model, cap) == expected
+
+
+def test_a_reasoning_mode_without_max_tokens_leaves_the_model_s_limit() -> None:
+    """The typed ``Reasoning.max_tokens`` defaults to null, as the mapping's missing key did (16)."""
+    reasoning = {"name": "bare"}
+    presentations = build_presentations(
+        [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
+        prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"), reasoning=reasoning,
+    )  # fmt: skip
+    jobs = make_jobs(presentations, model_cfg={"name": "m", "backend": "heuristic"}, reasoning=reasoning)
+    assert {job.request.max_tokens for job in jobs} == {16}

@@ -7,7 +7,7 @@ import pytest
 from blindmcq.config.files import load_model_file, load_models
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.panel import describe_model, panel_configs, panel_manifest, panel_members
+from blindmcq.wiring import describe_model, panel_configs, panel_manifest, panel_members
 
 
 def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical", **gate_over: object) -> dict:
@@ -77,7 +77,8 @@ def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
 
     from blindmcq.config.files import load_label_schemes
     from blindmcq.datasets.items import Item
-    from blindmcq.tasks.panel import probe_panel
+    from blindmcq.tasks.probe import PresentationSetup, probe_panel
+    from blindmcq.wiring import engine_settings
 
     overrides = ["model=constant-a", "model@gate_model=constant-b", "panel.models=[constant-a,constant-c]",
                  f"probe.cache={tmp_path / 'cache.sqlite'}", "condition=blind"]  # fmt: skip
@@ -85,6 +86,9 @@ def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
         p = OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True)
     items = [Item(id=f"t-b-{n}", source="t", bank="b", number=str(n), question=f"Q{n}?",
                   options=["один", "два", "три", "чотири"], key=n % 4) for n in (1, 2)]  # fmt: skip
-    frame = probe_panel(p, items, models=load_models(panel_members(p)), label_schemes=load_label_schemes())
+    models = [p["model"], *panel_configs(p, load_models(panel_members(p)))]
+    frame = probe_panel(
+        items, models, PresentationSetup.from_params(p, load_label_schemes()), engine_settings(p)
+    )
     assert set(frame["item_id"]) == {"t-b-1", "t-b-2"}
     assert set(frame["model"]) == {"constant-a", "constant-c"}

@@ -28,7 +28,7 @@ def test_symbols_come_from_the_schemes_handed_in() -> None:
     assert set(SYMBOLS) == {"latin", "cyrillic", "numerals"}  # the dash is uniform: md reads it
     custom = {
         "greek": {"name": "greek", "symbols": ["α", "β", "γ"]},
-        "dash": {"symbols": ["-"], "uniform": True},
+        "dash": {"name": "dash", "symbols": ["-"], "uniform": True},
     }
     assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
     p = shown()

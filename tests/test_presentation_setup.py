@@ -1,4 +1,5 @@
-"""PresentationSetup (issue #31): the five presentation groups as one frozen value."""
+"""PresentationSetup (issue #31): the five presentation groups, typed, and the label schemes as one
+frozen value; EngineSettings: how the calls are made, from the typed probe group."""
 
 from __future__ import annotations
 
@@ -6,15 +7,29 @@ import dataclasses
 
 import pytest
 
+from blindmcq.config.files import load_group, load_label_schemes
+from blindmcq.config.schema import Condition, Labels, Prompt, Protocol, Reasoning
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.probe import GROUPS, PresentationSetup
+from blindmcq.tasks.probe import GROUPS, EngineSettings, PresentationSetup
 
-PARAMS = {g: {"name": g} for g in GROUPS}
+SHIPPED = {"prompt": "original", "labels": "latin", "reasoning": "direct", "condition": "default",
+           "protocol": "sl"}  # fmt: skip
+PARAMS = {g: load_group(g, SHIPPED[g]) for g in GROUPS}
 
 
-def test_from_params_takes_the_five_composed_groups() -> None:
-    setup = PresentationSetup.from_params(PARAMS)
-    assert [getattr(setup, g)["name"] for g in GROUPS] == list(GROUPS)
+def test_from_params_types_the_five_composed_groups_and_the_schemes() -> None:
+    setup = PresentationSetup.from_params(PARAMS, load_label_schemes())
+    assert [getattr(setup, g).name for g in GROUPS] == [SHIPPED[g] for g in GROUPS]
+    kinds = (Prompt, Labels, Reasoning, Condition, Protocol)
+    assert all(isinstance(getattr(setup, g), k) for g, k in zip(GROUPS, kinds, strict=True))
+    assert set(setup.schemes) == {"latin", "cyrillic", "numerals", "dash"}
+    assert all(isinstance(s, Labels) for s in setup.schemes.values())
+
+
+def test_a_mapping_and_its_dataclass_give_the_same_setup() -> None:
+    typed = PresentationSetup.from_params(PARAMS, load_label_schemes())
+    again = PresentationSetup(**{g: getattr(typed, g) for g in GROUPS}, schemes=typed.schemes)
+    assert again == typed and again.prompt is typed.prompt
 
 
 def test_a_condition_override_needs_no_composed_condition() -> None:
@@ -23,11 +38,20 @@ def test_a_condition_override_needs_no_composed_condition() -> None:
     setup = PresentationSetup.from_params(
         {k: v for k, v in PARAMS.items() if k != "condition"}, condition=override
     )
-    assert setup.condition is override and setup.prompt == {"name": "prompt"}
+    assert setup.condition.conditions == ["blind"] and setup.prompt.name == "original"
 
 
-def test_a_missing_group_is_a_config_error_naming_it_and_the_setup_is_frozen() -> None:
+def test_a_missing_or_bad_group_is_a_config_error_naming_it_and_the_setup_is_frozen() -> None:
     with pytest.raises(ConfigError, match="'labels'"):
         PresentationSetup.from_params({k: v for k, v in PARAMS.items() if k != "labels"})
+    with pytest.raises(ConfigError, match=r"prompt\.blind"):
+        PresentationSetup.from_params({**PARAMS, "prompt": {"name": "x"}})
     with pytest.raises(dataclasses.FrozenInstanceError):
         PresentationSetup.from_params(PARAMS).prompt = {}  # type: ignore[misc]
+
+
+def test_engine_settings_come_from_the_typed_probe_group() -> None:
+    engine = EngineSettings.from_probe({"cache": "c.sqlite", "concurrency": 4}, progress=False)
+    assert engine == EngineSettings("c.sqlite", 4, False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        engine.concurrency = 1  # type: ignore[misc]

@@ -12,18 +12,27 @@ from pathlib import Path
 import pytest
 
 from blindmcq.config.files import CONF_DIR, load_group
+from blindmcq.config.schema import Labels, validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.labels import label_strings as typed_label_strings
 from blindmcq.tasks.presentations import (
     build_presentations,
     forced_order,
-    label_strings,
     orders,
     present,
     select_orders,
     to_request,
 )
 
+
+def label_strings(labels: Labels | dict, n: int) -> tuple[str, ...]:
+    """The leaf's ``label_strings`` takes the typed scheme: a mapping is checked into it first."""
+    name = labels.name if isinstance(labels, Labels) else labels.get("name", "?")
+    return typed_label_strings(validate_group("labels", labels, key=f"labels.{name}"), n)
+
+
+SL = load_group("protocol", "sl")
 PHRASINGS = sorted(p.stem for p in (CONF_DIR / "prompt").glob("*.yaml"))
 SL_LABELS = ("latin", "cyrillic", "numerals")
 REASONING = ("direct", "step_by_step", "thinking")
@@ -183,7 +192,10 @@ def test_matched_and_dashed_uses_dashes_and_a_sentence_answer() -> None:
         order_id="rev3",
         order=dict(orders(10))["rev3"],
         protocol="md",
-        protocol_cfg={"answer_instruction": {"uk": "Напишіть відповідь реченням."}},
+        protocol_cfg={
+            **load_group("protocol", "md"),
+            "answer_instruction": {"uk": "Напишіть відповідь реченням."},
+        },
         **cfg("original", "dash", "step_by_step"),
     )
     assert custom.user.endswith("Міркуйте крок за кроком. Напишіть відповідь реченням.")
@@ -332,13 +344,13 @@ def test_to_request() -> None:
 
 def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -> None:
     c = cfg("original", "numerals", "direct")
-    base = present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), protocol_cfg={}, **c)
+    base = present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), protocol_cfg=SL, **c)
     same = present(
         ITEM,
         condition="blind",
         order_id="rot0",
         order=(0, 1, 2, 3),
-        protocol_cfg={"answer_instruction": None},
+        protocol_cfg={**SL, "answer_instruction": None},
         **c,
     )
     assert base.user == same.user and base.user.endswith("цифрою правильного варіанта: 1, 2, 3 або 4.")
@@ -347,7 +359,7 @@ def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -
         condition="blind",
         order_id="rot0",
         order=(0, 1, 2, 3),
-        protocol_cfg={"answer_instruction": {"uk": "Лише {label_noun}: {label_list}."}},
+        protocol_cfg={**SL, "answer_instruction": {"uk": "Лише {label_noun}: {label_list}."}},
         **c,
     )
     assert other.user.endswith("Лише цифрою: 1, 2, 3 або 4.")

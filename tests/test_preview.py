@@ -17,7 +17,7 @@ from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.tasks.preview import compose_params
-from blindmcq.tasks.probe import PresentationSetup, build_jobs, run_probe, sample_items
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe, sample_items
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
@@ -62,8 +62,8 @@ def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
     probe = section(params, "probe")
     items = sample_items(_items(), probe.get("sample"), int(probe.get("seed", 0)))[:n]
     _, jobs = build_jobs(
-        items, model_cfg=section(params, "model"), setup=PresentationSetup.from_params(params),
-        label_schemes=load_label_schemes(CONF),
+        items, model_cfg=section(params, "model"),
+        setup=PresentationSetup.from_params(params, load_label_schemes(CONF)),
     )  # fmt: skip
     return params, jobs
 
@@ -85,8 +85,9 @@ def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
     # the real probe, run on those items, caches under exactly the printed keys
     items = [i for i in _items() if i.id in {line["item_id"] for line in lines}]
     frame = run_probe(
-        items, model_cfg=section(params, "model"), setup=PresentationSetup.from_params(params),
-        label_schemes=load_label_schemes(CONF), cache_path=project / "cache.sqlite", progress=False,
+        items, model_cfg=section(params, "model"),
+        setup=PresentationSetup.from_params(params, load_label_schemes(CONF)),
+        engine=EngineSettings(project / "cache.sqlite", progress=False),
     )  # fmt: skip
     assert list(frame["request_hash"]) == [line["key"] for line in lines]
 

@@ -502,8 +502,8 @@ class RecordingBar:
 def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch: pytest.MonkeyPatch) -> None:
     import blindmcq.engine.run as runner
     from blindmcq.answers.predictions import to_frame, to_table
-    from blindmcq.tasks.from_params import call_counts
-    from blindmcq.tasks.probe import call_counts as call_counts_of
+    from blindmcq.stages.probe import calls_summary
+    from blindmcq.tasks.probe import record_counts
 
     monkeypatch.setattr(runner, "tqdm", RecordingBar)
     jobs = make_jobs(30)
@@ -512,13 +512,13 @@ def test_progress_bar_counts_equal_the_summary(cache: ResponseCache, monkeypatch
     RecordingBar.bars.clear()
     # 30 unique requests, 10 cached, and 8 repeated in the same run (answered by their first call)
     records = run(jobs + jobs[12:20], backend, cache)
-    summary = call_counts(to_frame(to_table(records)))
+    summary = calls_summary(to_frame(to_table(records)))
     bar = RecordingBar.bars[-1]
     final = bar.postfixes[-1]
     assert (final["from_cache"], final["new_calls"]) == (summary["from_cache"], summary["new_calls"])
     assert (summary["from_cache"], summary["new_calls"]) == (18, 20)
     assert bar.n == bar.total == len(records) == summary["calls"]
-    assert final == call_counts_of(records)
+    assert final == record_counts(records)
 
 
 # --- stop reasons -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ AA..AZ, BA.., ZZ, AAA..): the label of slot i is the bijective base-len(symbols)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Protocol
 
 from blindmcq.errors import ConfigError
 
@@ -22,19 +22,35 @@ DEFAULT_LINE = "{label}) {text}"
 EXTENSIONS = ("none", "combine", "count")  # how a scheme goes on past its listed symbols (``extend``)
 
 
-def extended_symbols(labels: Mapping[str, Any], n: int) -> list[str]:
+class Scheme(Protocol):
+    """A label scheme as ``config.schema.Labels`` types it (a leaf cannot import the schema, which
+    imports this module): callers holding a plain mapping coerce it with ``validate_group("labels", ...)``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def symbols(self) -> Sequence[str]: ...
+    @property
+    def line(self) -> str: ...
+    @property
+    def uniform(self) -> bool: ...
+    @property
+    def extend(self) -> str: ...
+
+
+def extended_symbols(labels: Scheme, n: int) -> list[str]:
     """At least the first n labels of a scheme: its listed symbols, then, past them, as its ``extend``
     says. ``combine`` goes on like spreadsheet columns (A..Z, AA..AZ, BA.., ZZ, AAA..), so every later
     label is a word of listed symbols that the parser reads whole ("AB" is not "A"); ``count`` goes on
     counting (the symbols must count up by one: 1..26, 27, 28, ...); ``none`` (the default) stops, and
     an item with more options than symbols is a ConfigError naming the scheme."""
-    name = labels.get("name", "?")
-    symbols = [str(s) for s in labels.get("symbols") or ()]
+    name = labels.name
+    symbols = [str(s) for s in labels.symbols]
     if not symbols:
         raise ConfigError(f"labels.{name}.symbols", "empty")
-    if labels.get("uniform") or n <= len(symbols):
+    if labels.uniform or n <= len(symbols):
         return symbols
-    extend = labels.get("extend") or "none"
+    extend = labels.extend
     if extend == "count":
         first = int(symbols[0])  # the schema checked they count up from here
         return [*symbols, *(str(first + i) for i in range(len(symbols), n))]
@@ -49,27 +65,27 @@ def extended_symbols(labels: Mapping[str, Any], n: int) -> list[str]:
     )
 
 
-def label_symbols_by_scheme(schemes: Mapping[str, Mapping[str, Any]], n: int = 0) -> dict[str, list[str]]:
+def label_symbols_by_scheme(schemes: Mapping[str, Scheme], n: int = 0) -> dict[str, list[str]]:
     """The symbols of every scheme a label can be answered in, ``{"latin": ["A", ...], ...}``: the
     ``symbols`` argument of parsing, from the label scheme configs (``config.files.load_label_schemes``),
     each extended to ``n`` labels where it extends (``extended_symbols``), so an answer "AF" to a
     32-option item is read. Uniform schemes (the dash) are left out: the md matcher reads those."""
     out: dict[str, list[str]] = {}
-    for name, cfg in schemes.items():
-        if cfg.get("uniform"):
+    for scheme in schemes.values():
+        if scheme.uniform:
             continue
         try:
-            out[str(cfg.get("name", name))] = extended_symbols(cfg, n)
+            out[scheme.name] = extended_symbols(scheme, n)
         except ConfigError:  # a scheme that stops short still tells its own labels apart as other_scheme
-            out[str(cfg.get("name", name))] = [str(s) for s in cfg["symbols"]]
+            out[scheme.name] = [str(s) for s in scheme.symbols]
     return out
 
 
-def label_strings(labels: Mapping[str, Any], n: int) -> tuple[str, ...]:
+def label_strings(labels: Scheme, n: int) -> tuple[str, ...]:
     """The labels of the first n slots; a ``uniform`` scheme (the dash) repeats its one symbol; past the
     listed symbols a scheme goes on as its ``extend`` says (``extended_symbols``)."""
     symbols = extended_symbols(labels, n)
-    return (symbols[0],) * n if labels.get("uniform") else tuple(symbols[:n])
+    return (symbols[0],) * n if labels.uniform else tuple(symbols[:n])
 
 
 def label_list(labels: Sequence[str], or_word: str) -> str:
@@ -93,6 +109,6 @@ def combined(symbols: Sequence[str], n: int) -> list[str]:
     return [*map(str, symbols), *(combined_label(symbols, i) for i in range(len(symbols), n))]
 
 
-def option_line(labels: Mapping[str, Any]) -> str:
-    """The scheme's option-line template (``line``), else :data:`DEFAULT_LINE`."""
-    return str(labels.get("line", DEFAULT_LINE))
+def option_line(labels: Scheme) -> str:
+    """The scheme's option-line template (``line``; the schema's default is :data:`DEFAULT_LINE`)."""
+    return str(labels.line)

@@ -15,7 +15,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.lexical import lexical_search, summarise
 from blindmcq.statutes.text import Analyzer, TextConfig
-from blindmcq.tasks.probe import PresentationSetup, run_probe
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
 PLAIN = TextConfig(lemmatize=False)
 DOCS = [
@@ -69,10 +69,9 @@ def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
             reasoning=load_group("reasoning", "direct"),
             condition={**load_group("condition", "default"), "forced": True},
-            protocol=load_group("protocol", "sl"),
+            protocol=load_group("protocol", "sl"), schemes=load_label_schemes(),
         ),
-        label_schemes=load_label_schemes(),
-        cache_path=tmp_path / "cache.sqlite", progress=False,
+        engine=EngineSettings(tmp_path / "cache.sqlite", progress=False),
     )  # fmt: skip
 
 

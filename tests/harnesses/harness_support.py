@@ -21,7 +21,7 @@ from blindmcq.auditing.surface import surface_strategies
 from blindmcq.config.files import load_model_file
 from blindmcq.datasets.items import Item
 from blindmcq.harnesses.documents import ProbeConfig
-from blindmcq.tasks.probe import run_probe
+from blindmcq.tasks.probe import EngineSettings, run_probe
 
 # what a call shows and what was picked: equal between a harness and blindmcq for the same picks
 # (the request hash, backend, raw text, usage and time say how the call was made, not what it answered)
@@ -44,10 +44,7 @@ def require(module: str) -> ModuleType:
 
 def own_probe(items: Sequence[Item], config: ProbeConfig, model: str, cache: Path) -> pd.DataFrame:
     """blindmcq's probe of ``items`` with the model config ``model`` (``conf/model``) under ``config``."""
-    return run_probe(
-        items, model_cfg=load_model_file(model), setup=config.setup, label_schemes=config.label_schemes,
-        cache_path=cache, progress=False,
-    )  # fmt: skip
+    return run_probe(items, load_model_file(model), config.setup, EngineSettings(cache, progress=False))
 
 
 def answers(frame: pd.DataFrame) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
 from blindmcq.tasks.presentations import build_presentations
-from blindmcq.tasks.probe import PresentationSetup, run_probe
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 BANK = generate_nonsenseqa(seed=3, n_test=6, n_fewshot=30, words=WORDS)
@@ -141,9 +141,10 @@ def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
         BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, setup=PresentationSetup(
             prompt=PROMPT, labels=load_group("labels", "latin"), reasoning=REASONING,
             condition={"conditions": ["full"], "full_orders": ["rot0"]}, protocol=protocol_cfg,
+            schemes=load_label_schemes(),
         ),
-        label_schemes=load_label_schemes(), cache_path=tmp_path / "c.sqlite", backend=backend,
-        progress=False, fewshot_examples=examples,
+        engine=EngineSettings(tmp_path / "c.sqlite", progress=False), backend=backend,
+        fewshot_examples=examples,
     )  # fmt: skip
     return df, backend.requests
 

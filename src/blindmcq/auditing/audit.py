@@ -60,6 +60,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.generic import (
     ALL_FORMATS,
     HEADERLESS_FORMATS,
@@ -210,7 +211,7 @@ def _probe(
     configs: Groups,
     labels: str = "latin",
 ) -> pd.DataFrame:
-    from blindmcq.tasks.probe import PresentationSetup, run_probe
+    from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
     condition = {
         "name": "audit",
@@ -228,11 +229,11 @@ def _probe(
             reasoning=configs.get("reasoning", "direct"),
             condition=condition,
             protocol=configs.get("protocol", "sl"),
+            schemes=configs.options["labels"],
         ),
-        label_schemes=configs.options["labels"],
-        cache_path=cache,
+        # a model's calls take minutes: the bar (stderr) shows they are moving
+        engine=EngineSettings(cache, progress=True),
         backend=backend,
-        progress=True,  # a model's calls take minutes: the bar (stderr) shows they are moving
     )
 
 
@@ -376,7 +377,7 @@ def run_audit(
         )
     widest = max(item.n_options for item in usable)
     try:
-        label_strings(label_cfg, widest)
+        label_strings(validate_group("labels", label_cfg), widest)
     except ConfigError as exc:
         raise ConfigError("--labels", f"{label_name} cannot label a {widest}-option item: {exc}") from None
     model_cfg = dict(model)

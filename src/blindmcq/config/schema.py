@@ -605,7 +605,9 @@ class Protocol:
 class Reasoning:
     name: str
     thinking: bool = False
-    max_tokens: int = positive(64)
+    # null: no reasoning cap, the model's own max_tokens (tasks.probe.effective_max_tokens; every
+    # conf/reasoning file sets one)
+    max_tokens: int | None = positive(None)
     thinking_budget_tokens: int | None = non_negative(None)
     prefix: ByLanguage = None
     final_line: ByLanguage = None

@@ -24,6 +24,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from blindmcq.config.schema import Labels, validate_group
 from blindmcq.datasets.items import Item, item_id
 from blindmcq.labels import label_strings, option_line
 
@@ -181,7 +182,7 @@ def fewshot_block(
     examples: Sequence[Item],
     *,
     skew: Skew,
-    labels: Mapping[str, Any],
+    labels: Labels | Mapping[str, Any],
     n_shots: int = 5,
     seed: int = 0,
     language: str = "en",
@@ -192,7 +193,7 @@ def fewshot_block(
         raise ValueError(f"language must be one of {sorted(_HEADINGS)}, got {language!r}")
     if n_shots > len(examples):
         raise ValueError(f"{n_shots} shots requested but only {len(examples)} examples")
-    scheme = dict(labels)
+    scheme = validate_group("labels", labels)  # a mapping is checked once into the typed Labels
     rng = np.random.default_rng(seed)
     chosen = [examples[i] for i in rng.choice(len(examples), size=n_shots, replace=False)]
     n_options = {e.n_options for e in chosen}
@@ -208,9 +209,7 @@ def fewshot_block(
         listed = "\n".join(
             line.format(label=lab, text=text) for lab, text in zip(shown, options, strict=True)
         )
-        answer = (
-            md_answer.format(text=options[slot]) if scheme.get("uniform") else f"{answer_word}: {shown[slot]}"
-        )
+        answer = md_answer.format(text=options[slot]) if scheme.uniform else f"{answer_word}: {shown[slot]}"
         blocks.append(f"{question_word}: {example.question}\n{listed}\n{answer}")
     return FewShotBlock("\n\n".join(blocks), slots, tuple(e.id for e in chosen))
 

@@ -50,7 +50,7 @@ class ProbeConfig:
         """The probe's own presentation setup from these groups."""
         return PresentationSetup(
             prompt=self.prompt, labels=self.labels, reasoning=self.reasoning, condition=self.condition,
-            protocol=self.protocol,
+            protocol=self.protocol, schemes=self.label_schemes,
         )  # fmt: skip
 
 
@@ -77,13 +77,7 @@ def build_documents(items: Sequence[Item], config: ProbeConfig, harness: str) ->
             "reasoning", "lm-eval scores the labels by log-likelihood: only 'direct' reasoning applies"
         )
     model_cfg, abilities = harness_model_cfg(harness)
-    _, jobs = build_jobs(
-        items,
-        model_cfg=model_cfg,
-        setup=config.setup,
-        label_schemes=config.label_schemes,
-        abilities=abilities,
-    )
+    _, jobs = build_jobs(items, model_cfg, config.setup, abilities=abilities)
     docs = []
     for index, (p, request) in enumerate(jobs):
         doc: dict[str, Any] = {"doc_key": doc_key(p), "index": index, "doc_version": DOC_VERSION}

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 
 FEWSHOT = ("none", "all_a", "a70", "uniform")
@@ -39,28 +40,21 @@ class ProtocolSpec:
         return self.extraction == "match"
 
 
-def protocol_spec(cfg: Mapping[str, Any], *, prefix: str = "protocol") -> ProtocolSpec:
-    """Validate the protocol group; errors name ``prefix.key``."""
-    name = cfg.get("name")
-    if not isinstance(name, str) or not name:
+def protocol_spec(cfg: Protocol | Mapping[str, Any], *, prefix: str = "protocol") -> ProtocolSpec:
+    """The protocol group's components; a mapping is checked by the schema first (``Protocol``: the
+    words each component allows). Errors name ``prefix.key``."""
+    protocol: Protocol = validate_group("protocol", cfg, key=prefix)
+    if not protocol.name:
         raise ConfigError(f"{prefix}.name", "missing protocol name")
-    fewshot = cfg.get("fewshot", "none") or "none"
-    if fewshot not in FEWSHOT:
-        raise ConfigError(f"{prefix}.fewshot", f"expected one of {FEWSHOT}, got {fewshot!r}")
-    order = cfg.get("order")
-    if order not in ORDERS:
-        raise ConfigError(f"{prefix}.order", f"expected null, 'all' or 'published', got {order!r}")
-    extraction = cfg.get("extraction", "letter")
-    if extraction not in EXTRACTIONS:
-        raise ConfigError(f"{prefix}.extraction", f"expected one of {EXTRACTIONS}, got {extraction!r}")
-    labels = cfg.get("labels")
-    if labels is not None and not isinstance(labels, str):
-        raise ConfigError(f"{prefix}.labels", f"expected a label scheme name or null, got {labels!r}")
-    if labels == "dash" and extraction == "letter":
+    if protocol.labels == "dash" and protocol.extraction == "letter":
         raise ConfigError(f"{prefix}.extraction", "'letter' extraction cannot tell uniform dash labels apart")
-    n_shots = cfg.get("n_shots", 0)
-    if isinstance(n_shots, bool) or not isinstance(n_shots, int) or n_shots < 0:
-        raise ConfigError(f"{prefix}.n_shots", f"expected an integer >= 0, got {n_shots!r}")
-    if fewshot != "none" and n_shots == 0:
-        raise ConfigError(f"{prefix}.n_shots", f"fewshot={fewshot!r} needs n_shots > 0")
-    return ProtocolSpec(name, fewshot, labels, order, extraction, n_shots)
+    if protocol.fewshot != "none" and protocol.n_shots == 0:
+        raise ConfigError(f"{prefix}.n_shots", f"fewshot={protocol.fewshot!r} needs n_shots > 0")
+    return ProtocolSpec(
+        protocol.name,
+        protocol.fewshot,
+        protocol.labels,
+        protocol.order,
+        protocol.extraction,
+        protocol.n_shots,
+    )

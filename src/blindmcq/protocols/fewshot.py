@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindmcq.config.schema import Labels, validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import SKEWS, FewShotBlock, Skew, fewshot_block
 from blindmcq.errors import ConfigError
@@ -22,16 +23,15 @@ from blindmcq.tasks.presentations import Presentation
 SEPARATOR = "\n\n"
 
 
-def _check(skew: str, n_shots: int, labels_cfg: Mapping[str, Any], protocol: str) -> None:
+def _check(skew: str, n_shots: int, labels_cfg: Labels, protocol: str) -> None:
     if skew not in SKEWS:
         raise ConfigError("protocol.fewshot", f"expected one of {SKEWS}, got {skew!r}")
     if isinstance(n_shots, bool) or not isinstance(n_shots, int) or n_shots <= 0:
         raise ConfigError("protocol.n_shots", f"expected an integer > 0, got {n_shots!r}")
     if protocol not in ("sl", "md"):
         raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
-    if (protocol == "md") != bool(labels_cfg.get("uniform")):
-        scheme = labels_cfg.get("name")
-        raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {scheme!r}")
+    if (protocol == "md") != labels_cfg.uniform:
+        raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels_cfg.name!r}")
 
 
 def apply_fewshot(
@@ -41,15 +41,15 @@ def apply_fewshot(
     skew: Skew,
     n_shots: int,
     seed: int,
-    labels_cfg: Mapping[str, Any],
+    labels_cfg: Labels | Mapping[str, Any],
     protocol: str,
 ) -> list[Presentation]:
     """Each presentation with ``block + "\\n\\n" + user`` as its user text (everything else unchanged)."""
-    _check(skew, n_shots, labels_cfg, protocol)
+    labels: Labels = validate_group("labels", labels_cfg)
+    _check(skew, n_shots, labels, protocol)
     pool = [e for e in examples if e.usable]
     if len(pool) < n_shots + 1:
         raise ConfigError("protocol.n_shots", f"{n_shots} shots need more than {len(pool)} usable examples")
-    labels = dict(labels_cfg)
     blocks: dict[tuple[str, str | None], FewShotBlock] = {}
 
     def block(language: str, without: str | None) -> FewShotBlock:

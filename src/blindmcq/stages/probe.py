@@ -24,18 +24,36 @@ from blindmcq.answers.predictions import call_log_path, write_predictions, write
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.datasets.items import read_items
+from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.language import lexical_absent
-from blindmcq.tasks.from_params import call_counts, probe_sample
-from blindmcq.tasks.panel import panel_manifest, panel_members, probe_panel
+from blindmcq.tasks.probe import PresentationSetup, probe_panel
+from blindmcq.wiring import engine_settings, panel_configs, panel_manifest, panel_members, probe_sample
 
 log = logging.getLogger(__name__)
+
+
+def calls_summary(predictions: pd.DataFrame) -> dict[str, Any]:
+    """What ``calls.json`` holds: the calls made, served from the cache, new, by parse status, and (a
+    panel) per model."""
+    counts: dict[str, Any] = {
+        "calls": len(predictions),
+        "from_cache": int(predictions["cached"].sum()),
+        "new_calls": int((~predictions["cached"]).sum()),
+        **{f"status_{k}": int(v) for k, v in predictions["parse_status"].value_counts().items()},
+    }
+    if predictions["model"].nunique() > 1:  # a panel: the same counts per model
+        counts["per_model"] = {
+            str(model): {"calls": len(rows), "new_calls": int((~rows["cached"]).sum())}
+            for model, rows in predictions.groupby("model", observed=True, sort=False)
+        }
+    return counts
 
 
 def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, Any]:
     write_predictions(predictions, out_dir / "predictions.parquet")
     write_predictions_jsonl(predictions, out_dir / "predictions.jsonl")
-    counts = call_counts(predictions)
+    counts = calls_summary(predictions)
     log = call_log_path(out_dir / "calls.json")  # varies per run: beside the results, not hashed
     calls = log.with_suffix(".json") if log is not None else out_dir / "calls.json"
     calls.parent.mkdir(parents=True, exist_ok=True)
@@ -50,7 +68,10 @@ def main() -> None:
         # lexical search only on a bank in the statutes' language (statutes/language.py), from the whole bank
         absent = lexical_absent(params, read_items(paths.ITEMS))
         predictions = probe_panel(
-            params, items, models=models, label_schemes=load_label_schemes(), absent=absent
+            items,
+            [section(params, "model"), *panel_configs(params, models, absent=absent)],
+            PresentationSetup.from_params(params, load_label_schemes()),
+            engine_settings(params),
         )
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
         manifest = json.dumps(panel_manifest(params, models, absent=absent), indent=2, ensure_ascii=False)

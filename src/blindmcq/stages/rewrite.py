@@ -26,16 +26,17 @@ from blindmcq.datasets.items import write_items
 from blindmcq.interventions.compare import fluency_change, fluency_note, rewrite_comparison, rewrite_table
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
-from blindmcq.tasks.from_params import (
+from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
+from blindmcq.wiring import (
     OUT_ROOT,
     brief,
+    panel_configs,
+    panel_members,
     probe_condition,
     probe_items,
     stage_items,
+    track,
 )
-from blindmcq.tasks.panel import panel_configs, panel_members
-from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
-from blindmcq.wiring import track
 
 log = logging.getLogger(__name__)
 

@@ -389,7 +389,7 @@ def pool_requests(
                 user = render_prompt(group, condition, conf.language, style=style)
                 request = ModelRequest(
                     model=name, system=None, user=user,
-                    max_tokens=effective_max_tokens(model_cfg, {"max_tokens": conf.max_tokens}),
+                    max_tokens=effective_max_tokens(model_cfg, conf.max_tokens),
                     extra={"answer_prefix": "", "item_id": group.group_id},
                 )  # fmt: skip
                 calls.append((PoolCall(group.group_id, condition, None), request))

@@ -95,7 +95,7 @@ def pending_requests(
 ) -> dict[str, Any]:
     """Cache key -> request for every call the probe would make that the cache lacks."""
     from blindmcq.datasets.items import read_items
-    from blindmcq.tasks.probe import PresentationSetup, run_probe, sample_items
+    from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
@@ -103,8 +103,8 @@ def pending_requests(
     items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
     recorder = _Recorder(backend)
     run_probe(
-        items, model_cfg=params["model"], setup=PresentationSetup.from_params(params),
-        label_schemes=load_label_schemes(), cache_path=probe["cache"], backend=recorder, progress=False,
+        items, params["model"], PresentationSetup.from_params(params, load_label_schemes()),
+        EngineSettings(probe["cache"], progress=False), backend=recorder,
     )  # fmt: skip
     return recorder.requests
 

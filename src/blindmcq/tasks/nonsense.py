@@ -42,7 +42,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order_variance, variance_ratio
 from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
-from blindmcq.tasks.probe import PresentationSetup, run_probe
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
 log = logging.getLogger(__name__)
 
@@ -166,11 +166,12 @@ def run_nonsense(
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = pd.concat([
             run_probe(
-                items, model_cfg=cfg, setup=PresentationSetup(
+                items, cfg, PresentationSetup(
                     prompt=prompt, labels=configs.get("labels", labels), reasoning=reasoning,
                     condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
-                ), label_schemes=configs.options["labels"], cache_path=cache_path,
-                backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
+                    schemes=configs.options["labels"],
+                ), EngineSettings(cache_path, progress=progress),
+                backend=run_backend, fewshot_examples=bank.fewshot,
             )
             for items, asked in versions
         ], ignore_index=True)  # fmt: skip

@@ -1,6 +1,7 @@
 """Turn items into presentations: orders, forced placement, label schemes and prompt rendering (SPEC,
-"Presentations"). Plain functions over plain dicts (the YAML files of ``conf/prompt``, ``conf/labels``,
-``conf/reasoning``); nothing here is random, so the same config yields byte-identical prompts.
+"Presentations"). Plain functions over the typed groups of ``config/schema.py`` (``Prompt``, ``Labels``,
+``Reasoning``, ``Protocol``; a plain mapping is checked into its dataclass once, at the entry); nothing
+here is random, so the same config yields byte-identical prompts.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindmcq.backends.base import ModelRequest
+from blindmcq.config.schema import Labels, Prompt, Protocol, Reasoning, validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import (  # noqa: F401 (re-exported)
-    DEFAULT_LINE,
     EXTENSIONS,
     extended_symbols,
     label_list,
     label_strings,
-    label_symbols_by_scheme,
 )
+from blindmcq.labels import label_symbols_by_scheme as _symbols_by_scheme
 
 CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
@@ -115,14 +116,14 @@ def _fields(template: Any, key: str) -> set[str]:
         raise ConfigError(key, f"bad template: {exc}") from exc
 
 
-def _check_prompt(prompt: Mapping[str, Any]) -> None:
-    name = prompt.get("name", "?")
+def _check_prompt(prompt: Prompt) -> None:
+    name = prompt.name or "?"
     for field in ("name", "language", "blind", "full", "answer_instruction"):
-        if not prompt.get(field):
+        if not getattr(prompt, field):
             raise ConfigError(f"prompt.{name}.{field}", "missing")
     for condition in CONDITIONS:
         key = f"prompt.{name}.{condition}"
-        used = _fields(prompt[condition], key)
+        used = _fields(getattr(prompt, condition), key)
         if used - TEMPLATE_FIELDS:
             raise ConfigError(key, f"unknown placeholders {sorted(used - TEMPLATE_FIELDS)}")
         required = {"options", "answer_instruction"} | ({"question"} if condition == "full" else set())
@@ -131,17 +132,17 @@ def _check_prompt(prompt: Mapping[str, Any]) -> None:
         if condition == "blind" and "question" in used:
             raise ConfigError(key, "the blind template must not show {question}")
     key = f"prompt.{name}.answer_instruction"
-    if _fields(prompt["answer_instruction"], key) - INSTRUCTION_FIELDS:
+    if _fields(prompt.answer_instruction, key) - INSTRUCTION_FIELDS:
         raise ConfigError(key, f"only {sorted(INSTRUCTION_FIELDS)} may be used")
 
 
 LINE_FIELDS = {"label", "text"}
 
 
-def _check_line(labels: Mapping[str, Any]) -> None:
+def _check_line(labels: Labels) -> None:
     """The option-line template (``labels.line``) may use only {label} and {text}."""
-    key = f"labels.{labels.get('name', '?')}.line"
-    used = _fields(labels.get("line", DEFAULT_LINE), key)
+    key = f"labels.{labels.name}.line"
+    used = _fields(labels.line, key)
     if not used <= LINE_FIELDS or "text" not in used:
         raise ConfigError(key, f"must use {{text}}, may use only {sorted(LINE_FIELDS)}; got {sorted(used)}")
 
@@ -158,40 +159,45 @@ def _by_language(value: Any, language: str, key: str) -> str | None:
 
 
 def _answer_instruction(
-    prompt: Mapping[str, Any],
-    labels: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
+    prompt: Prompt,
+    labels: Labels,
+    reasoning: Reasoning,
     protocol: str,
-    protocol_cfg: Mapping[str, Any] | None,
+    protocol_cfg: Protocol | None,
     shown: Sequence[str],
 ) -> str:
-    language = str(prompt["language"])
-    rname = reasoning.get("name", "?")
-    prefix = _by_language(reasoning.get("prefix"), language, f"reasoning.{rname}.prefix")
+    language = str(prompt.language)
+    rname = reasoning.name
+    prefix = _by_language(reasoning.prefix, language, f"reasoning.{rname}.prefix")
+    own_instruction = protocol_cfg.answer_instruction if protocol_cfg is not None else None
     if protocol == "md":
-        raw = (protocol_cfg or {}).get("answer_instruction") or MD_INSTRUCTIONS
-        text = _by_language(raw, language, "protocol.answer_instruction")
+        text = _by_language(own_instruction or MD_INSTRUCTIONS, language, "protocol.answer_instruction")
     else:
-        final_line = _by_language(reasoning.get("final_line"), language, f"reasoning.{rname}.final_line")
+        final_line = _by_language(reasoning.final_line, language, f"reasoning.{rname}.final_line")
         # A protocol-level instruction (conf/protocol/sl.yaml, null by default) overrides the phrasing's.
-        own = _by_language(
-            (protocol_cfg or {}).get("answer_instruction"), language, "protocol.answer_instruction"
-        )
-        text = final_line or own or str(prompt["answer_instruction"])
+        own = _by_language(own_instruction, language, "protocol.answer_instruction")
+        text = final_line or own or str(prompt.answer_instruction)
         source = f"reasoning.{rname}.final_line" if final_line else "protocol.answer_instruction"
         if not (final_line or own):
-            source = f"prompt.{prompt.get('name', '?')}.answer_instruction"
-        nouns = labels.get("noun") or {}
-        noun = _by_language(nouns, language, f"labels.{labels.get('name', '?')}.noun") if nouns else ""
+            source = f"prompt.{prompt.name}.answer_instruction"
+        nouns = labels.noun
+        noun = _by_language(nouns, language, f"labels.{labels.name}.noun") if nouns else ""
         try:
-            text = text.format(
-                label_list=label_list(shown, str(prompt.get("or_word", "or"))), label_noun=noun
-            )
+            text = text.format(label_list=label_list(shown, str(prompt.or_word)), label_noun=noun)
         except (KeyError, IndexError, ValueError) as exc:
             raise ConfigError(
                 source, f"{text!r}: only {{label_list}} and {{label_noun}} can be filled ({exc})"
             ) from None
     return f"{prefix} {text}" if prefix else str(text)
+
+
+def label_symbols_by_scheme(
+    schemes: Mapping[str, Labels | Mapping[str, Any]], n: int = 0
+) -> dict[str, list[str]]:
+    """``labels.label_symbols_by_scheme`` (the ``symbols`` argument of parsing) of every label scheme by
+    name, as ``config.files.load_label_schemes`` reads them: each is checked into ``Labels`` here."""
+    typed = {name: validate_group("labels", s, key=f"labels.{name}") for name, s in schemes.items()}
+    return _symbols_by_scheme(typed, n)
 
 
 def _option_line(line: str, label: str, text: str) -> str:
@@ -201,44 +207,44 @@ def _option_line(line: str, label: str, text: str) -> str:
 
 # ---------------------------------------------------------------- presentations
 
-
-def _plain(value: Any) -> Any:
-    """Plain dicts and lists: Hydra's DictConfig is correct but ~10x slower to read in the inner loop."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [_plain(v) for v in value]
-    return value
+PromptLike = Prompt | Mapping[str, Any]
+LabelsLike = Labels | Mapping[str, Any]
+ReasoningLike = Reasoning | Mapping[str, Any]
+ProtocolLike = Protocol | Mapping[str, Any]
 
 
 @dataclass
 class _Setup:
     """One validated (phrasing, labels, reasoning, protocol) combination; instructions cached per N."""
 
-    prompt: dict[str, Any]
-    labels: dict[str, Any]
-    reasoning: dict[str, Any]
+    prompt: Prompt
+    labels: Labels
+    reasoning: Reasoning
     protocol: str
-    protocol_cfg: dict[str, Any] | None
+    protocol_cfg: Protocol | None
     per_n: dict[int, tuple[tuple[str, ...], str]]
 
     @classmethod
     def make(
         cls,
-        prompt: Mapping[str, Any],
-        labels: Mapping[str, Any],
-        reasoning: Mapping[str, Any],
+        prompt: PromptLike,
+        labels: LabelsLike,
+        reasoning: ReasoningLike,
         protocol: str,
-        protocol_cfg: Mapping[str, Any] | None,
+        protocol_cfg: ProtocolLike | None,
     ) -> _Setup:
+        # a mapping (a test, a notebook) is checked into its dataclass here; a dataclass passes unchanged
+        labels = validate_group("labels", labels)
         if protocol not in PROTOCOLS:
             raise ConfigError("protocol", f"{protocol!r} is not one of {PROTOCOLS}")
         # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
-        if (protocol == "md") != bool(labels.get("uniform")):
-            raise ConfigError(
-                "labels", f"protocol {protocol!r} cannot use label scheme {labels.get('name')!r}"
-            )
-        setup = cls(_plain(prompt), _plain(labels), _plain(reasoning), protocol, _plain(protocol_cfg), {})
+        if (protocol == "md") != labels.uniform:
+            raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels.name!r}")
+        protocol_typed = None if protocol_cfg is None else validate_group("protocol", protocol_cfg)
+        setup = cls(
+            validate_group("prompt", prompt), labels, validate_group("reasoning", reasoning), protocol,
+            protocol_typed, {},
+        )  # fmt: skip
         _check_prompt(setup.prompt)
         _check_line(setup.labels)
         return setup
@@ -262,12 +268,12 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         raise ConfigError("condition", f"{condition!r} is not one of {CONDITIONS}")
     prompt = setup.prompt
     shown, instruction = setup.labels_and_instruction(n)
-    line = str(setup.labels.get("line", DEFAULT_LINE))
+    line = setup.labels.line
     options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
     fields = {"options": options, "answer_instruction": instruction}
     if condition == "full":
         fields["question"] = " ".join(item.question.split())
-    template = str(prompt[condition])
+    template = str(getattr(prompt, condition))
     user = template.format(**fields)
     # what comes before the options is the same in every order (blind: in every item): a local model
     # computes it once (backends/local.py, shared prefixes)
@@ -275,10 +281,10 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
     return Presentation(
         item_id=item.id,
         condition=condition,
-        phrasing=str(prompt["name"]),
-        labels=str(setup.labels.get("name")),
+        phrasing=prompt.name,
+        labels=setup.labels.name,
         protocol=setup.protocol,
-        reasoning=str(setup.reasoning.get("name")),
+        reasoning=setup.reasoning.name,
         order=order,
         order_id=order_id,
         forced_slot=int(order_id[6:]) if order_id.startswith("forced") else None,
@@ -286,10 +292,10 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         n_options=n,
         label_strings=shown,
         option_texts=tuple(item.options[i] for i in order),
-        system=prompt.get("system") or None,
+        system=prompt.system or None,
         user=user,
-        language=str(prompt["language"]),
-        answer_cue=str(prompt.get("answer_cue") or ""),
+        language=prompt.language,
+        answer_cue=prompt.answer_cue or "",
         shared_chars=len(head) if head and user.startswith(head) else 0,
     )
 
@@ -300,11 +306,11 @@ def present(
     condition: str,
     order_id: str,
     order: Sequence[int],
-    prompt: Mapping[str, Any],
-    labels: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
+    prompt: PromptLike,
+    labels: LabelsLike,
+    reasoning: ReasoningLike,
     protocol: str = "sl",
-    protocol_cfg: Mapping[str, Any] | None = None,
+    protocol_cfg: ProtocolLike | None = None,
 ) -> Presentation:
     """Render one item in one order under one phrasing, label scheme, reasoning mode and protocol."""
     return _render(
@@ -319,11 +325,11 @@ def build_presentations(
     blind_orders: str | Sequence[str] = "all",
     full_orders: str | Sequence[str] = ("rot0",),
     forced: bool,
-    prompt: Mapping[str, Any],
-    labels: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
+    prompt: PromptLike,
+    labels: LabelsLike,
+    reasoning: ReasoningLike,
     protocol: str = "sl",
-    protocol_cfg: Mapping[str, Any] | None = None,
+    protocol_cfg: ProtocolLike | None = None,
     forced_conditions: Sequence[str] = ("blind",),
 ) -> list[Presentation]:
     """Every presentation of a probe, in a fixed order: item, condition, order, then forced slots.

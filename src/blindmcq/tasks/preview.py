@@ -96,8 +96,7 @@ def preview_lines(
     _, jobs = build_jobs(
         items,
         model_cfg=model_cfg,
-        setup=PresentationSetup.from_params(params),
-        label_schemes=label_schemes,
+        setup=PresentationSetup.from_params(params, label_schemes),
     )
     backend = backend or make_backend(model_cfg)
     for presentation, request in jobs:

@@ -1,5 +1,5 @@
 """The multiple-choice probe task: items -> presentations -> model requests -> engine -> one
-PredictionRecord per call.
+PredictionRecord per call, for one model (``run_probe``) or a panel of them (``probe_panel``).
 
 - dataset: ``sample_items`` (the seeded sample of the usable items);
 - presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
@@ -8,7 +8,9 @@ PredictionRecord per call.
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
 The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
-``probe`` stage, the sweep, the interventions and NonsenseQA all call ``run_probe``.
+``probe`` stage, the sweep, the interventions and NonsenseQA all call ``run_probe(items, model_cfg, setup,
+engine)``: how the items are presented (``PresentationSetup``, the typed groups) and how the calls are made
+(``EngineSettings``, from the typed ``probe`` group) each travel as one frozen value.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from blindmcq.answers.predictions import to_frame, to_table
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.schema import Condition, Labels, Probe, Prompt, Reasoning, validate_group
+from blindmcq.config.schema import Protocol as ProtocolGroup  # typing.Protocol is used below
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Result, run_requests
@@ -46,23 +50,55 @@ GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
 
 @dataclasses.dataclass(frozen=True)
 class PresentationSetup:
-    """How a probe presents its items: the composed ``prompt`` (phrasing), ``labels``, ``reasoning``,
-    ``condition`` and ``protocol`` groups (``conf/<group>/*.yaml``, checked by the entry point). One
-    value instead of five loose arguments at every call of ``run_probe``/``build_jobs``."""
+    """How a probe presents its items: the typed ``prompt`` (phrasing), ``labels``, ``reasoning``,
+    ``condition`` and ``protocol`` groups (``config/schema.py``), and every label scheme by name
+    (``schemes``: what a protocol's ``labels`` names and what an answer in another scheme is told by).
+    One value instead of six loose arguments at every call of ``run_probe``/``build_jobs``.
 
-    prompt: Mapping[str, Any]
-    labels: Mapping[str, Any]
-    reasoning: Mapping[str, Any]
-    condition: Mapping[str, Any]
-    protocol: Mapping[str, Any]
+    A group given as a mapping (a test, a notebook, a command line's ``Groups``) is checked into its
+    dataclass here, once, so a mapping and its dataclass give the same probe."""
+
+    prompt: Prompt
+    labels: Labels
+    reasoning: Reasoning
+    condition: Condition
+    protocol: ProtocolGroup
+    schemes: Mapping[str, Labels] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for group in GROUPS:  # frozen: the checked value replaces the mapping once, here
+            object.__setattr__(self, group, validate_group(group, getattr(self, group)))
+        schemes = {n: validate_group("labels", s, key=f"labels.{n}") for n, s in self.schemes.items()}
+        object.__setattr__(self, "schemes", schemes)
 
     @classmethod
     def from_params(
-        cls, params: Mapping[str, Any], *, condition: Mapping[str, Any] | None = None
+        cls,
+        params: Mapping[str, Any],
+        schemes: Mapping[str, Labels | Mapping[str, Any]] | None = None,
+        *,
+        condition: Condition | Mapping[str, Any] | None = None,
     ) -> PresentationSetup:
-        """The five groups of the composed config (``params.yaml``); ``condition`` overrides its own."""
+        """The five groups of the composed config (``params.yaml``) and the label schemes the entry
+        point read (``config.files.load_label_schemes``); ``condition`` overrides the composed one."""
         given = {} if condition is None else {"condition": condition}
-        return cls(**{g: given[g] if g in given else section(dict(params), g) for g in GROUPS})
+        groups = {g: given[g] if g in given else section(dict(params), g) for g in GROUPS}
+        return cls(**groups, schemes=dict(schemes or {}))
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSettings:
+    """How the probe's calls are made: the response cache, the concurrency (null: the model's, else the
+    backend's) and the progress bar. From the typed ``probe`` group: :meth:`from_probe`."""
+
+    cache_path: str | Path
+    concurrency: int | None = None
+    progress: bool = True
+
+    @classmethod
+    def from_probe(cls, probe: Probe | Mapping[str, Any], *, progress: bool = True) -> EngineSettings:
+        checked: Probe = validate_group("probe", probe)
+        return cls(checked.cache, checked.concurrency, progress)
 
 
 class PresentationLike(Protocol):
@@ -156,7 +192,7 @@ def _stop_reason(response: ModelResponse) -> str | None:
     return None if stop is None else str(stop)
 
 
-def call_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
+def record_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
     """The one tally of a run, shown on the progress bar and written in its summary: ``from_cache``
     (answered from the cache, or by an identical request earlier in the run), ``new_calls`` (paid
     for now) and ``errors``."""
@@ -241,8 +277,9 @@ def scores_labels(model_cfg: Mapping[str, Any], protocol: str, abilities: Abilit
     return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
 
 
-def effective_max_tokens(model_cfg: Mapping[str, Any], reasoning: Mapping[str, Any]) -> int:
-    """The output-token limit each request carries (docs/config.md, "max_tokens"):
+def effective_max_tokens(model_cfg: Mapping[str, Any], cap: int | None) -> int:
+    """The output-token limit each request carries (docs/config.md, "max_tokens"), ``cap`` being the
+    reasoning mode's (or a task's own) limit:
 
     - the reasoning mode's ``max_tokens`` is the cap (``direct``: 64, enough for a label);
     - a model that reasons by default (``reasons_by_default: true``: GPT-5.6, DeepSeek R1) spends tokens
@@ -251,7 +288,6 @@ def effective_max_tokens(model_cfg: Mapping[str, Any], reasoning: Mapping[str, A
     Provider-side thinking budgets (``reasoning=thinking``) are added on top by the backend.
     """
     model_limit = model_cfg.get("max_tokens")
-    cap = reasoning.get("max_tokens")
     if cap is None:
         return int(model_limit or 16)
     if model_cfg.get("reasons_by_default") and model_limit is not None:
@@ -263,15 +299,16 @@ def make_jobs(
     presentations: Sequence[Presentation],
     *,
     model_cfg: Mapping[str, Any],
-    reasoning: Mapping[str, Any],
+    reasoning: Reasoning | Mapping[str, Any],
     abilities: Abilities | None = None,
 ) -> list[Job]:
     """One request per presentation. Heuristic backends also get the option texts they judge by.
     ``abilities``: the backend's (default: those its config's kind declares)."""
+    reasoning = validate_group("reasoning", reasoning)
     name = str(model_cfg["name"])
     abilities = abilities or abilities_for(model_cfg)
     score = scores_labels(model_cfg, presentations[0].protocol, abilities) if presentations else False
-    max_tokens = effective_max_tokens(model_cfg, reasoning)
+    max_tokens = effective_max_tokens(model_cfg, reasoning.max_tokens)
     # heuristics judge the option texts (the fault fake declares the abilities of what it wraps)
     heuristic = abilities.needs_option_texts
     jobs = []
@@ -282,7 +319,7 @@ def make_jobs(
             temperature=0.0,
             max_tokens=max_tokens,
             score_labels=score,
-            thinking_budget=reasoning.get("thinking_budget_tokens"),
+            thinking_budget=reasoning.thinking_budget_tokens,
         )
         if heuristic:
             extra = {
@@ -320,15 +357,13 @@ def with_cloze_fields(jobs: Sequence[Job], items: Sequence[Item], backend: Backe
 def _with_fewshot(
     presentations: list[Presentation],
     spec: ProtocolSpec,
-    protocol_cfg: Mapping[str, Any],
-    labels: Mapping[str, Any],
+    protocol: ProtocolGroup,
+    labels: Labels,
     examples: Sequence[Item] | None,
 ) -> list[Presentation]:
     from blindmcq.protocols.fewshot import apply_fewshot
 
-    seed = protocol_cfg.get("fewshot_seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError("protocol.fewshot_seed", f"expected an integer, got {seed!r}")
+    seed = protocol.fewshot_seed  # an integer: the schema checked it
     if examples is None:
         from blindmcq.datasets.nonsense import generate_nonsenseqa
 
@@ -341,69 +376,66 @@ def _with_fewshot(
 
 def build_jobs(
     items: Sequence[Item],
-    *,
     model_cfg: Mapping[str, Any],
     setup: PresentationSetup,
-    label_schemes: Mapping[str, Mapping[str, Any]],
+    *,
     fewshot_examples: Sequence[Item] | None = None,
     abilities: Abilities | None = None,
 ) -> tuple[ProtocolSpec, list[Job]]:
     """The probe's presentations and requests for ``items``: what ``run_probe`` asks and
-    ``blindmcq preview`` prints (one builder for both). ``label_schemes`` are every label scheme config
-    by name (``config.files.load_label_schemes``): a protocol's ``labels`` names one of them."""
-    labels, reasoning, condition = setup.labels, setup.reasoning, setup.condition
-    protocol_cfg = setup.protocol
-    spec = protocol_spec(protocol_cfg)
+    ``blindmcq preview`` prints (one builder for both). A protocol's ``labels`` names one of
+    ``setup.schemes``."""
+    labels, condition, protocol = setup.labels, setup.condition, setup.protocol
+    spec = protocol_spec(protocol)
     if spec.labels is not None:
-        if spec.labels not in label_schemes:
+        if spec.labels not in setup.schemes:
             raise ConfigError(
-                "protocol.labels", f"no label scheme {spec.labels!r} (have {sorted(label_schemes)})"
+                "protocol.labels", f"no label scheme {spec.labels!r} (have {sorted(setup.schemes)})"
             )
-        labels = dict(label_schemes[spec.labels])
+        labels = setup.schemes[spec.labels]
     orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
     presentations = build_presentations(
         items,
-        conditions=condition["conditions"],
-        blind_orders=orders or condition.get("blind_orders", "all"),
-        full_orders=orders or condition.get("full_orders", ["rot0"]),
-        forced=bool(condition.get("forced", False)),
+        conditions=condition.conditions,
+        blind_orders=orders or condition.blind_orders,
+        full_orders=orders or condition.full_orders,
+        forced=condition.forced,
         prompt=setup.prompt,
         labels=labels,
-        reasoning=reasoning,
+        reasoning=setup.reasoning,
         protocol="md" if spec.uses_matcher else "sl",
-        protocol_cfg=protocol_cfg,
+        protocol_cfg=protocol,
     )
     if spec.fewshot != "none":
-        presentations = _with_fewshot(presentations, spec, protocol_cfg, labels, fewshot_examples)
-    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=reasoning, abilities=abilities)
+        presentations = _with_fewshot(presentations, spec, protocol, labels, fewshot_examples)
+    return spec, make_jobs(presentations, model_cfg=model_cfg, reasoning=setup.reasoning, abilities=abilities)
 
 
 def run_probe(
     items: Sequence[Item],
-    *,
     model_cfg: Mapping[str, Any],
     setup: PresentationSetup,
-    label_schemes: Mapping[str, Mapping[str, Any]],
-    cache_path: str | Path,
-    concurrency: int | None = None,
+    engine: EngineSettings,
+    *,
     backend: Backend | None = None,
-    progress: bool = True,
     fewshot_examples: Sequence[Item] | None = None,
 ) -> pd.DataFrame:
-    """Ask ``model_cfg``'s model every presentation of ``items``; returns the predictions frame.
-
-    ``label_schemes``: every label scheme config by name (``config.files.load_label_schemes``), what a
-    protocol's ``labels`` names and what an answer in another scheme is recognised by.
+    """Ask ``model_cfg``'s model every presentation of ``items`` (as ``setup`` presents them, through
+    the engine as ``engine`` says); returns the predictions frame. ``backend``: a built backend to use
+    instead of the one ``model_cfg`` makes.
 
     ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
     spec, jobs = build_jobs(
-        items, model_cfg=model_cfg, setup=setup, label_schemes=label_schemes,
-        fewshot_examples=fewshot_examples, abilities=abilities_for(model_cfg, backend),
-    )  # fmt: skip
+        items,
+        model_cfg,
+        setup,
+        fewshot_examples=fewshot_examples,
+        abilities=abilities_for(model_cfg, backend),
+    )
     # every scheme extended to the bank's largest N, so an answer "AF" to a 32-option item is read
-    symbols = label_symbols_by_scheme(label_schemes, max((item.n_options for item in items), default=0))
+    symbols = label_symbols_by_scheme(setup.schemes, max((item.n_options for item in items), default=0))
     backend = backend or make_backend(model_cfg)
     matcher = None
     if spec.uses_matcher:
@@ -412,15 +444,15 @@ def run_probe(
         matcher = make_md_matcher(setup.protocol)
     if model_cfg.get("scoring") == "cloze":
         jobs = with_cloze_fields(jobs, items, backend)
-    limit = int(concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)
-    cache = ResponseCache(cache_path)
+    limit = int(engine.concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)
+    cache = ResponseCache(engine.cache_path)
     try:
         records = run_calls(
             jobs,
             backend,
             cache=cache,
             concurrency=limit,
-            progress=progress,
+            progress=engine.progress,
             interpret=lambda p, r: interpret(p, r, symbols=symbols, md_matcher=matcher),
             desc=f"{model_cfg['name']} ({len(items)} items)",
             batch_size=int(model_cfg.get("batch_size", 1)),
@@ -429,3 +461,20 @@ def run_probe(
     finally:
         cache.close()
     return to_frame(to_table(records))
+
+
+def probe_panel(
+    items: Sequence[Item],
+    models: Sequence[Mapping[str, Any]],
+    setup: PresentationSetup,
+    engine: EngineSettings,
+) -> pd.DataFrame:
+    """Every model of ``models`` (the probed model first, then the panel's members: the entry point
+    reads their configs, ``wiring.panel_configs``) on the same ``items`` with the same presentations,
+    as one predictions frame; the ``model`` column tells the rows apart."""
+    frames = [run_probe(items, cfg, setup, engine) for cfg in models]
+    if len(frames) == 1:
+        return frames[0]
+    import pyarrow as pa
+
+    return to_frame(pa.concat_tables([to_table(f) for f in frames]))

@@ -222,7 +222,7 @@ def rewrite_with_model(
     model_cfg = conf.model_cfg()
     backend = backend or make_backend(model_cfg)
     # a model that reasons before it answers spends its room there first (tasks.probe)
-    room = effective_max_tokens(model_cfg, {"max_tokens": conf.max_tokens})
+    room = effective_max_tokens(model_cfg, conf.max_tokens)
     calls = rewrite_requests(items, conf, str(model_cfg["name"]), room)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,
