@@ -1,6 +1,6 @@
 """A static HTML report of one run: one folder that opens from disk, no server, no network.
 
-``index.html`` holds the paper's tables (from the analysis Markdown) and figures (PNG, copied beside it,
+``index.html`` holds the paper's tables (the analysis' ``tables.json``) and figures (PNG, copied beside it,
 linked relatively), and an item explorer: filter by bank, gate decision, leak type (``leak_tags``) and
 blind-solved count, search, sortable columns; per item its question, options with the key marked, each
 model's blind picks over the 2N orders, the lexical match from the statutes with its provision, and the
@@ -49,26 +49,13 @@ def _required(path: Path) -> Path:
     return path
 
 
-def markdown_tables(analysis_dir: Path) -> list[dict[str, Any]]:
-    """The analysis tables (``### title``, a pipe table, note lines) in report order."""
-    tables_dir = analysis_dir / "tables"
-    combined = tables_dir / "tables.md"
-    files = [combined] if combined.exists() else sorted(tables_dir.glob("*.md"))
-    out: list[dict[str, Any]] = []
-    for path in files:
-        for block in re.split(r"^### ", path.read_text(encoding="utf-8"), flags=re.M):
-            lines = [line for line in block.strip().splitlines() if line.strip()]
-            if not lines:
-                continue
-            rows = [_cells(line) for line in lines[1:] if line.startswith("|")]
-            rows = [r for r in rows if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
-            notes = [line for line in lines[1:] if not line.startswith("|")]
-            out.append({"title": lines[0], "header": rows[:1], "rows": rows[1:], "notes": notes})
-    return out
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+def analysis_tables(analysis_dir: Path) -> list[dict[str, Any]]:
+    """The analysis tables in report order, as ``analysis.tables.write_tables`` left them in
+    ``tables/tables.json`` (each ``Table.cells``: title, columns, rows, notes); [] when there is none."""
+    path = analysis_dir / "tables" / "tables.json"
+    if not path.exists():
+        return []
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _inline(text: str) -> str:
@@ -101,12 +88,13 @@ def conclusions_html(markdown: str | None, title: str) -> str:
 
 
 def tables_html(tables: list[dict[str, Any]]) -> str:
+    """Each table (``analysis_tables``) as a section: its title, the table, its notes."""
     parts: list[str] = []
     esc = html.escape
     for t in tables:
         parts.append(f"<section class='table'><h3>{esc(t['title'])}</h3>")
-        if t["header"]:
-            head = "".join(f"<th>{esc(c)}</th>" for c in t["header"][0])
+        if t["columns"]:
+            head = "".join(f"<th>{esc(c)}</th>" for c in t["columns"])
             body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in t["rows"])
             parts.append(
                 f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
@@ -367,7 +355,7 @@ def write_html_report(
     values = {
         "TITLE": html.escape(title),
         "CONCLUSIONS": conclusions_html(conclusions, conclusions_title),
-        "TABLES": tables_html(markdown_tables(analysis)),
+        "TABLES": tables_html(analysis_tables(analysis)),
         "FIGURES": figures_html(copy_figures(analysis, out)),
         "DATA": script_json(data),
     }
