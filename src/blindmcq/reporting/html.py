@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.gate import GateResult, read_gate
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
@@ -276,15 +277,16 @@ def leak_tags(
 
 def item_rows(
     items: list[Item],
-    gate: dict[str, Any],
+    gate: GateResult,
     picks: dict[str, dict[str, list[dict[str, Any]]]],
     lexical: dict[str, dict[str, Any]],
     strategies: dict[str, list[str]],
 ) -> list[dict[str, Any]]:
-    accepted, rejected = set(gate.get("accepted", [])), set(gate.get("rejected", []))
-    counts = gate.get("counts", {})
-    solved = dict(zip(counts.get("item_id", []), counts.get("solved", []), strict=False))
-    n_orders = dict(zip(counts.get("item_id", []), counts.get("n_orders", []), strict=False))
+    accepted, rejected = set(gate.accepted), set(gate.rejected)
+    counts = gate.counts
+    ids = counts["item_id"].tolist() if "item_id" in counts else []
+    solved = dict(zip(ids, counts["solved"].tolist() if "solved" in counts else [], strict=False))
+    n_orders = dict(zip(ids, counts["n_orders"].tolist() if "n_orders" in counts else [], strict=False))
     rows = []
     for item in items:
         tags, leak_runs = leak_tags(strategies.get(item.id, []), lexical.get(item.id), picks.get(item.id, {}))
@@ -336,11 +338,7 @@ def write_html_report(
     items = read_items(_required(Path(items_path)))
     sources = [predictions_path] if isinstance(predictions_path, str | Path) else list(predictions_path)
     predictions = pd.concat([pd.read_parquet(_required(Path(p))) for p in sources], ignore_index=True)
-    gate_file = _required(Path(gate_path))
-    try:
-        gate = json.loads(gate_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=str(gate_file), line=exc.lineno) from exc
+    gate = read_gate(_required(Path(gate_path)))  # the one gate.json reader
     rows = item_rows(
         items,
         gate,
@@ -348,7 +346,8 @@ def write_html_report(
         lexical_matches(baselines / "lexical.parquet"),
         surface_strategies(baselines / "picks.parquet"),
     )
-    data = {"items": rows, "gate": {k: gate.get(k) for k in ("gate_model", "k", "orders", "retained_share")}}
+    settings = {"gate_model": gate.gate_model, "k": gate.k, "orders": gate.orders}
+    data = {"items": rows, "gate": {**settings, "retained_share": gate.retained_share}}
     (out / "assets").mkdir(parents=True, exist_ok=True)
     for name in ASSETS:
         write_text(out / "assets" / name, _template(name))
