@@ -17,12 +17,13 @@ import pytest
 from PIL import Image
 
 from blindmcq.analysis.gate import gate, write_gate
+from blindmcq.analysis.tables import Table, write_tables
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.datasets.customs import load_customs
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.reporting.html import markdown_tables, script_json, write_html_report
+from blindmcq.reporting.html import analysis_tables, script_json, write_html_report
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "fixtures" / "samples"  # real customs items, committed
@@ -134,13 +135,13 @@ def built(tmp_path_factory) -> dict:
         {"strategy": ["longest"] * 12 + ["constant_0"] * 12, "item_id": ids * 2,
          "correct": [True, False] * 6 + [True] * 12}
     ).to_parquet(tmp / "baselines" / "picks.parquet")  # fmt: skip
-    tables = tmp / "analysis" / "tables"
-    tables.mkdir(parents=True)
-    (tables / "tables.md").write_text(
-        "### Table 2: Точність стратегій\n\n| strategy | accuracy |\n|---|---|\n| longest | 0.412 |\n"
-        "| лексичний пошук | 0.380 |\n\nChance is 0.25.\n\n"
-        "### Gate\n\n| k | retained |\n|---|---|\n| 5 | 0.9 |\n",
-        encoding="utf-8",
+    shown = pd.DataFrame({"strategy": ["longest", "лексичний пошук"], "accuracy": ["0.412", "0.380"]})
+    write_tables(
+        tmp / "analysis" / "tables",
+        {
+            "table2": Table("table2", "Table 2: Точність стратегій", shown, shown, "Chance is 0.25."),
+            "gate": Table("gate", "Gate", pd.DataFrame(), pd.DataFrame({"k": ["5"], "retained": ["0.9"]})),
+        },
     )
     (tmp / "analysis" / "figures").mkdir()
     Image.new("RGB", (64, 32), (30, 90, 160)).save(tmp / "analysis" / "figures" / "figure1.png")
@@ -243,12 +244,16 @@ def test_script_json_cannot_break_out_of_the_script_tag():
     assert json.loads(text) == {"q": "</script><!-- & -->"}
 
 
-def test_markdown_tables_split_titles_rows_and_notes(built):
-    tables = markdown_tables(built["tmp"] / "analysis")
+def test_analysis_tables_are_the_table_objects_titles_rows_and_notes(built):
+    """The page's tables come from ``tables.json`` (``Table.cells``), never from parsing Markdown."""
+    tables = analysis_tables(built["tmp"] / "analysis")
     assert [t["title"] for t in tables] == ["Table 2: Точність стратегій", "Gate"]
-    assert tables[0]["header"] == [["strategy", "accuracy"]]
+    assert tables[0]["columns"] == ["strategy", "accuracy"]
     assert tables[0]["rows"] == [["longest", "0.412"], ["лексичний пошук", "0.380"]]
-    assert tables[0]["notes"] == ["Chance is 0.25."]
+    assert tables[0]["notes"] == ["Chance is 0.25."] and tables[1]["notes"] == []
+    html = built["index"].read_text(encoding="utf-8")
+    assert "<th>k</th><th>retained</th></tr></thead><tbody><tr><td>5</td><td>0.9</td></tr>" in html
+    assert analysis_tables(built["tmp"]) == []  # no tables.json: the page says none were found
 
 
 def test_missing_gate_names_the_file(built, tmp_path):

@@ -166,11 +166,11 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
 
 def test_every_per_model_metric_the_run_writes_is_renamed_by_role() -> None:
     """The committed ``reports/metrics.json`` (the probed model's names lose the model; the others go
-    under ``panel/``): each of its per-model kinds is one ``blindmcq.metric_names`` lists, so a new
-    statistic cannot be written and then tracked under a model-specific name."""
+    under ``panel/``): each of its per-model kinds is one the table registry (``analysis.tables.TABLES``)
+    lists, so a new statistic cannot be written and then tracked under a model-specific name."""
     import json
 
-    from blindmcq.metric_names import PAIR_KINDS, PER_MODEL_KINDS
+    from blindmcq.analysis.tables import PAIR_KINDS, PER_MODEL_KINDS
 
     metrics = json.loads((Path(__file__).resolve().parents[1] / "reports" / "metrics.json").read_text())
     panel = {key.split("/")[1] for key in metrics if key.startswith("panel/")}
@@ -208,3 +208,26 @@ def test_the_rewrites_per_model_figures_are_named_by_role_too() -> None:
         "panel/lexical/blind_after_acc": 0.2,
         "gate_model/blind_after_acc": 0.2,
     }
+
+
+def test_every_per_model_kind_of_the_table_registry_is_tracked_by_role() -> None:
+    """Each per-model kind a ``TableSpec`` contributes is one MLflow renames by role: the probed model's
+    loses the model, another model's goes under ``panel/``, the gate model's under ``gate_model/``. The
+    tracking lists are the registry's, so a table's metric cannot be missing from tracking."""
+    from blindmcq.analysis.tables import TABLES
+    from blindmcq.reporting.tracking import PER_MODEL_KINDS, PER_MODEL_SINGLE, role_metrics
+
+    for spec in TABLES:
+        for kind in spec.set_kinds + spec.detail_kinds:
+            assert kind in PER_MODEL_KINDS, (spec.key, kind)
+            plain = {f"{kind}/me/all": 0.1, f"{kind}/gate/all": 0.2, f"{kind}/other/all": 0.3}
+            named = role_metrics(plain, "me", gate_model="gate", panel=["other"])
+            assert named == {
+                f"{kind}/all": 0.1,
+                f"gate_model/{kind}/all": 0.2,
+                f"panel/other/{kind}/all": 0.3,
+            }
+        for kind in spec.pair_kinds:
+            assert kind in PER_MODEL_SINGLE, (spec.key, kind)
+            named = role_metrics({f"{kind}/me": 0.1, f"{kind}/other": 0.3}, "me", panel=["other"])
+            assert named == {kind: 0.1, f"panel/other/{kind}": 0.3}

@@ -172,3 +172,56 @@ def test_knowing_null_matches_two_models_with_independent_knowledge() -> None:
     picks = [np.where(rng.random(n) < 0.3, key, rng.integers(4, size=n)) for _ in range(2)]
     assert value == pytest.approx(float(np.mean(picks[0] == picks[1])), abs=0.005)
     assert value > 0.31
+
+
+def test_the_registry_is_the_one_list_of_tables_titles_and_needs(built):
+    """``build_tables``, ``TITLES`` and ``NEEDS`` come from ``TABLES``, in its (the report's) order."""
+    assert list(built) == [spec.key for spec in t.TABLES]
+    assert all(built[key].title.startswith(t.TITLES[key]) for key in built)
+    assert set(t.NEEDS) <= set(t.TITLES) and list(t.SPECS) == list(t.TITLES)
+    rows = [make_row(item_id=f"i{i}", picked_slot=i % 4, picked_option=i % 4) for i in range(8)]
+    sparse = build_tables(analyze(frame(rows)))
+    assert "bank_profile" not in sparse  # built only with the bank's items
+    for name in ("table2", "table5", "table8", "table10", "gate", "correlation"):
+        assert sparse[name].note == f"No data: this table needs {t.NEEDS[name]}.", name
+
+
+def test_every_per_model_kind_of_the_registry_lands_in_metrics_json(analysis):
+    """Each per-model kind a table contributes is a column the analysis computes and a metric name
+    ``headline_metrics`` writes (reports/metrics.json), for the probed model and for the panel."""
+    named = headline_metrics(analysis, model="first")
+    for spec in t.TABLES:
+        for kind in spec.set_kinds:
+            assert kind in analysis.summary, (spec.key, kind)
+            assert f"{kind}/all" in named and f"panel/gate/{kind}/all" in named, (spec.key, kind)
+        for kind in spec.detail_kinds:
+            assert kind in analysis.forced, (spec.key, kind)
+            assert f"{kind}/{analysis.detail_set}" in named, (spec.key, kind)
+        for kind in spec.pair_kinds:
+            assert kind in analysis.agreement, (spec.key, kind)
+            assert kind in named, (spec.key, kind)
+        if spec.metrics is not None:
+            assert spec.metrics(analysis).items() <= named.items(), spec.key
+    kinds = [k for spec in t.TABLES for k in spec.kinds]
+    assert len(kinds) == len(set(kinds)), "a kind belongs to one table"
+
+
+def test_tables_json_holds_what_the_markdown_shows(tmp_path, built):
+    """``tables.json`` (the HTML report's tables) carries each table's title, header, rows and notes
+    exactly as ``tables.md`` writes them."""
+    import json
+
+    paths = write_tables(tmp_path, built)
+    cells = json.loads(paths["tables.json"].read_text(encoding="utf-8"))
+    assert [c["name"] for c in cells] == list(built)
+    markdown = paths["tables.md"].read_text(encoding="utf-8")
+    for c in cells:
+        table = built[c["name"]]
+        assert f"### {c['title']}" in markdown
+        if c["columns"]:
+            assert "| " + " | ".join(c["columns"]) + " |" in table.markdown().replace("  |", " |")
+            assert len(c["rows"]) == len(table.shown) and all(len(r) == len(c["columns"]) for r in c["rows"])
+        assert c["notes"] == ([table.note] if table.note else [])
+    surface = next(c for c in cells if c["name"] == "surface_gate")
+    if surface["columns"]:  # the second "vs chance " column, told apart by a trailing space, shows trimmed
+        assert surface["columns"].count("vs chance") == 2

@@ -1,5 +1,10 @@
 """Tables 2-10 of the paper from an ``Analysis``: numbers as DataFrames (CSV), text as Markdown.
 
+``TABLES`` is the registry: one ``TableSpec`` per table (key, title, what it needs, its builder, the
+metrics it contributes). The report order (``build_tables``), ``TITLES``, ``NEEDS``, the per-model metric
+kinds of ``reports/metrics.json`` (``headline_metrics``) and MLflow (``reporting/tracking.py``) and the
+tables of the HTML report (``tables.json``) all derive from it, so a new statistic is one entry.
+
 Every number shown is rounded by ``rounded`` (3 decimals), and ``headline_metrics`` uses the same
 function, so the Markdown, the CSV-derived report and the MLflow/DVC metrics agree digit for digit.
 A table without the predictions it needs is still written, with a note naming what is missing.
@@ -7,10 +12,11 @@ A table without the predictions it needs is still written, with a note naming wh
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,38 +30,9 @@ from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
-from blindmcq.metric_names import DETAIL_KINDS, PAIR_KINDS, SET_KINDS
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
-TITLES = {
-    "table2": "Table 2: Surface strategies (accuracy without reasoning over the question)",
-    "table3": "Table 3: Blind (options only) and full accuracy, on all items and on each side of the gate",
-    "table4": "Table 4: Positional habit and excess over it, on all items and on the headline set",
-    "table5": "Table 5: Agreement with the gate model's blind pick, and the accepted/rejected gap",
-    "table6": "Table 6: Blind accuracy under each prompt phrasing",
-    "table7": "Table 7: Accuracy under each label scheme",
-    "table8": "Table 8: Forced placement: blind solvability with position bias removed by construction",
-    "table9": "Table 9: Reasoning modes against direct answer",
-    "table10": "Table 10: The blind probe on a second bank",
-    "correlation": "Blind vs full accuracy across models (Pearson r, Fisher-z 95% interval)",
-    "gate": "Gate: items by blind-solved count against the chance expectation",
-    "surface_gate": "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
-}
-NEEDS = {
-    "table2": "a baselines frame (columns strategy, item_id, picked_option, correct)",
-    "table3": "blind or full predictions on the baseline presentation",
-    "table4": "blind predictions on the baseline presentation",
-    "table5": "a gate (the gate model's blind calls over all orders) and blind calls of other models",
-    "table6": "blind predictions under two or more phrasings (phrasing sweep)",
-    "table7": "predictions under two or more label schemes (label sweep)",
-    "table8": "forced-placement predictions (blind rows with forced_slot set)",
-    "table9": "predictions under two or more reasoning modes, one of them the baseline's",
-    "table10": "predictions on a second bank (e.g. LEXam)",
-    "correlation": "blind and full accuracy of at least three models on the same items",
-    "gate": "a gate (the gate model's blind calls over all orders)",
-    "surface_gate": "a baselines frame and a gate",
-}
 
 
 def rounded(x: float) -> float:
@@ -108,6 +85,21 @@ class Table:
         if self.note:
             lines += [self.note, ""]
         return "\n".join(lines)
+
+    def cells(self) -> dict[str, object]:
+        """The table as the HTML report shows it (``tables.json``): title, column names, rows of cell
+        text and note paragraphs, each exactly as in :meth:`markdown` (cells trimmed, as a Markdown cell
+        is: Table 2 past the gate tells its second "vs chance " column apart by a trailing space)."""
+        shown = not self.shown.empty
+        return {
+            "name": self.name,
+            "title": self.title,
+            "columns": [str(c).strip() for c in self.shown.columns] if shown else [],
+            "rows": [[str(v).strip() for v in r] for r in self.shown.itertuples(index=False)]
+            if shown
+            else [],
+            "notes": [line for line in self.note.rstrip().splitlines() if line.strip()],
+        }
 
 
 def _empty(name: str) -> Table:
@@ -243,7 +235,9 @@ def bank_profile(items: Sequence[Item]) -> Table:
     """Key-position shares and mean key minus mean distractor length (characters) of usable items."""
     usable = [it for it in items if it.usable]
     if not usable:
-        return Table("bank_profile", "Bank profile", pd.DataFrame(), pd.DataFrame(), "No usable items.")
+        return Table(
+            "bank_profile", TITLES["bank_profile"], pd.DataFrame(), pd.DataFrame(), "No usable items."
+        )
     n = max(it.n_options for it in usable)
     keys = np.array([it.key for it in usable])
     key_len = np.array([len(it.options[it.key]) for it in usable])
@@ -256,7 +250,7 @@ def bank_profile(items: Sequence[Item]) -> Table:
     )
     frame = pd.DataFrame(rows)
     shown = pd.DataFrame({"Measure": frame["measure"], "Value": frame["value"].map(fmt)})
-    return Table("bank_profile", f"Bank profile ({len(usable)} usable items)", frame, shown)
+    return Table("bank_profile", f"{TITLES['bank_profile']} ({len(usable)} usable items)", frame, shown)
 
 
 FAILURES = ("n_error", "n_refused", "n_truncated")
@@ -444,7 +438,7 @@ def table_4(a: Analysis) -> Table:
 
 def habit_by_n_table(a: Analysis) -> Table:
     """Blind accuracy, habit and excess per option count N (the parts the combined Table 4 weighs)."""
-    title = "Habit and excess per option count"
+    title = TITLES["habit_by_n"]
     by_n = _at(a.by_n, a.headline_set)
     if by_n.empty:
         return Table("habit_by_n", title, pd.DataFrame(), pd.DataFrame(), "No blind predictions.")
@@ -729,6 +723,141 @@ def gate_table(a: Analysis) -> Table:
     return Table("gate", TITLES["gate"], frame, shown, note)
 
 
+@dataclass(frozen=True)
+class TableInputs:
+    """What the builders read: the analysis, the baselines' picks, the bank's items (the bank profile is
+    built only with them) and why Table 2 has no lexical row (``statutes.language``)."""
+
+    analysis: Analysis
+    baselines: pd.DataFrame | None = None
+    items: Sequence[Item] | None = None
+    lexical_absent: str | None = None
+
+    @property
+    def chance(self) -> float:
+        a = self.analysis
+        return float(a.summary["chance"].mean()) if not a.summary.empty else 0.25
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of the report and the metrics it contributes.
+
+    ``needs`` completes the empty table's note ("No data: this table needs ..."); ``build`` returns the
+    table, or None where it is not built (the bank profile without items). Per-model metric kinds (each
+    a column of the analysis frame named): ``set_kinds`` -> ``{kind}/{model}/{set}`` from the summary,
+    ``detail_kinds`` -> ``{kind}/{model}/{detail set}`` from the forced-placement frame, ``pair_kinds``
+    -> ``{kind}/{model}`` from the agreement with the gate model. ``metrics``: the table's other figures.
+    """
+
+    key: str
+    title: str
+    build: Callable[[TableInputs], Table | None]
+    needs: str = ""
+    set_kinds: tuple[str, ...] = ()
+    detail_kinds: tuple[str, ...] = ()
+    pair_kinds: tuple[str, ...] = ()
+    metrics: Callable[[Analysis], dict[str, float]] | None = None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self.set_kinds + self.detail_kinds + self.pair_kinds
+
+
+def _gate_metrics(a: Analysis) -> dict[str, float]:
+    if a.gate is None:
+        return {}
+    return {
+        "gate/retained_share": rounded(a.gate.retained_share),
+        "gate/n_accepted": float(len(a.gate.accepted)),
+        "gate/n_rejected": float(len(a.gate.rejected)),
+    }
+
+
+def _correlation_metrics(a: Analysis) -> dict[str, float]:
+    return {
+        metric_name("r", row["kind"].replace(" ", "_")): rounded(row["r"])
+        for row in a.correlation.to_dict(orient="records")
+        if np.isfinite(row["r"])
+    }
+
+
+# The registry, in report order.
+TABLES: tuple[TableSpec, ...] = (
+    TableSpec(
+        "gate", "Gate: items by blind-solved count against the chance expectation",
+        lambda i: gate_table(i.analysis), needs="a gate (the gate model's blind calls over all orders)",
+        metrics=_gate_metrics,
+    ),
+    TableSpec(
+        "table2", "Table 2: Surface strategies (accuracy without reasoning over the question)",
+        lambda i: table_2(i.baselines, chance=i.chance, absent=i.lexical_absent),
+        needs="a baselines frame (columns strategy, item_id, picked_option, correct)",
+    ),
+    TableSpec(
+        "surface_gate", "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
+        lambda i: surface_gate_table(i.baselines, i.analysis), needs="a baselines frame and a gate",
+    ),
+    TableSpec(
+        "bank_profile", "Bank profile", lambda i: bank_profile(i.items) if i.items is not None else None
+    ),
+    TableSpec(
+        "table3",
+        "Table 3: Blind (options only) and full accuracy, on all items and on each side of the gate",
+        lambda i: table_3(i.analysis), needs="blind or full predictions on the baseline presentation",
+        # blind_p_holm: blind accuracy above chance, Holm over the models (the opening quotes it)
+        set_kinds=("blind_acc", "blind_lo", "blind_hi", "full_acc", "blind_p_holm"),
+    ),
+    TableSpec(
+        "table4", "Table 4: Positional habit and excess over it, on all items and on the headline set",
+        lambda i: table_4(i.analysis), needs="blind predictions on the baseline presentation",
+        set_kinds=("habit", "excess"),
+    ),
+    TableSpec("habit_by_n", "Habit and excess per option count", lambda i: habit_by_n_table(i.analysis)),
+    TableSpec(
+        "table5", "Table 5: Agreement with the gate model's blind pick, and the accepted/rejected gap",
+        lambda i: table_5(i.analysis),
+        needs="a gate (the gate model's blind calls over all orders) and blind calls of other models",
+        pair_kinds=("agreement", "expected", "gap"),
+    ),
+    TableSpec(
+        "table6", "Table 6: Blind accuracy under each prompt phrasing", lambda i: table_6(i.analysis),
+        needs="blind predictions under two or more phrasings (phrasing sweep)",
+    ),
+    TableSpec(
+        "table7", "Table 7: Accuracy under each label scheme", lambda i: table_7(i.analysis),
+        needs="predictions under two or more label schemes (label sweep)",
+    ),
+    TableSpec(
+        "table8", "Table 8: Forced placement: blind solvability with position bias removed by construction",
+        lambda i: table_8(i.analysis), needs="forced-placement predictions (blind rows with forced_slot set)",
+        detail_kinds=("position_free",),
+    ),
+    TableSpec(
+        "table9", "Table 9: Reasoning modes against direct answer", lambda i: table_9(i.analysis),
+        needs="predictions under two or more reasoning modes, one of them the baseline's",
+    ),
+    TableSpec(
+        "table10", "Table 10: The blind probe on a second bank", lambda i: table_10(i.analysis),
+        needs="predictions on a second bank (e.g. LEXam)",
+    ),
+    TableSpec(
+        "correlation", "Blind vs full accuracy across models (Pearson r, Fisher-z 95% interval)",
+        lambda i: correlation_table(i.analysis),
+        needs="blind and full accuracy of at least three models on the same items",
+        metrics=_correlation_metrics,
+    ),
+)  # fmt: skip
+SPECS = {spec.key: spec for spec in TABLES}
+TITLES = {spec.key: spec.title for spec in TABLES}
+NEEDS = {spec.key: spec.needs for spec in TABLES if spec.needs}
+# The per-model metric kinds, as reports/metrics.json writes them and MLflow names them by role
+SET_KINDS = tuple(k for spec in TABLES for k in spec.set_kinds)  # ``{kind}/{model}/{set}``
+DETAIL_KINDS = tuple(k for spec in TABLES for k in spec.detail_kinds)  # ``{kind}/{model}/{detail set}``
+PAIR_KINDS = tuple(k for spec in TABLES for k in spec.pair_kinds)  # ``{kind}/{model}``
+PER_MODEL_KINDS = SET_KINDS + DETAIL_KINDS  # the three-part names
+
+
 def build_tables(
     a: Analysis,
     *,
@@ -736,24 +865,16 @@ def build_tables(
     items: Sequence[Item] | None = None,
     lexical_absent: str | None = None,
 ) -> dict[str, Table]:
-    """Every table, in report order: gate, Tables 2-10, correlation (and the bank profile with items).
-    ``lexical_absent``: why Table 2 has no lexical row (``statutes.language``)."""
-    chance = float(a.summary["chance"].mean()) if not a.summary.empty else 0.25
-    tables = [
-        gate_table(a),
-        table_2(baselines, chance=chance, absent=lexical_absent),
-        surface_gate_table(baselines, a),
-    ]
-    if items is not None:
-        tables.append(bank_profile(items))
-    tables += [table_3(a), table_4(a), habit_by_n_table(a), table_5(a), table_6(a), table_7(a), table_8(a)]
-    tables += [table_9(a)]
-    tables += [table_10(a), correlation_table(a)]
-    return {t.name: t for t in tables}
+    """Every table of ``TABLES``, in report order: gate, Tables 2-10, correlation (and the bank profile
+    with items). ``lexical_absent``: why Table 2 has no lexical row (``statutes.language``)."""
+    inputs = TableInputs(a, baselines=baselines, items=items, lexical_absent=lexical_absent)
+    tables = [spec.build(inputs) for spec in TABLES]
+    return {t.name: t for t in tables if t is not None}
 
 
 def write_tables(out_dir: str | Path, tables: Mapping[str, Table]) -> dict[str, Path]:
-    """Write ``{name}.csv`` and ``{name}.md`` per table and all of them in ``tables.md``, each atomically."""
+    """Write ``{name}.csv`` and ``{name}.md`` per table, all of them in ``tables.md``, and
+    ``tables.json`` (each table's ``cells``, which the HTML report shows), each atomically."""
     out = Path(out_dir)
     paths: dict[str, Path] = {}
     for name, t in tables.items():
@@ -765,6 +886,9 @@ def write_tables(out_dir: str | Path, tables: Mapping[str, Table]) -> dict[str, 
     combined = out / "tables.md"
     write_text(combined, "\n".join(t.markdown() for t in tables.values()))
     paths["tables.md"] = combined
+    cells = out / "tables.json"
+    write_text(cells, json.dumps([t.cells() for t in tables.values()], ensure_ascii=False, indent=1) + "\n")
+    paths["tables.json"] = cells
     return paths
 
 
@@ -792,14 +916,15 @@ def metric_key(kind: str, model: str, set_name: str | None = None, *, own: str |
 
 
 def headline_metrics(a: Analysis, *, model: str | None = None) -> dict[str, float]:
-    """Flat metrics, rounded exactly as the tables show them, for MLflow and DVC.
+    """Flat metrics, rounded exactly as the tables show them, for MLflow and DVC: what each ``TableSpec``
+    of ``TABLES`` contributes.
 
-    Names (``model`` None): ``{blind_acc,blind_lo,blind_hi,full_acc,habit,excess}/{model}/{set}``,
-    ``position_free/{model}/{detail set}``, ``agreement/{model}``, ``expected/{model}`` (agreement under
-    independence), ``gap/{model}``, ``gate/{retained_share,n_accepted,n_rejected}``,
-    ``r/{same_items,disjoint_halves}``. With ``model`` (the run's probed model, as the pipeline writes
-    ``reports/metrics.json``), see :func:`metric_key`: ``blind_acc/all`` for it and
-    ``panel/<other>/blind_acc/all`` for the others.
+    Names (``model`` None): ``{kind}/{model}/{set}`` for ``SET_KINDS`` (blind_acc, blind_lo, blind_hi,
+    full_acc, blind_p_holm, habit, excess), ``{kind}/{model}/{detail set}`` for ``DETAIL_KINDS``
+    (position_free), ``{kind}/{model}`` for ``PAIR_KINDS`` (agreement, expected: agreement under
+    independence, gap), ``gate/{retained_share,n_accepted,n_rejected}``, ``r/{same_items,disjoint_halves}``.
+    With ``model`` (the run's probed model, as the pipeline writes ``reports/metrics.json``), see
+    :func:`metric_key`: ``blind_acc/all`` for it and ``panel/<other>/blind_acc/all`` for the others.
     """
     out: dict[str, float] = {}
     for row in a.summary.to_dict(orient="records"):
@@ -814,11 +939,7 @@ def headline_metrics(a: Analysis, *, model: str | None = None) -> dict[str, floa
         for kind in PAIR_KINDS:
             if np.isfinite(row.get(kind, math.nan)):
                 out[metric_key(kind, row["model"], own=model)] = rounded(row[kind])
-    if a.gate is not None:
-        out["gate/retained_share"] = rounded(a.gate.retained_share)
-        out["gate/n_accepted"] = float(len(a.gate.accepted))
-        out["gate/n_rejected"] = float(len(a.gate.rejected))
-    for row in a.correlation.to_dict(orient="records"):
-        if np.isfinite(row["r"]):
-            out[metric_name("r", row["kind"].replace(" ", "_"))] = rounded(row["r"])
+    for spec in TABLES:
+        if spec.metrics is not None:
+            out |= spec.metrics(a)
     return out

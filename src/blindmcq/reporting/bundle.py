@@ -26,12 +26,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from blindmcq.config.schema import Analysis, Config, validate
 from blindmcq.errors import BlindMCQError
 
 log = logging.getLogger(__name__)
@@ -157,12 +158,13 @@ def verify_bundle(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def check_self_contained(params: dict[str, Any], where: Path) -> None:
-    """Refuse a run whose analysis read predictions from outside the project (not in a release folder)."""
-    analysis = params.get("analysis") or {}
-    if analysis.get("extra_predictions"):
+def check_self_contained(params: Config | Mapping[str, Any], where: Path) -> None:
+    """Refuse a run whose analysis read predictions from outside the project (not in a release folder).
+    ``params``: the typed :class:`Config`, or ``params.yaml`` as read (checked here)."""
+    analysis = validate(params, file=str(where)).analysis or Analysis()
+    if analysis.extra_predictions:
         raise BundleError(f"{where}: analysis.extra_predictions names files a release folder does not carry")
-    if (analysis.get("second_bank") or {}).get("predictions"):
+    if analysis.second_bank.get("predictions"):
         raise BundleError(f"{where}: analysis.second_bank names files a release folder does not carry")
 
 

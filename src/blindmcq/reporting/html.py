@@ -1,6 +1,6 @@
 """A static HTML report of one run: one folder that opens from disk, no server, no network.
 
-``index.html`` holds the paper's tables (from the analysis Markdown) and figures (PNG, copied beside it,
+``index.html`` holds the paper's tables (the analysis' ``tables.json``) and figures (PNG, copied beside it,
 linked relatively), and an item explorer: filter by bank, gate decision, leak type (``leak_tags``) and
 blind-solved count, search, sortable columns; per item its question, options with the key marked, each
 model's blind picks over the 2N orders, the lexical match from the statutes with its provision, and the
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.gate import GateResult, read_gate
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
@@ -49,26 +50,13 @@ def _required(path: Path) -> Path:
     return path
 
 
-def markdown_tables(analysis_dir: Path) -> list[dict[str, Any]]:
-    """The analysis tables (``### title``, a pipe table, note lines) in report order."""
-    tables_dir = analysis_dir / "tables"
-    combined = tables_dir / "tables.md"
-    files = [combined] if combined.exists() else sorted(tables_dir.glob("*.md"))
-    out: list[dict[str, Any]] = []
-    for path in files:
-        for block in re.split(r"^### ", path.read_text(encoding="utf-8"), flags=re.M):
-            lines = [line for line in block.strip().splitlines() if line.strip()]
-            if not lines:
-                continue
-            rows = [_cells(line) for line in lines[1:] if line.startswith("|")]
-            rows = [r for r in rows if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
-            notes = [line for line in lines[1:] if not line.startswith("|")]
-            out.append({"title": lines[0], "header": rows[:1], "rows": rows[1:], "notes": notes})
-    return out
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+def analysis_tables(analysis_dir: Path) -> list[dict[str, Any]]:
+    """The analysis tables in report order, as ``analysis.tables.write_tables`` left them in
+    ``tables/tables.json`` (each ``Table.cells``: title, columns, rows, notes); [] when there is none."""
+    path = analysis_dir / "tables" / "tables.json"
+    if not path.exists():
+        return []
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _inline(text: str) -> str:
@@ -101,12 +89,13 @@ def conclusions_html(markdown: str | None, title: str) -> str:
 
 
 def tables_html(tables: list[dict[str, Any]]) -> str:
+    """Each table (``analysis_tables``) as a section: its title, the table, its notes."""
     parts: list[str] = []
     esc = html.escape
     for t in tables:
         parts.append(f"<section class='table'><h3>{esc(t['title'])}</h3>")
-        if t["header"]:
-            head = "".join(f"<th>{esc(c)}</th>" for c in t["header"][0])
+        if t["columns"]:
+            head = "".join(f"<th>{esc(c)}</th>" for c in t["columns"])
             body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in t["rows"])
             parts.append(
                 f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
@@ -288,15 +277,16 @@ def leak_tags(
 
 def item_rows(
     items: list[Item],
-    gate: dict[str, Any],
+    gate: GateResult,
     picks: dict[str, dict[str, list[dict[str, Any]]]],
     lexical: dict[str, dict[str, Any]],
     strategies: dict[str, list[str]],
 ) -> list[dict[str, Any]]:
-    accepted, rejected = set(gate.get("accepted", [])), set(gate.get("rejected", []))
-    counts = gate.get("counts", {})
-    solved = dict(zip(counts.get("item_id", []), counts.get("solved", []), strict=False))
-    n_orders = dict(zip(counts.get("item_id", []), counts.get("n_orders", []), strict=False))
+    accepted, rejected = set(gate.accepted), set(gate.rejected)
+    counts = gate.counts
+    ids = counts["item_id"].tolist() if "item_id" in counts else []
+    solved = dict(zip(ids, counts["solved"].tolist() if "solved" in counts else [], strict=False))
+    n_orders = dict(zip(ids, counts["n_orders"].tolist() if "n_orders" in counts else [], strict=False))
     rows = []
     for item in items:
         tags, leak_runs = leak_tags(strategies.get(item.id, []), lexical.get(item.id), picks.get(item.id, {}))
@@ -348,11 +338,7 @@ def write_html_report(
     items = read_items(_required(Path(items_path)))
     sources = [predictions_path] if isinstance(predictions_path, str | Path) else list(predictions_path)
     predictions = pd.concat([pd.read_parquet(_required(Path(p))) for p in sources], ignore_index=True)
-    gate_file = _required(Path(gate_path))
-    try:
-        gate = json.loads(gate_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=str(gate_file), line=exc.lineno) from exc
+    gate = read_gate(_required(Path(gate_path)))  # the one gate.json reader
     rows = item_rows(
         items,
         gate,
@@ -360,14 +346,15 @@ def write_html_report(
         lexical_matches(baselines / "lexical.parquet"),
         surface_strategies(baselines / "picks.parquet"),
     )
-    data = {"items": rows, "gate": {k: gate.get(k) for k in ("gate_model", "k", "orders", "retained_share")}}
+    settings = {"gate_model": gate.gate_model, "k": gate.k, "orders": gate.orders}
+    data = {"items": rows, "gate": {**settings, "retained_share": gate.retained_share}}
     (out / "assets").mkdir(parents=True, exist_ok=True)
     for name in ASSETS:
         write_text(out / "assets" / name, _template(name))
     values = {
         "TITLE": html.escape(title),
         "CONCLUSIONS": conclusions_html(conclusions, conclusions_title),
-        "TABLES": tables_html(markdown_tables(analysis)),
+        "TABLES": tables_html(analysis_tables(analysis)),
         "FIGURES": figures_html(copy_figures(analysis, out)),
         "DATA": script_json(data),
     }

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from blindmcq.atomic import replace_tree, write_text
+from blindmcq.config.schema import Config, validate
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
 
@@ -32,25 +33,24 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def run_summary(config: Mapping[str, Any]) -> list[str]:
-    def name(key: str) -> str:
-        value = config.get(key)
-        return str(value.get("name")) if isinstance(value, Mapping) else str(value)
-
+def run_summary(config: Config | Mapping[str, Any]) -> list[str]:
+    """The settings table the report opens with. ``config``: the typed :class:`Config`, or the composed
+    mapping (checked here). A group left out of the config shows nothing; with no ``gate`` or ``probe``
+    group the threshold and the seed read "None", as they always did."""
+    cfg = validate(config, file=None)
     keys = ("dataset", "model", "gate_model", "prompt", "labels", "condition", "protocol", "reasoning")
-    lines = [f"| {key} | {name(key)} |" for key in keys if key in config]
-    panel = config.get("panel")
-    if isinstance(panel, Mapping) and panel.get("models"):
-        lines.insert(2, f"| panel | {', '.join(map(str, panel['models']))} |")
-    gate = config.get("gate", {})
-    probe = config.get("probe", {})
-    if gate.get("k") is not None:
-        lines.append(f"| gate k | {gate.get('k')} of 2N orders |")
-    else:  # k chosen per option count N (analysis.gate.thresholds_for)
-        lines.append(f"| gate k | per N, false-rejection rate {gate.get('false_rejection')} under chance |")
-    lines.append(
-        f"| probe sample | {probe.get('sample') or 'every usable item'} (seed {probe.get('seed')}) |"
-    )
+    groups = [(key, getattr(cfg, key)) for key in keys]
+    lines = [f"| {key} | {group.name} |" for key, group in groups if group is not None]
+    if cfg.panel is not None and cfg.panel.models:
+        lines.insert(2, f"| panel | {', '.join(map(str, cfg.panel.models))} |")
+    k = cfg.gate.k if cfg.gate is not None else None
+    if k is not None:
+        lines.append(f"| gate k | {k} of 2N orders |")
+    else:  # k chosen per N (analysis.gate.thresholds_for)
+        rate = cfg.gate.false_rejection if cfg.gate is not None else None
+        lines.append(f"| gate k | per N, false-rejection rate {rate} under chance |")
+    sample, seed = (cfg.probe.sample, cfg.probe.seed) if cfg.probe is not None else (None, None)
+    lines.append(f"| probe sample | {sample or 'every usable item'} (seed {seed}) |")
     return ["| setting | value |", "|---|---|", *lines]
 
 
@@ -102,10 +102,11 @@ def build_report(
     baselines_dir: Path,
     analysis_dir: Path,
     out_dir: Path,
-    config: Mapping[str, Any],
+    config: Config | Mapping[str, Any],
 ) -> dict[str, float]:
     """Write ``out_dir/report.md``, ``tables/``, ``figures/``, ``metrics.json`` (every figure) and
-    ``headline.json`` (``headline_figures``); return the metrics."""
+    ``headline.json`` (``headline_figures``); return the metrics. ``config`` (scrubbed): the settings
+    table's source (``run_summary``)."""
     verification = _read_json(corpus_dir / "verification.json")
     facts = _read_json(baselines_dir / "facts.json")
     metrics = {k: float(v) for k, v in _read_json(analysis_dir / "metrics.json").items()}

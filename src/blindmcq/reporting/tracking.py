@@ -22,14 +22,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from blindmcq.metric_names import PAIR_KINDS, PER_MODEL_KINDS
+from blindmcq.analysis.tables import PAIR_KINDS, PER_MODEL_KINDS, metric_key, metric_name
+from blindmcq.config.schema import Tracking, validate_group
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
 # Per-model metric kinds as the analysis names them without a probed model: ``{kind}/{model}/{set}``
 # (or ``{kind}/{model}`` for agreement, expected and gap). ``reports/metrics.json`` already carries the
 # comparable names (analysis.tables.metric_key); ``comparable_metrics`` turns the plain ones into them.
-PER_MODEL_SINGLE = PAIR_KINDS  # two-part names (PER_MODEL_KINDS: three-part), blindmcq.metric_names
+# Both lists derive from the table registry (analysis.tables.TABLES): a kind a table contributes is
+# tracked by construction.
+PER_MODEL_SINGLE = PAIR_KINDS  # two-part names (PER_MODEL_KINDS: three-part)
 GATE_PREFIX = "gate_model"  # the gate model's metrics, whichever model it is: one column across runs
 PANEL_PREFIX = "panel"
 
@@ -58,8 +61,6 @@ def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, fl
     model's (a separate gate model, a panel) under ``panel/<model>/`` (``panel/longest/blind_acc/all``).
     Names already in that form (``reports/metrics.json``) and all other metrics pass unchanged, so this is
     the same naming as ``analysis.tables.metric_key`` and applying it twice changes nothing."""
-    from blindmcq.analysis.tables import metric_key
-
     out: dict[str, float] = {}
     for key, value in metrics.items():
         parts = key.split("/")
@@ -82,8 +83,6 @@ def role_metrics(
     the ``gate_model/`` copy. Any other model (a panel member, ``analysis.extra_predictions``) stays under
     ``panel/<model>/``; an intervention's ``<model>/<kind>`` (the rewrite's per-model figures) is named
     the same way. ``panel`` None: the gate model counts as a panel member (roles unknown)."""
-    from blindmcq.analysis.tables import metric_name
-
     out = comparable_metrics(metrics, model)
     own = metric_name(model)
     gate = metric_name(gate_model) if gate_model and metric_name(gate_model) != own else None
@@ -161,16 +160,16 @@ def stage_parent(config: Mapping[str, Any]) -> Parent:
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
-def _experiment(mlflow: Any, tracking: Mapping[str, Any]) -> str:
-    mlflow.set_tracking_uri(tracking["uri"])
-    name = tracking["experiment"]
+def _experiment(mlflow: Any, tracking: Tracking) -> str:
+    mlflow.set_tracking_uri(tracking.uri)
+    name = tracking.experiment
     experiment = mlflow.get_experiment_by_name(name)
     if experiment is not None:
         if not all(experiment.tags.get(k) for k in EXPERIMENT_KIND):  # made by an earlier version
             for key, value in EXPERIMENT_KIND.items():
                 mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, key, value)
         return experiment.experiment_id
-    artifacts = Path(tracking["artifact_location"]).resolve()
+    artifacts = Path(tracking.artifact_location).resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
     return mlflow.create_experiment(name, artifact_location=artifacts.as_uri(), tags=EXPERIMENT_KIND)
 
@@ -197,7 +196,7 @@ def _parent_run_id(mlflow: Any, experiment_id: str, parent: Parent) -> str:
 
 
 def log_run(
-    tracking: Mapping[str, Any],
+    tracking: Tracking | Mapping[str, Any],
     *,
     run_name: str,
     config: Mapping[str, Any],
@@ -216,8 +215,10 @@ def log_run(
 
     With ``model``, metrics are named by role (``role_metrics``: the gate model read from ``config``, the
     panel members from ``panel``, or from ``config``'s ``panel.models`` when None) and ``model`` is a
-    param, so runs of different models line up in one MLflow table."""
-    if not tracking.get("enabled", True):
+    param, so runs of different models line up in one MLflow table. ``tracking``: the typed group, or
+    its mapping (checked here)."""
+    tracking = validate_group("tracking", tracking)
+    if not tracking.enabled:
         return None
     import mlflow
 

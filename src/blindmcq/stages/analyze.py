@@ -26,6 +26,7 @@ from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.atomic import write_text
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
@@ -49,15 +50,15 @@ def load_all_predictions(extra: list[str]) -> pd.DataFrame:
 
 
 def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> dict[str, float]:
-    cfg = section(params, "analysis")
-    predictions = load_all_predictions(list(cfg.get("extra_predictions") or []))
+    cfg = validate_group("analysis", section(params, "analysis"))  # typed: defaults from the schema
+    predictions = load_all_predictions(list(cfg.extra_predictions))
     gate = read_gate(paths.GATE_DIR / "gate.json")
     items = read_items(paths.ITEMS)
     baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
-    base = baseline_from_params(params, orders=cfg.get("headline_orders", "all"))
+    base = baseline_from_params(params, orders=cfg.headline_orders)
     bank = str(params["dataset"]["name"])
     banks, bank_predictions = {bank: items}, {bank: predictions}
-    second = cfg.get("second_bank") or {}
+    second = cfg.second_bank
     second_predictions = None
     if second.get("predictions"):  # Table 10 and Figure 4: another bank's predictions (and items)
         name = str(second.get("name") or "second bank")
@@ -73,10 +74,10 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
         gate=gate,
         correlation_exclude=exclude,
         base=base,
-        sample_sizes=list(cfg.get("sample_sizes") or []),
-        seed=int(cfg.get("seed", 0)),
+        sample_sizes=list(cfg.sample_sizes),
+        seed=cfg.seed,
         second_bank=second_predictions,
-        failed_calls=str(cfg.get("failed_calls", "drop")),
+        failed_calls=cfg.failed_calls,
     )
     facts_path = paths.BASELINES_DIR / "facts.json"
     facts = json.loads(facts_path.read_text(encoding="utf-8")) if facts_path.exists() else {}
