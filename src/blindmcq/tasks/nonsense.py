@@ -19,7 +19,6 @@ few-shot bias, order variance), ``nonsenseqa_variance.csv`` (variance across ord
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import io
 import itertools
@@ -354,73 +353,3 @@ def write_outputs(predictions: pd.DataFrame, out_dir: str | Path, meta: Mapping[
     paths.update(results=out / "nonsenseqa_results.csv", variance=out / "nonsenseqa_variance.csv",
                  markdown=out / "nonsenseqa.md", figure=out / "nonsenseqa.png")  # fmt: skip
     return paths
-
-
-# ---------------------------------------------------------------- command line
-
-
-def _pairs(text: str) -> list[tuple[str, str]]:
-    pairs = []
-    for part in text.split(","):
-        protocol, _, skew = part.strip().partition(":")
-        if not skew:
-            raise ConfigError("--runs", f"expected protocol:skew, got {part!r}")
-        pairs.append((protocol, skew))
-    return pairs
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="blindmcq nonsense",
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,  # every option shows its default
-    )
-    parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
-    parser.add_argument("--n-test", type=int, default=1000, help="generated test items (nonsense questions)")
-    parser.add_argument(
-        "--skews", default=",".join(ALL_SKEWS),
-        help=f"few-shot skews to run, comma list of {', '.join(ALL_SKEWS)} (all_a: every example's key A; "
-        "a70: 70%% A; uniform: even; none: no examples)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--protocols", default="sl,md", help="sl (Select-and-Letter), md (Matched-and-Dashed), comma list"
-    )
-    parser.add_argument(
-        "--runs", type=_pairs, default=None,
-        help="protocol:skew pairs, e.g. sl:all_a,md:all_a (default: every protocol x skew)%(default).0s",
-    )  # fmt: skip
-    parser.add_argument("--orders", default="all", help="'all' (the 2N rotations) or comma list of order ids")
-    parser.add_argument(
-        "--keys", choices=KEYS, default="skew",
-        help="skew: the test keys follow the examples' skew (the pattern pays); drawn: keys drawn uniformly",
-    )  # fmt: skip
-    parser.add_argument("--n-shots", type=int, default=5, help="few-shot examples in each prompt")
-    parser.add_argument("--phrasing", default="minimal", help="the prompt, a conf/prompt/ name")
-    parser.add_argument(
-        "--md-max-tokens", type=int, default=48, help="output tokens a Matched-and-Dashed answer may use"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated items, keys and examples")
-    parser.add_argument(
-        "--out", default="results/nonsenseqa", help="output folder (predictions, tables, figure)"
-    )
-    parser.add_argument(
-        "--cache", default=".cache/blindmcq/responses.sqlite", help="the response cache (no call paid twice)"
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from blindmcq.config.files import load_groups, load_model_file
-
-    model_cfg, configs = (
-        load_model_file(args.model),
-        load_groups(NONSENSE_GROUPS),
-    )  # configuration enters here
-    predictions = run_nonsense(
-        model_cfg, configs=configs, n_test=args.n_test, skews=args.skews.split(","),
-        protocols=args.protocols.split(","), runs=args.runs,
-        orders="all" if args.orders == "all" else args.orders.split(","), keys=args.keys, seed=args.seed,
-        n_shots=args.n_shots, phrasing=args.phrasing, md_max_tokens=args.md_max_tokens,
-        cache_path=args.cache, out_dir=args.out,
-    )  # fmt: skip
-    print(Path(args.out, "nonsenseqa.md").read_text(encoding="utf-8"))
-    log.info("%d calls; outputs in %s", len(predictions), args.out)
-    return 0
