@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from blindmcq.config.files import load_groups
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.tasks.capacity import PLAN_GROUPS, build_plan, format_plan, measure_throughput, paper_config
 
@@ -49,9 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
-        from blindmcq.config.files import load_groups
-
         configs = load_groups(PLAN_GROUPS)  # configuration enters here, once
+        # the plan file as read, the command's options on top; build_plan checks it once (PlanConfig)
         cfg = paper_config() if args.paper else _read_config(args.config)
         if args.items_file:
             cfg["items_file"] = args.items_file
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"measured {args.throughput:.2f} calls/s with {args.measure} ({args.measure_calls} calls)")
         if args.throughput is not None:
             cfg["throughput"] = args.throughput
-        plan = build_plan(cfg, configs=configs)
+        plan = build_plan(cfg, configs=configs, file=None if args.paper else args.config)
     except BlindMCQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
