@@ -18,12 +18,12 @@ CONSTANT_A = load_model_file("constant-a")
 CONFIGS = load_groups(nr.NONSENSE_GROUPS)  # what `blindmcq nonsense` reads
 
 
-def run(tmp_path, out=True, **kwargs) -> pd.DataFrame:
-    args = {"n_test": N, "seed": 1, "words": WORDS, "progress": False, "n_shots": 4}
+def run(tmp_path, out=True, **settings) -> pd.DataFrame:
+    """``run_nonsense`` with these settings (``NonsenseSettings`` fields, as a mapping it checks)."""
     return nr.run_nonsense(
-        CONSTANT_A, configs=CONFIGS, cache_path=tmp_path / "cache.sqlite",
-        out_dir=tmp_path / "out" if out else None,
-        **{**args, **kwargs},
+        CONSTANT_A, {"n_test": N, "seed": 1, "n_shots": 4, **settings}, configs=CONFIGS,
+        cache_path=tmp_path / "cache.sqlite", out_dir=tmp_path / "out" if out else None,
+        words=WORDS, progress=False,
     )  # fmt: skip
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindmcq.errors import ConfigError
+from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.config.schema import NonsenseSettings, Probe, check_as, default
+from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.tasks.nonsense import ALL_SKEWS, KEYS, NONSENSE_GROUPS, run_nonsense
 
 log = logging.getLogger("blindmcq.tasks.nonsense")
@@ -36,52 +39,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__.splitlines()[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,  # every option shows its default
     )
+    d = NonsenseSettings()  # the defaults live in the schema
     parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
-    parser.add_argument("--n-test", type=int, default=1000, help="generated test items (nonsense questions)")
     parser.add_argument(
-        "--skews", default=",".join(ALL_SKEWS),
+        "--n-test", type=int, default=d.n_test, help="generated test items (nonsense questions)"
+    )
+    parser.add_argument(
+        "--skews", default=",".join(d.skews),
         help=f"few-shot skews to run, comma list of {', '.join(ALL_SKEWS)} (all_a: every example's key A; "
         "a70: 70%% A; uniform: even; none: no examples)",
     )  # fmt: skip
     parser.add_argument(
-        "--protocols", default="sl,md", help="sl (Select-and-Letter), md (Matched-and-Dashed), comma list"
+        "--protocols",
+        default=",".join(d.protocols),
+        help="sl (Select-and-Letter), md (Matched-and-Dashed), comma list",
     )
     parser.add_argument(
         "--runs", type=_pairs, default=None,
         help="protocol:skew pairs, e.g. sl:all_a,md:all_a (default: every protocol x skew)%(default).0s",
     )  # fmt: skip
-    parser.add_argument("--orders", default="all", help="'all' (the 2N rotations) or comma list of order ids")
     parser.add_argument(
-        "--keys", choices=KEYS, default="skew",
+        "--orders", default=d.orders, help="'all' (the 2N rotations) or comma list of order ids"
+    )
+    parser.add_argument(
+        "--keys", choices=KEYS, default=d.keys,
         help="skew: the test keys follow the examples' skew (the pattern pays); drawn: keys drawn uniformly",
     )  # fmt: skip
-    parser.add_argument("--n-shots", type=int, default=5, help="few-shot examples in each prompt")
-    parser.add_argument("--phrasing", default="minimal", help="the prompt, a conf/prompt/ name")
+    parser.add_argument("--n-shots", type=int, default=d.n_shots, help="few-shot examples in each prompt")
+    parser.add_argument("--phrasing", default=d.phrasing, help="the prompt, a conf/prompt/ name")
     parser.add_argument(
-        "--md-max-tokens", type=int, default=48, help="output tokens a Matched-and-Dashed answer may use"
+        "--md-max-tokens",
+        type=int,
+        default=d.md_max_tokens,
+        help="output tokens a Matched-and-Dashed answer may use",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated items, keys and examples")
+    parser.add_argument(
+        "--seed", type=int, default=d.seed, help="seed of the generated items, keys and examples"
+    )
     parser.add_argument(
         "--out", default="results/nonsenseqa", help="output folder (predictions, tables, figure)"
     )
     parser.add_argument(
-        "--cache", default=".cache/blindmcq/responses.sqlite", help="the response cache (no call paid twice)"
+        "--cache", default=default(Probe, "cache"), help="the response cache (no call paid twice)"
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from blindmcq.config.files import load_groups, load_model_file
-
-    model_cfg, configs = (
-        load_model_file(args.model),
-        load_groups(NONSENSE_GROUPS),
-    )  # configuration enters here
-    predictions = run_nonsense(
-        model_cfg, configs=configs, n_test=args.n_test, skews=args.skews.split(","),
-        protocols=args.protocols.split(","), runs=args.runs,
-        orders="all" if args.orders == "all" else args.orders.split(","), keys=args.keys, seed=args.seed,
-        n_shots=args.n_shots, phrasing=args.phrasing, md_max_tokens=args.md_max_tokens,
-        cache_path=args.cache, out_dir=args.out,
-    )  # fmt: skip
+    try:
+        model_cfg, configs = (
+            load_model_file(args.model),
+            load_groups(NONSENSE_GROUPS),
+        )  # configuration enters here
+        settings = check_as(NonsenseSettings, {
+            "n_test": args.n_test, "skews": args.skews.split(","), "protocols": args.protocols.split(","),
+            "runs": args.runs, "orders": "all" if args.orders == "all" else args.orders.split(","),
+            "keys": args.keys, "seed": args.seed, "n_shots": args.n_shots, "phrasing": args.phrasing,
+            "md_max_tokens": args.md_max_tokens,
+        })  # fmt: skip
+        predictions = run_nonsense(
+            model_cfg, settings, configs=configs, cache_path=args.cache, out_dir=args.out
+        )
+    except BlindMCQError as exc:
+        print(f"blindmcq nonsense: error: {exc}", file=sys.stderr)
+        return 2
     print(Path(args.out, "nonsenseqa.md").read_text(encoding="utf-8"))
     log.info("%d calls; outputs in %s", len(predictions), args.out)
     return 0

@@ -788,3 +788,25 @@ class PlanConfig:
             raise _Reject(_join(key, "runs"), "expected a non-empty list of runs")
         if self.items_file is None and self.items is None:
             raise _Reject(_join(key, "items"), "expected a positive item count (or items_file), got None")
+
+
+NONSENSE_SKEWS = ("all_a", "a70", "uniform", "none")  # the few-shot skews of Protocol.fewshot, in order
+
+
+@dataclass(frozen=True)
+class NonsenseSettings:
+    """A NonsenseQA run (``blindmcq nonsense``; ``tasks.nonsense.run_nonsense``): the generated bank,
+    which (protocol, skew) pairs to run (``runs``, default: ``protocols`` x ``skews``), the orders asked,
+    where the test keys go, the prompt and the labels."""
+
+    n_test: int = positive(1000)
+    skews: list[str] = field(default_factory=lambda: list(NONSENSE_SKEWS))
+    protocols: list[str] = field(default_factory=lambda: ["sl", "md"])
+    runs: list[list[str]] | None = None
+    orders: str | list[str] = "all"
+    keys: Literal["skew", "drawn"] = "skew"
+    seed: int = 0
+    n_shots: int = non_negative(5)
+    phrasing: str = "minimal"
+    labels: str = "latin"
+    md_max_tokens: int = positive(48)

@@ -23,6 +23,7 @@ import dataclasses
 import io
 import itertools
 import logging
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
+from blindmcq.config.schema import NONSENSE_SKEWS, NonsenseSettings, check_as
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -45,8 +47,8 @@ from blindmcq.tasks.probe import PresentationSetup, run_probe
 
 log = logging.getLogger(__name__)
 
-ALL_SKEWS = ("all_a", "a70", "uniform", "none")
-KEYS = ("skew", "drawn")
+ALL_SKEWS = NONSENSE_SKEWS
+KEYS = typing.get_args(typing.get_type_hints(NonsenseSettings)["keys"])  # ("skew", "drawn")
 NONSENSE_GROUPS = ("prompt", "protocol", "reasoning", "labels")  # the config groups a run picks from
 BY = ["model", "protocol", "setting"]
 # The answer heading of the MD few-shot examples (blindmcq.datasets.nonsense.fewshot_block).
@@ -112,61 +114,53 @@ def _runs(
 
 def run_nonsense(
     model_cfg: Mapping[str, Any],
+    settings: NonsenseSettings | Mapping[str, Any] | None = None,
     *,
     configs: Groups,
-    n_test: int = 1000,
-    skews: Sequence[str] = ALL_SKEWS,
-    protocols: Sequence[str] = ("sl", "md"),
-    runs: Sequence[tuple[str, str]] | None = None,
-    orders: str | Sequence[str] = "all",
-    keys: str = "skew",
-    seed: int = 0,
-    n_shots: int = 5,
-    phrasing: str = "minimal",
-    labels: str = "latin",
-    md_max_tokens: int = 48,
     cache_path: str | Path,
     out_dir: str | Path | None,
     backend: Backend | None = None,
     words: Sequence[str] | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run NonsenseQA for every (protocol, skew) in ``runs`` (default: ``protocols`` x ``skews``);
-    returns the predictions and, with ``out_dir``, writes the outputs listed in the module docstring.
+    """Run NonsenseQA for every (protocol, skew) of ``settings`` (``config.schema.NonsenseSettings``; a
+    mapping is checked here; default: ``protocols`` x ``skews``); returns the predictions and, with
+    ``out_dir``, writes the outputs listed in the module docstring.
 
     ``orders``: ``"all"`` (the 2N rotations) or order ids such as ``["rot0"]``. ``md_max_tokens`` caps
     MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
     base model). ``words`` replaces the dictionary word list (tests). ``configs`` holds the prompt,
     protocol, reasoning and labels options (``NONSENSE_GROUPS``), read by the command line."""
-    if keys not in KEYS:
-        raise ConfigError("keys", f"expected one of {KEYS}, got {keys!r}")
-    bank = generate_nonsenseqa(seed, n_test=n_test, words=words)
-    prompt = configs.get("prompt", phrasing)
+    s = check_as(NonsenseSettings, {} if settings is None else settings)
+    seed, orders = s.seed, s.orders
+    runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
+    bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)
+    prompt = configs.get("prompt", s.phrasing)
     condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
     n_options = bank.test[0].n_options if bank.test else 4
     # with keys=skew each order gets its own placement, so the skew holds in every order shown
     per_order = [(o, list(perm)) for o, perm in select_orders(n_options, orders, key="orders")]
     parts = []
-    for protocol, skew in _runs(protocols, skews, runs):
-        placed = skew if keys == "skew" else "none"
+    for protocol, skew in _runs(s.protocols, s.skews, runs):
+        placed = skew if s.keys == "skew" else "none"
         versions = (
             [(place_keys_shown(bank.test, placed, seed, perm), [o]) for o, perm in per_order]
             if placed != "none"
             else [(list(bank.test), orders)]
         )
         protocol_cfg = {
-            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
+            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": s.n_shots, "fewshot_seed": seed,
         }  # fmt: skip
         reasoning = configs.get("reasoning", "direct")
         cfg, run_backend = model_cfg, backend
         if protocol == "md":
-            reasoning["max_tokens"] = md_max_tokens
+            reasoning["max_tokens"] = s.md_max_tokens
             if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = pd.concat([
             run_probe(
                 items, model_cfg=cfg, setup=PresentationSetup(
-                    prompt=prompt, labels=configs.get("labels", labels), reasoning=reasoning,
+                    prompt=prompt, labels=configs.get("labels", s.labels), reasoning=reasoning,
                     condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
                 ), label_schemes=configs.options["labels"], cache_path=cache_path,
                 backend=run_backend, progress=progress, fewshot_examples=bank.fewshot,
@@ -177,8 +171,8 @@ def run_nonsense(
         parts.append(df)
     predictions = pd.concat(parts, ignore_index=True)
     if out_dir is not None:
-        meta = {"n_test": n_test, "seed": seed, "n_shots": n_shots, "orders": orders, "keys": keys}
-        write_outputs(predictions, out_dir, meta={**meta, "phrasing": phrasing})
+        meta = {"n_test": s.n_test, "seed": seed, "n_shots": s.n_shots, "orders": orders, "keys": s.keys}
+        write_outputs(predictions, out_dir, meta={**meta, "phrasing": s.phrasing})
     return predictions
 
 
