@@ -58,6 +58,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
+from blindmcq.config.schema import LocalModel, default, validate_group
 from blindmcq.datasets.generic import (
     HEADERLESS_FORMATS,
     bank_format,
@@ -133,23 +134,6 @@ def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
     check_question_column(items, kwargs["question"], str(path))
     described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
     return items, f"{fmt}: {described}", note
-
-
-def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """A dataset config (``conf/dataset/NAME.yaml``, read by ``main``) with ``dataset.KEY=VALUE`` overrides
-    (values read as YAML), as the pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
-    import yaml
-
-    cfg = dict(cfg)
-    for override in overrides:
-        key, sep, value = override.partition("=")
-        name = key.removeprefix("dataset.")
-        if not sep or not key.startswith("dataset.") or not name or "." in name:
-            raise ConfigError(
-                "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
-            )
-        cfg[name] = yaml.safe_load(value)
-    return cfg
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -314,10 +298,9 @@ def run_audit(
         from blindmcq.datasets.registry import load_dataset
 
         items = load_dataset(dataset, root=ROOT)
-        described = (
-            f"dataset config {dataset.get('name')} (loader {dataset.get('loader')}, {dataset.get('path')})"
-        )
-        language = language or dataset.get("language")
+        typed = validate_group("dataset", dataset)
+        described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
+        language = language or typed.language
     else:
         items, described, note = read_bank(path, mapping)
         if note:
@@ -366,7 +349,7 @@ def run_audit(
 
     label_name = labels or "latin"
     label_cfg = configs.get("labels", label_name)
-    if label_cfg.get("uniform"):
+    if validate_group("labels", label_cfg).uniform:
         raise ConfigError(
             "--labels", f"{label_name!r} is the Matched-and-Dashed dash; the audit probes with letters"
         )
@@ -378,6 +361,8 @@ def run_audit(
     model_cfg = dict(model)
     if scoring is not None:
         model_cfg = {**model_cfg, "scoring": scoring}
+    # the scoring used: the override, else the model's own (a local model's; other backends have none)
+    scoring = scoring or getattr(validate_group("model", model), "scoring", None)
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
     n_orders = 2 * widest  # the most orders any item has
@@ -388,10 +373,9 @@ def run_audit(
         probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name
     )
     cloze = None
-    if model_cfg.get("scoring") == "cloze":
-        cloze = cloze_accuracy(
-            backend, probed, str(configs.get("prompt", prompt_name).get("answer_cue") or "")
-        )
+    if scoring == "cloze":
+        answer_cue = validate_group("prompt", configs.get("prompt", prompt_name)).answer_cue
+        cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
     base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
     model_name = str(model_cfg["name"])
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
@@ -410,8 +394,9 @@ def run_audit(
     if cloze is not None:
         for row in cloze.itertuples():
             metrics[f"cloze_{row.condition}_acc/{row.norm}"] = rounded(row.acc)
+    shown_scoring = scoring or default(LocalModel, "scoring")  # "letter" for a backend that has none
     settings |= {
-        "model": f"{model_name} ({model_cfg.get('backend')}, scoring {model_cfg.get('scoring', 'letter')})",
+        "model": f"{model_name} ({model_cfg['backend']}, scoring {shown_scoring})",
         "labels": label_name,
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),

@@ -6,10 +6,29 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit, with_overrides
+from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit
 from blindmcq.datasets.generic import ALL_FORMATS, KEY_FORMATS
 from blindmcq.errors import BlindMCQError, ConfigError
+
+
+def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """A dataset config (``conf/dataset/NAME.yaml``, read by ``main``) with ``dataset.KEY=VALUE`` overrides
+    (values read as YAML), as the pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
+    import yaml
+
+    cfg = dict(cfg)
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        name = key.removeprefix("dataset.")
+        if not sep or not key.startswith("dataset.") or not name or "." in name:
+            raise ConfigError(
+                "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
+            )
+        cfg[name] = yaml.safe_load(value)
+    return cfg
+
 
 HELP = "audit any multiple-choice bank (CSV/TSV, JSONL, Parquet, XLSX, a datasets folder): leaks, probe, gate"
 EPILOG = """\
