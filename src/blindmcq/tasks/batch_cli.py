@@ -28,7 +28,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import BedrockModel, validate_group
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -95,7 +95,9 @@ def pending_requests(
 
 
 def settings_from(params: Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
-    merged = {**dict(params.get("batch") or {}), **dict(params["model"].get("batch") or {})}
+    model = validate_group("model", params["model"])
+    own = model.batch if isinstance(model, BedrockModel) else None  # only a Bedrock model has batch:
+    merged = {**dict(params.get("batch") or {}), **dict(own or {})}
     merged.update({k: v for k, v in flags.items() if v is not None})
     return BatchSettings.from_cfg(merged)
 
@@ -123,7 +125,10 @@ def submit_cmd(
     """Validate, find the uncached calls of the composed config ``params`` (what ``blindmcq batch submit``
     composes from its overrides), upload and create the jobs; one manifest per job."""
     model_cfg = params["model"]
-    if model_cfg.get("api", "converse") != "converse":
+    model = validate_group("model", model_cfg)
+    if (
+        isinstance(model, BedrockModel) and model.api != "converse"
+    ):  # other backends stop at make_bedrock_backend
         raise ConfigError("model.api", "batch inference takes Converse or InvokeModel bodies, not responses")
     settings = settings_from(params, flags)  # every setting checked before anything else happens
     backend = make_bedrock_backend(model_cfg)
