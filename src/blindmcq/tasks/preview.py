@@ -2,7 +2,8 @@
 make for its first N items, one JSON object a line, with the backend, endpoint and cache key. No call.
 
 The config is composed from ``conf/`` with Hydra's compose API, as ``dvc exp run -S`` composes
-``params.yaml``; the items are the probe stage's seeded sample (``probe.sample``, ``probe.seed``) of
+``params.yaml`` (by the command line, ``blindmcq.cli.preview``; this module is its core); the items
+are the probe stage's seeded sample (``probe.sample``, ``probe.seed``) of
 ``results/corpus/items.jsonl``, or, before the corpus stage has run, of the configured dataset read the
 corpus stage's way (the default bank's PDFs are extracted into a temporary folder: about a minute).
 The requests come from ``blindmcq.tasks.probe.build_jobs``, the builder the probe itself uses, and the key
