@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, bank_language, main, run_audit
+from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, bank_language, run_audit
 from blindmcq.cli import main as cli_main
+from blindmcq.cli.audit import main
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, main, run_audit, with_overrides
+from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
+from blindmcq.cli.audit import main, with_overrides
 from blindmcq.config.files import load_group, load_groups, load_model_file
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset

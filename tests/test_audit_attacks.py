@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.auditing.audit import main
+from blindmcq.cli.audit import main
 from blindmcq.datasets.generic import load_generic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit" / "lexam_en_80.csv"

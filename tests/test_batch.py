@@ -360,8 +360,9 @@ def cli_flags(s3: Any, **extra: Any) -> dict[str, Any]:
 def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     s3: Any, nonsense_items: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from blindmcq.cli.batch import compose
     from blindmcq.datasets.items import read_items
-    from blindmcq.tasks.batch_cli import collect_cmd, compose, status_cmd, submit_cmd
+    from blindmcq.tasks.batch_cli import collect_cmd, status_cmd, submit_cmd
     from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
@@ -373,7 +374,8 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     # the stub's queue: create, then three polls (Submitted, InProgress, Completed): status sees the
     # first, collect's first look sees InProgress (left alone), its second sees Completed
     with stub:
-        jobs = submit_cmd(overrides, cli_flags(s3), state_dir=tmp_path / "batch", items_path=nonsense_items,
+        jobs = submit_cmd(params, cli_flags(s3), label_schemes=load_label_schemes(),
+                          state_dir=tmp_path / "batch", items_path=nonsense_items,
                           s3=s3, bedrock=bedrock)  # fmt: skip
         assert len(jobs) == 1
         n = len(jobs[0].keys)
@@ -408,7 +410,8 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     assert len(calls) == 2
     assert int(frame["cached"].sum()) == len(frame) - 2
     # a second submit finds nothing to send
-    assert submit_cmd(overrides, cli_flags(s3), state_dir=tmp_path / "batch", items_path=nonsense_items,
+    assert submit_cmd(params, cli_flags(s3), label_schemes=load_label_schemes(),
+                      state_dir=tmp_path / "batch", items_path=nonsense_items,
                       s3=s3, bedrock=bedrock) == []  # fmt: skip
 
 
@@ -428,6 +431,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 def test_cli_refuses_before_any_upload(
     s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
 ) -> None:
+    from blindmcq.cli.batch import compose
     from blindmcq.tasks.batch_cli import submit_cmd
 
     class NoBedrock:
@@ -436,8 +440,9 @@ def test_cli_refuses_before_any_upload(
 
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         submit_cmd(
-            [*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"],
+            compose([*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"]),
             cli_flags(s3, **flags),
+            label_schemes=load_label_schemes(),
             state_dir=tmp_path / "batch",
             items_path=nonsense_items,
             s3=s3,

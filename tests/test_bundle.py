@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blindmcq.reporting.bundle import MANIFEST, REQUIRED, BundleError, export_bundle, main, verify_bundle
+from blindmcq.cli.report import main
+from blindmcq.reporting.bundle import MANIFEST, REQUIRED, BundleError, export_bundle, verify_bundle
 from blindmcq.reporting.release import locked_outputs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,9 +12,9 @@ import pytest
 from blindmcq.answers.predictions import to_table
 from blindmcq.backends.base import ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.backends.openai_api import parse_chat, parse_responses
+from blindmcq.cli.cache import main as cache_main
 from blindmcq.engine import run_requests
 from blindmcq.engine.cache import CacheDamaged, ResponseCache, utc_now
-from blindmcq.engine.cache_cli import main as cache_main
 from blindmcq.errors import InputError
 
 

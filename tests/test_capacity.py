@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from blindmcq.cli.plan import main
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
@@ -18,7 +19,6 @@ from blindmcq.tasks.capacity import (
     BATCH_PRICE_FACTOR,
     PLAN_GROUPS,
     build_plan,
-    main,
     mean_prompt_chars,
     measure_throughput,
     paper_config,

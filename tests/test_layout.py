@@ -40,11 +40,10 @@ def test_the_sweep_imports_no_stage() -> None:
 
 # ---------------------------------------------------------------- where configuration enters
 
-# Configuration enters at the edge (issue #19): a stage or command line reads conf/ once and hands the
-# core checked configs. These modules are the edge; elsewhere only a command's ``main`` (a module run as
-# ``python -m`` or named in ``blindmcq.cli.COMMANDS``) may read config files by name.
-ENTRY_POINTS = ("stages/", "config/", "params.py", "cli.py", "sweep.py", "tasks/batch_cli.py",
-                "tasks/preview.py", "corpus/cli.py")  # fmt: skip
+# Configuration enters at the edge (issues #19, #31): a stage or command line reads conf/ once and hands
+# the core checked configs. These modules are the edge: the stages, the sweep, and the command lines, all
+# in ``cli/`` (one module a command); ``config/`` and ``params.py`` are the readers themselves.
+ENTRY_POINTS = ("stages/", "cli/", "config/", "params.py", "sweep.py")
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
     "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_cfg",
@@ -67,7 +66,8 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 def _cli_main(tree: ast.Module, module: str) -> ast.AST | None:
-    """The ``main`` of a module that runs as a command (``__main__`` guard or a ``blindmcq`` command)."""
+    """The ``main`` of a module that runs as a command (a ``__main__`` guard, or a module of ``cli/``
+    named in ``blindmcq.cli.COMMANDS``): such a module may read config files by name in its ``main``."""
     from blindmcq.cli import COMMANDS
 
     command = module in {m for m, _ in COMMANDS.values()} or any(
@@ -135,6 +135,73 @@ def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert conf_reads(module) == ["2: load_group", "5: 'conf'", "5: CONF_DIR", "5: load_group"]
+
+
+# ---------------------------------------------------------------- command lines live in cli/ (issue #31)
+
+# Where a parser or a ``main`` may be defined: the command lines (``cli/``), the stages (``python -m``
+# from dvc.yaml) and the sweep (Hydra's entry point). ``datasets/fetch.py`` is the ``fetch`` stage's
+# command in dvc.yaml (the data layer's own; moving it renames that stage's cmd, left to a later round).
+COMMAND_HOMES = ("cli/", "stages/", "sweep.py", "datasets/fetch.py")
+
+
+def command_lines(path: Path) -> list[str]:
+    """Where ``path`` defines a command line: a top-level ``main`` or an argparse parser, ``line: what``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and node.name == "main" and node.col_offset == 0:
+            found.append(f"{node.lineno}: def main")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("ArgumentParser", "add_subparsers", "add_argument"):
+                found.append(f"{node.lineno}: {name}")
+    return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
+
+
+def _home_of_commands(path: Path) -> bool:
+    rel = path.relative_to(PACKAGE).as_posix()
+    return any(rel == h or (h.endswith("/") and rel.startswith(h)) for h in COMMAND_HOMES)
+
+
+def test_command_lines_live_only_in_cli() -> None:
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 50, "the package was not found"
+    offenders = {
+        path.relative_to(PACKAGE).as_posix(): hits
+        for path in modules
+        if not _home_of_commands(path) and (hits := command_lines(path))
+    }
+    assert not offenders, (
+        f"command lines outside cli/ (move the parser and main to cli/<command>.py): {offenders}"
+    )
+
+
+def test_every_command_is_a_module_of_cli() -> None:
+    from blindmcq.cli import COMMANDS
+
+    assert {m for m, _ in COMMANDS.values()} == {
+        f"blindmcq.cli.{p.stem}" for p in (PACKAGE / "cli").glob("*.py") if not p.stem.startswith("_")
+    }
+
+
+def test_the_command_line_check_sees_a_parser_and_a_main(tmp_path: Path) -> None:
+    """The check above can fail: a parser built in a core module, and its ``main``."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import argparse\n"
+        "def core(x):\n"
+        "    def main():\n"  # a nested helper named main is no command line
+        "        return x\n"
+        "    return main()\n"
+        "def main(argv=None):\n"
+        "    parser = argparse.ArgumentParser(prog='x')\n"
+        "    parser.add_argument('--y')\n"
+        "    return parser.parse_args(argv)\n",
+        encoding="utf-8",
+    )
+    assert command_lines(module) == ["6: def main", "7: ArgumentParser", "8: add_argument"]
+    assert not command_lines(PACKAGE / "tasks" / "capacity.py")
 
 
 # ---------------------------------------------------------------- layer contracts (issue #31)

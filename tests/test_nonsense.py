@@ -157,7 +157,7 @@ def test_names_pattern_ignores_plain_answers(text: str) -> None:
 def test_nonsense_help_explains_every_option_and_its_default(capsys: pytest.CaptureFixture[str]) -> None:
     import re
 
-    from blindmcq.tasks.nonsense import main
+    from blindmcq.cli.nonsense import main
 
     with pytest.raises(SystemExit):
         main(["--help"])

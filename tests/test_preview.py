@@ -13,10 +13,10 @@ from blindmcq import cli
 from blindmcq.backends.base import request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
+from blindmcq.cli.preview import compose_params
 from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
-from blindmcq.tasks.preview import compose_params
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe, sample_items
 
 CONF = Path(__file__).resolve().parents[1] / "conf"

@@ -164,7 +164,7 @@ def test_release_push_clone_pull_repro_is_up_to_date_and_tables_identical(tmp_pa
     run(["git", "commit", "-q", "-m", "remote", "--", ".dvc/config"], origin, env)
     assert (origin / CACHE).exists()  # the probe did call the heuristic backend here
 
-    out = run([sys.executable, "-m", "blindmcq.reporting.release", "--tag", "v-test"], origin, with_creds)
+    out = run([sys.executable, "-m", "blindmcq.cli.release", "--tag", "v-test"], origin, with_creds)
     logs.append(out)
     assert "released" in out and "v-test" in out
     tag_message = run(["git", "tag", "-n99", "-l", "v-test"], origin, env)
@@ -313,7 +313,7 @@ def test_safe_url_drops_user_info():
 
 
 def test_cli_reports_refusal_with_exit_2(tiny, capsys):
-    from blindmcq.reporting.release import main
+    from blindmcq.cli.release import main
 
     (tiny / "out.txt").write_text("edited\n", encoding="utf-8")
     assert main(["-C", str(tiny)]) == 2

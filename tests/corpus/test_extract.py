@@ -10,7 +10,7 @@ import pytest
 from reportlab.lib.pdfencrypt import StandardEncryption
 from reportlab.pdfgen.canvas import Canvas
 
-from blindmcq.corpus.cli import main
+from blindmcq.cli.extract import main
 from blindmcq.corpus.extract import extract_items, extract_pdfs
 from blindmcq.corpus.render import ItemSpec, Rendered, register_fonts, render_pdf
 from blindmcq.datasets.items import read_items

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blindmcq.corpus.cli import main
+from blindmcq.cli.extract import main
 from blindmcq.corpus.plausible import check_file, key_slots
 from blindmcq.corpus.render import ItemSpec, render_pdf
 from blindmcq.datasets.items import Item

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from PIL import Image
 
+from blindmcq.cli.extract import main
 from blindmcq.corpus import extract, path_rules, review
-from blindmcq.corpus.cli import main
 from blindmcq.corpus.extract import extract_pdfs
 from blindmcq.corpus.render import Rendered
 from blindmcq.datasets.items import read_items

@@ -13,8 +13,8 @@ import pytest
 from harness_support import answers, own_probe, require, table4
 
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.harnesses import export as export_cli
-from blindmcq.harnesses import importing
+from blindmcq.cli import export as export_cli
+from blindmcq.cli import importing
 
 
 def run_inspect(task_dir: Path, log_dir: Path, answer: str) -> Path:

@@ -7,6 +7,7 @@ import pytest
 
 import blindmcq.tasks.nonsense as nr
 from blindmcq.answers.predictions import read_predictions
+from blindmcq.cli import nonsense as nonsense_cli
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
@@ -17,12 +18,12 @@ CONSTANT_A = load_model_file("constant-a")
 CONFIGS = load_groups(nr.NONSENSE_GROUPS)  # what `blindmcq nonsense` reads
 
 
-def run(tmp_path, out=True, **kwargs) -> pd.DataFrame:
-    args = {"n_test": N, "seed": 1, "words": WORDS, "progress": False, "n_shots": 4}
+def run(tmp_path, out=True, **settings) -> pd.DataFrame:
+    """``run_nonsense`` with these settings (``NonsenseSettings`` fields, as a mapping it checks)."""
     return nr.run_nonsense(
-        CONSTANT_A, configs=CONFIGS, cache_path=tmp_path / "cache.sqlite",
-        out_dir=tmp_path / "out" if out else None,
-        **{**args, **kwargs},
+        CONSTANT_A, {"n_test": N, "seed": 1, "n_shots": 4, **settings}, configs=CONFIGS,
+        cache_path=tmp_path / "cache.sqlite", out_dir=tmp_path / "out" if out else None,
+        words=WORDS, progress=False,
     )  # fmt: skip
 
 
@@ -145,7 +146,7 @@ def test_bad_settings_name_the_key(tmp_path, kwargs: dict, key: str) -> None:
 def test_cli_runs_and_prints_the_section(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(nr, "generate_nonsenseqa", lambda seed, n_test, words=None: generate_nonsenseqa(
         seed, n_test=n_test, words=WORDS))  # fmt: skip
-    code = nr.main([
+    code = nonsense_cli.main([
         "--model", "constant-a", "--n-test", "12", "--orders", "rot0", "--runs", "sl:all_a,md:all_a",
         "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c.sqlite"),
     ])  # fmt: skip

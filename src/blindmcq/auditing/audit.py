@@ -25,12 +25,10 @@ or detected (``statutes.language``); otherwise the report says it was skipped, a
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,18 +58,16 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import LocalModel, default, validate_group
 from blindmcq.datasets.generic import (
-    ALL_FORMATS,
     HEADERLESS_FORMATS,
-    KEY_FORMATS,
     bank_format,
     guess_mapping,
     load_generic,
     peek,
 )
 from blindmcq.datasets.items import Item
-from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
 from blindmcq.stats import binomial_tail, holm
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
@@ -138,23 +134,6 @@ def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
     check_question_column(items, kwargs["question"], str(path))
     described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
     return items, f"{fmt}: {described}", note
-
-
-def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """A dataset config (``conf/dataset/NAME.yaml``, read by ``main``) with ``dataset.KEY=VALUE`` overrides
-    (values read as YAML), as the pipeline's ``-S dataset=NAME -S dataset.KEY=VALUE`` composes it."""
-    import yaml
-
-    cfg = dict(cfg)
-    for override in overrides:
-        key, sep, value = override.partition("=")
-        name = key.removeprefix("dataset.")
-        if not sep or not key.startswith("dataset.") or not name or "." in name:
-            raise ConfigError(
-                "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
-            )
-        cfg[name] = yaml.safe_load(value)
-    return cfg
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -319,10 +298,9 @@ def run_audit(
         from blindmcq.datasets.registry import load_dataset
 
         items = load_dataset(dataset, root=ROOT)
-        described = (
-            f"dataset config {dataset.get('name')} (loader {dataset.get('loader')}, {dataset.get('path')})"
-        )
-        language = language or dataset.get("language")
+        typed = validate_group("dataset", dataset)
+        described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
+        language = language or typed.language
     else:
         items, described, note = read_bank(path, mapping)
         if note:
@@ -371,7 +349,7 @@ def run_audit(
 
     label_name = labels or "latin"
     label_cfg = configs.get("labels", label_name)
-    if label_cfg.get("uniform"):
+    if validate_group("labels", label_cfg).uniform:
         raise ConfigError(
             "--labels", f"{label_name!r} is the Matched-and-Dashed dash; the audit probes with letters"
         )
@@ -383,6 +361,8 @@ def run_audit(
     model_cfg = dict(model)
     if scoring is not None:
         model_cfg = {**model_cfg, "scoring": scoring}
+    # the scoring used: the override, else the model's own (a local model's; other backends have none)
+    scoring = scoring or getattr(validate_group("model", model), "scoring", None)
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
     n_orders = 2 * widest  # the most orders any item has
@@ -393,10 +373,9 @@ def run_audit(
         probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name
     )
     cloze = None
-    if model_cfg.get("scoring") == "cloze":
-        cloze = cloze_accuracy(
-            backend, probed, str(configs.get("prompt", prompt_name).get("answer_cue") or "")
-        )
+    if scoring == "cloze":
+        answer_cue = validate_group("prompt", configs.get("prompt", prompt_name)).answer_cue
+        cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
     base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
     model_name = str(model_cfg["name"])
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
@@ -415,8 +394,9 @@ def run_audit(
     if cloze is not None:
         for row in cloze.itertuples():
             metrics[f"cloze_{row.condition}_acc/{row.norm}"] = rounded(row.acc)
+    shown_scoring = scoring or default(LocalModel, "scoring")  # "letter" for a backend that has none
     settings |= {
-        "model": f"{model_name} ({model_cfg.get('backend')}, scoring {model_cfg.get('scoring', 'letter')})",
+        "model": f"{model_name} ({model_cfg['backend']}, scoring {shown_scoring})",
         "labels": label_name,
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
@@ -639,129 +619,3 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     for name, caption in FIGURES.items() if result.analysis is not None else ():
         lines += [f"![{caption}](figures/{name}.png)", "", caption, ""]
     return "\n".join(lines) + "\n"
-
-
-HELP = "audit any multiple-choice bank (CSV/TSV, JSONL, Parquet, XLSX, a datasets folder): leaks, probe, gate"
-EPILOG = """\
-examples:
-  blindmcq audit international_law_test.csv --no-header --out audit/
-      MMLU's layout: question, options A-D, answer letter, no header
-  blindmcq audit bank.jsonl --question stem --options choices --key gold --key-format index --out audit/
-  blindmcq audit bank.csv --options A B C D --key answer --key-format label --model gemma3-270m --out a/
-  blindmcq audit MCQs_test_perturbation.xlsx --options 32_choices --key 32_choices_gold --out a/
-  blindmcq audit dataset=lexam-32 dataset.path=/data/lexam/MCQs_test_perturbation.xlsx --out a/
-  blindmcq audit mmlu_saved/ --surface-only --out a/      a folder written by datasets' save_to_disk
-
-Columns not named are guessed (question/stem, options/choices or columns A, B, ..., key/answer/gold) and
-the guess is printed in one line. The default model is the heuristic 'longest' (seconds, no download);
-any name under conf/model/ works, and --model none (or --surface-only) runs the surface strategies alone.
-Writes only under --out: report.md, index.html, metrics.json, and the files they are built from.
-Exit code 2 with one line naming the file, row and column when the mapping or the input is wrong."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="blindmcq audit",
-        description="Audit a multiple-choice bank: what the options alone give away (surface strategies "
-        "with 95% Wilson intervals, key-position shares, option lengths), and a blind probe and gate "
-        "with the chosen model.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "file",
-        nargs="+",
-        metavar="FILE",
-        help=f"the bank ({', '.join(ALL_FORMATS)}; hf = a save_to_disk folder), or dataset=NAME "
-        "(conf/dataset/NAME.yaml) followed by any dataset.KEY=VALUE overrides",
-    )
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the outputs")
-    parser.add_argument(
-        "--no-header", action="store_true", help="the first row is data; columns are numbered from 0"
-    )
-    parser.add_argument("--question", metavar="COL", help="the question column (default: guessed / 0)")
-    parser.add_argument(
-        "--options",
-        nargs="+",
-        default=[],
-        metavar="COL",
-        help="one column holding a list of options, or one column per option in slot order",
-    )
-    parser.add_argument("--key", metavar="COL", help="the answer column (default: guessed / the last column)")
-    parser.add_argument(
-        "--key-format",
-        choices=list(KEY_FORMATS),
-        help="a letter, a 0-based or 1-based number, or the key option's text "
-        "(default: label without a header, else guessed from the first rows)",
-    )
-    parser.add_argument(
-        "--model", default=DEFAULT_MODEL, help="model config name, or none (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--surface-only", action="store_true", help="no model: surface strategies and the bank profile only"
-    )
-    parser.add_argument(
-        "--labels", help="label scheme under conf/labels/ for the probe (default: latin; it goes on past Z)"
-    )
-    parser.add_argument(
-        "--language",
-        help="the bank's language, e.g. uk, de, en (default: the dataset config's, else the script)",
-    )
-    parser.add_argument("--prompt", help="prompt config name (default: by the bank's language)")
-    parser.add_argument("--gate-k", type=int, help="reject items solved blind in at least k orders")
-    parser.add_argument(
-        "--scoring", choices=["letter", "cloze"], help="for a local model: score letters or option texts"
-    )
-    parser.add_argument(
-        "--sample", type=int, metavar="N", help="probe a seeded sample of N usable items (default: all)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sample and tie-breaks (default 0)")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    mapping = Mapping(
-        header=not args.no_header,
-        question=args.question,
-        options=list(args.options),
-        key=args.key,
-        key_format=args.key_format,
-    )
-    first, *rest = args.file
-    try:
-        from blindmcq.config.files import load_group, load_groups, load_model_file
-
-        dataset = None
-        if first.startswith("dataset="):
-            dataset = with_overrides(load_group("dataset", first.removeprefix("dataset=")), rest)
-            given = [f for f, v in (("--question", args.question), ("--options", args.options),
-                                    ("--key", args.key), ("--key-format", args.key_format),
-                                    ("--no-header", args.no_header)) if v]  # fmt: skip
-            if given:
-                raise ConfigError(given[0], "a dataset config maps the columns itself; set dataset.KEY=VALUE")
-        elif rest:
-            raise ConfigError("FILE", f"one bank file, got {len(args.file)}: {args.file}")
-        surface_only = args.surface_only or args.model.lower() == "none"
-        model = None if surface_only else load_model_file(args.model)  # configuration enters here
-        configs = load_groups(AUDIT_GROUPS)
-        if args.labels is not None:
-            configs.get("labels", args.labels)  # an unknown scheme stops here, naming the ones there are
-        result = run_audit(
-            Path(first), args.out, mapping, model=model, configs=configs, prompt=args.prompt,
-            gate_k=args.gate_k, scoring=args.scoring, sample=args.sample, seed=args.seed,
-            labels=args.labels, dataset=dataset, language=args.language,
-        )  # fmt: skip
-    except BlindMCQError as exc:
-        print(f"blindmcq audit: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a full or read-only disk under --out: one line naming the path
-        where = exc.filename or args.out
-        print(f"blindmcq audit: error: file {where}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    for warning in result.warnings:
-        print(f"blindmcq audit: warning: {warning}", file=sys.stderr)
-    for name in ("report.md", "index.html", "metrics.json"):
-        if (args.out / name).exists():
-            print(args.out / name)
-    return 0

@@ -713,3 +713,104 @@ def default(schema: type, name: str) -> Any:
     if spec.default_factory is not dataclasses.MISSING:
         return spec.default_factory()
     raise KeyError(f"{schema.__name__}.{name} has no default")
+
+
+# ---------------------------------------------------------------- the commands' own configs (issue #31)
+
+
+def check_as(schema: type, data: Any, *, file: str | None = None, key: str = "") -> Any:
+    """``data`` as dataclass ``schema`` (an instance passes unchanged), or one ConfigError naming
+    ``file`` and the key: for a command's own config file, which is no group of ``conf/``."""
+    try:
+        return build(schema, data, key)
+    except _Reject as exc:
+        _raise(exc, file)
+
+
+def _positive_number(default: float) -> Any:
+    return field(default=default, **_rng(gt=0))
+
+
+@dataclass(frozen=True)
+class PlanModelQuota:
+    """One model's quota in a capacity plan (``quota.per_model.<name>``): what it sets overrides the
+    plan's ``quota``."""
+
+    rpm: float | None = field(default=None, **_rng(gt=0))
+    tpm: float | None = field(default=None, **_rng(gt=0))
+    latency_s: float | None = field(default=None, **_rng(gt=0))
+
+
+@dataclass(frozen=True)
+class PlanQuota:
+    """A capacity plan's ``quota``: requests and tokens a minute per region, mean seconds a call."""
+
+    rpm: float = _positive_number(250.0)
+    tpm: float = _positive_number(1_000_000.0)
+    latency_s: float = _positive_number(2.0)
+    per_model: dict[str, PlanModelQuota] | None = None
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """One run of a capacity plan (``blindmcq.tasks.capacity``: ``runs[i]``); list fields take one name
+    too. ``orders`` is checked by the planner (per condition: all, published, a count or order ids)."""
+
+    name: str | None = None
+    items: Literal["all"] | int = field(default="all", **_rng(ge=1))
+    models: str | list[str] = "all"
+    conditions: str | list[str] | None = None
+    orders: Any = None
+    forced: bool = False
+    forced_conditions: str | list[str] | None = None
+    phrasings: str | list[str] | None = None
+    labels: str | list[str] | None = None
+    reasoning: str | list[str] | None = None
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    """A capacity plan (``blindmcq plan --config FILE``; ``capacity.paper_config()``): the items (a count
+    with ``n_options``, or ``items_file``), the models, the quota and the runs."""
+
+    runs: list[PlanRun]
+    models: str | list[str] | None = None
+    items: int | None = positive(None)
+    n_options: int = field(default=4, **_rng(ge=2))
+    items_file: str | None = None
+    bank: str | None = None  # whose items, in words (the report's first line)
+    quota: PlanQuota | None = None
+    chars_per_token: float = _positive_number(3.0)
+    output_tokens: dict[str, float] | None = None  # by reasoning mode; the planner has the paper's
+    throughput: float | None = None  # calls a second a server sustains (checked by the planner)
+    sample_items: int = positive(40)
+    sample_file: str | None = None
+    seed: int = 0
+
+    def check(self, key: str) -> None:
+        if not self.runs:
+            raise _Reject(_join(key, "runs"), "expected a non-empty list of runs")
+        if self.items_file is None and self.items is None:
+            raise _Reject(_join(key, "items"), "expected a positive item count (or items_file), got None")
+
+
+NONSENSE_SKEWS = ("all_a", "a70", "uniform", "none")  # the few-shot skews of Protocol.fewshot, in order
+
+
+@dataclass(frozen=True)
+class NonsenseSettings:
+    """A NonsenseQA run (``blindmcq nonsense``; ``tasks.nonsense.run_nonsense``): the generated bank,
+    which (protocol, skew) pairs to run (``runs``, default: ``protocols`` x ``skews``), the orders asked,
+    where the test keys go, the prompt and the labels."""
+
+    n_test: int = positive(1000)
+    skews: list[str] = field(default_factory=lambda: list(NONSENSE_SKEWS))
+    protocols: list[str] = field(default_factory=lambda: ["sl", "md"])
+    runs: list[list[str]] | None = None
+    orders: str | list[str] = "all"
+    keys: Literal["skew", "drawn"] = "skew"
+    seed: int = 0
+    n_shots: int = non_negative(5)
+    phrasing: str = "minimal"
+    labels: str = "latin"
+    md_max_tokens: int = positive(48)

@@ -20,7 +20,7 @@ is checked against one typed schema (``backends.base.response_from_dict``: field
 token count belongs, an unknown status) is reported with its key and treated as a miss; the next answer
 replaces it. Token counts are coerced to integers before a row is written (``conform_usage``). A damaged
 file (an unreadable page) stops with one line naming it and the recovery command,
-``blindmcq cache check --repair FILE`` (``blindmcq.engine.cache_cli``).
+``blindmcq cache check --repair FILE`` (``blindmcq.cli.cache``).
 
 Error responses (status ``error``) are not stored unless ``cache_errors=True``, so a rerun retries them.
 """

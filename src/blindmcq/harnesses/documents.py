@@ -17,6 +17,7 @@ from typing import Any
 
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
@@ -72,7 +73,7 @@ def build_documents(items: Sequence[Item], config: ProbeConfig, harness: str) ->
         raise ConfigError(
             "protocol", f"{spec.name!r} (Matched-and-Dashed) cannot be exported; use an sl protocol"
         )
-    if harness == "lm-eval" and config.reasoning.get("name", "direct") != "direct":
+    if harness == "lm-eval" and validate_group("reasoning", config.reasoning).name != "direct":
         raise ConfigError(
             "reasoning", "lm-eval scores the labels by log-likelihood: only 'direct' reasoning applies"
         )

@@ -16,7 +16,6 @@ is rebuilt from the predictions; nothing is asked of any model.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
@@ -24,9 +23,8 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -226,43 +224,3 @@ def report_from_bundle(folder: str | Path, out: str | Path) -> dict[str, Any]:
     if REFERENCE in manifest["files"]:
         same = (out / "metrics.json").read_bytes() == (folder / REFERENCE).read_bytes()
     return {"metrics": metrics, "same_as_release": same, "commit": manifest.get("commit")}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="blindmcq report",
-        description="Build the report (every table, figure, report.md and the HTML explorer) from a release "
-        "folder, without a model; or write the release folder of this run.",
-    )
-    what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--from", dest="source", metavar="RELEASE_DIR", help="release folder to report on")
-    what.add_argument("--export", metavar="RELEASE_DIR", help="write this run's release folder there")
-    parser.add_argument(
-        "--out", default="release-report", help="report folder for --from (default: %(default)s)"
-    )
-    parser.add_argument("-C", "--project", default=".", help="project root for --export (default: here)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="[report] %(message)s")
-    try:
-        if args.export:
-            manifest = export_bundle(args.project, args.export)
-            size = sum(f["bytes"] for f in manifest["files"].values())
-            print(f"wrote {args.export}: {len(manifest['files'])} files, {size:,} bytes ({MANIFEST})")
-            return 0
-        done = report_from_bundle(args.source, args.out)
-    except BlindMCQError as exc:
-        print(f"blindmcq report: error: {exc}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
-    print(f"report of {args.source} -> {out / 'report.md'}, {out / 'html' / 'index.html'} (no model called)")
-    if done["same_as_release"] is True:
-        print("metrics.json: byte-identical to the released run's reports/metrics.json")
-    elif done["same_as_release"] is False:
-        print(
-            "metrics.json: differs from the released run's reports/metrics.json (another blindmcq version?)"
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -12,14 +12,12 @@ have, or which it serves with bytes that do not hash to the release's md5 (refus
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,27 +133,3 @@ def pull(
         )
     named = "; ".join(f"{p.path}: {p.why}" for p in problems)
     raise PullError(f"refused {len(problems)} output(s) from remote {remote!r} ({safe_url(target)}): {named}")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="blindmcq pull",
-        description="Pull a release's outputs from its read-only URL through DVC (remote 'release'), each "
-        "object checked against its md5; then `dvc repro` has nothing to run and calls no model.",
-    )
-    parser.add_argument("url", nargs="?", help="the release's URL (default: remote 'release' of .dvc/config)")
-    parser.add_argument("--remote", default=RELEASE_REMOTE, help="DVC remote name (default: %(default)s)")
-    parser.add_argument("-C", "--project", default=".", help="project root (default: here)")
-    parser.add_argument("-j", "--jobs", type=int, help="parallel downloads (DVC's default when unset)")
-    args = parser.parse_args(argv)
-    try:
-        summary = pull(args.project, args.url, remote=args.remote, jobs=args.jobs)
-    except BlindMCQError as exc:
-        print(f"blindmcq pull: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{summary}\nnext: `dvc repro` (nothing to run: every stage is up to date, no model is called)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,15 +14,14 @@ under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers
 Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
 the flags, in that order of precedence (flags win). Credentials: boto3's chain only, never recorded.
 
-(Moved whole from ``engine/`` in issue #31: it runs the probe task, and the engine imports no task.)
+(Moved from ``engine/`` in issue #31: it runs the probe task, and the engine imports no task. The
+command line, with the Hydra compose, is ``blindmcq.cli.batch``; this module is its core.)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.files import CONF_DIR, load_label_schemes
+from blindmcq.config.schema import BedrockModel, validate_group
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -41,7 +40,7 @@ from blindmcq.engine.batch import (
     submit,
 )
 from blindmcq.engine.cache import ResponseCache
-from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.errors import ConfigError, InputError
 
 STATE_DIR = paths.RESULTS / "batch"
 FLAGS = {
@@ -49,24 +48,6 @@ FLAGS = {
     "invocation_type": "--invocation-type", "region": "--region", "job_timeout_hours": "--job-timeout-hours",
     "min_records": "--min-records", "s3_endpoint_url": "--s3-endpoint-url",
 }  # fmt: skip
-
-
-def compose(overrides: Sequence[str], conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """The composed config (as ``params.yaml`` would hold it) for Hydra ``overrides``."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf import OmegaConf
-
-    from blindmcq.secrets import install_env_resolver
-
-    install_env_resolver()  # values from ${oc.env:...} are secrets wherever they land
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
-            cfg = hydra_compose(config_name="config", overrides=list(overrides))
-    except HydraException as exc:
-        raise ConfigError("overrides", str(exc).splitlines()[0]) from exc
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
 
 
 class _Recorder:
@@ -91,26 +72,33 @@ class _Recorder:
 
 
 def pending_requests(
-    params: Mapping[str, Any], backend: Any, items_path: Path = paths.ITEMS
+    params: Mapping[str, Any],
+    backend: Any,
+    items_path: Path = paths.ITEMS,
+    *,
+    label_schemes: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """Cache key -> request for every call the probe would make that the cache lacks."""
+    """Cache key -> request for every call the probe would make that the cache lacks; ``label_schemes``
+    as the probe stage reads them."""
     from blindmcq.datasets.items import read_items
     from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
-    probe = dict(params["probe"])
-    items = sample_items(read_items(items_path), probe.get("sample"), int(probe.get("seed", 0)))
+    probe = validate_group("probe", params["probe"])
+    items = sample_items(read_items(items_path), probe.sample, probe.seed)
     recorder = _Recorder(backend)
     run_probe(
-        items, params["model"], PresentationSetup.from_params(params, load_label_schemes()),
-        EngineSettings(probe["cache"], progress=False), backend=recorder,
+        items, params["model"], PresentationSetup.from_params(params, label_schemes),
+        EngineSettings(probe.cache, progress=False), backend=recorder,
     )  # fmt: skip
     return recorder.requests
 
 
 def settings_from(params: Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
-    merged = {**dict(params.get("batch") or {}), **dict(params["model"].get("batch") or {})}
+    model = validate_group("model", params["model"])
+    own = model.batch if isinstance(model, BedrockModel) else None  # only a Bedrock model has batch:
+    merged = {**dict(params.get("batch") or {}), **dict(own or {})}
     merged.update({k: v for k, v in flags.items() if v is not None})
     return BatchSettings.from_cfg(merged)
 
@@ -126,23 +114,27 @@ def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:
 
 
 def submit_cmd(
-    overrides: Sequence[str],
+    params: Mapping[str, Any],
     flags: Mapping[str, Any],
     *,
+    label_schemes: Mapping[str, Mapping[str, Any]],
     state_dir: Path = STATE_DIR,
     items_path: Path = paths.ITEMS,
     s3: Any = None,
     bedrock: Any = None,
 ) -> list[BatchJob]:
-    """Validate, find the uncached calls, upload and create the jobs; one manifest per job."""
-    params = compose(overrides)
+    """Validate, find the uncached calls of the composed config ``params`` (what ``blindmcq batch submit``
+    composes from its overrides), upload and create the jobs; one manifest per job."""
     model_cfg = params["model"]
-    if model_cfg.get("api", "converse") != "converse":
+    model = validate_group("model", model_cfg)
+    if (
+        isinstance(model, BedrockModel) and model.api != "converse"
+    ):  # other backends stop at make_bedrock_backend
         raise ConfigError("model.api", "batch inference takes Converse or InvokeModel bodies, not responses")
     settings = settings_from(params, flags)  # every setting checked before anything else happens
     backend = make_bedrock_backend(model_cfg)
     family = check_batchable(backend.model_id, settings)
-    requests = pending_requests(params, backend, items_path)
+    requests = pending_requests(params, backend, items_path, label_schemes=label_schemes)
     if not requests:
         print("nothing to submit: the cache answers every call")
         return []
@@ -227,34 +219,3 @@ def collect_cmd(*, state_dir: Path = STATE_DIR, s3: Any = None, bedrock: Any = N
         write_text(path, json.dumps({**manifest, "collected": True, "status": status}, indent=2) + "\n")
         print(f"{manifest['job_name']}: {status}; {len(responses)} records into {manifest['cache']}")
     return counts
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="blindmcq batch", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="action", required=True)
-    p_submit = sub.add_parser("submit", help="write the uncached calls to S3 and create the batch jobs")
-    p_submit.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model=nova-pro probe.sample=5")
-    for key, flag in FLAGS.items():
-        kind = int if key in ("job_timeout_hours", "min_records") else str
-        p_submit.add_argument(flag, dest=key, type=kind)
-    sub.add_parser("status", help="poll the submitted jobs")
-    sub.add_parser("collect", help="load finished jobs' outputs into the response cache")
-    for p in sub.choices.values():
-        p.add_argument("--state-dir", type=Path, default=STATE_DIR, help="where the job manifests live")
-    args = parser.parse_args(argv)
-    try:
-        if args.action == "submit":
-            flags = {key: getattr(args, key) for key in FLAGS}
-            submit_cmd(args.overrides, flags, state_dir=args.state_dir)
-        elif args.action == "status":
-            status_cmd(state_dir=args.state_dir)
-        else:
-            print(json.dumps(collect_cmd(state_dir=args.state_dir)))
-    except BlindMCQError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

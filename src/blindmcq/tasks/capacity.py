@@ -26,22 +26,18 @@ no task.)
 
 from __future__ import annotations
 
-import argparse
 import glob
-import json
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import REPO_ROOT, Groups
+from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, check_as, validate_group
 from blindmcq.datasets.items import Item, read_items
-from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.errors import ConfigError, InputError
 
 ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
@@ -61,32 +57,23 @@ BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.Batch
 ROUTES = ("on-demand", "batch", "server")
 PLAN_GROUPS = ("prompt", "labels", "reasoning", "model")  # the config groups a plan names options of
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
-RUN_KEYS = {
-    "name", "items", "models", "conditions", "orders", "forced", "forced_conditions",
-    "phrasings", "labels", "reasoning",
-}  # fmt: skip
-PLAN_KEYS = {
-    "items", "n_options", "items_file", "models", "runs", "quota", "chars_per_token", "output_tokens",
-    "throughput", "sample_items", "sample_file", "seed", "bank",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Quota:
-    rpm: float = 250.0  # requests per minute per region
-    tpm: float = 1_000_000.0  # tokens (input + output) per minute per region
-    latency_s: float = 2.0  # mean seconds per call, for the concurrency limit
+    rpm: float
+    tpm: float
+    latency_s: float
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str) -> Quota:
-        cfg = {k: v for k, v in dict(cfg or {}).items() if k != "per_model"}
-        unknown = set(cfg) - {"rpm", "tpm", "latency_s"}
-        if unknown:
-            raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown quota setting (rpm, tpm, latency_s)")
-        for name, value in cfg.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(f"{key}.{name}", f"must be a positive number, got {value!r}")
-        return cls(**{k: float(v) for k, v in cfg.items()})
+    def of(cls, quota: PlanQuota, override: PlanModelQuota | None = None) -> Quota:
+        """The plan's quota, with what a model's own (``quota.per_model.<name>``) sets."""
+        own = override or PlanModelQuota()
+        return cls(
+            rpm=quota.rpm if own.rpm is None else own.rpm,
+            tpm=quota.tpm if own.tpm is None else own.tpm,
+            latency_s=quota.latency_s if own.latency_s is None else own.latency_s,
+        )
 
 
 @dataclass(frozen=True)
@@ -126,26 +113,18 @@ def _names(value: Any, key: str, default: Sequence[str] | None = None) -> tuple[
     return tuple(value)
 
 
-def parse_run(cfg: Mapping[str, Any], index: int, all_models: Sequence[str]) -> Run:
+def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence[str]) -> Run:
     key = f"runs[{index}]"
-    if not isinstance(cfg, Mapping):
-        raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
-    unknown = set(cfg) - RUN_KEYS
-    if unknown:
-        raise ConfigError(f"{key}.{sorted(unknown)[0]}", f"unknown run setting; known: {sorted(RUN_KEYS)}")
-    items = cfg.get("items", "all")
-    if items != "all" and (isinstance(items, bool) or not isinstance(items, int) or items < 1):
-        raise ConfigError(f"{key}.items", f"expected 'all' or a positive count, got {items!r}")
-    models = cfg.get("models", "all")
-    conditions = _names(cfg.get("conditions"), f"{key}.conditions", ["blind"])
+    run = check_as(PlanRun, cfg, key=key)
+    conditions = _names(run.conditions, f"{key}.conditions", ["blind"])
     bad = set(conditions) - {"blind", "full"}
     if bad:
         raise ConfigError(f"{key}.conditions", f"unknown conditions {sorted(bad)}")
-    orders = cfg.get("orders", {"blind": "all", "full": "published"})
+    orders = {"blind": "all", "full": "published"} if run.orders is None else run.orders
     if not isinstance(orders, Mapping):
         orders = dict.fromkeys(conditions, orders)
-    for condition in conditions:
-        order = orders.get(condition, "published")
+    chosen = {c: orders[c] if c in orders else "published" for c in conditions}
+    for condition, order in chosen.items():
         ok = order in ("all", "published") or (isinstance(order, int) and order >= 0)
         ok = ok or (isinstance(order, list) and bool(order))
         if isinstance(order, bool) or not ok:
@@ -153,16 +132,16 @@ def parse_run(cfg: Mapping[str, Any], index: int, all_models: Sequence[str]) -> 
                 f"{key}.orders.{condition}", f"expected all, published, a count or ids: {order!r}"
             )
     return Run(
-        name=str(cfg.get("name") or f"run {index}"),
-        items=None if items == "all" else int(items),
-        models=tuple(all_models) if models == "all" else _names(models, f"{key}.models"),
+        name=str(run.name or f"run {index}"),
+        items=None if run.items == "all" else int(run.items),
+        models=tuple(all_models) if run.models == "all" else _names(run.models, f"{key}.models"),
         conditions=conditions,
-        orders={c: orders.get(c, "published") for c in conditions},
-        forced=bool(cfg.get("forced", False)),
-        forced_conditions=_names(cfg.get("forced_conditions"), f"{key}.forced_conditions", ["blind"]),
-        phrasings=_names(cfg.get("phrasings"), f"{key}.phrasings", ["original"]),
-        labels=_names(cfg.get("labels"), f"{key}.labels", ["latin"]),
-        reasoning=_names(cfg.get("reasoning"), f"{key}.reasoning", ["direct"]),
+        orders=chosen,
+        forced=run.forced,
+        forced_conditions=_names(run.forced_conditions, f"{key}.forced_conditions", ["blind"]),
+        phrasings=_names(run.phrasings, f"{key}.phrasings", ["original"]),
+        labels=_names(run.labels, f"{key}.labels", ["latin"]),
+        reasoning=_names(run.reasoning, f"{key}.reasoning", ["direct"]),
     )
 
 
@@ -223,12 +202,12 @@ def default_sample() -> list[Item]:
     raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
 
 
-def sample_origin(cfg: Mapping[str, Any]) -> str:
+def sample_origin(plan: PlanConfig) -> str:
     """Whose items the prompts are rendered from (``sample_for_tokens``), in words."""
-    if cfg.get("items_file"):
-        return f"the plan's items_file {cfg['items_file']}"
-    if cfg.get("sample_file"):
-        return f"sample_file {cfg['sample_file']}"
+    if plan.items_file:
+        return f"the plan's items_file {plan.items_file}"
+    if plan.sample_file:
+        return f"sample_file {plan.sample_file}"
     names = {
         "customs": "the State Customs Service bank", "items": "the pipeline's corpus",
         "pdf": "the default bank's PDFs (State Customs Service items, Commission layout)",
@@ -239,60 +218,47 @@ def sample_origin(cfg: Mapping[str, Any]) -> str:
     return "no bank found"
 
 
-def sample_for_tokens(cfg: Mapping[str, Any], items: Sequence[Item] | None) -> list[Item]:
-    """Up to ``sample_items`` usable items (seeded) to render: the plan's own items, else a real bank."""
+def sample_for_tokens(
+    items: Sequence[Item] | None, *, size: int, sample_file: str | None = None, seed: int = 0
+) -> list[Item]:
+    """Up to ``size`` usable items (seeded) to render: the plan's own ``items``, else those of
+    ``sample_file``, else a real bank."""
     import numpy as np
 
-    size = int(cfg.get("sample_items", 40))
     if items is None:
-        if cfg.get("sample_file"):
-            items = read_items(cfg["sample_file"])
-        else:
-            items = default_sample()
+        items = read_items(sample_file) if sample_file else default_sample()
     usable = [item for item in items if item.usable]
     if not usable:
-        raise InputError("no usable items to estimate prompt lengths from", file=cfg.get("sample_file"))
+        raise InputError("no usable items to estimate prompt lengths from", file=sample_file)
     if len(usable) <= size:
         return usable
-    chosen = np.random.default_rng(int(cfg.get("seed", 0))).choice(len(usable), size=size, replace=False)
+    chosen = np.random.default_rng(seed).choice(len(usable), size=size, replace=False)
     return [usable[i] for i in sorted(chosen)]
 
 
 # ---------------------------------------------------------------- the plan
 
 
-def build_plan(cfg: Mapping[str, Any], *, configs: Groups) -> Plan:
-    """Count, price and time a plan config (see the module docstring); calls no model. ``configs`` holds
-    the options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
+def build_plan(cfg: PlanConfig | Mapping[str, Any], *, configs: Groups, file: str | None = None) -> Plan:
+    """Count, price and time a plan config (see the module docstring; a mapping is checked against
+    ``config.schema.PlanConfig`` here, errors naming ``file``); calls no model. ``configs`` holds the
+    options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
     command line."""
-    unknown = set(cfg) - PLAN_KEYS
-    if unknown:
-        raise ConfigError(sorted(unknown)[0], f"unknown plan setting; known: {sorted(PLAN_KEYS)}")
+    plan = check_as(PlanConfig, cfg, file=file)
     items: list[Item] | None = None
-    if cfg.get("items_file"):
-        items = [item for item in read_items(cfg["items_file"]) if item.usable]
+    if plan.items_file:
+        items = [item for item in read_items(plan.items_file) if item.usable]
         option_counts = [item.n_options for item in items]
     else:
-        n_items, n_options = cfg.get("items"), cfg.get("n_options", 4)
-        if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
-            raise ConfigError("items", f"expected a positive item count (or items_file), got {n_items!r}")
-        if isinstance(n_options, bool) or not isinstance(n_options, int) or n_options < 2:
-            raise ConfigError("n_options", f"expected an integer >= 2, got {n_options!r}")
-        option_counts = [n_options] * n_items
-    all_models = _names(cfg.get("models"), "models")
-    raw_runs = cfg.get("runs")
-    if not isinstance(raw_runs, list) or not raw_runs:
-        raise ConfigError("runs", "expected a non-empty list of runs")
-    runs = [parse_run(r, i, all_models) for i, r in enumerate(raw_runs)]
-    chars_per_token = float(cfg.get("chars_per_token", 3.0))
-    if chars_per_token <= 0:
-        raise ConfigError("chars_per_token", "must be positive")
-    out_tokens = {**DEFAULT_OUTPUT_TOKENS, **dict(cfg.get("output_tokens") or {})}
-    quota_cfg = dict(cfg.get("quota") or {})
-    default_quota = Quota.from_cfg(quota_cfg, "quota")
-    per_model_quota = dict(quota_cfg.get("per_model") or {})
+        option_counts = [plan.n_options] * int(plan.items or 0)
+    all_models = _names(plan.models, "models")
+    runs = [parse_run(r, i, all_models) for i, r in enumerate(plan.runs)]
+    chars_per_token = plan.chars_per_token
+    out_tokens = {**DEFAULT_OUTPUT_TOKENS, **dict(plan.output_tokens or {})}
+    quota = plan.quota or PlanQuota()
+    per_model_quota = dict(quota.per_model or {})
 
-    sample = sample_for_tokens(cfg, items)
+    sample = sample_for_tokens(items, size=plan.sample_items, sample_file=plan.sample_file, seed=plan.seed)
     chars: dict[tuple[str, str, str, str], float] = {}
     run_rows: list[dict[str, Any]] = []
     per_model: dict[str, dict[str, float]] = {}
@@ -330,7 +296,8 @@ def build_plan(cfg: Mapping[str, Any], *, configs: Groups) -> Plan:
         )  # fmt: skip
 
     model_rows = [
-        _price_and_time(name, acc, configs, default_quota, per_model_quota) for name, acc in per_model.items()
+        _price_and_time(name, acc, configs, Quota.of(quota, per_model_quota.get(name)))
+        for name, acc in per_model.items()
     ]
     totals = {
         "calls": sum(r["calls"] for r in run_rows),
@@ -341,13 +308,13 @@ def build_plan(cfg: Mapping[str, Any], *, configs: Groups) -> Plan:
         "wall_hours_sequential": sum(r["wall_hours"] for r in model_rows),
         "chars_per_token": chars_per_token,
         "sample_items": len(sample),
-        "sample_from": sample_origin(cfg),
-        "bank": str(cfg.get("bank") or ""),
+        "sample_from": sample_origin(plan),
+        "bank": str(plan.bank or ""),
     }
     names = [r["model"] for r in model_rows]
     return Plan(
         runs=run_rows, models=model_rows, totals=totals,
-        routes=routes(model_rows, configs, throughput=cfg.get("throughput")),
+        routes=routes(model_rows, configs, throughput=plan.throughput),
         unverified=unverified_models(names, configs),
     )  # fmt: skip
 
@@ -356,9 +323,10 @@ def unverified_models(names: Sequence[str], configs: Groups) -> list[dict[str, A
     """Bedrock model configs not marked ``verified: true``, with what AWS's documentation did not confirm."""
     out = []
     for name in names:
-        model = configs.get("model", name)
-        if abilities_of(model).catalogue and model.get("verified") is not True:
-            out.append({"model": name, "unverified": list(model.get("unverified") or ["(not recorded)"])})
+        raw, model = _model(configs, name)
+        if abilities_of(raw).catalogue and getattr(model, "verified", None) is not True:
+            unverified = getattr(model, "unverified", None) or ["(not recorded)"]
+            out.append({"model": name, "unverified": list(unverified)})
     return out
 
 
@@ -374,8 +342,8 @@ def routes(
     cost = sum(m["cost_usd"] for m in model_rows)
     batchable, refused = [], []
     for m in model_rows:
-        model = configs.get("model", m["model"])
-        family = batch_family(str(model.get("model_id", ""))) if abilities_of(model).batch else None
+        raw, model = _model(configs, m["model"])
+        family = batch_family(str(getattr(model, "model_id", ""))) if abilities_of(raw).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
     if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):
@@ -404,15 +372,19 @@ def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> 
     return sum(calls_per_item(single, n) for n in chosen)
 
 
-def _price_and_time(
-    name: str, acc: Mapping[str, float], configs: Groups, default: Quota, per_model: Mapping[str, Any]
-) -> dict[str, Any]:
-    model = configs.get("model", name)
-    quota = Quota.from_cfg({**default.__dict__, **dict(per_model.get(name) or {})}, f"quota.per_model.{name}")
-    regions = len(model.get("regions") or [model.get("region") or "local"])
-    concurrency = int(model.get("concurrency") or 1)
+def _model(configs: Groups, name: str) -> tuple[dict[str, Any], Any]:
+    """Model ``name``'s config as read (what ``abilities_of`` takes) and typed (``config.schema``: the
+    backend's own schema, so a field one backend lacks, a price or regions, is read with ``getattr``)."""
+    raw = configs.get("model", name)
+    return raw, validate_group("model", raw, key=f"model {name}")
+
+
+def _price_and_time(name: str, acc: Mapping[str, float], configs: Groups, quota: Quota) -> dict[str, Any]:
+    _, model = _model(configs, name)
+    regions = len(getattr(model, "regions", None) or [getattr(model, "region", None) or "local"])
+    concurrency = int(model.concurrency or 1)
     calls, tin, tout = acc["calls"], acc["input_tokens"], acc["output_tokens"]
-    pin, pout = model.get("price_per_1k_input"), model.get("price_per_1k_output")
+    pin, pout = getattr(model, "price_per_1k_input", None), getattr(model, "price_per_1k_output", None)
     priced = pin is not None and pout is not None
     cost = (tin * float(pin) + tout * float(pout)) / 1000.0 if priced else 0.0
     tokens_per_call = (tin + tout) / calls if calls else 0.0
@@ -542,16 +514,16 @@ def measure_throughput(
 
     if n_calls < 1:
         raise ConfigError("measure_calls", "must be at least 1")
-    model_cfg = configs.get("model", model)
+    model_cfg, typed = _model(configs, model)
     backend = make_backend(model_cfg)
-    items = sample_for_tokens({"sample_items": n_calls, "sample_file": sample_file}, None)
+    items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
         prompt=configs.get("prompt", "original"), labels=configs.get("labels", "latin"),
         reasoning=configs.get("reasoning", "direct"), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [
-        to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.get("max_tokens") or 16),
+        to_request(p, model=model, temperature=0.0, max_tokens=int(typed.max_tokens or 16),
                    score_labels=False)
         for p in presentations
     ]  # fmt: skip
@@ -565,80 +537,3 @@ def measure_throughput(
         first = next(r.error for r in responses if r.status == "error")
         raise InputError(f"{failed} of {len(responses)} measuring calls to {model} failed: {first}")
     return len(responses) / elapsed
-
-
-def _read_config(path: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the plan config ({exc})", file=path) from exc
-    if not isinstance(data, dict):
-        raise InputError("the plan config is not a mapping", file=path)
-    return data
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``blindmcq plan --paper`` or ``blindmcq plan --config plan.yaml`` [--rpm --tpm --latency --json]."""
-    parser = argparse.ArgumentParser(
-        prog="blindmcq plan", description="Dry-run capacity plan: no model is called."
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--paper", action="store_true", help="the paper's full-scale design (~1.2M calls)")
-    source.add_argument("--config", help="a plan config (YAML or JSON)")
-    parser.add_argument("--items-file", help="count the items of this items.jsonl instead of the config's")
-    parser.add_argument("--rpm", type=float, help="requests per minute per region (all models)")
-    parser.add_argument("--tpm", type=float, help="tokens per minute per region (all models)")
-    parser.add_argument("--latency", type=float, help="mean seconds per call")
-    parser.add_argument("--chars-per-token", type=float)
-    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument(
-        "--throughput", type=float, help="calls per second a local/OpenAI-compatible server sustains"
-    )
-    parser.add_argument("--measure", metavar="MODEL", help="measure --throughput with a short run of MODEL")
-    parser.add_argument("--measure-calls", type=int, default=20, help="calls in the measuring run (20)")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    try:
-        from blindmcq.config.files import load_groups
-
-        configs = load_groups(PLAN_GROUPS)  # configuration enters here, once
-        cfg = paper_config() if args.paper else _read_config(args.config)
-        if args.items_file:
-            cfg["items_file"] = args.items_file
-        quota = dict(cfg.get("quota") or {})
-        for key, value in (("rpm", args.rpm), ("tpm", args.tpm), ("latency_s", args.latency)):
-            if value is not None:
-                quota[key] = value
-        cfg["quota"] = quota
-        if args.chars_per_token is not None:
-            cfg["chars_per_token"] = args.chars_per_token
-        if args.measure:
-            args.throughput = measure_throughput(args.measure, args.measure_calls, configs=configs)
-            print(f"measured {args.throughput:.2f} calls/s with {args.measure} ({args.measure_calls} calls)")
-        if args.throughput is not None:
-            cfg["throughput"] = args.throughput
-        plan = build_plan(cfg, configs=configs)
-    except BlindMCQError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "runs": plan.runs,
-                    "models": plan.models,
-                    "totals": plan.totals,
-                    "routes": plan.routes,
-                    "unverified": plan.unverified,
-                },
-                indent=2,
-            )
-        )
-    else:
-        print(format_plan(plan))
-        print(f"(planned in {time.perf_counter() - started:.1f} s; no model was called)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

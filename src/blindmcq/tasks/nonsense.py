@@ -19,11 +19,11 @@ few-shot bias, order variance), ``nonsenseqa_variance.csv`` (variance across ord
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import io
 import itertools
 import logging
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
+from blindmcq.config.schema import NONSENSE_SKEWS, NonsenseSettings, check_as
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -46,8 +47,8 @@ from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
 log = logging.getLogger(__name__)
 
-ALL_SKEWS = ("all_a", "a70", "uniform", "none")
-KEYS = ("skew", "drawn")
+ALL_SKEWS = NONSENSE_SKEWS
+KEYS = typing.get_args(typing.get_type_hints(NonsenseSettings)["keys"])  # ("skew", "drawn")
 NONSENSE_GROUPS = ("prompt", "protocol", "reasoning", "labels")  # the config groups a run picks from
 BY = ["model", "protocol", "setting"]
 # The answer heading of the MD few-shot examples (blindmcq.datasets.nonsense.fewshot_block).
@@ -113,61 +114,53 @@ def _runs(
 
 def run_nonsense(
     model_cfg: Mapping[str, Any],
+    settings: NonsenseSettings | Mapping[str, Any] | None = None,
     *,
     configs: Groups,
-    n_test: int = 1000,
-    skews: Sequence[str] = ALL_SKEWS,
-    protocols: Sequence[str] = ("sl", "md"),
-    runs: Sequence[tuple[str, str]] | None = None,
-    orders: str | Sequence[str] = "all",
-    keys: str = "skew",
-    seed: int = 0,
-    n_shots: int = 5,
-    phrasing: str = "minimal",
-    labels: str = "latin",
-    md_max_tokens: int = 48,
     cache_path: str | Path,
     out_dir: str | Path | None,
     backend: Backend | None = None,
     words: Sequence[str] | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run NonsenseQA for every (protocol, skew) in ``runs`` (default: ``protocols`` x ``skews``);
-    returns the predictions and, with ``out_dir``, writes the outputs listed in the module docstring.
+    """Run NonsenseQA for every (protocol, skew) of ``settings`` (``config.schema.NonsenseSettings``; a
+    mapping is checked here; default: ``protocols`` x ``skews``); returns the predictions and, with
+    ``out_dir``, writes the outputs listed in the module docstring.
 
     ``orders``: ``"all"`` (the 2N rotations) or order ids such as ``["rot0"]``. ``md_max_tokens`` caps
     MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
     base model). ``words`` replaces the dictionary word list (tests). ``configs`` holds the prompt,
     protocol, reasoning and labels options (``NONSENSE_GROUPS``), read by the command line."""
-    if keys not in KEYS:
-        raise ConfigError("keys", f"expected one of {KEYS}, got {keys!r}")
-    bank = generate_nonsenseqa(seed, n_test=n_test, words=words)
-    prompt = configs.get("prompt", phrasing)
+    s = check_as(NonsenseSettings, {} if settings is None else settings)
+    seed, orders = s.seed, s.orders
+    runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
+    bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)
+    prompt = configs.get("prompt", s.phrasing)
     condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
     n_options = bank.test[0].n_options if bank.test else 4
     # with keys=skew each order gets its own placement, so the skew holds in every order shown
     per_order = [(o, list(perm)) for o, perm in select_orders(n_options, orders, key="orders")]
     parts = []
-    for protocol, skew in _runs(protocols, skews, runs):
-        placed = skew if keys == "skew" else "none"
+    for protocol, skew in _runs(s.protocols, s.skews, runs):
+        placed = skew if s.keys == "skew" else "none"
         versions = (
             [(place_keys_shown(bank.test, placed, seed, perm), [o]) for o, perm in per_order]
             if placed != "none"
             else [(list(bank.test), orders)]
         )
         protocol_cfg = {
-            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": n_shots, "fewshot_seed": seed,
+            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": s.n_shots, "fewshot_seed": seed,
         }  # fmt: skip
         reasoning = configs.get("reasoning", "direct")
         cfg, run_backend = model_cfg, backend
         if protocol == "md":
-            reasoning["max_tokens"] = md_max_tokens
+            reasoning["max_tokens"] = s.md_max_tokens
             if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
                 cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
         df = pd.concat([
             run_probe(
                 items, cfg, PresentationSetup(
-                    prompt=prompt, labels=configs.get("labels", labels), reasoning=reasoning,
+                    prompt=prompt, labels=configs.get("labels", s.labels), reasoning=reasoning,
                     condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
                     schemes=configs.options["labels"],
                 ), EngineSettings(cache_path, progress=progress),
@@ -179,8 +172,8 @@ def run_nonsense(
         parts.append(df)
     predictions = pd.concat(parts, ignore_index=True)
     if out_dir is not None:
-        meta = {"n_test": n_test, "seed": seed, "n_shots": n_shots, "orders": orders, "keys": keys}
-        write_outputs(predictions, out_dir, meta={**meta, "phrasing": phrasing})
+        meta = {"n_test": s.n_test, "seed": seed, "n_shots": s.n_shots, "orders": orders, "keys": s.keys}
+        write_outputs(predictions, out_dir, meta={**meta, "phrasing": s.phrasing})
     return predictions
 
 
@@ -355,73 +348,3 @@ def write_outputs(predictions: pd.DataFrame, out_dir: str | Path, meta: Mapping[
     paths.update(results=out / "nonsenseqa_results.csv", variance=out / "nonsenseqa_variance.csv",
                  markdown=out / "nonsenseqa.md", figure=out / "nonsenseqa.png")  # fmt: skip
     return paths
-
-
-# ---------------------------------------------------------------- command line
-
-
-def _pairs(text: str) -> list[tuple[str, str]]:
-    pairs = []
-    for part in text.split(","):
-        protocol, _, skew = part.strip().partition(":")
-        if not skew:
-            raise ConfigError("--runs", f"expected protocol:skew, got {part!r}")
-        pairs.append((protocol, skew))
-    return pairs
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="blindmcq nonsense",
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,  # every option shows its default
-    )
-    parser.add_argument("--model", default="gemma3-270m", help="conf/model/NAME.yaml or a YAML path")
-    parser.add_argument("--n-test", type=int, default=1000, help="generated test items (nonsense questions)")
-    parser.add_argument(
-        "--skews", default=",".join(ALL_SKEWS),
-        help=f"few-shot skews to run, comma list of {', '.join(ALL_SKEWS)} (all_a: every example's key A; "
-        "a70: 70%% A; uniform: even; none: no examples)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--protocols", default="sl,md", help="sl (Select-and-Letter), md (Matched-and-Dashed), comma list"
-    )
-    parser.add_argument(
-        "--runs", type=_pairs, default=None,
-        help="protocol:skew pairs, e.g. sl:all_a,md:all_a (default: every protocol x skew)%(default).0s",
-    )  # fmt: skip
-    parser.add_argument("--orders", default="all", help="'all' (the 2N rotations) or comma list of order ids")
-    parser.add_argument(
-        "--keys", choices=KEYS, default="skew",
-        help="skew: the test keys follow the examples' skew (the pattern pays); drawn: keys drawn uniformly",
-    )  # fmt: skip
-    parser.add_argument("--n-shots", type=int, default=5, help="few-shot examples in each prompt")
-    parser.add_argument("--phrasing", default="minimal", help="the prompt, a conf/prompt/ name")
-    parser.add_argument(
-        "--md-max-tokens", type=int, default=48, help="output tokens a Matched-and-Dashed answer may use"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated items, keys and examples")
-    parser.add_argument(
-        "--out", default="results/nonsenseqa", help="output folder (predictions, tables, figure)"
-    )
-    parser.add_argument(
-        "--cache", default=".cache/blindmcq/responses.sqlite", help="the response cache (no call paid twice)"
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from blindmcq.config.files import load_groups, load_model_file
-
-    model_cfg, configs = (
-        load_model_file(args.model),
-        load_groups(NONSENSE_GROUPS),
-    )  # configuration enters here
-    predictions = run_nonsense(
-        model_cfg, configs=configs, n_test=args.n_test, skews=args.skews.split(","),
-        protocols=args.protocols.split(","), runs=args.runs,
-        orders="all" if args.orders == "all" else args.orders.split(","), keys=args.keys, seed=args.seed,
-        n_shots=args.n_shots, phrasing=args.phrasing, md_max_tokens=args.md_max_tokens,
-        cache_path=args.cache, out_dir=args.out,
-    )  # fmt: skip
-    print(Path(args.out, "nonsenseqa.md").read_text(encoding="utf-8"))
-    log.info("%d calls; outputs in %s", len(predictions), args.out)
-    return 0

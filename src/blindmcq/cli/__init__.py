@@ -13,6 +13,10 @@ blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and
 blindmcq cache check [--repair] [FILE]  check the response cache's rows; drop bad ones, rebuild a damaged file
 blindmcq export lm-eval|inspect BANK --out DIR  the blind probe as an lm-evaluation-harness / inspect_ai task
 blindmcq import lm-eval|inspect LOG   a harness's answers to an exported probe -> predictions
+
+Every command line lives in this package, one module a command (``python -m blindmcq.cli.<module>``
+runs one alone): argparse, the configuration read once, one call into the core, exit 2 with one line
+on bad input.
 """
 
 from __future__ import annotations
@@ -22,24 +26,24 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS = {
-    "extract": ("blindmcq.corpus.cli", "extract the Commission's PDF question bank"),
-    "plan": ("blindmcq.tasks.capacity", "dry-run capacity plan (calls, tokens, cost, wall time)"),
-    "release": ("blindmcq.reporting.release", "push versioned outputs to the DVC remote and tag the commit"),
-    "report": ("blindmcq.reporting.bundle", "the report from a release folder, no model (--from DIR)"),
-    "pull": ("blindmcq.reporting.pull", "pull a release over HTTPS (DVC remote 'release'), checked"),
-    "html": ("blindmcq.reporting.html", "write the static HTML report with the item explorer"),
-    "nonsense": ("blindmcq.tasks.nonsense", "NonsenseQA diagnostic: SL vs MD"),
+    "extract": ("blindmcq.cli.extract", "extract the Commission's PDF question bank"),
+    "plan": ("blindmcq.cli.plan", "dry-run capacity plan (calls, tokens, cost, wall time)"),
+    "release": ("blindmcq.cli.release", "push versioned outputs to the DVC remote and tag the commit"),
+    "report": ("blindmcq.cli.report", "the report from a release folder, no model (--from DIR)"),
+    "pull": ("blindmcq.cli.pull", "pull a release over HTTPS (DVC remote 'release'), checked"),
+    "html": ("blindmcq.cli.html", "write the static HTML report with the item explorer"),
+    "nonsense": ("blindmcq.cli.nonsense", "NonsenseQA diagnostic: SL vs MD"),
     # batch: Bedrock batch inference from the command line (helper `reach`)
-    "batch": ("blindmcq.tasks.batch_cli", "Bedrock batch inference: submit, status, collect into the cache"),
+    "batch": ("blindmcq.cli.batch", "Bedrock batch inference: submit, status, collect into the cache"),
     "audit": (
-        "blindmcq.auditing.audit",
+        "blindmcq.cli.audit",
         "audit any bank: surface leaks, blind probe and gate, in one command",
     ),
-    "preview": ("blindmcq.tasks.preview", "print each probe call's wire request and cache key (no call)"),
-    "cache": ("blindmcq.engine.cache_cli", "check the response cache (cache check [--repair] [FILE])"),
+    "preview": ("blindmcq.cli.preview", "print each probe call's wire request and cache key (no call)"),
+    "cache": ("blindmcq.cli.cache", "check the response cache (cache check [--repair] [FILE])"),
     # the harnesses: lm-evaluation-harness and inspect_ai run the probe (docs/harnesses.md)
-    "export": ("blindmcq.harnesses.export", "write the blind probe as an lm-eval or inspect_ai task"),
-    "import": ("blindmcq.harnesses.importing", "lm-eval samples or an inspect_ai log -> predictions"),
+    "export": ("blindmcq.cli.export", "write the blind probe as an lm-eval or inspect_ai task"),
+    "import": ("blindmcq.cli.importing", "lm-eval samples or an inspect_ai log -> predictions"),
 }
 
 
@@ -81,7 +85,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     module = importlib.import_module(COMMANDS[command][0])
     return int(module.main(rest) or 0)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
