@@ -22,7 +22,7 @@ from blindmcq.config.files import load_label_schemes, load_model_file
 from blindmcq.datasets.items import read_items
 from blindmcq.params import load_params
 from blindmcq.tasks.probe import sample_items
-from blindmcq.wiring import probe_items
+from blindmcq.wiring.probe import probe_items
 
 
 def main() -> None:

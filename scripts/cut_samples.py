@@ -24,8 +24,9 @@ LEXAM_ROWS, PERTURBATION_ROWS, PROVISIONS = 40, 20, 300
 
 def customs(src: Path, dst: Path) -> None:
     raw = json.loads(src.read_text(encoding="utf-8"))
-    legislation = {act: items[: CODE_ITEMS if act == CODE_ACT else PER_ACT]
-                   for act, items in raw["legislation"].items()}
+    legislation = {
+        act: items[: CODE_ITEMS if act == CODE_ACT else PER_ACT] for act, items in raw["legislation"].items()
+    }
     competencies = {}
     for code in list(raw["operational_competencies"])[:COMPETENCIES]:
         entry = raw["operational_competencies"][code]
@@ -59,8 +60,11 @@ def main(data: Path) -> None:
         (OUT / sub).mkdir(parents=True, exist_ok=True)
     customs(data / "ua-customs-exam/questions.json", OUT / "ua-customs-exam/questions.json")
     lexam(data / "lexam/MCQs_test.xlsx", OUT / "lexam/MCQs_test.xlsx", LEXAM_ROWS)
-    lexam(data / "lexam/MCQs_test_perturbation.xlsx", OUT / "lexam/MCQs_test_perturbation.xlsx",
-          PERTURBATION_ROWS)
+    lexam(
+        data / "lexam/MCQs_test_perturbation.xlsx",
+        OUT / "lexam/MCQs_test_perturbation.xlsx",
+        PERTURBATION_ROWS,
+    )
     provisions(data / "ua-legislation/provisions.jsonl.xz", OUT / "ua-legislation/provisions.jsonl.xz")
 
 

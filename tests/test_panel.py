@@ -7,7 +7,7 @@ import pytest
 from blindmcq.config.files import load_model_file, load_models
 from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
-from blindmcq.wiring import describe_model, panel_configs, panel_manifest, panel_members
+from blindmcq.wiring.probe import describe_model, panel_configs, panel_manifest, panel_members
 
 
 def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical", **gate_over: object) -> dict:
@@ -78,7 +78,7 @@ def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
     from blindmcq.config.files import load_label_schemes
     from blindmcq.datasets.items import Item
     from blindmcq.tasks.probe import PresentationSetup, probe_panel
-    from blindmcq.wiring import engine_settings
+    from blindmcq.wiring.probe import engine_settings
 
     overrides = ["model=constant-a", "model@gate_model=constant-b", "panel.models=[constant-a,constant-c]",
                  f"probe.cache={tmp_path / 'cache.sqlite'}", "condition=blind"]  # fmt: skip

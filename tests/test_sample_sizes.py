@@ -12,7 +12,7 @@ from blindmcq.datasets.items import write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import sample_items
-from blindmcq.wiring import stage_items
+from blindmcq.wiring.probe import stage_items
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pandas as pd
 
 from blindmcq.analysis.gate import GateResult
 from blindmcq.analysis.metrics import item_sets
-from blindmcq.wiring import brief
+from blindmcq.wiring.runs import brief
 
 
 def test_a_stage_logs_a_brief_view_of_its_metrics() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blindmcq.reporting.tracking import comparable_metrics, log_run
-from blindmcq.wiring import run_name
+from blindmcq.wiring.runs import run_name
 
 METRICS = {
     "blind_acc/gemma3-270m/all": 0.317,

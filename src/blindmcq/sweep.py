@@ -54,7 +54,8 @@ from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
-from blindmcq.wiring import baseline_from_params, probe_from_params
+from blindmcq.wiring.probe import probe_from_params
+from blindmcq.wiring.runs import baseline_from_params
 
 log = logging.getLogger(__name__)
 install_env_resolver()  # every value a job resolves from ${oc.env:...} is scrubbed by value (docs/config.md)

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from blindmcq.analysis import Baseline, analyze, build_tables, gate
 from blindmcq.config.files import load_label_schemes
 from blindmcq.datasets.items import Item
-from blindmcq.wiring import probe_items
+from blindmcq.wiring.probe import probe_items
 
 
 def params_for(repo_root: Path, model: str, cache: Path) -> dict:

@@ -30,7 +30,7 @@ from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
-from blindmcq.wiring import baseline_from_params
+from blindmcq.wiring.runs import baseline_from_params
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,8 @@ from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
-from blindmcq.wiring import OUT_ROOT, brief, probe_condition, probe_items, stage_items, track
+from blindmcq.wiring.probe import OUT_ROOT, probe_condition, probe_items, stage_items
+from blindmcq.wiring.runs import brief, track
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.language import lexical_absent
 from blindmcq.tasks.probe import PresentationSetup, probe_panel
-from blindmcq.wiring import engine_settings, panel_configs, panel_manifest, panel_members, probe_sample
+from blindmcq.wiring.probe import engine_settings, panel_configs, panel_manifest, panel_members, probe_sample
 
 log = logging.getLogger(__name__)
 

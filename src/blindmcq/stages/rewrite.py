@@ -27,16 +27,15 @@ from blindmcq.interventions.compare import fluency_change, fluency_note, rewrite
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
-from blindmcq.wiring import (
+from blindmcq.wiring.probe import (
     OUT_ROOT,
-    brief,
     panel_configs,
     panel_members,
     probe_condition,
     probe_items,
     stage_items,
-    track,
 )
+from blindmcq.wiring.runs import brief, track
 
 log = logging.getLogger(__name__)
 

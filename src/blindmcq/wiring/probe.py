@@ -1,13 +1,11 @@
-"""What the entry points (the stages, the sweep) share: the probe of a sample with the composed config,
-the panel's model configs and manifest, the interventions' item sample, the headline presentation the
-analysis reads, a run's name, and tracking.
+"""The probe from the composed config, shared by the stages and the sweep: the probe of a sample, the
+panel's model configs and manifest, the interventions' item sample.
 
 The edge between the composed config (``params.yaml``, a mapping) and the core: each function reads what
 it needs from ``params`` once and hands the core typed values (``tasks.probe.PresentationSetup``,
 ``EngineSettings``). Nothing here reads ``conf/``: the entry point hands in what the composed ``params``
-do not hold (the label schemes, the panel members' model configs). Not a task: it reaches ``analysis`` and
-``reporting``, which a task never imports (issue #31 dissolved ``tasks/from_params.py`` and
-``tasks/panel.py`` into this module and ``tasks/probe.py``).
+do not hold (the label schemes, the panel members' model configs). Issue #31 dissolved
+``tasks/from_params.py`` and ``tasks/panel.py`` into this module and ``tasks/probe.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.analysis.frame import Baseline
 from blindmcq.backends.registry import abilities_of
 from blindmcq.config.schema import Labels, Panel, Probe, validate_group
 from blindmcq.datasets.items import Item, read_items
@@ -109,14 +106,6 @@ def probe_condition(
         "full_orders": list(full_orders),
         "forced": False,
     }
-
-
-def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
-    """A log line's view of a metrics dict: the first ``limit`` figures at 4 significant digits (not a
-    dict of 16-digit floats) and how many more the metrics file holds."""
-    shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in list(metrics.items())[:limit]]
-    more = len(metrics) - len(shown)
-    return ", ".join(shown) + (f", ... ({more} more in metrics.json)" if more > 0 else "")
 
 
 # ---------------------------------------------------------------- the panel (docs/panel.md)
@@ -221,49 +210,3 @@ def panel_manifest(
 
 def _weights(cfg: Mapping[str, Any]) -> tuple[Any, Any]:
     return cfg.get("backend"), cfg.get("path")
-
-
-# ---------------------------------------------------------------- the analysis, a run's name, tracking
-
-
-def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
-    """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
-    protocol = params["protocol"]
-    md = protocol.get("extraction") == "match"
-    labels = protocol.get("labels") or params["labels"]["name"]
-    return Baseline(
-        phrasing=params["prompt"]["name"],
-        labels=labels,
-        protocol="md" if md else "sl",
-        reasoning=params["reasoning"]["name"],
-        orders=orders,
-    )
-
-
-def run_name(params: dict[str, Any]) -> str:
-    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
-    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
-    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
-    model = params.get("model") or {}
-    if model.get("scoring", "letter") != "letter":
-        parts[0] += f"[{model['scoring']}]"
-    gate_model = (params.get("gate_model") or {}).get("name")
-    if gate_model and gate_model != model.get("name"):
-        parts.append(f"gate={gate_model}")
-    probe = params.get("probe") or {}
-    if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
-    return "/".join(parts)
-
-
-def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
-    """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run, stage_parent
-
-        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
-        log_run(
-            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            parent=stage_parent(params), tags={"stage": name}, model=params.get("model", {}).get("name"),
-        )  # fmt: skip
