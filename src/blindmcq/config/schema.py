@@ -147,6 +147,8 @@ def build(cls: type, data: Any, key: str) -> Any:
     if not isinstance(data, Mapping):
         raise _Reject(key, f"expected a mapping, got {_show(data)}")
     dispatch = getattr(cls, "__dispatch__", None)
+    if dispatch is not None and isinstance(data, tuple(dispatch[1].values())):
+        return data  # already typed as one of the union's schemas (a BedrockModel for Model)
     if dispatch is not None:  # a union of schemas chosen by one key (backend, loader)
         tag, choices = dispatch
         kind = data.get(tag)
@@ -380,9 +382,12 @@ _CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_t
 
 @dataclass(frozen=True)
 class Retry:
-    max_attempts: int = positive(6)
-    base_s: float = non_negative(0.5)
-    max_s: float = non_negative(20.0)
+    """Our own retries on top of a client's (blindmcq.backends.bedrock.RetryPolicy): ``max_attempts``
+    in all, delays ``base_s * 2**k`` jittered, capped at ``max_s``."""
+
+    max_attempts: int = positive(8)
+    base_s: float = non_negative(1.0)
+    max_s: float = non_negative(60.0)
 
 
 @dataclass(frozen=True)
@@ -436,16 +441,16 @@ class BedrockModel(_Priced):
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
     botocore_retries: dict[str, Any] | None = None
-    read_timeout_s: float = positive(300)
-    connect_timeout_s: float = positive(10)
+    read_timeout_s: float = field(default=300, **_rng(gt=0))
+    connect_timeout_s: float = field(default=10, **_rng(gt=0))
     aws_profile: str | None = None
     batch: dict[str, Any] | None = None  # blindmcq.engine.batch.BatchSettings checks its own keys
 
     def check(self, key: str) -> None:
         if not self.model_id:
-            raise _Reject(f"{key}.model_id", "missing (the Bedrock model or inference-profile id)")
+            raise _Reject(_join(key, "model_id"), "missing (the Bedrock model or inference-profile id)")
         if not (self.regions or self.region):
-            raise _Reject(f"{key}.regions", "needs a non-empty list of regions")
+            raise _Reject(_join(key, "regions"), "needs a non-empty list of regions")
 
 
 @dataclass(frozen=True)
@@ -458,11 +463,11 @@ class OpenAIModel(_Priced):
     accepts_system: bool = True
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
-    read_timeout_s: float = positive(300)
+    read_timeout_s: float = field(default=300, **_rng(gt=0))
 
     def check(self, key: str) -> None:
         if not self.model_id:
-            raise _Reject(f"{key}.model_id", "missing (the model name the API expects)")
+            raise _Reject(_join(key, "model_id"), "missing (the model name the API expects)")
 
 
 @dataclass(frozen=True)
@@ -485,7 +490,9 @@ class HeuristicModel(_Model):
 
     def check(self, key: str) -> None:
         if self.strategy is None:
-            raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
+            raise _Reject(
+                _join(key, "strategy"), "missing (constant, longest, shortest, most_words or random)"
+            )
 
 
 @dataclass(frozen=True)
@@ -519,13 +526,9 @@ class Faults:
 
 @dataclass(frozen=True)
 class FaultModel(_Model):
-    inner: dict[str, Any] | None = None  # another model config (checked as a model below)
+    inner: Model | None = None  # another model config; null: the constant-slot-0 heuristic
     faults: Faults | None = None
     retry: Retry | None = None
-
-    def check(self, key: str) -> None:
-        if self.inner is not None:
-            build(Model, self.inner, f"{key}.inner")
 
 
 @dataclass(frozen=True)
@@ -539,7 +542,7 @@ class SlowModel(_Model):
 
     def check(self, key: str) -> None:
         if self.latency_s is None:
-            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency (seconds)")
+            raise _Reject(_join(key, "latency_s"), "the slow backend needs a latency (seconds)")
 
 
 MODEL_SCHEMAS: dict[str, type] = {
@@ -551,6 +554,30 @@ MODEL_SCHEMAS: dict[str, type] = {
 @dataclass(frozen=True)
 class Model(_Model):
     __dispatch__: ClassVar = ("backend", MODEL_SCHEMAS)
+
+
+ModelSchema = _Model  # what every model schema is (for annotations: a typed model config of any backend)
+
+
+def model_config(data: Any, kind: type | None = None) -> Any:
+    """A model config as its typed dataclass (``BedrockModel``, ...), chosen by ``backend:``; a typed one
+    comes back unchanged. ``kind``: the schema of a mapping that names no backend (a backend class built
+    directly). Errors name the bare key (``regions``), one line, as the backends always have."""
+    if isinstance(data, tuple(MODEL_SCHEMAS.values())):
+        return data
+    if not isinstance(data, Mapping):
+        raise ConfigError("model", f"expected a mapping, got {type(data).__name__}")
+    tag = Model.__dispatch__[0]
+    return typed(Model if kind is None or tag in data else kind, data)
+
+
+def typed(cls: type, data: Any, key: str = "") -> Any:
+    """An instance of dataclass ``cls`` from mapping ``data`` (an instance comes back unchanged), or one
+    ConfigError naming ``key.field``: for a section a module reads on its own (``retry``, ``faults``)."""
+    try:
+        return build(cls, data, key)
+    except _Reject as exc:
+        raise ConfigError(exc.key, exc.message) from None
 
 
 @dataclass(frozen=True)
