@@ -228,7 +228,6 @@ class RegionPool:
             self._cool_until[region] = max(self._cool_until[region], self._clock() + cool_s)
 
 
-DEFAULT_CONCURRENCY = 4  # calls in flight when a Converse model config says null
 # botocore's own retries when ``botocore_retries`` is null
 DEFAULT_BOTOCORE_RETRIES: Mapping[str, Any] = {"mode": "adaptive", "max_attempts": 2}
 
@@ -238,10 +237,6 @@ def _botocore_retries(cfg: BedrockModel) -> dict[str, Any]:
     if retries.get("mode") not in ("legacy", "standard", "adaptive"):
         raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
     return retries
-
-
-def _concurrency(cfg: BedrockModel) -> int:
-    return DEFAULT_CONCURRENCY if cfg.concurrency is None else cfg.concurrency
 
 
 def default_client_factory(model_cfg: BedrockModel | Mapping[str, Any]) -> Callable[[str], Any]:
@@ -257,7 +252,7 @@ def default_client_factory(model_cfg: BedrockModel | Mapping[str, Any]) -> Calla
         retries=retries,
         read_timeout=int(cfg.read_timeout_s),
         connect_timeout=int(cfg.connect_timeout_s),
-        max_pool_connections=max(10, _concurrency(cfg) * 2),
+        max_pool_connections=max(10, cfg.calls_in_flight * 2),
     )
     session = boto3.session.Session(profile_name=cfg.aws_profile)
     return lambda region: session.client("bedrock-runtime", region_name=region, config=config)
@@ -289,7 +284,7 @@ class BedrockBackend:
         if not regions or not all(regions):
             raise ConfigError("regions", f"model '{self.cfg.name or None}' needs a non-empty list of regions")
         self.name = f"bedrock:{self.model_id}"
-        self.concurrency = _concurrency(self.cfg)
+        self.concurrency = self.cfg.calls_in_flight
         self.accepts_temperature = self.cfg.accepts_temperature
         self.accepts_system = self.cfg.accepts_system
         self.thinking: Thinking | None = self.cfg.thinking

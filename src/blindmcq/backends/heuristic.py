@@ -50,8 +50,7 @@ class HeuristicBackend:
         self.seed = self.cfg.seed
         detail = {"constant": f":{self.slot}", "random": f":{self.seed}"}.get(self.strategy, "")
         self.name = f"heuristic:{self.strategy}{detail}"
-        # null: 64 in flight (an answer costs nothing)
-        self.concurrency = 64 if self.cfg.concurrency is None else self.cfg.concurrency
+        self.concurrency = self.cfg.calls_in_flight  # null: 64 (an answer costs nothing)
         self.abilities = self.declared_abilities(self.cfg)
 
     def wire_request(self, request: ModelRequest) -> dict[str, Any]:

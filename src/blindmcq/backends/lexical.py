@@ -50,7 +50,7 @@ class LexicalBackend:
         self.tie_break: str = self.cfg.tie_break
         self.tie_rtol = self.cfg.tie_rtol
         self.name = "lexical"  # the index's identity is in every wire request (``index_id``)
-        self.concurrency = self.cfg.concurrency or 4  # null: 4 in flight
+        self.concurrency = self.cfg.calls_in_flight
         self.abilities = self.declared_abilities(self.cfg)
         self._index: Any = None
         self._analyzer: Any = None

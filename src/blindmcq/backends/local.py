@@ -144,8 +144,7 @@ class LocalBackend:
         self.delimiter = self.cfg.label_delimiter
         self.use_chat_template = self.cfg.chat_template
         self.threads = self.cfg.threads or (os.cpu_count() or 1)
-        # null: one call at a time (a forward pass uses every thread)
-        self.concurrency = 1 if self.cfg.concurrency is None else self.cfg.concurrency
+        self.concurrency = self.cfg.calls_in_flight  # null: one at a time (a forward pass uses every thread)
         self._init_cloze()
         source = self._source_id()
         self.source = source

@@ -55,7 +55,6 @@ BEDROCK_KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
 REJECTABLE = ("reasoning.effort", "reasoning_effort", "temperature", "top_logprobs", "logprobs")
 
 
-DEFAULT_CONCURRENCY = 4  # calls in flight when the model config says null
 # the model configs this backend reads: its own, and a Bedrock one on the Responses API
 OpenAIConfig = OpenAIModel | BedrockModel
 
@@ -136,7 +135,7 @@ class OpenAIBackend:
         if self.auth not in AUTHS:
             raise ConfigError("auth", f"expected one of {', '.join(AUTHS)}, got {self.auth!r}")
         self.name = f"openai-{self.api}:{self.model_id}"
-        self.concurrency = DEFAULT_CONCURRENCY if self.cfg.concurrency is None else self.cfg.concurrency
+        self.concurrency = self.cfg.calls_in_flight
         self.logprobs = self.cfg.logprobs
         self.top_logprobs = self.cfg.top_logprobs
         self.accepts_temperature = self.cfg.accepts_temperature

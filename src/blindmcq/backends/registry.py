@@ -97,10 +97,7 @@ def _instant(cls: type, cfg: InstantModel) -> Backend:
 
 
 def _slow(cls: type, cfg: SlowModel) -> Backend:
-    # the schema requires latency_s; null concurrency: 8 calls in flight (SlowBackend's own default)
-    if cfg.concurrency is None:
-        return cls(cfg.latency_s)
-    return cls(cfg.latency_s, concurrency=cfg.concurrency)
+    return cls(cfg.latency_s, concurrency=cfg.calls_in_flight)  # the schema requires latency_s
 
 
 for _entry in (

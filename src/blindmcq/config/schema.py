@@ -142,13 +142,11 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def build(cls: type, data: Any, key: str) -> Any:
     """An instance of dataclass ``cls`` from mapping ``data``; errors name ``key.field``."""
-    if isinstance(data, cls):
-        return data
+    dispatch = getattr(cls, "__dispatch__", None)
+    if isinstance(data, cls) or (dispatch is not None and isinstance(data, tuple(dispatch[1].values()))):
+        return data  # already typed (for a union of schemas, as one of them: a BedrockModel for Model)
     if not isinstance(data, Mapping):
         raise _Reject(key, f"expected a mapping, got {_show(data)}")
-    dispatch = getattr(cls, "__dispatch__", None)
-    if dispatch is not None and isinstance(data, tuple(dispatch[1].values())):
-        return data  # already typed as one of the union's schemas (a BedrockModel for Model)
     if dispatch is not None:  # a union of schemas chosen by one key (backend, loader)
         tag, choices = dispatch
         kind = data.get(tag)
@@ -400,6 +398,8 @@ class Thinking:
 @dataclass(frozen=True)
 class _Model:
     __unknown_hint__: ClassVar = {k: _CREDENTIAL_HINT for k in _CREDENTIAL_KEYS}
+    # calls in flight where ``concurrency`` is null: the backend kind's own (a class constant, not a key)
+    default_concurrency: ClassVar[int] = 1
     name: str = ""
     backend: str = ""
     description: str | None = None
@@ -409,6 +409,15 @@ class _Model:
     score_labels: bool | None = None
     batch_size: int = positive(1)
     seed: int = 0
+
+    @property
+    def calls_in_flight(self) -> int:
+        """``concurrency``, or the backend kind's own where it is null."""
+        return self.default_concurrency if self.concurrency is None else self.concurrency
+
+
+def _read_timeout() -> Any:
+    return field(default=300, **_rng(gt=0))  # seconds to wait for a provider's answer
 
 
 @dataclass(frozen=True)
@@ -431,6 +440,7 @@ class _Priced(_Model):
 
 @dataclass(frozen=True)
 class BedrockModel(_Priced):
+    default_concurrency: ClassVar[int] = 4
     model_id: str = ""
     api: Literal["converse", "responses"] = "converse"
     regions: list[str] | None = None
@@ -441,7 +451,7 @@ class BedrockModel(_Priced):
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
     botocore_retries: dict[str, Any] | None = None
-    read_timeout_s: float = field(default=300, **_rng(gt=0))
+    read_timeout_s: float = _read_timeout()
     connect_timeout_s: float = field(default=10, **_rng(gt=0))
     aws_profile: str | None = None
     batch: dict[str, Any] | None = None  # blindmcq.engine.batch.BatchSettings checks its own keys
@@ -455,6 +465,7 @@ class BedrockModel(_Priced):
 
 @dataclass(frozen=True)
 class OpenAIModel(_Priced):
+    default_concurrency: ClassVar[int] = 4
     model_id: str = ""
     api: Literal["chat", "responses"] = "chat"
     region: str | None = None
@@ -463,7 +474,7 @@ class OpenAIModel(_Priced):
     accepts_system: bool = True
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
-    read_timeout_s: float = field(default=300, **_rng(gt=0))
+    read_timeout_s: float = _read_timeout()
 
     def check(self, key: str) -> None:
         if not self.model_id:
@@ -485,6 +496,7 @@ class LocalModel(_Model):
 
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
+    default_concurrency: ClassVar[int] = 64
     strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
     slot: int = non_negative(0)
 
@@ -499,6 +511,7 @@ class HeuristicModel(_Model):
 class LexicalModel(_Model):
     """Lexical search over the statutes as a model (backends/lexical.py)."""
 
+    default_concurrency: ClassVar[int] = 4
     index: str | None = None  # the BM25 index folder; null = results/statutes/index
     tie_break: Literal["random", "first"] = "random"
     tie_rtol: float = non_negative(1e-9)
@@ -538,6 +551,7 @@ class InstantModel(_Model):
 
 @dataclass(frozen=True)
 class SlowModel(_Model):
+    default_concurrency: ClassVar[int] = 8
     latency_s: float | None = non_negative(None)
 
     def check(self, key: str) -> None:
