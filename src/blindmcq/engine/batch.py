@@ -326,8 +326,8 @@ def wait(
     jobs: Sequence[BatchJob],
     *,
     bedrock: Any,
-    poll_s: float = 60.0,
-    timeout_s: float = 72 * 3600.0,
+    poll_s: float = BatchSettings.poll_s,
+    timeout_s: float = BatchSettings.timeout_s,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, str]:
