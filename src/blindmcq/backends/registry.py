@@ -141,8 +141,7 @@ def abilities_for(model_cfg: ModelConfig, backend: object | None = None) -> Abil
     if isinstance(declared, Abilities):
         return declared
     # a stand-in's config names no registered kind and need not fit a schema: peek at the tag only
-    kind = model_cfg.get("backend") if isinstance(model_cfg, Mapping) else model_cfg.backend
-    if kind not in REGISTRY:
+    if isinstance(model_cfg, Mapping) and model_cfg.get("backend") not in REGISTRY:
         return Abilities()
     return abilities_of(model_cfg)
 
