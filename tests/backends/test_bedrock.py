@@ -269,10 +269,11 @@ def test_backoff_is_capped_and_jittered() -> None:
 
 
 def test_default_clients_carry_botocore_retry_config() -> None:
-    factory = default_client_factory({"botocore_retries": {"mode": "standard", "max_attempts": 4}})
+    cfg = {"model_id": "m", "regions": ["eu-central-1"]}
+    factory = default_client_factory({**cfg, "botocore_retries": {"mode": "standard", "max_attempts": 4}})
     client = factory("eu-central-1")
     assert client.meta.region_name == "eu-central-1"
     # botocore counts retries; it stores the total attempts, the first one included
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 5}
     with pytest.raises(ConfigError, match=r"botocore_retries\.mode"):
-        default_client_factory({"botocore_retries": {"mode": "eager"}})
+        default_client_factory({**cfg, "botocore_retries": {"mode": "eager"}})

@@ -15,11 +15,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
-from blindmcq.config.schema import BedrockModel, default
+from blindmcq.config.schema import BedrockModel, Retry, Thinking, model_config, typed
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -88,31 +88,20 @@ class FinalError(Exception):
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Our own retries on top of botocore's: ``max_attempts`` in all, delays ``base_s * 2**k`` jittered."""
-
-    max_attempts: int = 8
-    base_s: float = 1.0
-    max_s: float = 60.0
+class RetryPolicy(Retry):
+    """Our own retries on top of botocore's: the ``retry:`` settings (``config.schema.Retry``, where
+    their defaults live) with the backoff they mean."""
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "retry") -> RetryPolicy:
-        if cfg is not None and not isinstance(cfg, Mapping):
+    def from_cfg(cls, cfg: Retry | Mapping[str, Any] | None, key: str = "retry") -> RetryPolicy:
+        """The policy of a model config's ``retry:`` (a mapping is checked, naming ``key.field``)."""
+        if cfg is None:
+            return cls()
+        if isinstance(cfg, cls):
+            return cfg
+        if not isinstance(cfg, Retry | Mapping):
             raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
-        cfg = dict(cfg or {})
-        unknown = set(cfg) - {"max_attempts", "base_s", "max_s"}
-        if unknown:
-            raise ConfigError(f"{key}.{sorted(unknown)[0]}", "unknown retry setting")
-        values = {}
-        for k, v in cfg.items():
-            kind = type(getattr(cls, k))
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise ConfigError(f"{key}.{k}", f"expected a number, got {v!r}")
-            values[k] = kind(v)
-        policy = cls(**values)
-        if policy.max_attempts < 1:
-            raise ConfigError(f"{key}.max_attempts", "must be at least 1")
-        return policy
+        return cls(**asdict(typed(Retry, cfg, key)))
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Full-jitter backoff (AWS architecture blog): uniform in [0, min(max, base * 2**attempt)]."""
@@ -239,33 +228,33 @@ class RegionPool:
             self._cool_until[region] = max(self._cool_until[region], self._clock() + cool_s)
 
 
-def _require(cfg: Mapping[str, Any], key: str) -> Any:
-    if cfg.get(key) in (None, "", []):
-        raise ConfigError(key, f"missing in model config '{cfg.get('name', '?')}'")
-    return cfg[key]
+# botocore's own retries when ``botocore_retries`` is null
+DEFAULT_BOTOCORE_RETRIES: Mapping[str, Any] = {"mode": "adaptive", "max_attempts": 2}
 
 
-def _botocore_retries(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    retries = dict(cfg.get("botocore_retries") or {"mode": "adaptive", "max_attempts": 2})
+def _botocore_retries(cfg: BedrockModel) -> dict[str, Any]:
+    retries = dict(cfg.botocore_retries or DEFAULT_BOTOCORE_RETRIES)
     if retries.get("mode") not in ("legacy", "standard", "adaptive"):
         raise ConfigError("botocore_retries.mode", "must be legacy, standard or adaptive")
     return retries
 
 
-def default_client_factory(cfg: Mapping[str, Any]) -> Callable[[str], Any]:
-    """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from ``cfg``."""
+def default_client_factory(model_cfg: BedrockModel | Mapping[str, Any]) -> Callable[[str], Any]:
+    """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from the
+    model config."""
     import boto3
     from botocore.config import Config
 
+    cfg = model_config(model_cfg, BedrockModel)
     # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
     retries = _botocore_retries(cfg)
     config = Config(
         retries=retries,
-        read_timeout=int(cfg.get("read_timeout_s", default(BedrockModel, "read_timeout_s"))),
-        connect_timeout=int(cfg.get("connect_timeout_s", default(BedrockModel, "connect_timeout_s"))),
-        max_pool_connections=max(10, int(cfg.get("concurrency", 4)) * 2),
+        read_timeout=int(cfg.read_timeout_s),
+        connect_timeout=int(cfg.connect_timeout_s),
+        max_pool_connections=max(10, cfg.calls_in_flight * 2),
     )
-    session = boto3.session.Session(profile_name=cfg.get("aws_profile"))
+    session = boto3.session.Session(profile_name=cfg.aws_profile)
     return lambda region: session.client("bedrock-runtime", region_name=region, config=config)
 
 
@@ -273,35 +262,37 @@ class BedrockBackend:
     """A Bedrock model behind the ``Backend`` protocol. ``name`` includes the model id (cache key)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: BedrockModel | Mapping[str, Any]) -> Abilities:
         """What a Converse model of this config can do, known without building the backend."""
-        reasons = bool(model_cfg.get("thinking")) or bool(model_cfg.get("reasons_by_default", False))
+        cfg = model_config(model_cfg, BedrockModel)
+        reasons = cfg.thinking is not None or cfg.reasons_by_default
         return Abilities(generate=True, reasons=reasons, batch=True, catalogue=True)
 
     def __init__(
         self,
-        model_cfg: Mapping[str, Any],
+        model_cfg: BedrockModel | Mapping[str, Any],
         *,
         client_factory: Callable[[str], Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         seed: int = 0,
     ) -> None:
-        self.cfg = dict(model_cfg)
-        self.model_id: str = str(_require(self.cfg, "model_id"))
-        regions = self.cfg.get("regions") or ([self.cfg["region"]] if self.cfg.get("region") else None)
-        listed = isinstance(regions, list | tuple)  # `regions: true` is a config error, not a TypeError
-        if not listed or not regions or not all(isinstance(r, str) and r for r in regions):
-            raise ConfigError("regions", f"model '{self.cfg.get('name')}' needs a non-empty list of regions")
+        self.cfg: BedrockModel = model_config(model_cfg, BedrockModel)
+        if not self.cfg.model_id:
+            raise ConfigError("model_id", f"missing in model config '{self.cfg.name or '?'}'")
+        self.model_id: str = self.cfg.model_id
+        regions = self.cfg.regions or ([self.cfg.region] if self.cfg.region else None)
+        if not regions or not all(regions):
+            raise ConfigError("regions", f"model '{self.cfg.name or None}' needs a non-empty list of regions")
         self.name = f"bedrock:{self.model_id}"
-        self.concurrency = int(self.cfg.get("concurrency", 4))
-        self.accepts_temperature = bool(self.cfg.get("accepts_temperature", True))
-        self.accepts_system = bool(self.cfg.get("accepts_system", True))
-        self.thinking: dict[str, Any] | None = self.cfg.get("thinking")
+        self.concurrency = self.cfg.calls_in_flight
+        self.accepts_temperature = self.cfg.accepts_temperature
+        self.accepts_system = self.cfg.accepts_system
+        self.thinking: Thinking | None = self.cfg.thinking
         self.abilities = self.declared_abilities(self.cfg)
         # every region serves the same model id (an inference profile or a per-region id, both in
         # ``modelId``), so the region never changes the answer and stays out of the cache key
         self.endpoint: str | None = None
-        self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
+        self.policy = RetryPolicy.from_cfg(self.cfg.retry)
         self.pool = RegionPool(list(regions))
         # made on the first call, so building the backend (and its wire requests: ``blindmcq preview``)
         # needs no AWS session, profile or credentials; the retry mode is still checked now
@@ -335,20 +326,22 @@ class BedrockBackend:
         inference: dict[str, Any] = {"maxTokens": int(request.max_tokens)}
         send_temperature = self.accepts_temperature and request.temperature is not None
         if request.reasoning == "thinking":
-            if not self.thinking:
-                raise ConfigError("thinking", f"model '{self.cfg.get('name')}' has no provider-side thinking")
+            if self.thinking is None:
+                raise ConfigError(
+                    "thinking", f"model '{self.cfg.name or None}' has no provider-side thinking"
+                )
             # the run's budget (request.extra, from conf/reasoning) wins over the model config's
-            budget = int(request.extra.get("thinking_budget_tokens") or self.thinking.get("budget_tokens", 0))
-            fields = _with_budget(self.thinking.get("fields") or {}, budget)
+            budget = int(request.extra.get("thinking_budget_tokens") or self.thinking.budget_tokens)
+            fields = _with_budget(self.thinking.fields, budget)
             if fields:
                 params["additionalModelRequestFields"] = fields
             # the reasoning budget comes on top of the answer's own tokens
             inference["maxTokens"] += budget
-            send_temperature = send_temperature and bool(self.thinking.get("temperature", False))
+            send_temperature = send_temperature and self.thinking.temperature
         if send_temperature:
             inference["temperature"] = float(request.temperature)  # type: ignore[arg-type]
         params["inferenceConfig"] = inference
-        extra_fields = self.cfg.get("additional_fields")
+        extra_fields = self.cfg.additional_fields
         if extra_fields:
             params["additionalModelRequestFields"] = {
                 **extra_fields,
@@ -393,7 +386,7 @@ class BedrockBackend:
         return response
 
     def estimated_cost(self, response: ModelResponse) -> float | None:
-        pin, pout = self.cfg.get("price_per_1k_input"), self.cfg.get("price_per_1k_output")
+        pin, pout = self.cfg.price_per_1k_input, self.cfg.price_per_1k_output
         if pin is None or pout is None or response.input_tokens is None or response.output_tokens is None:
             return None
         return (response.input_tokens * float(pin) + response.output_tokens * float(pout)) / 1000.0

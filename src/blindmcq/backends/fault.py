@@ -14,44 +14,32 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
+from blindmcq.config.schema import Faults, typed
 from blindmcq.errors import ConfigError
 
 
 @dataclass(frozen=True)
-class FaultRates:
+class FaultRates(Faults):
     """Probabilities per request (``throttle``) or per attempt (``timeout``, ``server_error``) or per
-    answer (the rest). A throttled request meets 1..``throttle_burst`` throttles in a row."""
-
-    throttle: float = 0.0
-    throttle_burst: int = 3
-    timeout: float = 0.0
-    server_error: float = 0.0
-    truncate: float = 0.0
-    empty: float = 0.0
-    refuse: float = 0.0
-    latency_s: float = 0.0  # median latency of one attempt (log-normal, sigma 0.5); 0 = none
-    tail_rate: float = 0.0  # share of attempts that take ``tail_s`` instead
-    tail_s: float = 0.0
+    answer (the rest). A throttled request meets 1..``throttle_burst`` throttles in a row. ``latency_s``
+    is the median latency of one attempt (log-normal, sigma 0.5; 0 = none), ``tail_rate`` the share of
+    attempts that take ``tail_s`` instead. The fields, their ranges and defaults: ``config.schema.Faults``."""
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None) -> FaultRates:
-        if cfg is not None and not isinstance(cfg, Mapping):
+    def from_cfg(cls, cfg: Faults | Mapping[str, Any] | None) -> FaultRates:
+        """The rates of a model config's ``faults:`` (a mapping is checked, naming ``faults.<key>``)."""
+        if cfg is None:
+            return cls()
+        if isinstance(cfg, cls):
+            return cfg
+        if not isinstance(cfg, Faults | Mapping):
             raise ConfigError("faults", f"expected a mapping of fault rates, got {type(cfg).__name__}")
-        cfg = dict(cfg or {})
-        known = {f.name: f for f in fields(cls)}
-        for key, value in cfg.items():
-            if key not in known:
-                raise ConfigError(f"faults.{key}", f"unknown fault; known: {', '.join(known)}")
-            if not isinstance(value, int | float) or value < 0:
-                raise ConfigError(f"faults.{key}", f"must be a non-negative number, got {value!r}")
-            if key not in ("throttle_burst", "latency_s", "tail_s") and value > 1:
-                raise ConfigError(f"faults.{key}", f"is a probability, got {value}")
-        return cls(**{k: type(getattr(cls, k))(v) for k, v in cfg.items()})
+        return cls(**asdict(typed(Faults, cfg, "faults")))
 
 
 def _client_error(code: str, status: int, message: str) -> Exception:
@@ -162,7 +150,7 @@ class InstantBackend:
     """Answers at once with the first choice (or ``text``): the runner's overhead with no model cost."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: Any) -> Abilities:
         return Abilities(generate=True)
 
     def __init__(self, text: str = "A", *, name: str = "instant") -> None:
@@ -183,7 +171,7 @@ class SlowBackend:
     number of calls in flight, so a benchmark can show the concurrency the runner achieved."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: Any) -> Abilities:
         return Abilities(generate=True)
 
     def __init__(self, latency_s: float, *, text: str = "A", concurrency: int = 8) -> None:

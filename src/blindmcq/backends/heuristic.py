@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.config.schema import HeuristicModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
 STRATEGIES = ("constant", "longest", "shortest", "most_words", "random")
@@ -37,22 +38,19 @@ class HeuristicBackend:
     most_words, random (with ``seed``; the draw depends only on the seed and the request)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: HeuristicModel | Mapping[str, Any]) -> Abilities:
         """Judges the option texts, never the prompt."""
         return Abilities(generate=True, needs_option_texts=True)
 
-    def __init__(self, model_cfg: Mapping[str, Any]) -> None:
-        self.cfg = dict(model_cfg)
-        self.strategy = str(self.cfg.get("strategy", ""))
-        if self.strategy not in STRATEGIES:
-            raise ConfigError("strategy", f"'{self.strategy}' is not one of {', '.join(STRATEGIES)}")
-        self.slot = int(self.cfg.get("slot", 0))
-        if self.strategy == "constant" and self.slot < 0:
-            raise ConfigError("slot", "must be a 0-based slot index >= 0")
-        self.seed = int(self.cfg.get("seed", 0))
+    def __init__(self, model_cfg: HeuristicModel | Mapping[str, Any]) -> None:
+        # the schema checks strategy (one of STRATEGIES) and slot (>= 0)
+        self.cfg: HeuristicModel = model_config(model_cfg, HeuristicModel)
+        self.strategy = str(self.cfg.strategy)
+        self.slot = self.cfg.slot
+        self.seed = self.cfg.seed
         detail = {"constant": f":{self.slot}", "random": f":{self.seed}"}.get(self.strategy, "")
         self.name = f"heuristic:{self.strategy}{detail}"
-        self.concurrency = int(self.cfg.get("concurrency", 64))
+        self.concurrency = self.cfg.calls_in_flight  # null: 64 (an answer costs nothing)
         self.abilities = self.declared_abilities(self.cfg)
 
     def wire_request(self, request: ModelRequest) -> dict[str, Any]:

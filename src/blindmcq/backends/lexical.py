@@ -27,6 +27,7 @@ import numpy as np
 from blindmcq import paths
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.backends.heuristic import answer_text, option_fields
+from blindmcq.config.schema import LexicalModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
 TIE_BREAKS = ("random", "first")
@@ -36,24 +37,21 @@ class LexicalBackend:
     """Picks the option whose best BM25 match over the statute provisions scores highest."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: LexicalModel | Mapping[str, Any]) -> Abilities:
         """Judges the option texts against the statutes index, never the prompt."""
         return Abilities(generate=True, needs_option_texts=True, needs_option_order=True, reads_statutes=True)
 
-    def __init__(self, model_cfg: Mapping[str, Any]) -> None:
-        self.cfg = dict(model_cfg)
-        self.index_dir = Path(str(self.cfg.get("index") or paths.STATUTE_INDEX))
+    def __init__(self, model_cfg: LexicalModel | Mapping[str, Any]) -> None:
+        # the schema checks tie_break (one of TIE_BREAKS) and tie_rtol (>= 0)
+        self.cfg: LexicalModel = model_config(model_cfg, LexicalModel)
+        self.index_dir = Path(self.cfg.index or paths.STATUTE_INDEX)
         self._index_id: str | None = None
-        self.seed = int(self.cfg.get("seed", 0))
-        self.tie_break = str(self.cfg.get("tie_break", "random"))
-        if self.tie_break not in TIE_BREAKS:
-            raise ConfigError(
-                "model.tie_break", f"expected one of {list(TIE_BREAKS)}, got {self.tie_break!r}"
-            )
-        self.tie_rtol = float(self.cfg.get("tie_rtol", 1e-9))
+        self.seed = self.cfg.seed
+        self.tie_break: str = self.cfg.tie_break
+        self.tie_rtol = self.cfg.tie_rtol
         self.name = "lexical"  # the index's identity is in every wire request (``index_id``)
-        self.concurrency = int(self.cfg.get("concurrency") or 4)
-        self.abilities = self.declared_abilities(model_cfg)
+        self.concurrency = self.cfg.calls_in_flight
+        self.abilities = self.declared_abilities(self.cfg)
         self._index: Any = None
         self._analyzer: Any = None
         self._memo: dict[str, float] = {}

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.config.schema import LocalModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
 # Spinning OpenMP workers collapse throughput when the cores are shared (measured on a busy 2-core
@@ -73,10 +74,11 @@ _HEAD_CHECK: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary() 
 _CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
 
 
-def cache_root(cfg: Mapping[str, Any]) -> Path:
+def cache_root(model_cfg: LocalModel | Mapping[str, Any]) -> Path:
     """``cache_dir`` from the config, else ``$BLINDMCQ_CACHE/models``, else ``~/.cache/blindmcq/models``."""
-    if cfg.get("cache_dir"):
-        return Path(str(cfg["cache_dir"])).expanduser()
+    cfg = model_config(model_cfg, LocalModel)
+    if cfg.cache_dir:
+        return Path(cfg.cache_dir).expanduser()
     if os.environ.get("BLINDMCQ_CACHE"):
         return Path(os.environ["BLINDMCQ_CACHE"]).expanduser() / "models"
     return Path.home() / ".cache" / "blindmcq" / "models"
@@ -126,24 +128,23 @@ class LocalBackend:
     """A causal LM on CPU behind the ``Backend`` protocol; the model loads on first use (``load``)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: LocalModel | Mapping[str, Any]) -> Abilities:
         """A base model: scores labels (its default way to answer) and option texts."""
         return Abilities(generate=True, score_labels=True, score_options=True, scores_by_default=True)
 
-    def __init__(self, model_cfg: Mapping[str, Any]) -> None:
-        self.cfg = dict(model_cfg)
-        self.model_name = str(self.cfg.get("name") or "local")
-        self.path = Path(str(self.cfg["path"])).expanduser() if self.cfg.get("path") else None
+    def __init__(self, model_cfg: LocalModel | Mapping[str, Any]) -> None:
+        self.cfg: LocalModel = model_config(model_cfg, LocalModel)
+        self.model_name = self.cfg.name or "local"
+        self.path = Path(self.cfg.path).expanduser() if self.cfg.path else None
         if self.path is not None and not self.path.exists():
             raise ConfigError("path", f"no model file or folder at {self.path}")
         if self.path is not None and self.path.is_file() and self.path.suffix != ".gguf":
             raise ConfigError("path", f"{self.path} is neither a .gguf file nor a model folder")
-        self.answer_prefix = str(self.cfg.get("answer_prefix") or "")
-        self.delimiter = str(self.cfg.get("label_delimiter", " "))
-        self.use_chat_template = bool(self.cfg.get("chat_template", False))
-        threads = self.cfg.get("threads")
-        self.threads = int(threads) if threads else (os.cpu_count() or 1)
-        self.concurrency = int(self.cfg.get("concurrency", 1))
+        self.answer_prefix = self.cfg.answer_prefix
+        self.delimiter = self.cfg.label_delimiter
+        self.use_chat_template = self.cfg.chat_template
+        self.threads = self.cfg.threads or (os.cpu_count() or 1)
+        self.concurrency = self.cfg.calls_in_flight  # null: one at a time (a forward pass uses every thread)
         self._init_cloze()
         source = self._source_id()
         self.source = source
@@ -440,18 +441,10 @@ class LocalBackend:
     # cloze scoring (option texts by log-likelihood) ---------------------------------------------
 
     def _init_cloze(self) -> None:
-        self.scoring = str(self.cfg.get("scoring") or "letter")
-        if self.scoring not in SCORINGS:
-            raise ConfigError("model.scoring", f"expected one of {list(SCORINGS)}, got {self.scoring!r}")
-        self.cloze_norm = str(self.cfg.get("cloze_norm") or "char")
-        if self.cloze_norm not in CLOZE_NORMS:
-            raise ConfigError(
-                "model.cloze_norm", f"expected one of {list(CLOZE_NORMS)}, got {self.cloze_norm!r}"
-            )
-        size = self.cfg.get("cloze_batch_size", 8)
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ConfigError("model.cloze_batch_size", f"expected a positive integer, got {size!r}")
-        self.cloze_batch_size = size
+        # the schema has checked scoring, cloze_norm and cloze_batch_size (LocalModel)
+        self.scoring: str = self.cfg.scoring
+        self.cloze_norm: str = self.cfg.cloze_norm
+        self.cloze_batch_size = self.cfg.cloze_batch_size
         # an option's score depends only on (weights, delimiter, context, option), not on its slot or on
         # the norm: the 2N orders of an item, and the raw/token/char configs of one model in one process
         # (the default panel), share them, so each is computed once (bounded; cleared when full)

@@ -42,7 +42,7 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
     parse_retry_after,
 )
-from blindmcq.config.schema import OpenAIModel, default
+from blindmcq.config.schema import BedrockModel, OpenAIModel, model_config
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
 
@@ -55,18 +55,12 @@ BEDROCK_KEY_ENV = "AWS_BEARER_TOKEN_BEDROCK"
 REJECTABLE = ("reasoning.effort", "reasoning_effort", "temperature", "top_logprobs", "logprobs")
 
 
-def _bool(cfg: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = cfg.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(key, f"expected true or false, got {value!r}")
-    return value
+# the model configs this backend reads: its own, and a Bedrock one on the Responses API
+OpenAIConfig = OpenAIModel | BedrockModel
 
 
-def _int(cfg: Mapping[str, Any], key: str, default: int, minimum: int = 1) -> int:
-    value = cfg.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(key, f"expected an integer >= {minimum}, got {value!r}")
-    return value
+def _typed(model_cfg: OpenAIConfig | Mapping[str, Any]) -> OpenAIConfig:
+    return model_config(model_cfg, OpenAIModel)
 
 
 def mantle_base_url(region: str) -> str:
@@ -107,52 +101,49 @@ class OpenAIBackend:
     """A model behind an OpenAI-style API. ``name`` carries the API and model (cache key)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: OpenAIConfig | Mapping[str, Any]) -> Abilities:
         """What a model of this config can do, known without building the backend. A Bedrock model on
         the Responses API (``backend: bedrock``) stays in the Bedrock catalogue and its batch route."""
-        logprobs = _bool(model_cfg, "logprobs", False)
-        on_bedrock = model_cfg.get("backend") == "bedrock"
+        cfg = _typed(model_cfg)
+        on_bedrock = cfg.backend == "bedrock"
         return Abilities(
-            generate=True, score_labels=logprobs, reasons=_bool(model_cfg, "reasons_by_default", False),
-            logprobs=logprobs, batch=on_bedrock, catalogue=on_bedrock,
+            generate=True, score_labels=cfg.logprobs, reasons=cfg.reasons_by_default,
+            logprobs=cfg.logprobs, batch=on_bedrock, catalogue=on_bedrock,
         )  # fmt: skip
 
     def __init__(
         self,
-        model_cfg: Mapping[str, Any],
+        model_cfg: OpenAIConfig | Mapping[str, Any],
         *,
         http_client: Any = None,
         sleep: Callable[[float], None] = time.sleep,
         seed: int = 0,
     ) -> None:
-        self.cfg = dict(model_cfg)
-        self.api = str(self.cfg.get("api", "chat"))
-        if self.api not in APIS:
+        self.cfg: OpenAIConfig = _typed(model_cfg)
+        self.api: str = self.cfg.api
+        if self.api not in APIS:  # a Bedrock config's converse goes to the Converse backend instead
             raise ConfigError("api", f"expected one of {', '.join(APIS)}, got {self.api!r}")
-        model_id = self.cfg.get("responses_model_id") if self.api == "responses" else None
-        self.model_id = str(model_id or self.cfg.get("model_id") or "")
+        model_id = self.cfg.responses_model_id if self.api == "responses" else None
+        self.model_id = model_id or self.cfg.model_id
         if not self.model_id:
-            raise ConfigError("model_id", f"missing in model config '{self.cfg.get('name', '?')}'")
+            raise ConfigError("model_id", f"missing in model config '{self.cfg.name or '?'}'")
         self.region = self._region()
         self.base_url = self._base_url()
         self.endpoint = self.base_url  # part of the cache key
-        default_auth = "bedrock" if self.cfg.get("backend") == "bedrock" else "none"
-        self.auth = str(self.cfg.get("auth") or default_auth)
+        default_auth = "bedrock" if self.cfg.backend == "bedrock" else "none"
+        self.auth = self.cfg.auth or default_auth
         if self.auth not in AUTHS:
             raise ConfigError("auth", f"expected one of {', '.join(AUTHS)}, got {self.auth!r}")
         self.name = f"openai-{self.api}:{self.model_id}"
-        self.concurrency = _int(self.cfg, "concurrency", 4)
-        self.logprobs = _bool(self.cfg, "logprobs", False)
-        self.top_logprobs = _int(self.cfg, "top_logprobs", 20)
-        self.accepts_temperature = _bool(self.cfg, "accepts_temperature", True)
-        self.accepts_system = _bool(self.cfg, "accepts_system", True)
-        self.reasons_by_default = _bool(self.cfg, "reasons_by_default", False)
-        effort = self.cfg.get("reasoning_effort")
-        if effort is not None and not isinstance(effort, str):
-            raise ConfigError("reasoning_effort", f"expected a string or null, got {effort!r}")
-        self.reasoning_effort: str | None = effort
-        self.timeout_s = float(self.cfg.get("read_timeout_s", default(OpenAIModel, "read_timeout_s")))
-        self.policy = RetryPolicy.from_cfg(self.cfg.get("retry"))
+        self.concurrency = self.cfg.calls_in_flight
+        self.logprobs = self.cfg.logprobs
+        self.top_logprobs = self.cfg.top_logprobs
+        self.accepts_temperature = self.cfg.accepts_temperature
+        self.accepts_system = self.cfg.accepts_system
+        self.reasons_by_default = self.cfg.reasons_by_default
+        self.reasoning_effort: str | None = self.cfg.reasoning_effort
+        self.timeout_s = float(self.cfg.read_timeout_s)
+        self.policy = RetryPolicy.from_cfg(self.cfg.retry)
         if self.api == "responses" and self.logprobs:
             raise ConfigError("logprobs", "label scoring needs api: chat (top_logprobs of the first token)")
         self.abilities = self.declared_abilities(self.cfg)
@@ -163,26 +154,26 @@ class OpenAIBackend:
         self._rng = random.Random(seed)  # jitter only
 
     def _region(self) -> str | None:
-        regions = self.cfg.get("regions") or ([self.cfg["region"]] if self.cfg.get("region") else [])
-        if regions and not all(isinstance(r, str) and r for r in regions):
+        regions = self.cfg.regions or ([self.cfg.region] if self.cfg.region else [])
+        if regions and not all(regions):
             raise ConfigError("regions", "expected a list of region names")
         return regions[0] if regions else None
 
     def _base_url(self) -> str:
-        url = self.cfg.get("base_url")
+        url = self.cfg.base_url
         if url:
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            if not url.startswith(("http://", "https://")):
                 raise ConfigError("base_url", f"expected an http(s) URL, got {url!r}")
             return url.rstrip("/")
-        if self.cfg.get("backend") == "bedrock" and self.region:
+        if self.cfg.backend == "bedrock" and self.region:
             return mantle_base_url(self.region)
-        raise ConfigError("base_url", f"model '{self.cfg.get('name', '?')}' needs a base_url (or a region)")
+        raise ConfigError("base_url", f"model '{self.cfg.name or '?'}' needs a base_url (or a region)")
 
     # -- the client -------------------------------------------------------------------------------------
     def _api_key_and_auth(self) -> tuple[str, Any]:
         if self.auth == "api_key":
-            env = self.cfg.get("api_key_env")
-            if not isinstance(env, str) or not env:
+            env = self.cfg.api_key_env
+            if not env:
                 raise ConfigError("api_key_env", "auth: api_key needs the variable that holds the key")
             key = os.environ.get(env)
             if not key:
@@ -196,8 +187,8 @@ class OpenAIBackend:
             if not self.region:
                 raise ConfigError("regions", "SigV4 signing needs the endpoint's region")
             return "sigv4", SigV4HttpxAuth(self.region)
-        env = self.cfg.get("api_key_env")
-        key = (os.environ.get(env) if isinstance(env, str) and env else None) or "none"
+        env = self.cfg.api_key_env
+        key = (os.environ.get(env) if env else None) or "none"
         if key != "none":
             register_secret(key)
         return key, None
@@ -230,7 +221,7 @@ class OpenAIBackend:
     def wire_request(self, request: ModelRequest) -> dict[str, Any]:
         """The exact JSON body sent for ``request`` (after every config switch)."""
         if request.reasoning == "thinking":
-            raise ConfigError("reasoning", f"model '{self.cfg.get('name')}' has no thinking budget")
+            raise ConfigError("reasoning", f"model '{self.cfg.name or None}' has no thinking budget")
         system, user = request.system, request.user
         if system and not self.accepts_system:
             system, user = None, f"{system}\n\n{user}"
@@ -238,7 +229,7 @@ class OpenAIBackend:
         if self.reasons_by_default:
             # hidden reasoning counts against the output ceiling: never give a reasoning model less than
             # its config's room (conf/model max_tokens)
-            max_tokens = max(max_tokens, int(self.cfg.get("max_tokens") or 0))
+            max_tokens = max(max_tokens, self.cfg.max_tokens or 0)
         send_temperature = self.accepts_temperature and request.temperature is not None
         body: dict[str, Any] = {"model": self.model_id}
         if self.api == "chat":
@@ -266,10 +257,8 @@ class OpenAIBackend:
             if self.reasoning_effort:
                 body["reasoning"] = {"effort": self.reasoning_effort}
             body["store"] = False  # no server-side conversation state
-        extra = self.cfg.get("extra_body")
+        extra = self.cfg.extra_body
         if extra:
-            if not isinstance(extra, Mapping):
-                raise ConfigError("extra_body", "expected a mapping")
             body.update({k: v for k, v in extra.items() if k not in body})
         return body
 

@@ -14,32 +14,44 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, Backend
+from blindmcq.config.schema import (
+    BedrockModel,
+    FaultModel,
+    HeuristicModel,
+    InstantModel,
+    ModelSchema,
+    SlowModel,
+    model_config,
+)
 from blindmcq.errors import ConfigError
+
+ModelConfig = Mapping[str, Any] | ModelSchema  # a plain mapping (tests, notebooks) or its typed dataclass
 
 
 @dataclass(frozen=True)
 class Entry:
     """One registered backend: its class is ``module.attr`` (a module path the stage-deps check can
-    see); ``build`` makes it from a model config (default: ``Class(model_cfg)``)."""
+    see); ``build`` makes it from a typed model config (default: ``Class(model_cfg)``)."""
 
     name: str
     module: str
     attr: str
-    build: Callable[[type, Mapping[str, Any]], Backend] | None = None
+    build: Callable[[type, Any], Backend] | None = None
     # a wrapper (``fault``): the model config it wraps, whose abilities it declares
-    wraps: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    wraps: Callable[[Any], Any] | None = None
 
     def load(self) -> type:
         return getattr(importlib.import_module(self.module), self.attr)
 
-    def abilities(self, model_cfg: Mapping[str, Any]) -> Abilities:
+    def abilities(self, model_cfg: ModelConfig) -> Abilities:
+        cfg = model_config(model_cfg)
         if self.wraps is not None:
-            return abilities_of(self.wraps(model_cfg))
-        return self.load().declared_abilities(model_cfg)
+            return abilities_of(self.wraps(cfg))
+        return self.load().declared_abilities(cfg)
 
-    def make(self, model_cfg: Mapping[str, Any]) -> Backend:
-        cls = self.load()
-        return self.build(cls, model_cfg) if self.build is not None else cls(model_cfg)
+    def make(self, model_cfg: ModelConfig) -> Backend:
+        cls, cfg = self.load(), model_config(model_cfg)
+        return self.build(cls, cfg) if self.build is not None else cls(cfg)
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -51,45 +63,41 @@ def register(entry: Entry) -> Entry:
     return entry
 
 
-def _number(cfg: Mapping[str, Any], key: str, kind: type, default: Any = None) -> Any:
-    """``cfg[key]`` as ``kind`` (int or float), or a ConfigError naming the key."""
-    value = cfg.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(key, f"expected a number, got {value!r}")
-    return kind(value)
+def _seeded(cls: type, cfg: Any) -> Backend:
+    return cls(cfg, seed=cfg.seed)
 
 
-def _seeded(cls: type, cfg: Mapping[str, Any]) -> Backend:
-    return cls(cfg, seed=_number(cfg, "seed", int, 0))
+# what a ``fault`` config without ``inner:`` wraps
+DEFAULT_FAULT_INNER = HeuristicModel(backend="heuristic", strategy="constant", slot=0)
 
 
-def fault_inner_cfg(model_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+def fault_inner_cfg(model_cfg: ModelConfig) -> ModelSchema:
     """The model config a ``fault`` config wraps (``inner:``, by default the constant-slot-0 heuristic)."""
-    return model_cfg.get("inner") or {"backend": "heuristic", "strategy": "constant", "slot": 0}
+    cfg = model_config(model_cfg, FaultModel)
+    return cfg.inner or DEFAULT_FAULT_INNER
 
 
-def _fault(cls: type, cfg: Mapping[str, Any]) -> Backend:
+def _fault(cls: type, cfg: FaultModel) -> Backend:
     from blindmcq.backends.bedrock import RetryPolicy
     from blindmcq.backends.fault import FaultRates
 
     fault = cls(
         make_backend(fault_inner_cfg(cfg)),
-        FaultRates.from_cfg(cfg.get("faults")),
-        seed=_number(cfg, "seed", int, 0),
-        policy=RetryPolicy.from_cfg(cfg.get("retry")),
+        FaultRates.from_cfg(cfg.faults),
+        seed=cfg.seed,
+        policy=RetryPolicy.from_cfg(cfg.retry),
     )
-    fault.concurrency = _number(cfg, "concurrency", int, fault.concurrency)
+    if cfg.concurrency is not None:  # else the wrapped backend's
+        fault.concurrency = cfg.concurrency
     return fault
 
 
-def _instant(cls: type, cfg: Mapping[str, Any]) -> Backend:
+def _instant(cls: type, cfg: InstantModel) -> Backend:
     return cls()
 
 
-def _slow(cls: type, cfg: Mapping[str, Any]) -> Backend:
-    if "latency_s" not in cfg:
-        raise ConfigError("latency_s", "the slow backend needs a latency in seconds")
-    return cls(_number(cfg, "latency_s", float), concurrency=_number(cfg, "concurrency", int, 8))
+def _slow(cls: type, cfg: SlowModel) -> Backend:
+    return cls(cfg.latency_s, concurrency=cfg.calls_in_flight)  # the schema requires latency_s
 
 
 for _entry in (
@@ -106,43 +114,42 @@ for _entry in (
 BACKENDS = tuple(REGISTRY)
 
 
-def entry_for(model_cfg: Mapping[str, Any]) -> Entry:
+def entry_for(model_cfg: ModelConfig) -> Entry:
     """The entry a model config's ``backend:`` asks for. ``bedrock`` with ``api: responses`` goes to
     the OpenAI-style backend (Bedrock's ``bedrock-mantle`` endpoint); ``api: converse`` (the default)
-    to the Converse backend."""
-    if not isinstance(model_cfg, Mapping):
-        raise ConfigError("model", f"expected a mapping, got {type(model_cfg).__name__}")
-    kind = model_cfg.get("backend")
-    if kind == "bedrock":
-        api = model_cfg.get("api", "converse")
-        if api == "responses":
-            return REGISTRY["openai"]
-        if api != "converse":
-            raise ConfigError("api", f"bedrock takes converse or responses, got {model_cfg['api']!r}")
-    if not isinstance(kind, str) or kind not in REGISTRY:
-        raise ConfigError("backend", f"unknown backend {kind!r}; expected one of {', '.join(REGISTRY)}")
-    return REGISTRY[kind]
+    to the Converse backend. A mapping is checked against the model schema here (unknown keys, types)."""
+    cfg = model_config(model_cfg)
+    if isinstance(cfg, BedrockModel) and cfg.api == "responses":
+        return REGISTRY["openai"]
+    if cfg.backend not in REGISTRY:
+        raise ConfigError(
+            "backend", f"unknown backend {cfg.backend!r}; expected one of {', '.join(REGISTRY)}"
+        )
+    return REGISTRY[cfg.backend]
 
 
-def abilities_of(model_cfg: Mapping[str, Any]) -> Abilities:
+def abilities_of(model_cfg: ModelConfig) -> Abilities:
     """What the backend of ``model_cfg`` can do, from its class: nothing is built, no model loads."""
-    return entry_for(model_cfg).abilities(model_cfg)
+    cfg = model_config(model_cfg)
+    return entry_for(cfg).abilities(cfg)
 
 
-def abilities_for(model_cfg: Mapping[str, Any], backend: object | None = None) -> Abilities:
+def abilities_for(model_cfg: ModelConfig, backend: object | None = None) -> Abilities:
     """The abilities of ``backend`` where one is given and declares them, else those of the config's
     registered kind; a stand-in backend of no registered kind (tests) declares only ``generate``."""
     declared = getattr(backend, "abilities", None)
     if isinstance(declared, Abilities):
         return declared
+    # a stand-in's config names no registered kind and need not fit a schema: peek at the tag only
     if isinstance(model_cfg, Mapping) and model_cfg.get("backend") not in REGISTRY:
         return Abilities()
     return abilities_of(model_cfg)
 
 
-def make_backend(model_cfg: Mapping[str, Any]) -> Backend:
+def make_backend(model_cfg: ModelConfig) -> Backend:
     """Build the backend ``backend:`` names. Heavy libraries (torch, boto3) load only for the backend
     asked for. ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0
     heuristic) with the rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the
-    benchmark fakes."""
-    return entry_for(model_cfg).make(model_cfg)
+    benchmark fakes. A mapping is turned into its typed dataclass once, here."""
+    cfg = model_config(model_cfg)
+    return entry_for(cfg).make(cfg)

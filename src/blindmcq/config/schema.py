@@ -382,9 +382,12 @@ _CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_t
 
 @dataclass(frozen=True)
 class Retry:
-    max_attempts: int = positive(6)
-    base_s: float = non_negative(0.5)
-    max_s: float = non_negative(20.0)
+    """Our own retries on top of a client's (blindmcq.backends.bedrock.RetryPolicy): ``max_attempts``
+    in all, delays ``base_s * 2**k`` jittered, capped at ``max_s``."""
+
+    max_attempts: int = positive(8)
+    base_s: float = non_negative(1.0)
+    max_s: float = non_negative(60.0)
 
 
 @dataclass(frozen=True)
@@ -397,6 +400,8 @@ class Thinking:
 @dataclass(frozen=True)
 class _Model:
     __unknown_hint__: ClassVar = {k: _CREDENTIAL_HINT for k in _CREDENTIAL_KEYS}
+    # calls in flight where ``concurrency`` is null: the backend kind's own (a class constant, not a key)
+    default_concurrency: ClassVar[int] = 1
     name: str = ""
     backend: str = ""
     description: str | None = None
@@ -406,6 +411,15 @@ class _Model:
     score_labels: bool | None = None
     batch_size: int = positive(1)
     seed: int = 0
+
+    @property
+    def calls_in_flight(self) -> int:
+        """``concurrency``, or the backend kind's own where it is null."""
+        return self.default_concurrency if self.concurrency is None else self.concurrency
+
+
+def _read_timeout() -> Any:
+    return field(default=300, **_rng(gt=0))  # seconds to wait for a provider's answer
 
 
 @dataclass(frozen=True)
@@ -428,6 +442,7 @@ class _Priced(_Model):
 
 @dataclass(frozen=True)
 class BedrockModel(_Priced):
+    default_concurrency: ClassVar[int] = 4
     model_id: str = ""
     api: Literal["converse", "responses"] = "converse"
     regions: list[str] | None = None
@@ -438,20 +453,21 @@ class BedrockModel(_Priced):
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
     botocore_retries: dict[str, Any] | None = None
-    read_timeout_s: float = positive(300)
-    connect_timeout_s: float = positive(10)
+    read_timeout_s: float = _read_timeout()
+    connect_timeout_s: float = field(default=10, **_rng(gt=0))
     aws_profile: str | None = None
     batch: dict[str, Any] | None = None  # blindmcq.engine.batch.BatchSettings checks its own keys
 
     def check(self, key: str) -> None:
         if not self.model_id:
-            raise _Reject(f"{key}.model_id", "missing (the Bedrock model or inference-profile id)")
+            raise _Reject(_join(key, "model_id"), "missing (the Bedrock model or inference-profile id)")
         if not (self.regions or self.region):
-            raise _Reject(f"{key}.regions", "needs a non-empty list of regions")
+            raise _Reject(_join(key, "regions"), "needs a non-empty list of regions")
 
 
 @dataclass(frozen=True)
 class OpenAIModel(_Priced):
+    default_concurrency: ClassVar[int] = 4
     model_id: str = ""
     api: Literal["chat", "responses"] = "chat"
     region: str | None = None
@@ -460,11 +476,11 @@ class OpenAIModel(_Priced):
     accepts_system: bool = True
     additional_fields: dict[str, Any] | None = None
     retry: Retry | None = None
-    read_timeout_s: float = positive(300)
+    read_timeout_s: float = _read_timeout()
 
     def check(self, key: str) -> None:
         if not self.model_id:
-            raise _Reject(f"{key}.model_id", "missing (the model name the API expects)")
+            raise _Reject(_join(key, "model_id"), "missing (the model name the API expects)")
 
 
 @dataclass(frozen=True)
@@ -482,18 +498,22 @@ class LocalModel(_Model):
 
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
+    default_concurrency: ClassVar[int] = 64
     strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
     slot: int = non_negative(0)
 
     def check(self, key: str) -> None:
         if self.strategy is None:
-            raise _Reject(f"{key}.strategy", "missing (constant, longest, shortest, most_words or random)")
+            raise _Reject(
+                _join(key, "strategy"), "missing (constant, longest, shortest, most_words or random)"
+            )
 
 
 @dataclass(frozen=True)
 class LexicalModel(_Model):
     """Lexical search over the statutes as a model (backends/lexical.py)."""
 
+    default_concurrency: ClassVar[int] = 4
     index: str | None = None  # the BM25 index folder; null = results/statutes/index
     tie_break: Literal["random", "first"] = "random"
     tie_rtol: float = non_negative(1e-9)
@@ -521,13 +541,9 @@ class Faults:
 
 @dataclass(frozen=True)
 class FaultModel(_Model):
-    inner: dict[str, Any] | None = None  # another model config (checked as a model below)
+    inner: Model | None = None  # another model config; null: the constant-slot-0 heuristic
     faults: Faults | None = None
     retry: Retry | None = None
-
-    def check(self, key: str) -> None:
-        if self.inner is not None:
-            build(Model, self.inner, f"{key}.inner")
 
 
 @dataclass(frozen=True)
@@ -537,11 +553,12 @@ class InstantModel(_Model):
 
 @dataclass(frozen=True)
 class SlowModel(_Model):
+    default_concurrency: ClassVar[int] = 8
     latency_s: float | None = non_negative(None)
 
     def check(self, key: str) -> None:
         if self.latency_s is None:
-            raise _Reject(f"{key}.latency_s", "the slow backend needs a latency (seconds)")
+            raise _Reject(_join(key, "latency_s"), "the slow backend needs a latency (seconds)")
 
 
 MODEL_SCHEMAS: dict[str, type] = {
@@ -553,6 +570,30 @@ MODEL_SCHEMAS: dict[str, type] = {
 @dataclass(frozen=True)
 class Model(_Model):
     __dispatch__: ClassVar = ("backend", MODEL_SCHEMAS)
+
+
+ModelSchema = _Model  # what every model schema is (for annotations: a typed model config of any backend)
+
+
+def model_config(data: Any, kind: type | None = None) -> Any:
+    """A model config as its typed dataclass (``BedrockModel``, ...), chosen by ``backend:``; a typed one
+    comes back unchanged. ``kind``: the schema of a mapping that names no backend (a backend class built
+    directly). Errors name the bare key (``regions``), one line, as the backends always have."""
+    if isinstance(data, tuple(MODEL_SCHEMAS.values())):
+        return data
+    if not isinstance(data, Mapping):
+        raise ConfigError("model", f"expected a mapping, got {type(data).__name__}")
+    tag = Model.__dispatch__[0]
+    return typed(Model if kind is None or tag in data else kind, data)
+
+
+def typed(cls: type, data: Any, key: str = "") -> Any:
+    """An instance of dataclass ``cls`` from mapping ``data`` (an instance comes back unchanged), or one
+    ConfigError naming ``key.field``: for a section a module reads on its own (``retry``, ``faults``)."""
+    try:
+        return build(cls, data, key)
+    except _Reject as exc:
+        raise ConfigError(exc.key, exc.message) from None
 
 
 @dataclass(frozen=True)

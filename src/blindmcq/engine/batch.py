@@ -45,7 +45,8 @@ from typing import Any
 
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
-from blindmcq.backends.registry import abilities_of
+from blindmcq.backends.registry import ModelConfig, abilities_of
+from blindmcq.config.schema import model_config, typed
 from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 
@@ -84,9 +85,14 @@ class BatchTimeout(BlindMCQError):
     """Polling gave up; the jobs keep running on Bedrock and ``collect`` can read them later."""
 
 
+def _seconds(default: float) -> Any:
+    return field(default=default, metadata={"gt": 0})  # a range the schema's checker reads
+
+
 @dataclass(frozen=True)
 class BatchSettings:
-    """The ``batch:`` section of a model config (or of the probe config)."""
+    """The ``batch:`` section of a model config (or of the probe config), typed: ``from_cfg`` checks a
+    mapping with the config schema's checker (``config.schema.typed``: types, unknown keys, ranges)."""
 
     role_arn: str
     input_uri: str  # s3://bucket/prefix: input files go under it
@@ -95,38 +101,22 @@ class BatchSettings:
     region: str | None = None  # default: the model config's first region
     min_records: int = 100
     max_records: int = 50_000
-    poll_s: float = 60.0
-    timeout_s: float = 72 * 3600.0
+    poll_s: float = _seconds(60.0)
+    timeout_s: float = _seconds(72 * 3600.0)
     job_timeout_hours: int | None = None
     s3_endpoint_url: str | None = None  # a local S3 stand-in (tests)
     family_listed: bool = False  # the user checked the batch documentation for an unlisted family
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any] | None, key: str = "batch") -> BatchSettings:
-        cfg = dict(cfg or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = set(cfg) - known
-        if unknown:
-            raise ConfigError(f"{key}.{sorted(unknown)[0]}", f"unknown batch setting; known: {sorted(known)}")
+    def from_cfg(cls, cfg: BatchSettings | Mapping[str, Any] | None, key: str = "batch") -> BatchSettings:
+        settings: BatchSettings = typed(cls, {} if cfg is None else cfg, key)
         for required in ("role_arn", "input_uri", "output_uri"):
-            if not isinstance(cfg.get(required), str) or not cfg[required]:
+            if not getattr(settings, required):
                 raise ConfigError(f"{key}.{required}", "missing")
-        for uri in ("input_uri", "output_uri"):
-            split_s3_uri(cfg[uri], key=f"{key}.{uri}")
-        for name in ("min_records", "max_records", "job_timeout_hours"):
-            value = cfg.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ConfigError(f"{key}.{name}", f"expected an integer, got {value!r}")
-        for name in ("poll_s", "timeout_s"):
-            value = cfg.get(name)
-            bad = isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
-            if value is not None and bad:
-                raise ConfigError(f"{key}.{name}", f"expected a positive number of seconds, got {value!r}")
-        if not isinstance(cfg.get("family_listed", False), bool):
-            raise ConfigError(f"{key}.family_listed", "expected true or false")
-        if not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/\S+", cfg["role_arn"]):
-            raise ConfigError(f"{key}.role_arn", f"expected an IAM role ARN, got {cfg['role_arn']!r}")
-        settings = cls(**cfg)
+        for name in ("input_uri", "output_uri"):
+            split_s3_uri(getattr(settings, name), key=f"{key}.{name}")
+        if not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/\S+", settings.role_arn):
+            raise ConfigError(f"{key}.role_arn", f"expected an IAM role ARN, got {settings.role_arn!r}")
         if settings.invocation_type not in INVOCATION_TYPES:
             raise ConfigError(f"{key}.invocation_type", f"expected one of {INVOCATION_TYPES}")
         if not 1 <= settings.min_records <= settings.max_records:
@@ -336,8 +326,8 @@ def wait(
     jobs: Sequence[BatchJob],
     *,
     bedrock: Any,
-    poll_s: float = 60.0,
-    timeout_s: float = 72 * 3600.0,
+    poll_s: float = BatchSettings.poll_s,
+    timeout_s: float = BatchSettings.timeout_s,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, str]:
@@ -446,22 +436,21 @@ def _default_clients(backend: BedrockBackend, settings: BatchSettings) -> tuple[
     return s3, boto3.client("bedrock", region_name=region)
 
 
-def make_bedrock_backend(model_cfg: Mapping[str, Any]) -> BedrockBackend:
+def make_bedrock_backend(model_cfg: ModelConfig) -> BedrockBackend:
     """The backend whose name and request bodies the batch shares with online calls; it never calls."""
-    if not abilities_of(model_cfg).batch:
-        raise ConfigError(
-            "model.backend", f"batch inference needs a bedrock model, got {model_cfg.get('backend')!r}"
-        )
+    cfg = model_config(model_cfg)
+    if not abilities_of(cfg).batch:
+        raise ConfigError("model.backend", f"batch inference needs a bedrock model, got {cfg.backend!r}")
 
     def no_client(region: str) -> Any:
         raise RuntimeError("the batch path makes no online calls")
 
-    return BedrockBackend(model_cfg, client_factory=no_client)
+    return BedrockBackend(cfg, client_factory=no_client)
 
 
 def run_batch(
     jobs: Sequence[tuple[str, ModelRequest]],
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     settings: BatchSettings,
     *,
     cache: ResponseCache,
