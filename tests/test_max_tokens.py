@@ -69,5 +69,9 @@ def test_a_reasoning_mode_without_max_tokens_leaves_the_model_s_limit() -> None:
         [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
         prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"), reasoning=reasoning,
     )  # fmt: skip
-    jobs = make_jobs(presentations, model_cfg={"name": "m", "backend": "heuristic"}, reasoning=reasoning)
+    jobs = make_jobs(
+        presentations,
+        model_cfg={"name": "m", "backend": "heuristic", "strategy": "constant"},
+        reasoning=reasoning,
+    )
     assert {job.request.max_tokens for job in jobs} == {16}

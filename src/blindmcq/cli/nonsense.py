@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blindmcq.config.files import load_groups, load_model_file
-from blindmcq.config.schema import NonsenseSettings, Probe, check_as, default
+from blindmcq.config.schema import NonsenseSettings, Probe, default, typed
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.tasks.nonsense import ALL_SKEWS, KEYS, NONSENSE_GROUPS, run_nonsense
 
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             load_model_file(args.model),
             load_groups(NONSENSE_GROUPS),
         )  # configuration enters here
-        settings = check_as(NonsenseSettings, {
+        settings = typed(NonsenseSettings, {
             "n_test": args.n_test, "skews": args.skews.split(","), "protocols": args.protocols.split(","),
             "runs": args.runs, "orders": "all" if args.orders == "all" else args.orders.split(","),
             "keys": args.keys, "seed": args.seed, "n_shots": args.n_shots, "phrasing": args.phrasing,

@@ -13,6 +13,7 @@ list the allowed words. Adding a key means adding a field here (and documenting 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import types
 import typing
@@ -109,6 +110,8 @@ def _check(value: Any, tp: Any, key: str) -> Any:
             raise _Reject(key, f"expected true or false, got {_show(value)}")
         return value
     if tp is str:
+        if isinstance(value, os.PathLike):  # a caller's Path (a notebook's dataset path) reads as its text
+            return os.fspath(value)
         if not isinstance(value, str):
             raise _Reject(key, f"expected text, got {_show(value)}")
         return value
@@ -587,13 +590,14 @@ def model_config(data: Any, kind: type | None = None) -> Any:
     return typed(Model if kind is None or tag in data else kind, data)
 
 
-def typed(cls: type, data: Any, key: str = "") -> Any:
+def typed(cls: type, data: Any, key: str = "", *, file: str | None = None) -> Any:
     """An instance of dataclass ``cls`` from mapping ``data`` (an instance comes back unchanged), or one
-    ConfigError naming ``key.field``: for a section a module reads on its own (``retry``, ``faults``)."""
+    ConfigError naming ``file`` and ``key.field``: for a section a module reads on its own (``retry``,
+    ``faults``) or a command's own config file, which is no group of ``conf/``."""
     try:
         return build(cls, data, key)
     except _Reject as exc:
-        raise ConfigError(exc.key, exc.message) from None
+        _raise(exc, file)
 
 
 @dataclass(frozen=True)
@@ -757,15 +761,6 @@ def default(schema: type, name: str) -> Any:
 
 
 # ---------------------------------------------------------------- the commands' own configs (issue #31)
-
-
-def check_as(schema: type, data: Any, *, file: str | None = None, key: str = "") -> Any:
-    """``data`` as dataclass ``schema`` (an instance passes unchanged), or one ConfigError naming
-    ``file`` and the key: for a command's own config file, which is no group of ``conf/``."""
-    try:
-        return build(schema, data, key)
-    except _Reject as exc:
-        _raise(exc, file)
 
 
 def _positive_number(default: float) -> Any:

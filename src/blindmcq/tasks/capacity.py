@@ -35,7 +35,7 @@ from typing import Any
 
 from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, check_as, validate_group
+from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, typed, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
 
@@ -115,7 +115,7 @@ def _names(value: Any, key: str, default: Sequence[str] | None = None) -> tuple[
 
 def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence[str]) -> Run:
     key = f"runs[{index}]"
-    run = check_as(PlanRun, cfg, key=key)
+    run = typed(PlanRun, cfg, key=key)
     conditions = _names(run.conditions, f"{key}.conditions", ["blind"])
     bad = set(conditions) - {"blind", "full"}
     if bad:
@@ -244,7 +244,7 @@ def build_plan(cfg: PlanConfig | Mapping[str, Any], *, configs: Groups, file: st
     ``config.schema.PlanConfig`` here, errors naming ``file``); calls no model. ``configs`` holds the
     options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
     command line."""
-    plan = check_as(PlanConfig, cfg, file=file)
+    plan = typed(PlanConfig, cfg, file=file)
     items: list[Item] | None = None
     if plan.items_file:
         items = [item for item in read_items(plan.items_file) if item.usable]

@@ -36,7 +36,7 @@ from blindmcq.atomic import write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
-from blindmcq.config.schema import NONSENSE_SKEWS, NonsenseSettings, check_as
+from blindmcq.config.schema import NONSENSE_SKEWS, NonsenseSettings, typed
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -131,7 +131,7 @@ def run_nonsense(
     MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
     base model). ``words`` replaces the dictionary word list (tests). ``configs`` holds the prompt,
     protocol, reasoning and labels options (``NONSENSE_GROUPS``), read by the command line."""
-    s = check_as(NonsenseSettings, {} if settings is None else settings)
+    s = typed(NonsenseSettings, {} if settings is None else settings)
     seed, orders = s.seed, s.orders
     runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
     bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)
