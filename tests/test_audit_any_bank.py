@@ -124,7 +124,8 @@ def test_model_none_is_surface_only(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) -> None:
     configs = load_groups(AUDIT_GROUPS)
-    configs.options["labels"]["short"] = {**configs.get("labels", "latin"), "name": "short", "extend": "none"}
+    latin = configs.options["labels"]["latin"]
+    configs.options["labels"]["short"] = {**latin, "name": "short", "extend": "none"}
     with pytest.raises(Exception, match=r"--labels.*short cannot label a 32-option item"):
         run_audit(P32, tmp_path / "o", Mapping(options=["32_choices"], key="32_choices_gold"),
                   model=load_model_file("longest"), configs=configs, labels="short")  # fmt: skip

@@ -124,19 +124,22 @@ def test_typed_configs_load_config_gives_typed_groups(tmp_path: Path) -> None:
     assert config.tracking is not None and config.tracking.enabled is True
 
 
-def test_groups_read_once_hand_out_copies_and_name_what_is_missing() -> None:
+def test_groups_read_once_hand_out_frozen_options_and_name_what_is_missing() -> None:
+    import dataclasses
+
     from blindmcq.config.files import load_groups, load_label_schemes
 
     groups = load_groups(["labels", "model"])
-    latin = groups.get("labels", "latin")
-    assert latin["symbols"][:2] == ["A", "B"]
-    latin["symbols"] = ["Z"]  # the caller's copy: the next reader sees the file's symbols
-    assert groups.get("labels", "latin")["symbols"][0] == "A"
-    assert groups.get("model", "gemma3-270m-cloze")["scoring"] == "cloze"  # defaults inherited
+    latin = groups.option("labels", "latin")
+    assert latin.symbols[:2] == ["A", "B"]
+    with pytest.raises(dataclasses.FrozenInstanceError):  # typed and frozen: no reader changes the next's
+        latin.symbols = ["Z"]  # type: ignore[misc]
+    assert groups.option("labels", "latin").symbols[0] == "A"
+    assert groups.option("model", "gemma3-270m-cloze").scoring == "cloze"  # defaults inherited
     with pytest.raises(ConfigError, match=r"'labels': no config 'greek' \(have cyrillic, dash, latin"):
-        groups.get("labels", "greek")
+        groups.option("labels", "greek")
     with pytest.raises(ConfigError, match="no prompt options were loaded"):
-        groups.get("prompt", "original")
+        groups.option("prompt", "original")
     assert sorted(load_label_schemes()) == ["cyrillic", "dash", "latin", "numerals"]
 
 

@@ -203,11 +203,11 @@ def _probe(
         items,
         model_cfg=model_cfg,
         setup=PresentationSetup(
-            prompt=configs.get("prompt", prompt_name),
-            labels=configs.get("labels", labels),
-            reasoning=configs.get("reasoning", "direct"),
+            prompt=configs.option("prompt", prompt_name),
+            labels=configs.option("labels", labels),
+            reasoning=configs.option("reasoning", "direct"),
             condition=condition,
-            protocol=configs.get("protocol", "sl"),
+            protocol=configs.option("protocol", "sl"),
             schemes=configs.options["labels"],
         ),
         # a model's calls take minutes: the bar (stderr) shows they are moving
@@ -348,14 +348,14 @@ def run_audit(
     from blindmcq.tasks.probe import sample_items
 
     label_name = labels or "latin"
-    label_cfg = configs.get("labels", label_name)
-    if validate_group("labels", label_cfg).uniform:
+    label_cfg = configs.option("labels", label_name)
+    if label_cfg.uniform:
         raise ConfigError(
             "--labels", f"{label_name!r} is the Matched-and-Dashed dash; the audit probes with letters"
         )
     widest = max(item.n_options for item in usable)
     try:
-        label_strings(validate_group("labels", label_cfg), widest)
+        label_strings(label_cfg, widest)
     except ConfigError as exc:
         raise ConfigError("--labels", f"{label_name} cannot label a {widest}-option item: {exc}") from None
     model_cfg = dict(model)
@@ -374,7 +374,7 @@ def run_audit(
     )
     cloze = None
     if scoring == "cloze":
-        answer_cue = validate_group("prompt", configs.get("prompt", prompt_name)).answer_cue
+        answer_cue = configs.option("prompt", prompt_name).answer_cue
         cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
     base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
     model_name = str(model_cfg["name"])

@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = None if surface_only else load_model_file(args.model)  # configuration enters here
         configs = load_groups(AUDIT_GROUPS)
         if args.labels is not None:
-            configs.get("labels", args.labels)  # an unknown scheme stops here, naming the ones there are
+            configs.option("labels", args.labels)  # an unknown scheme stops here, naming the ones there are
         result = run_audit(
             Path(first), args.out, mapping, model=model, configs=configs, prompt=args.prompt,
             gate_k=args.gate_k, scoring=args.scoring, sample=args.sample, seed=args.seed,

@@ -96,18 +96,20 @@ def _inherit(data: dict[str, Any], path: Path, depth: int = 0) -> dict[str, Any]
 @dataclass(frozen=True)
 class Groups:
     """Config options read once at the edge, for code that picks options by name (a command's
-    ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the checked mapping."""
+    ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the checked mapping, and
+    :meth:`option` its typed dataclass (``config.schema``)."""
 
     options: Mapping[str, Mapping[str, Mapping[str, Any]]]
 
-    def get(self, group: str, name: str) -> dict[str, Any]:
-        """A copy of option ``name`` of ``group``; an unknown one is a ConfigError naming the options."""
+    def option(self, group: str, name: str) -> Any:
+        """Option ``name`` of ``group`` as its frozen dataclass (``schema.validate_group``); an unknown
+        one is a ConfigError naming the options."""
         if group not in self.options:
             raise ConfigError(group, f"no {group} options were loaded (have {sorted(self.options)})")
         options = self.options[group]
         if name not in options:
             raise ConfigError(group, f"no config {name!r} (have {', '.join(sorted(options))})")
-        return dict(options[name])
+        return validate_group(group, options[name], key=f"{group} {name}")
 
 
 def load_groups(groups: Iterable[str], conf_dir: str | Path | None = None) -> Groups:

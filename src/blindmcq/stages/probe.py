@@ -27,8 +27,8 @@ from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.language import lexical_absent
-from blindmcq.tasks.probe import PresentationSetup, probe_panel
-from blindmcq.wiring.probe import engine_settings, panel_configs, panel_manifest, panel_members, probe_sample
+from blindmcq.tasks.probe import PresentationSetup, probe_panel, probe_sample
+from blindmcq.wiring.probe import engine_settings, panel_configs, panel_manifest, panel_members
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
         models = load_models(panel_members(params))  # configuration enters here, once
-        items = probe_sample(params)  # the seeded sample of results/corpus/items.jsonl
+        items = probe_sample(read_items(paths.ITEMS), section(params, "probe"))  # the seeded sample
         # lexical search only on a bank in the statutes' language (statutes/language.py), from the whole bank
         absent = lexical_absent(params, read_items(paths.ITEMS))
         predictions = probe_panel(

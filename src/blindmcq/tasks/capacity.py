@@ -35,7 +35,7 @@ from typing import Any
 
 from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, typed, validate_group
+from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, typed
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
 
@@ -182,8 +182,8 @@ def mean_prompt_chars(
     protocol = "md" if labels == "dash" else "sl"
     presentations = build_presentations(
         items, conditions=[condition], blind_orders=["rot0"], full_orders=["rot0"], forced=False,
-        prompt=configs.get("prompt", phrasing), labels=configs.get("labels", labels),
-        reasoning=configs.get("reasoning", reasoning), protocol=protocol,
+        prompt=configs.option("prompt", phrasing), labels=configs.option("labels", labels),
+        reasoning=configs.option("reasoning", reasoning), protocol=protocol,
     )  # fmt: skip
     return sum(len(p.user) + len(p.system or "") for p in presentations) / max(1, len(presentations))
 
@@ -323,8 +323,8 @@ def unverified_models(names: Sequence[str], configs: Groups) -> list[dict[str, A
     """Bedrock model configs not marked ``verified: true``, with what AWS's documentation did not confirm."""
     out = []
     for name in names:
-        raw, model = _model(configs, name)
-        if abilities_of(raw).catalogue and getattr(model, "verified", None) is not True:
+        model = configs.option("model", name)
+        if abilities_of(model).catalogue and getattr(model, "verified", None) is not True:
             unverified = getattr(model, "unverified", None) or ["(not recorded)"]
             out.append({"model": name, "unverified": list(unverified)})
     return out
@@ -342,8 +342,8 @@ def routes(
     cost = sum(m["cost_usd"] for m in model_rows)
     batchable, refused = [], []
     for m in model_rows:
-        raw, model = _model(configs, m["model"])
-        family = batch_family(str(getattr(model, "model_id", ""))) if abilities_of(raw).batch else None
+        model = configs.option("model", m["model"])
+        family = batch_family(str(getattr(model, "model_id", ""))) if abilities_of(model).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
     if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):
@@ -372,15 +372,8 @@ def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> 
     return sum(calls_per_item(single, n) for n in chosen)
 
 
-def _model(configs: Groups, name: str) -> tuple[dict[str, Any], Any]:
-    """Model ``name``'s config as read (what ``abilities_of`` takes) and typed (``config.schema``: the
-    backend's own schema, so a field one backend lacks, a price or regions, is read with ``getattr``)."""
-    raw = configs.get("model", name)
-    return raw, validate_group("model", raw, key=f"model {name}")
-
-
 def _price_and_time(name: str, acc: Mapping[str, float], configs: Groups, quota: Quota) -> dict[str, Any]:
-    _, model = _model(configs, name)
+    model = configs.option("model", name)  # the backend's own schema: a price or regions read with getattr
     regions = len(getattr(model, "regions", None) or [getattr(model, "region", None) or "local"])
     concurrency = int(model.concurrency or 1)
     calls, tin, tout = acc["calls"], acc["input_tokens"], acc["output_tokens"]
@@ -514,16 +507,16 @@ def measure_throughput(
 
     if n_calls < 1:
         raise ConfigError("measure_calls", "must be at least 1")
-    model_cfg, typed = _model(configs, model)
+    model_cfg = configs.option("model", model)
     backend = make_backend(model_cfg)
     items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
-        prompt=configs.get("prompt", "original"), labels=configs.get("labels", "latin"),
-        reasoning=configs.get("reasoning", "direct"), protocol="sl",
+        prompt=configs.option("prompt", "original"), labels=configs.option("labels", "latin"),
+        reasoning=configs.option("reasoning", "direct"), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [
-        to_request(p, model=model, temperature=0.0, max_tokens=int(typed.max_tokens or 16),
+        to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.max_tokens or 16),
                    score_labels=False)
         for p in presentations
     ]  # fmt: skip

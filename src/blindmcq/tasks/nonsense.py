@@ -135,7 +135,7 @@ def run_nonsense(
     seed, orders = s.seed, s.orders
     runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
     bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)
-    prompt = configs.get("prompt", s.phrasing)
+    prompt = configs.option("prompt", s.phrasing)
     condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
     n_options = bank.test[0].n_options if bank.test else 4
     # with keys=skew each order gets its own placement, so the skew holds in every order shown
@@ -148,19 +148,19 @@ def run_nonsense(
             if placed != "none"
             else [(list(bank.test), orders)]
         )
-        protocol_cfg = {
-            **configs.get("protocol", protocol), "fewshot": skew, "n_shots": s.n_shots, "fewshot_seed": seed,
-        }  # fmt: skip
-        reasoning = configs.get("reasoning", "direct")
+        protocol_cfg = dataclasses.replace(
+            configs.option("protocol", protocol), fewshot=skew, n_shots=s.n_shots, fewshot_seed=seed
+        )
+        reasoning = configs.option("reasoning", "direct")
         cfg, run_backend = model_cfg, backend
         if protocol == "md":
-            reasoning["max_tokens"] = s.md_max_tokens
+            reasoning = dataclasses.replace(reasoning, max_tokens=s.md_max_tokens)
             if backend is None and abilities_for(model_cfg).scores_by_default:  # a base model
-                cfg, run_backend = _base_model_md(model_cfg, str(prompt["language"]))
+                cfg, run_backend = _base_model_md(model_cfg, prompt.language)
         df = pd.concat([
             run_probe(
                 items, cfg, PresentationSetup(
-                    prompt=prompt, labels=configs.get("labels", s.labels), reasoning=reasoning,
+                    prompt=prompt, labels=configs.option("labels", s.labels), reasoning=reasoning,
                     condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
                     schemes=configs.options["labels"],
                 ), EngineSettings(cache_path, progress=progress),

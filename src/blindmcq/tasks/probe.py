@@ -251,6 +251,12 @@ def run_calls(
     return records_from(jobs, results, interpret=interpret, setting=setting)
 
 
+def probe_sample(items: Sequence[Item], probe: Probe | Mapping[str, Any]) -> list[Item]:
+    """The items the probe asks: the seeded ``probe.sample`` of ``items`` (the typed ``probe`` group)."""
+    checked: Probe = validate_group("probe", probe)
+    return sample_items(items, checked.sample, checked.seed)
+
+
 def sample_items(
     items: Sequence[Item], size: int | None, seed: int, *, key: str = "probe.sample"
 ) -> list[Item]:

@@ -23,7 +23,7 @@ from blindmcq.config.schema import Labels, Panel, Probe, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError
 from blindmcq.params import require, section
-from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
+from blindmcq.tasks.probe import EngineSettings, PresentationSetup, probe_sample, run_probe, sample_items
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("results") / "interventions"
@@ -68,14 +68,8 @@ def probe_from_params(
 ) -> pd.DataFrame:
     """The gate's and the sweep's probe: the seeded sample of the corpus (``items_path``), probed with
     the composed config."""
-    items = probe_sample(params, items_path)
+    items = probe_sample(read_items(items_path), section(params, "probe"))
     return probe_items(params, items, label_schemes=label_schemes, condition=condition, model_key=model_key)
-
-
-def probe_sample(params: dict[str, Any], items_path: Path = paths.ITEMS) -> list[Item]:
-    """The items the probe asks: the seeded ``probe.sample`` of the corpus (``items_path``)."""
-    probe: Probe = validate_group("probe", section(params, "probe"))
-    return sample_items(read_items(items_path), probe.sample, probe.seed)
 
 
 def stage_items(params: dict[str, Any], cfg: Mapping[str, Any], name: str = "intervention") -> list[Item]:
