@@ -366,3 +366,14 @@ def test_the_config_read_count_sees_a_mapping_read(tmp_path: Path) -> None:
     (core / "stages" / "edge.py").write_text("def g(params):\n    return params.get('a')\n")
     (core / "other.py").write_text("def h(response):\n    return response.get('a')\n")
     assert dict(_config_reads().count(core)) == {"core.py": 2}
+
+
+def test_the_walk_lists_existing_files() -> None:
+    """docs/architecture.md's walk from a PDF to Table 4's cell names files that exist, as many as it says."""
+    doc = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = re.findall(r"`([\w/]+\.py)`", doc.split("<!-- walk -->")[1].split("<!-- /walk -->")[0])
+    assert listed and len(set(listed)) == len(listed)
+    missing = [f for f in listed if not (PACKAGE / f).is_file()]
+    assert not missing, missing
+    stated = re.search(r"<!-- /walk -->\s*\((\d+),", doc)
+    assert stated and int(stated.group(1)) == len(listed)
