@@ -43,4 +43,5 @@ def default_sample(bank_items: Path) -> list[Item]:
 def probe_config() -> ProbeConfig:
     """The default presentation: original phrasing, Latin labels, direct, blind/full/forced, sl."""
     options = load_groups(GROUPS)
-    return ProbeConfig(label_schemes=load_label_schemes(), **{g: options.get(g, DEFAULTS[g]) for g in GROUPS})
+    groups = {g: options.option(g, DEFAULTS[g]) for g in GROUPS}
+    return ProbeConfig(label_schemes=load_label_schemes(), **groups)

@@ -21,7 +21,8 @@ from blindmcq.tasks.probe import build_jobs
 def test_documents_are_the_probes_presentations_in_its_order(default_sample, probe_config):
     docs = build_documents(default_sample, probe_config, "lm-eval")
     _, jobs = build_jobs(
-        default_sample, model_cfg={"name": "constant-a", "backend": "heuristic", "strategy": "constant"},
+        default_sample,
+        model_cfg={"name": "constant-a", "backend": "heuristic", "strategy": "constant"},
         setup=probe_config.setup,
     )
     assert len(docs) == len(jobs) == 60 * 13  # 8 blind orders, 1 full, 4 forced slots

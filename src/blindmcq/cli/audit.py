@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit
+from blindmcq.cli._fail import fail
 from blindmcq.datasets.generic import ALL_FORMATS, KEY_FORMATS
 from blindmcq.errors import BlindMCQError, ConfigError
 
@@ -141,13 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             gate_k=args.gate_k, scoring=args.scoring, sample=args.sample, seed=args.seed,
             labels=args.labels, dataset=dataset, language=args.language,
         )  # fmt: skip
-    except BlindMCQError as exc:
-        print(f"blindmcq audit: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a full or read-only disk under --out: one line naming the path
-        where = exc.filename or args.out
-        print(f"blindmcq audit: error: file {where}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    except (BlindMCQError, OSError) as exc:  # one line, exit 2
+        return fail("audit", exc, args.out)
     for warning in result.warnings:
         print(f"blindmcq audit: warning: {warning}", file=sys.stderr)
     for name in ("report.md", "index.html", "metrics.json"):

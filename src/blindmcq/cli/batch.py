@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from blindmcq.cli._fail import fail
 from blindmcq.config.files import CONF_DIR, load_label_schemes
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.tasks.batch_cli import FLAGS, STATE_DIR, collect_cmd, status_cmd, submit_cmd
@@ -60,8 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(json.dumps(collect_cmd(state_dir=args.state_dir)))
     except BlindMCQError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(None, exc)
     return 0
 
 

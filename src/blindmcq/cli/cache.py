@@ -13,10 +13,10 @@ repaired. FILE defaults to ``probe.cache`` of ``params.yaml`` (``.cache/blindmcq
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from blindmcq.cli._fail import fail
 from blindmcq.engine.cache import CacheDamaged, ResponseCache, integrity_problem, salvage
 from blindmcq.errors import BlindMCQError, InputError
 
@@ -76,12 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = Path(args.file or _default_path())
     try:
         return check(path, args.repair)
-    except BlindMCQError as exc:
-        print(f"blindmcq cache: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"blindmcq cache: error: file {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    except (BlindMCQError, OSError) as exc:  # one line, exit 2
+        return fail("cache", exc, path)
 
 
 if __name__ == "__main__":

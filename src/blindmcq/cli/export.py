@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.harnesses.documents import HARNESSES, ProbeConfig
 from blindmcq.harnesses.export import DEFAULT_SAMPLE, DEFAULT_SEED, DEFAULTS, GROUPS, export
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for group in GROUPS:
             name = getattr(args, group)
             if name is not None or group not in groups:
-                groups[group] = options.get(group, name or DEFAULTS[group])
+                groups[group] = options.option(group, name or DEFAULTS[group])
         if args.sample is not None:
             sample = None if args.sample == "all" else args.sample
         seed = args.seed if args.seed is not None else seed
@@ -87,14 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           key=args.key, key_format=args.key_format)  # fmt: skip
         files = export(args.harness, args.bank, args.out, config=config, mapping=mapping,
                        sample=sample, seed=seed, task=args.task)  # fmt: skip
-    except BlindMCQError as exc:
-        print(f"blindmcq export: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(
-            f"blindmcq export: error: file {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr
-        )
-        return 2
+    except (BlindMCQError, OSError) as exc:  # one line, exit 2
+        return fail("export", exc, args.out)
     for path in files:
         print(path)
     return 0

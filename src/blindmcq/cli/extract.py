@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from blindmcq.cli._fail import fail
 from blindmcq.corpus.extract import N_OPTIONS, PAGE_TIMEOUT_S, extract_pdfs
 from blindmcq.errors import BlindMCQError, InputError
 
@@ -68,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
             page_timeout=args.page_timeout,
         )
     except BlindMCQError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(None, exc)
     rates = ", ".join(f"{k} {v:.4f}" for k, v in report["confirmed_rate"].items() if v is not None)
     print(f"{report['n_items']} items from {len(report['files'])} file(s) -> {args.out}")
     print(f"confirmed by both paths: {rates}")

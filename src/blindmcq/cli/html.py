@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from blindmcq import paths
+from blindmcq.cli._fail import fail
 from blindmcq.errors import InputError
 from blindmcq.reporting.html import report_from_results
 
@@ -27,8 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         index = report_from_results(args.out)
     except InputError as exc:
-        print(f"blindmcq html: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("html", exc)
     print(index)
     return 0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
+from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.harnesses.documents import HARNESSES
 from blindmcq.harnesses.importing import export_items, import_predictions
@@ -79,14 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             items = export_items(_export_dir(args, predictions))
             audit_imported(items, predictions, args.audit, source=str(args.log), gate_k=args.gate_k)
             written += [args.audit / name for name in ("report.md", "index.html", "metrics.json")]
-    except BlindMCQError as exc:
-        print(f"blindmcq import: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(
-            f"blindmcq import: error: file {exc.filename or args.log}: {exc.strerror or exc}", file=sys.stderr
-        )
-        return 2
+    except (BlindMCQError, OSError) as exc:  # one line, exit 2
+        return fail("import", exc, args.log)
     counts = predictions["parse_status"].value_counts().to_dict()
     print(f"{len(predictions)} calls of {predictions['model'].iloc[0]} ({counts})", file=sys.stderr)
     for path in written:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.config.schema import NonsenseSettings, Probe, default, typed
 from blindmcq.errors import BlindMCQError, ConfigError
@@ -99,8 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model_cfg, settings, configs=configs, cache_path=args.cache, out_dir=args.out
         )
     except BlindMCQError as exc:
-        print(f"blindmcq nonsense: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("nonsense", exc)
     print(Path(args.out, "nonsenseqa.md").read_text(encoding="utf-8"))
     log.info("%d calls; outputs in %s", len(predictions), args.out)
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_groups
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.tasks.capacity import PLAN_GROUPS, build_plan, format_plan, measure_throughput, paper_config
@@ -69,8 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg["throughput"] = args.throughput
         plan = build_plan(cfg, configs=configs, file=None if args.paper else args.config)
     except BlindMCQError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(None, exc)
     if args.json:
         print(
             json.dumps(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
@@ -68,8 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines.append(line)
         print(call_summary(lines, len(items)), file=sys.stderr)  # stdout stays one JSON object a line
     except BlindMCQError as exc:
-        print(f"blindmcq preview: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("preview", exc)
     return 0
 
 

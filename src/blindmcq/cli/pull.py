@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
+from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError
 from blindmcq.reporting.pull import RELEASE_REMOTE, pull
 
@@ -24,8 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = pull(args.project, args.url, remote=args.remote, jobs=args.jobs)
     except BlindMCQError as exc:
-        print(f"blindmcq pull: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("pull", exc)
     print(f"{summary}\nnext: `dvc repro` (nothing to run: every stage is up to date, no model is called)")
     return 0
 

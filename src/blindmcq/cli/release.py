@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 
+from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError
 from blindmcq.reporting.release import RELEASE_REMOTE, release
 
@@ -39,8 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pull_url=args.public_url,
         )
     except BlindMCQError as exc:
-        print(f"blindmcq release: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("release", exc)
     print(
         f"released {done.commit[:7]} as {done.tag} to remote {done.remote!r} "
         f"({len(done.outputs)} outputs, {done.pushed} files uploaded)"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError
 from blindmcq.reporting.bundle import MANIFEST, export_bundle, report_from_bundle
 
@@ -36,8 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         done = report_from_bundle(args.source, args.out)
     except BlindMCQError as exc:
-        print(f"blindmcq report: error: {exc}", file=sys.stderr)
-        return 2
+        return fail("report", exc)
     out = Path(args.out)
     print(f"report of {args.source} -> {out / 'report.md'}, {out / 'html' / 'index.html'} (no model called)")
     if done["same_as_release"] is True:

@@ -17,7 +17,8 @@ from typing import Any
 
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import Condition, Labels, Prompt, Reasoning, validate_group
+from blindmcq.config.schema import Protocol as ProtocolGroup
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
@@ -33,18 +34,19 @@ _TUPLES = ("order", "label_strings", "option_texts")
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """The composed groups a probe presents items with (what ``params.yaml`` holds under these keys)."""
+    """The composed groups a probe presents items with (what ``params.yaml`` holds under these keys, or a
+    command's options as their dataclasses: ``PresentationSetup`` checks either once)."""
 
-    prompt: Mapping[str, Any]
-    labels: Mapping[str, Any]
-    reasoning: Mapping[str, Any]
-    condition: Mapping[str, Any]
-    protocol: Mapping[str, Any]
+    prompt: Prompt | Mapping[str, Any]
+    labels: Labels | Mapping[str, Any]
+    reasoning: Reasoning | Mapping[str, Any]
+    condition: Condition | Mapping[str, Any]
+    protocol: ProtocolGroup | Mapping[str, Any]
     label_schemes: Mapping[str, Mapping[str, Any]]
 
     def names(self) -> dict[str, str]:
         groups = ("prompt", "labels", "reasoning", "condition", "protocol")
-        return {g: str(getattr(self, g).get("name", "?")) for g in groups}
+        return {g: _name(getattr(self, g)) for g in groups}
 
     @property
     def setup(self) -> PresentationSetup:
@@ -53,6 +55,11 @@ class ProbeConfig:
             prompt=self.prompt, labels=self.labels, reasoning=self.reasoning, condition=self.condition,
             protocol=self.protocol, schemes=self.label_schemes,
         )  # fmt: skip
+
+
+def _name(group: Any) -> str:
+    """A group's name, given as a mapping (a params file's) or as its dataclass (a command's option)."""
+    return str(group.get("name", "?")) if isinstance(group, Mapping) else str(group.name)
 
 
 def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:

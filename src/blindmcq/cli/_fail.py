@@ -1,0 +1,17 @@
+"""What every command prints for bad input: one line on stderr, exit code 2."""
+
+from __future__ import annotations
+
+import sys
+
+
+def fail(command: str | None, exc: Exception, where: object = None) -> int:
+    """Bad input or a failed read/write as one line on stderr (exit code 2): the error's own line, or for
+    an OSError the file (``where`` when the error names none) and the system's reason."""
+    prefix = f"blindmcq {command}: error: " if command else "error: "
+    if isinstance(exc, OSError):
+        text = f"file {exc.filename or where}: {exc.strerror or exc}"
+    else:
+        text = str(exc)
+    print(prefix + text, file=sys.stderr)
+    return 2
