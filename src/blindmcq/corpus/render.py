@@ -52,7 +52,6 @@ class Style:
 
     font: str = FONT
     bold: str = BOLD
-    font_files: tuple[str, str] = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
     size: float = SIZE
     leading: float = LEADING
     widths: tuple[float, float, float, float] = WIDTHS
@@ -104,9 +103,9 @@ class Rendered:
 
 
 def register_fonts(style: Style = DEFAULT_STYLE) -> None:
-    for name, file in zip((style.font, style.bold), style.font_files, strict=True):
+    for name in (style.font, style.bold):  # each font is its own file in FONT_DIR
         if name not in pdfmetrics.getRegisteredFontNames():
-            pdfmetrics.registerFont(TTFont(name, str(FONT_DIR / file)))
+            pdfmetrics.registerFont(TTFont(name, str(FONT_DIR / f"{name}.ttf")))
 
 
 _STYLE = [DEFAULT_STYLE]  # the style being rendered (wrap measures text in its font)

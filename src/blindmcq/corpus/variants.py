@@ -46,7 +46,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSerif",
             bold="DejaVuSerif-Bold",
-            font_files=("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
             widths=(44.0, 200.0, 207.0, 72.0),
             header=("№ з/п", "Зміст питання", "Варіанти відповідей", "Відмітка"),
             number_format="{n}.",
@@ -117,7 +116,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSansCondensed",
             bold="DejaVuSansCondensed-Bold",
-            font_files=("DejaVuSansCondensed.ttf", "DejaVuSansCondensed-Bold.ttf"),
             number_format="№ {n}",
             widths=(40.0, 190.0, 230.0, 63.0),
         ),
@@ -128,7 +126,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSansCondensed",
             bold="DejaVuSansCondensed-Bold",
-            font_files=("DejaVuSansCondensed.ttf", "DejaVuSansCondensed-Bold.ttf"),
             size=8.0,
             leading=10.0,
             widths=(30.0, 130.0, 140.0, 62.0),
@@ -252,7 +249,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSansMono",
             bold="DejaVuSansMono-Bold",
-            font_files=("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
             size=8.0,
             leading=10.0,
             landscape=True,
@@ -275,7 +271,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSerifCondensed",
             bold="DejaVuSerifCondensed-Bold",
-            font_files=("DejaVuSerifCondensed.ttf", "DejaVuSerifCondensed-Bold.ttf"),
             widths=(42.0, 170.0, 247.0, 64.0),
             header=("Номер", "Питання", "Відповіді", "Ключ"),
             number_format="№{n}",
@@ -293,7 +288,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSansMono",
             bold="DejaVuSansMono-Bold",
-            font_files=("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
             size=8.0,
             leading=10.0,
             widths=(44.0, 190.0, 225.0, 64.0),
@@ -314,7 +308,6 @@ VARIANTS: tuple[Variant, ...] = (
         Style(
             font="DejaVuSerif",
             bold="DejaVuSerif-Bold",
-            font_files=("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
             landscape=True,
             widths=(50.0, 300.0, 340.0, 70.0),
             header=("№\nп/п", "Зміст питання", "Варіанти відповідей", "Позначка"),
