@@ -52,6 +52,7 @@ import pyarrow.parquet as pq
 from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
+from blindmcq.jsonl import jsonl_records
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -306,21 +307,12 @@ def _read_jsonl(path: Path) -> pa.Table:
     rows: list[dict[str, object]] = []
     line_numbers: list[int] = []
     try:
-        with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", file=str(path), line=number) from exc
-                if not isinstance(row, dict):
-                    raise InputError("expected a JSON object", file=str(path), line=number)
-                check_version(row.pop(VERSION_KEY, None), file=str(path), line=number)
-                _check_columns(row, file=str(path), line=number)
-                rows.append(row)
-                line_numbers.append(number)
-    except (OSError, UnicodeDecodeError) as exc:
+        for number, row in jsonl_records(path):
+            check_version(row.pop(VERSION_KEY, None), file=str(path), line=number)
+            _check_columns(row, file=str(path), line=number)
+            rows.append(row)
+            line_numbers.append(number)
+    except OSError as exc:
         raise InputError(f"cannot read ({exc})", file=str(path)) from exc
     try:
         return pa.Table.from_pylist(rows, schema=SCHEMA)

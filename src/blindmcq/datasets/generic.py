@@ -43,6 +43,7 @@ import pandas as pd
 
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.jsonl import jsonl_records
 from blindmcq.labels import combined
 
 log = logging.getLogger(__name__)
@@ -128,25 +129,8 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
             yield f"row {index}", record
         return
     if fmt == "jsonl":
-        with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})",
-                        file=str(path),
-                        line=lineno,
-                    ) from None
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON: {exc.msg}", file=str(path), line=lineno) from exc
-                if not isinstance(record, dict):
-                    raise InputError("expected a JSON object", file=str(path), line=lineno)
-                yield f"line {lineno}", record
+        for lineno, record in jsonl_records(path):
+            yield f"line {lineno}", record
         return
     try:
         if fmt in ("csv", "tsv"):

@@ -23,6 +23,7 @@ from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelResponse
 from blindmcq.errors import InputError
 from blindmcq.harnesses.documents import record_of, sorted_records
+from blindmcq.jsonl import jsonl_records
 
 BACKEND = "lm-eval"
 DATA_FILE = "documents.jsonl"
@@ -107,17 +108,7 @@ def read_samples(path: Path, *, model: str, symbols: Mapping[str, Sequence[str]]
         raise InputError("samples file not found", file=str(path))
     pairs: list[tuple[int, PredictionRecord]] = []
     seen: dict[str, int] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=str(path), line=number) from None
+    for number, row in jsonl_records(path, objects=False):
         if not isinstance(row, dict) or "doc" not in row:
             raise InputError("not an lm-eval sample (no 'doc')", file=str(path), line=number)
         doc = row["doc"]
