@@ -50,9 +50,10 @@ CONF_READERS = frozenset({
 })  # fmt: skip
 
 
-def _is_entry_point(path: Path) -> bool:
+def _under(path: Path, places: tuple[str, ...]) -> bool:
+    """``path`` is one of ``places`` (a module, or a folder ending in "/") of the package."""
     rel = path.relative_to(PACKAGE).as_posix()
-    return any(rel == e or (e.endswith("/") and rel.startswith(e)) for e in ENTRY_POINTS)
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in places)
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -114,7 +115,7 @@ def test_configuration_enters_only_at_the_entry_points() -> None:
     offenders = {
         path.relative_to(PACKAGE).as_posix(): hits
         for path in modules
-        if not _is_entry_point(path) and (hits := conf_reads(path))
+        if not _under(path, ENTRY_POINTS) and (hits := conf_reads(path))
     }
     assert not offenders, f"core modules that read conf/ by name (pass the configs in instead): {offenders}"
 
@@ -159,18 +160,13 @@ def command_lines(path: Path) -> list[str]:
     return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
 
 
-def _home_of_commands(path: Path) -> bool:
-    rel = path.relative_to(PACKAGE).as_posix()
-    return any(rel == h or (h.endswith("/") and rel.startswith(h)) for h in COMMAND_HOMES)
-
-
 def test_command_lines_live_only_in_cli() -> None:
     modules = sorted(PACKAGE.rglob("*.py"))
     assert len(modules) > 50, "the package was not found"
     offenders = {
         path.relative_to(PACKAGE).as_posix(): hits
         for path in modules
-        if not _home_of_commands(path) and (hits := command_lines(path))
+        if not _under(path, COMMAND_HOMES) and (hits := command_lines(path))
     }
     assert not offenders, (
         f"command lines outside cli/ (move the parser and main to cli/<command>.py): {offenders}"
