@@ -192,18 +192,6 @@ def _stop_reason(response: ModelResponse) -> str | None:
     return None if stop is None else str(stop)
 
 
-def record_counts(records: Sequence[PredictionRecord]) -> dict[str, int]:
-    """The one tally of a run, shown on the progress bar and written in its summary: ``from_cache``
-    (answered from the cache, or by an identical request earlier in the run), ``new_calls`` (paid
-    for now) and ``errors``."""
-    cached = sum(1 for r in records if r.cached)
-    return {
-        "from_cache": cached,
-        "new_calls": len(records) - cached,
-        "errors": sum(1 for r in records if r.parse_status == "error"),
-    }
-
-
 def records_from(
     jobs: Sequence[Job], results: Sequence[Result], *, interpret: Interpret, setting: str = ""
 ) -> list[PredictionRecord]:
