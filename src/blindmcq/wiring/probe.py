@@ -80,7 +80,7 @@ def stage_items(params: dict[str, Any], cfg: Mapping[str, Any], name: str = "int
     probe: Probe = validate_group("probe", params.get("probe") or {})
     own, asked, seed = cfg.get("sample"), probe.sample, probe.seed
     items = sample_items(
-        read_items(cfg.get("items") or "results/corpus/items.jsonl"), asked, seed, key="probe.sample"
+        read_items(cfg.get("items") or paths.ITEMS), asked, seed, key="probe.sample"
     )
     sample, key = asked, "probe.sample"
     if own is not None and (asked is None or own < asked):
