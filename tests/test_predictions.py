@@ -159,8 +159,7 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
 
 
 def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path) -> None:
-    from blindmcq.analysis.frame import read_analysis_frame
-    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY
+    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY, read_analysis_frame
 
     frame = read_predictions(write_predictions([record(0), record(1)], tmp_path / "a.parquet"))
     meta = pq.read_schema(tmp_path / "a.parquet").metadata

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from blindmcq.analysis.frame import Baseline, Orders, ensure, failed_mask, select
+from blindmcq.answers.predictions import Baseline, Orders, ensure, failed_mask, select
 from blindmcq.atomic import write_text
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.stats import false_rejection_rate, gate_threshold, smallest_significant_k

@@ -27,7 +27,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from blindmcq import stats
-from blindmcq.analysis.frame import (
+from blindmcq.analysis.gate import GateResult
+from blindmcq.answers.predictions import (
     CONDITIONS,
     PRESENTATION,
     Baseline,
@@ -36,7 +37,6 @@ from blindmcq.analysis.frame import (
     failure_counts,
     select,
 )
-from blindmcq.analysis.gate import GateResult
 from blindmcq.errors import ConfigError
 
 ItemSets = dict[str, list[str] | None]  # set name -> item ids (None: every item)

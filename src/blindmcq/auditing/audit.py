@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chisquare, combine_pvalues
 
-from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
@@ -53,6 +52,7 @@ from blindmcq.analysis.tables import (
     table_2,
     write_tables,
 )
+from blindmcq.answers.predictions import Baseline, write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
@@ -285,7 +285,6 @@ def run_audit(
     ``dataset`` (a dataset config, ``dataset_config``) reads the bank as the pipeline would, instead of
     ``path`` with ``mapping``. ``labels`` names the label scheme (default ``latin``, which goes on past Z).
     ``language`` declares the bank's language (else the dataset config's ``language``, else the script)."""
-    from blindmcq.answers.predictions import write_predictions
     from blindmcq.datasets.items import write_items
     from blindmcq.reporting.html import write_html_report
 

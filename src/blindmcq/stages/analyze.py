@@ -20,11 +20,11 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.analysis.figures import write_figures
 from blindmcq.analysis.findings import findings
-from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
+from blindmcq.answers.predictions import read_analysis_frame
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items

@@ -79,9 +79,7 @@ def stage_items(params: dict[str, Any], cfg: Mapping[str, Any], name: str = "int
     are probed items (their ordinary answers are already known). Which one applied is logged."""
     probe: Probe = validate_group("probe", params.get("probe") or {})
     own, asked, seed = cfg.get("sample"), probe.sample, probe.seed
-    items = sample_items(
-        read_items(cfg.get("items") or paths.ITEMS), asked, seed, key="probe.sample"
-    )
+    items = sample_items(read_items(cfg.get("items") or paths.ITEMS), asked, seed, key="probe.sample")
     sample, key = asked, "probe.sample"
     if own is not None and (asked is None or own < asked):
         sample, key = own, f"{name}.sample"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from blindmcq.analysis.frame import Baseline
+from blindmcq.answers.predictions import Baseline
 
 
 def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
