@@ -32,13 +32,13 @@ MOVES: dict[str, str] = {
     # the engine: requests in, responses out, and the ways to pay for them
     "cache": "engine.cache",
     "batch": "engine.batch",
-    "batch_cli": "tasks.batch_cli",  # engine/ first (issue #19), tasks/ since issue #31: they run the probe
+    "batch_cli": "tasks.batch",  # engine/ first (issue #19), tasks/ since issue #31: they run the probe
     "capacity": "tasks.capacity",
     # the tasks: items -> requests -> answers (the probe, its presenter and parser; the interventions)
     "runner": "tasks.probe",  # split by hand: Job, run_calls, make_record, call_counts live there
     "probe": "tasks.probe",
     "presentations": "tasks.presentations",
-    "parsing": "tasks.parsing",
+    "parsing": "tasks.presentations",  # folded into the presenter (issue #31)
     "preview": "tasks.preview",
     "interventions.rewrite": "tasks.rewrite",
     "interventions.answerpool": "tasks.answerpool",
@@ -53,14 +53,14 @@ MOVES: dict[str, str] = {
     # what a bank gives away, judged without a model or before the probe
     "audit": "auditing.audit",
     "profile": "auditing.profile",
-    "baselines": "auditing.surface",  # the surface strategies (not analysis.frame.Baseline)
+    "baselines": "auditing.surface",  # the surface strategies (not answers.predictions.Baseline)
     # what leaves a run: the report, its HTML, MLflow, the release
     "report": "reporting.markdown",
     "html_report": "reporting.html",
     "tracking": "reporting.tracking",
     "release": "reporting.release",
     # issue #31: the engine imports no task; the statistics are a leaf every layer may use
-    "engine.batch_cli": "tasks.batch_cli",
+    "engine.batch_cli": "tasks.batch",
     "engine.capacity": "tasks.capacity",
     "analysis.stats": "stats",
 }

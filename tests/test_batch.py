@@ -30,8 +30,7 @@ from blindmcq.engine.batch import (
 )
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.parsing import interpret
-from blindmcq.tasks.presentations import build_presentations, label_symbols_by_scheme
+from blindmcq.tasks.presentations import build_presentations, interpret, label_symbols_by_scheme
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, make_jobs, run_calls
 
 SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label schemes
@@ -362,7 +361,7 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
 ) -> None:
     from blindmcq.cli.batch import compose
     from blindmcq.datasets.items import read_items
-    from blindmcq.tasks.batch_cli import collect_cmd, status_cmd, submit_cmd
+    from blindmcq.tasks.batch import collect_cmd, status_cmd, submit_cmd
     from blindmcq.tasks.probe import run_probe
 
     cache_path = tmp_path / "cache.sqlite"
@@ -432,7 +431,7 @@ def test_cli_refuses_before_any_upload(
     s3: Any, nonsense_items: Any, tmp_path: Any, overrides: list[str], flags: dict[str, Any], key: str
 ) -> None:
     from blindmcq.cli.batch import compose
-    from blindmcq.tasks.batch_cli import submit_cmd
+    from blindmcq.tasks.batch import submit_cmd
 
     class NoBedrock:
         def __getattr__(self, name: str) -> Any:

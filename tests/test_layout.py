@@ -373,3 +373,20 @@ def test_the_walk_lists_existing_files() -> None:
     assert not missing, missing
     stated = re.search(r"<!-- /walk -->\s*\((\d+),", doc)
     assert stated and int(stated.group(1)) == len(listed)
+    assert len(listed) <= 15, "issue #31: the walk passes through at most 15 files"
+    # each file after a stage is reached from the files before it (imports, lazy or by name): the list is a walk
+    graph = import_graph()
+    names = ["blindmcq." + f.removesuffix(".py").replace("/", ".") for f in listed]
+    for i, name in enumerate(names):
+        if ".stages." not in name:
+            assert any(name in _reachable(graph, before) for before in names[:i]), f"{name} is off the walk"
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for module in graph.get(todo.pop(), ()):
+            if module not in seen:
+                seen.add(module)
+                todo.append(module)
+    return seen

@@ -11,9 +11,8 @@ from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
-from blindmcq.tasks import parsing
-from blindmcq.tasks.parsing import Parsed, parse_answer
-from blindmcq.tasks.presentations import Presentation, label_symbols_by_scheme, present
+from blindmcq.tasks import presentations as parsing
+from blindmcq.tasks.presentations import Parsed, Presentation, label_symbols_by_scheme, parse_answer, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

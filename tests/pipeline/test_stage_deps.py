@@ -77,10 +77,10 @@ def test_the_probe_does_rerun_when_a_backend_changes() -> None:
 def test_the_closure_sees_lazy_and_by_name_imports() -> None:
     files, conf = sync_stage_deps.closure("blindmcq.stages.probe")
     rel = {f.relative_to(ROOT).as_posix() for f in files}
-    # the local backend is named by string in the registry; parsing's label schemes come from conf/labels
+    # the local backend is named by string in the registry; the label schemes come from conf/labels
     assert {
         "src/blindmcq/tasks/probe.py",
-        "src/blindmcq/tasks/parsing.py",
+        "src/blindmcq/tasks/presentations.py",
         "src/blindmcq/backends/local.py",
     } <= rel
     assert conf == {"conf/labels", "conf/model"}

@@ -1,6 +1,6 @@
 """``blindmcq batch submit|status|collect``: the probe's uncached calls through Bedrock batch inference.
 
-The command line of ``tasks.batch_cli`` (its docstring says more); the first paragraph above is the
+The command line of ``tasks.batch`` (its docstring says more); the first paragraph above is the
 command's ``--help`` description.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from blindmcq.cli._fail import fail
 from blindmcq.config.files import CONF_DIR, load_label_schemes
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.tasks.batch_cli import FLAGS, STATE_DIR, collect_cmd, status_cmd, submit_cmd
+from blindmcq.tasks.batch import FLAGS, STATE_DIR, collect_cmd, status_cmd, submit_cmd
 
 
 def compose(overrides: Sequence[str], conf_dir: Path = CONF_DIR) -> dict[str, Any]:

@@ -4,7 +4,7 @@ PredictionRecord per call, for one model (``run_probe``) or a panel of them (``p
 - dataset: ``sample_items`` (the seeded sample of the usable items);
 - presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
   ``make_jobs`` turns presentations into requests with what the backend's declared abilities need);
-- parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
+- parser: ``blindmcq.tasks.presentations.interpret`` (or the MD matcher);
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
 The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
@@ -36,10 +36,10 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.params import section
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import (
     Presentation,
     build_presentations,
+    interpret,
     label_symbols_by_scheme,
     to_request,
 )
