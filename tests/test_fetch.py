@@ -178,3 +178,38 @@ def test_make_data_offline_exits_non_zero_with_one_line(
     assert code != 0 and not (root / "data").exists()
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "data/ not filled" in last and "defaults/" in last
+
+
+def _params(root: Path, dep: str) -> None:
+    params = {
+        "dataset": {"loader": "customs", "dep": dep},
+        "statutes": {"path": "defaults/statutes/provisions-default.jsonl"},
+    }
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+
+
+def test_the_inputs_stage_stops_with_one_line_or_records_the_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m blindmcq.stages.inputs` (dvc.yaml's first stage): exit 2 and one line when an input
+    under data/ is absent, nothing written; else results/inputs.json, the config's inputs by key."""
+    from blindmcq.stages.inputs import main
+
+    monkeypatch.chdir(tmp_path)
+    _params(tmp_path, "data/ua-customs-exam/questions.json")
+    assert main() == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dataset.dep: data/ua-customs-exam/questions.json")
+    assert "run `make data`" in err[0] and not (tmp_path / "results").exists()
+    _params(tmp_path, "defaults/customs/questions.json")
+    assert main() == 0
+    assert (tmp_path / "results" / "inputs.json").read_text(encoding="utf-8") == (
+        "{\n"
+        '  "dataset.dep": "defaults/customs/questions.json",\n'
+        '  "statutes.path": "defaults/statutes/provisions-default.jsonl"\n'
+        "}\n"
+    )
+    (tmp_path / "params.yaml").write_text("dataset: {loader: customs, smaple: 1}\n", encoding="utf-8")
+    assert main() == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "params.yaml" in err[0]
