@@ -26,7 +26,7 @@ install: $(STAMP)
 # data/, the full inputs, from the first source that has them: data/ itself, $(SHARED_DATA), a DVC remote
 # (if you track data/ with data.dvc), the public upstreams; every file sha256-checked (data-sources.yaml).
 data: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m blindmcq.datasets.fetch fill --shared "$(SHARED_DATA)"
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m blindmcq.cli.data fill --shared "$(SHARED_DATA)"
 
 # OMP_WAIT_POLICY=PASSIVE: torch threads sleep instead of spinning when the two cores are shared.
 run: $(STAMP)

@@ -163,7 +163,8 @@ def test_a_config_needing_absent_inputs_stops_with_one_line(tmp_path: Path, caps
 def test_make_data_offline_exits_non_zero_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 27, finding 13: `make data` that filled nothing does not exit 0."""
+    """Issue 27, finding 13: `make data` (`blindmcq data fill`) that filled nothing does not exit 0."""
+    from blindmcq.cli import main
     from blindmcq.datasets import fetch
 
     root = tmp_path / "project"
@@ -174,7 +175,65 @@ def test_make_data_offline_exits_non_zero_with_one_line(
     )
     monkeypatch.chdir(root)
     monkeypatch.setattr(fetch, "_dvc_pull", lambda _root: False)
-    code = fetch.main(["fill", "--shared", str(tmp_path / "no-shared")])
-    assert code != 0 and not (root / "data").exists()
+    code = main(["data", "fill", "--shared", str(tmp_path / "no-shared")])
+    assert code == 1 and not (root / "data").exists()
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "data/ not filled" in last and "defaults/" in last
+
+
+def test_make_data_exit_codes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0 when data/ is there and intact; 2 when a data/ differs from the manifest, or on a bad manifest."""
+    from blindmcq.cli.data import main
+
+    root = tmp_path / "project"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "x.json").write_bytes(b"{}")
+    sha = hashlib.sha256(b"{}").hexdigest()
+    manifest = root / "data-sources.yaml"
+    manifest.write_text(yaml.safe_dump({"files": {"x.json": {"sha256": sha}}}), encoding="utf-8")
+    monkeypatch.chdir(root)
+    assert main(["fill"]) == 0
+    manifest.write_text(yaml.safe_dump({"files": {"x.json": {"sha256": "0" * 64}}}), encoding="utf-8")
+    assert main(["fill"]) == 2 and (root / "data" / "x.json").read_bytes() == b"{}"  # never overwritten
+    manifest.write_text("files: [", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["fill"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "data manifest" in err[0] and "data-sources.yaml" in err[0]
+
+
+def _params(root: Path, dep: str) -> None:
+    params = {
+        "dataset": {"loader": "customs", "dep": dep},
+        "statutes": {"path": "defaults/statutes/provisions-default.jsonl"},
+    }
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+
+
+def test_the_inputs_stage_stops_with_one_line_or_records_the_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m blindmcq.stages.inputs` (dvc.yaml's first stage): exit 2 and one line when an input
+    under data/ is absent, nothing written; else results/inputs.json, the config's inputs by key."""
+    from blindmcq.stages.inputs import main
+
+    monkeypatch.chdir(tmp_path)
+    _params(tmp_path, "data/ua-customs-exam/questions.json")
+    assert main() == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dataset.dep: data/ua-customs-exam/questions.json")
+    assert "run `make data`" in err[0] and not (tmp_path / "results").exists()
+    _params(tmp_path, "defaults/customs/questions.json")
+    assert main() == 0
+    assert (tmp_path / "results" / "inputs.json").read_text(encoding="utf-8") == (
+        "{\n"
+        '  "dataset.dep": "defaults/customs/questions.json",\n'
+        '  "statutes.path": "defaults/statutes/provisions-default.jsonl"\n'
+        "}\n"
+    )
+    (tmp_path / "params.yaml").write_text("dataset: {loader: customs, smaple: 1}\n", encoding="utf-8")
+    assert main() == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "params.yaml" in err[0]

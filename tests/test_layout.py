@@ -141,9 +141,8 @@ def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- command lines live in cli/ (issue #31)
 
 # Where a parser or a ``main`` may be defined: the command lines (``cli/``), the stages (``python -m``
-# from dvc.yaml) and the sweep (Hydra's entry point). ``datasets/fetch.py`` is the ``fetch`` stage's
-# command in dvc.yaml (the data layer's own; moving it renames that stage's cmd, left to a later round).
-COMMAND_HOMES = ("cli/", "stages/", "sweep.py", "datasets/fetch.py")
+# from dvc.yaml) and the sweep (Hydra's entry point). No exception: ``make data`` is ``cli/data.py``.
+COMMAND_HOMES = ("cli/", "stages/", "sweep.py")
 
 
 def command_lines(path: Path) -> list[str]:

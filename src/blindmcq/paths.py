@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 RESULTS = Path("results")
+INPUTS = RESULTS / "inputs.json"  # the inputs stage: which inputs the run used
 CORPUS_DIR = RESULTS / "corpus"
 ITEMS = CORPUS_DIR / "items.jsonl"
 VERIFICATION = CORPUS_DIR / "verification.json"

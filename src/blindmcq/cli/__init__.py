@@ -13,6 +13,7 @@ blindmcq preview [OVERRIDES] --items N  each probe call's exact wire request and
 blindmcq cache check [--repair] [FILE]  check the response cache's rows; drop bad ones, rebuild a damaged file
 blindmcq export lm-eval|inspect BANK --out DIR  the blind probe as an lm-evaluation-harness / inspect_ai task
 blindmcq import lm-eval|inspect LOG   a harness's answers to an exported probe -> predictions
+blindmcq data fill [--shared DIR]     fill data/, the full inputs, every file sha256-checked (make data)
 
 Every command line lives in this package, one module a command (``python -m blindmcq.cli.<module>``
 runs one alone): argparse, the configuration read once, one call into the core, exit 2 with one line
@@ -44,6 +45,7 @@ COMMANDS = {
     # the harnesses: lm-evaluation-harness and inspect_ai run the probe (docs/harnesses.md)
     "export": ("blindmcq.cli.export", "write the blind probe as an lm-eval or inspect_ai task"),
     "import": ("blindmcq.cli.importing", "lm-eval samples or an inspect_ai log -> predictions"),
+    "data": ("blindmcq.cli.data", "fill data/, the full inputs, each file checked (make data)"),
 }
 
 

@@ -1,5 +1,8 @@
 """``make data``: fill ``data/``, the full inputs (recorded in ``data-sources.yaml``); check a config's.
 
+The core only: ``blindmcq data fill`` (``cli/data.py``, what ``make data`` runs) calls :func:`fill`, and
+the pipeline's ``inputs`` stage (``stages/inputs.py``) calls :func:`check`.
+
 Sources, in order, each file checked against the sha256 in ``data-sources.yaml`` before it is used:
 
 1. an existing ``data/`` (nothing to do when every file is there and intact);
@@ -13,8 +16,8 @@ temporary file and kept only if its checksum matches. When nothing works (no net
 sources it tried and that the default run needs only ``defaults/``, and exits 1: ``make data`` did not
 fill ``data/``, so whatever depends on it (``make test-data``) stops there.
 
-``python -m blindmcq.datasets.fetch check`` is the pipeline's first stage: a config that names inputs under
-``data/`` that are absent stops there with one line saying ``make data``.
+:func:`check` is the pipeline's first stage, ``inputs``: a config that names inputs under ``data/`` that
+are absent stops there with one line saying ``make data``.
 
 Why ``data/`` is not a DVC-tracked unit in the repository: DVC verifies a tracked ``data/`` before any
 stage that reads a file in it and, when it is absent, stops with its own "missing data 'source'" before
@@ -24,7 +27,6 @@ manifest's per-file sha256 records the inputs instead.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shutil
@@ -41,7 +43,7 @@ import yaml
 
 from blindmcq.atomic import atomic_path
 from blindmcq.config.schema import Config, validate
-from blindmcq.errors import ConfigError, InputError
+from blindmcq.errors import InputError
 
 MANIFEST = "data-sources.yaml"
 DATA = "data"
@@ -248,35 +250,3 @@ def check(root: Path, out: Path | None = None) -> int:
             text = json.dumps(_inputs(config), indent=2, ensure_ascii=False) + "\n"
             tmp.write_text(text, encoding="utf-8")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m blindmcq.datasets.fetch", description=__doc__.splitlines()[0]
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    fill_p = sub.add_parser("fill", help="fill data/ from the sources in order (make data)")
-    fill_p.add_argument("--shared", type=Path, default=None, help="a folder holding the full inputs")
-    check_p = sub.add_parser("check", help="stop with one line if the config's inputs under data/ are absent")
-    check_p.add_argument("--out", type=Path, default=None, help="write the checked inputs here (JSON)")
-    args = parser.parse_args(argv)
-    root = Path.cwd()
-    try:
-        if args.command == "check":
-            return check(root, args.out)
-        report = fill(root, shared=args.shared)
-        # a data/ that differs from the manifest is the user's to fix: fail, so `dvc add data` never runs
-        if (root / DATA).is_dir() and not report.filled:
-            return 2
-        if not report.filled:  # `make data` did not do what it says: non-zero, so `make test-data` stops
-            print(f"make data: data/ not filled (missing {len(report.missing)} files; {DEFAULT_NOTE})",
-                  file=sys.stderr)  # fmt: skip
-            return 1
-        return 0
-    except (InputError, ConfigError) as exc:
-        print(exc, file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
