@@ -163,11 +163,14 @@ def test_every_phrasing_renders_with_every_scheme(phrasing: str, labels: str, re
 
 
 def test_phrasings_differ_as_the_paper_describes() -> None:
-    users = {
-        name: present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg(name)).user
+    """The paper's seven phrasings are shipped and differ as it says; any phrasing added beside them (one
+    file in conf/prompt) must differ from every other in what the model is shown."""
+    shown = {
+        name: present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg(name))
         for name in PHRASINGS
     }
-    assert set(PHRASINGS) == {"original", "minimal", "no_domain", "english", "guessing", "no_exam", "expert"}
+    users = {name: p.user for name, p in shown.items()}
+    assert set(PHRASINGS) >= {"original", "minimal", "no_domain", "english", "guessing", "no_exam", "expert"}
     assert "юридичн" in users["original"] and "юридичн" not in users["no_domain"]
     assert "іспит" in users["original"] and "іспит" not in users["no_exam"] and "юридичн" in users["no_exam"]
     assert "вгада" in users["guessing"] and "вгада" not in users["original"]
@@ -175,9 +178,8 @@ def test_phrasings_differ_as_the_paper_describes() -> None:
     assert users["minimal"].startswith("А) ")
     expert = present(ITEM, condition="full", order_id="rot0", order=(0, 1, 2, 3), **cfg("expert"))
     assert expert.system and "експерт" in expert.system
-    assert (
-        len(set(users.values())) == len(users) - 1
-    )  # expert differs from original only in its system prompt
+    assert users["expert"] == users["original"]  # expert differs from original only in its system prompt
+    assert len({(p.system, p.user) for p in shown.values()}) == len(shown), "two phrasings show the same"
 
 
 def test_matched_and_dashed_uses_dashes_and_a_sentence_answer() -> None:
