@@ -368,20 +368,9 @@ ANALYSED_FILL = {"stop_reason": ""}
 # token limit before any option could be parsed. ``analysis.failed_calls`` decides how rates count them.
 FAILED_STATUSES = ("error", "refused")
 TRUNCATED = "max_tokens"
-CATEGORIES = (
-    "item_id",
-    "model",
-    "condition",
-    "phrasing",
-    "labels",
-    "protocol",
-    "reasoning",
-    "setting",
-    "order_id",
-    "parse_status",
-    "stop_reason",
-)
 FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
+# every other analysed column but the option count and the verdict is a label: a category
+CATEGORIES = tuple(c for c in ANALYSED if c not in (*FLOATS, "n_options", "correct"))
 PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
 ORDER_RE = re.compile(r"^(rot|rev)\d+$")
 ROTATION_RE = re.compile(r"^rot\d+$")
