@@ -373,7 +373,7 @@ def test_the_walk_lists_existing_files() -> None:
     stated = re.search(r"<!-- /walk -->\s*\((\d+),", doc)
     assert stated and int(stated.group(1)) == len(listed)
     assert len(listed) <= 15, "issue #31: the walk passes through at most 15 files"
-    # each file after a stage is reached from the files before it (imports, lazy or by name): the list is a walk
+    # each file after a stage is reached from the files before it (lazy and by-name imports too): a walk
     graph = import_graph()
     names = ["blindmcq." + f.removesuffix(".py").replace("/", ".") for f in listed]
     for i, name in enumerate(names):
