@@ -11,7 +11,7 @@ from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
-from blindmcq.tasks import presentations as parsing
+from blindmcq.tasks import presentations
 from blindmcq.tasks.presentations import Parsed, Presentation, label_symbols_by_scheme, parse_answer, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"
@@ -20,7 +20,7 @@ SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped schemes, 
 
 
 def interpret(p: Presentation, response: ModelResponse, **kwargs: Any) -> Parsed:  # the shipped schemes
-    return parsing.interpret(p, response, symbols=SYMBOLS, **kwargs)
+    return presentations.interpret(p, response, symbols=SYMBOLS, **kwargs)
 
 
 def test_symbols_come_from_the_schemes_handed_in() -> None:
@@ -31,10 +31,14 @@ def test_symbols_come_from_the_schemes_handed_in() -> None:
     }
     assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
     p = shown()
-    assert parsing.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(None, "other_scheme", "B")
+    assert presentations.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(
+        None, "other_scheme", "B"
+    )
     # without latin among the schemes handed in, a latin B is not told from noise
     own = {"cyrillic": SYMBOLS["cyrillic"]}
-    assert parsing.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(None, "unparseable", None)
+    assert presentations.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(
+        None, "unparseable", None
+    )
 
 
 def test_corpus_is_broad() -> None:
