@@ -151,17 +151,32 @@ def resolve_secret_refs(value: Any, environ: Mapping[str, str] | None = None, ke
 
 
 def scrub_response(response: Any) -> Any:
-    """A model response with its error text (and the provider message copied from it) scrubbed, in
-    place: a provider's 401 body may echo the key, and the error goes to the cache, the predictions'
-    ``error`` column and MLflow. Returns the response."""
+    """A model response with every text it carries scrubbed by value and shape, in place: the answer
+    (a model may echo its prompt, and a prompt may hold a ``${secret:}`` value), the error (a provider's
+    401 body may echo the key) and every string in ``meta`` (the provider message copied from it, a
+    reasoning trace). These go to the cache, the predictions' ``raw_response`` and ``error`` columns,
+    every output derived from them, MLflow and a release. Returns the response."""
+    if isinstance(getattr(response, "text", None), str):
+        response.text = scrub_text(response.text, assignments=False)
     if getattr(response, "error", None):
         response.error = scrub_text(response.error)
     meta = getattr(response, "meta", None)
     if isinstance(meta, dict):
-        for name in ("provider_message", "error_message"):
-            if isinstance(meta.get(name), str):
-                meta[name] = scrub_text(meta[name])
+        response.meta = _scrub_strings(meta)
     return response
+
+
+ERROR_FIELDS = frozenset({"provider_message", "error_message"})  # error text: key = value scrubbed too
+
+
+def _scrub_strings(value: Any, key: object = None) -> Any:
+    if isinstance(value, str):
+        return scrub_text(value, assignments=key in ERROR_FIELDS)
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_strings(v) for v in value]
+    return value
 
 
 def scrub(value: Any, environ: Mapping[str, str] | None = None) -> Any:
