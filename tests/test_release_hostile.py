@@ -1,0 +1,248 @@
+"""Hostile releases: nothing a release carries makes ``blindmcq pull`` write, read or follow a path outside
+the clone, and every refusal is one line, exit code 2, with nothing written.
+
+Each attack is a small git clone whose commit (``dvc.yaml``, ``dvc.lock``, ``.dvc/config``, tracked
+files) and whose remote (the ``.dir`` listings and objects, served by ``http.server`` in a thread) were
+made by the attacker; a victim file sits beside the clone. The control pulls the same clone with an
+honest listing through the real dvc CLI, so each refusal is the check's doing, not a broken setup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blindmcq.cli.pull import main
+from blindmcq.reporting.pull import object_path
+from test_release_http import Served  # same folder (pytest's rootdir import mode)
+
+PAYLOAD = b"released bytes\n"
+PRECIOUS = "the victim's own bytes\n"
+
+
+def md5(data: bytes) -> str:
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+def listing(entries: list[tuple[str, bytes]]) -> bytes:
+    """A DVC ``.dir`` listing's bytes, as DVC writes them."""
+    rows = sorted(({"md5": md5(data), "relpath": rel} for rel, data in entries), key=lambda e: e["relpath"])
+    return json.dumps(rows, sort_keys=True).encode("utf-8")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+class Release:
+    """A clone (``root``), its remote folder (``store``) and a victim file beside them."""
+
+    def __init__(self, base: Path) -> None:
+        self.base, self.root, self.store = base, base / "clone", base / "store"
+        self.victim = base / "victim.txt"
+        self.victim.write_text(PRECIOUS, encoding="utf-8")
+        self.root.mkdir()
+        (self.root / ".dvc").mkdir()
+        (self.root / ".dvc" / "config").write_text("", encoding="utf-8")
+        (self.root / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n", encoding="utf-8")
+        self.outs: list[dict] = []
+
+    def put(self, data: bytes, name: str | None = None) -> str:
+        """Store an object on the remote under ``name`` (default: its md5); return the name."""
+        name = name or md5(data)
+        path = self.store / object_path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return name
+
+    def dir_out(self, path: str, entries: list[tuple[str, bytes]], served: bytes | None = None) -> None:
+        """A directory output pinned to the listing of ``entries`` (the server may serve other bytes)."""
+        pinned = listing(entries)
+        name = md5(pinned) + ".dir"
+        self.put(served if served is not None else pinned, name)
+        for _, data in entries:
+            self.put(data)
+        self.outs.append({"path": path, "hash": "md5", "md5": name, "nfiles": len(entries)})
+
+    def file_out(self, path: str, data: bytes = PAYLOAD, name: str | None = None) -> None:
+        self.outs.append({"path": path, "hash": "md5", "md5": self.put(data, name)})
+
+    def commit(self) -> None:
+        stage = {"cmd": "true", "outs": [o["path"] for o in self.outs]}
+        (self.root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"make": stage}}), encoding="utf-8")
+        lock = {"schema": "2.0", "stages": {"make": {"cmd": "true", "outs": self.outs}}}
+        (self.root / "dvc.lock").write_text(yaml.safe_dump(lock), encoding="utf-8")
+        (self.root / ".gitignore").write_text("/out\n", encoding="utf-8")
+        git(self.root, "init", "-q", "-b", "main")
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", "release")
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root`` (DVC's own scratch folder .dvc/tmp aside): bytes, or a symlink's target."""
+    out: dict[str, bytes | str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            if rel == ".dvc/tmp" or rel.startswith((".dvc/tmp/", ".git/")):
+                continue
+            if path.is_symlink():
+                out[rel] = os.readlink(path)
+            elif path.is_file():
+                out[rel] = path.read_bytes()
+            else:
+                out[rel] = "dir"
+    return out
+
+
+@pytest.fixture
+def release(tmp_path) -> Release:
+    return Release(tmp_path)
+
+
+def refused(release: Release, capsys, says: str, served: Served | None = None) -> str:
+    """Run ``blindmcq pull URL`` in the clone; assert exit 2, one line, ``says``, nothing written."""
+    outside = sorted(p.name for p in release.base.iterdir())
+    before = tree(release.root)
+    own = served or Served(release.store)
+    try:
+        code = main(["-C", str(release.root), own.url])
+    finally:
+        if served is None:
+            own.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("blindmcq pull: error: ") and says in err, err
+    assert release.victim.read_text(encoding="utf-8") == PRECIOUS
+    assert sorted(p.name for p in release.base.iterdir()) == outside  # nothing new beside the clone
+    assert tree(release.root) == before  # not even .dvc/config.local
+    return err
+
+
+def test_an_honest_release_is_pulled(release, tmp_path):
+    release.dir_out("out", [("a.txt", PAYLOAD), ("sub/b.txt", b"b\n")])
+    release.commit()
+    served = Served(release.store)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "blindmcq.cli", "pull", served.url],
+            cwd=release.root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DVC_NO_ANALYTICS": "1"},
+        )
+    finally:
+        served.close()
+    assert done.returncode == 0, done.stderr
+    assert (release.root / "out/a.txt").read_bytes() == PAYLOAD
+    assert (release.root / "out/sub/b.txt").read_bytes() == b"b\n"
+
+
+ATTACKS: dict[str, tuple[Callable[[Release], None], str]] = {
+    "dotdot relpath in a .dir listing": (
+        lambda r: r.dir_out("out", [("../../victim.txt", PAYLOAD), ("ok.txt", b"x")]),
+        "entry relpath '../../victim.txt' has an empty, '.' or '..' part",
+    ),
+    "absolute relpath in a .dir listing": (
+        lambda r: r.dir_out("out", [(str(r.victim), PAYLOAD)]),
+        "is absolute",
+    ),
+    "dvc.lock output outside the clone": (
+        lambda r: r.file_out("../victim.txt"),
+        "dvc.yaml: ../victim.txt: outside the clone; refused",
+    ),
+    "dvc.lock output by absolute path": (
+        lambda r: r.file_out(str(r.victim)),
+        "outside the clone; refused",
+    ),
+    "object name that is a path": (
+        lambda r: r.file_out("out.txt", name="../../../../victim"),
+        "hash '../../../../victim' is not an md5",
+    ),
+    "listing served with other bytes than the pinned ones": (
+        lambda r: r.dir_out(
+            "out", [("ok.txt", PAYLOAD)], served=listing([("../../victim.txt", PAYLOAD)])
+        ),
+        "bytes hash to",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_hostile_release_is_refused_before_anything_is_written(release, capsys, attack):
+    make, says = ATTACKS[attack]
+    make(release)
+    release.commit()
+    refused(release, capsys, says)
+
+
+def test_a_tracked_symlink_is_refused(release, capsys):
+    (release.base / "elsewhere").mkdir()
+    release.dir_out("out", [("victim.txt", PAYLOAD)])
+    (release.root / "out").symlink_to(release.base / "elsewhere")
+    release.commit()
+    git(release.root, "add", "-f", "out")
+    git(release.root, "commit", "-q", "-m", "link")
+    refused(release, capsys, "out: the commit tracks a symlink")
+    assert not any((release.base / "elsewhere").iterdir())
+
+
+def test_an_untracked_symlink_on_an_output_path_is_not_followed(release, capsys):
+    (release.base / "elsewhere").mkdir()
+    release.dir_out("out", [("victim.txt", PAYLOAD)])
+    release.commit()
+    (release.root / "out").symlink_to(release.base / "elsewhere")
+    refused(release, capsys, "passes the symlink out")
+    assert not any((release.base / "elsewhere").iterdir())
+
+
+def test_a_committed_cache_outside_the_clone_is_refused(release, capsys):
+    release.dir_out("out", [("a.txt", PAYLOAD)])
+    (release.root / ".dvc" / "config").write_text("[cache]\n    dir = ../../cache\n", encoding="utf-8")
+    release.commit()
+    refused(release, capsys, f"cache.dir '{release.base / 'cache'}' is outside the clone")
+
+
+def test_vars_outside_the_clone_are_refused(release, capsys):
+    release.file_out("out.txt")
+    release.commit()
+    pipeline = yaml.safe_load((release.root / "dvc.yaml").read_text(encoding="utf-8"))
+    pipeline["vars"] = ["../victim.txt"]
+    (release.root / "dvc.yaml").write_text(yaml.safe_dump(pipeline), encoding="utf-8")
+    git(release.root, "commit", "-q", "-am", "vars")
+    refused(release, capsys, "dvc.yaml: vars file '../victim.txt' is outside the clone")
+
+
+def test_a_missing_listing_is_refused_up_front(release, capsys):
+    release.dir_out("out", [("a.txt", PAYLOAD)])
+    release.commit()
+    name = release.outs[0]["md5"]
+    (release.store / object_path(name)).unlink()
+    refused(release, capsys, f"the server does not serve its listing {object_path(name)}")
+
+
+def test_a_committed_remote_that_is_not_http_is_refused(release, capsys):
+    release.file_out("out.txt")
+    (release.root / ".dvc" / "config").write_text(
+        f"['remote \"release\"']\n    url = {release.store}\n", encoding="utf-8"
+    )
+    release.commit()
+    before = tree(release.root)
+    assert main(["-C", str(release.root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a release is pulled over http(s)" in err, err
+    assert tree(release.root) == before
