@@ -38,7 +38,18 @@ def test_report_from_the_shipped_release_reproduces_metrics_byte_for_byte(tmp_pa
     env["PYTHONPATH"] = str(REPO / "src")
     env["BLINDMCQ_CACHE"] = str(tmp_path / "cache")  # the local model would be looked for here
     done = subprocess.run(
-        [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(SHIPPED), "--out", "look"],
+        [
+            sys.executable,
+            "-m",
+            "blindmcq.cli",
+            "report",
+            "--from",
+            str(SHIPPED),
+            "--out",
+            "look",
+            "-C",
+            str(REPO),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -174,9 +175,7 @@ ATTACKS: dict[str, tuple[Callable[[Release], None], str]] = {
         "hash '../../../../victim' is not an md5",
     ),
     "listing served with other bytes than the pinned ones": (
-        lambda r: r.dir_out(
-            "out", [("ok.txt", PAYLOAD)], served=listing([("../../victim.txt", PAYLOAD)])
-        ),
+        lambda r: r.dir_out("out", [("ok.txt", PAYLOAD)], served=listing([("../../victim.txt", PAYLOAD)])),
         "bytes hash to",
     ),
 }
@@ -246,3 +245,252 @@ def test_a_committed_remote_that_is_not_http_is_refused(release, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "a release is pulled over http(s)" in err, err
     assert tree(release.root) == before
+
+
+# --- the release folder (`blindmcq report --from`) -------------------------------------------------------
+
+SHIPPED = Path(__file__).resolve().parents[1] / "releases" / "default"
+DIR_OUTS = ("results/baselines", "results/corpus", "results/gate", "results/predictions")
+
+
+@pytest.fixture(scope="module")
+def pinned_template(tmp_path_factory) -> Path:
+    """A git clone whose commit pins the shipped release's files (dvc.lock and params.yaml), and the
+    release folder exported from it: ``base/project``, ``base/release``."""
+    from blindmcq.reporting.bundle import dir_listing, export_bundle, md5_file
+
+    base = tmp_path_factory.mktemp("pinned")
+    project = base / "project"
+    shutil.copytree(SHIPPED, project)
+    (project / "release.json").unlink()
+    outs = [{"path": d, "hash": "md5", "md5": md5(dir_listing(project / d)) + ".dir"} for d in DIR_OUTS] + [
+        {"path": str(p.relative_to(project)), "hash": "md5", "md5": md5_file(p)}
+        for p in sorted([project / "reports/metrics.json", *(project / "results/interventions").rglob("*.*")])
+    ]
+    lock = {"schema": "2.0", "stages": {"all": {"cmd": "true", "outs": outs}}}
+    (project / "dvc.lock").write_text(yaml.safe_dump(lock), encoding="utf-8")
+    (project / ".gitignore").write_text("/results/\n/reports/\n", encoding="utf-8")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "the run")
+    export_bundle(project, base / "release")
+    return base
+
+
+@pytest.fixture
+def pinned(pinned_template, tmp_path) -> dict[str, Path]:
+    shutil.copytree(pinned_template, tmp_path, dirs_exist_ok=True, symlinks=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text(PRECIOUS, encoding="utf-8")
+    return {
+        "base": tmp_path,
+        "project": tmp_path / "project",
+        "release": tmp_path / "release",
+        "victim": victim,
+    }
+
+
+def manifest_of(release: Path) -> dict:
+    return json.loads((release / "release.json").read_text(encoding="utf-8"))
+
+
+def write_manifest(release: Path, manifest: dict) -> None:
+    (release / "release.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def swap_predictions(release: Path) -> tuple[Path, dict]:
+    """Other predictions in the release, their md5 and size updated in release.json (commit as it was)."""
+    target = release / "results/predictions/predictions.parquet"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))
+    manifest = manifest_of(release)
+    manifest["files"]["results/predictions/predictions.parquet"] = {
+        "md5": md5(bytes(data)),
+        "bytes": len(data),
+    }
+    write_manifest(release, manifest)
+    return target, manifest
+
+
+def report_refused(pinned: dict[str, Path], capsys, says: str, *args: str, out: Path | None = None) -> str:
+    """``blindmcq report --from`` the release: exit 2, one line naming ``says``, nothing written."""
+    from blindmcq.cli.report import main as report
+
+    out = out or pinned["base"] / "look"
+    before = tree(pinned["base"])
+    code = report(["--from", str(pinned["release"]), "--out", str(out), "-C", str(pinned["project"]), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("blindmcq report: error: ") and says in err, err
+    assert tree(pinned["base"]) == before  # nothing written, the victim as it was
+    assert pinned["victim"].read_text(encoding="utf-8") == PRECIOUS
+    return err
+
+
+def test_an_exported_release_passes_the_commit_check(pinned):
+    from blindmcq.reporting.bundle import check_commit, verify_bundle
+
+    manifest = verify_bundle(pinned["release"])
+    assert set(manifest["dvc_listings"]) == set(DIR_OUTS)
+    head = subprocess.run(
+        ["git", "-C", str(pinned["project"]), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert check_commit(pinned["release"], manifest, pinned["project"]) == head == manifest["commit"]
+
+
+def test_swapped_predictions_are_refused_naming_them(pinned, capsys):
+    target, _ = swap_predictions(pinned["release"])
+    err = report_refused(pinned, capsys, "swapped after the release; refused")
+    assert str(target) in err
+
+
+def test_swapped_predictions_with_their_listing_are_refused(pinned, capsys):
+    _, manifest = swap_predictions(pinned["release"])
+    rows = json.loads(manifest["dvc_listings"]["results/predictions"])
+    for row in rows:
+        if row["relpath"] == "predictions.parquet":
+            row["md5"] = manifest["files"]["results/predictions/predictions.parquet"]["md5"]
+    manifest["dvc_listings"]["results/predictions"] = json.dumps(rows, sort_keys=True)
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, "dvc_listings['results/predictions'] is not the listing commit")
+
+
+def test_swapped_predictions_with_new_dvc_outputs_are_refused(pinned, capsys):
+    _, manifest = swap_predictions(pinned["release"])
+    manifest["dvc_outputs"]["results/predictions"] = "0" * 32 + ".dir"
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, "dvc_outputs['results/predictions'] is '" + "0" * 32)
+
+
+def test_a_swapped_git_tracked_file_is_refused(pinned, capsys):
+    params = pinned["release"] / "params.yaml"
+    text = params.read_text(encoding="utf-8") + "# swapped\n"
+    params.write_text(text, encoding="utf-8")
+    manifest = manifest_of(pinned["release"])
+    manifest["files"]["params.yaml"] = {"md5": md5(text.encode()), "bytes": len(text.encode())}
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, f"{params}: md5")
+
+
+@pytest.mark.parametrize(
+    ("commit", "says"),
+    [
+        ("0" * 40, "is not in the clone"),
+        ("--output=../victim.txt", "is not a git commit"),
+        (None, "commit None is not a git commit"),
+    ],
+)
+def test_a_commit_that_cannot_be_checked_is_refused(pinned, capsys, commit, says):
+    manifest = manifest_of(pinned["release"])
+    manifest["commit"] = commit
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, says)
+
+
+def test_no_clone_no_report(pinned, capsys):
+    shutil.rmtree(pinned["project"] / ".git")
+    report_refused(pinned, capsys, "not a git clone of the project")
+
+
+def test_a_git_repository_inside_the_release_folder_is_not_trusted(pinned, capsys):
+    release = pinned["release"]
+    shutil.copytree(pinned["project"] / ".git", release / ".git")
+    from blindmcq.cli.report import main as report
+
+    assert report(["--from", str(release), "--out", str(pinned["base"] / "look"), "-C", str(release)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a git repository inside the release folder" in err, err
+    assert not (pinned["base"] / "look").exists()
+
+
+@pytest.mark.parametrize("what", ["predictions", "manifest", "folder"])
+def test_a_symlink_in_the_release_folder_is_not_followed(pinned, capsys, what):
+    release = pinned["release"]
+    if what == "predictions":  # same bytes, kept outside: the md5 matches, the link is still refused
+        target = release / "results/predictions/predictions.parquet"
+        outside = pinned["base"] / "outside.parquet"
+        shutil.move(target, outside)
+        target.symlink_to(outside)
+    elif what == "manifest":
+        shutil.move(release / "release.json", pinned["base"] / "outside.json")
+        (release / "release.json").symlink_to(pinned["base"] / "outside.json")
+    else:
+        shutil.move(release / "results/gate", pinned["base"] / "gate")
+        (release / "results/gate").symlink_to(pinned["base"] / "gate")
+    report_refused(pinned, capsys, "symlink")
+
+
+@pytest.mark.parametrize(
+    ("rel", "says"),
+    [("/etc/passwd", "leaves the release folder"), ("src/blindmcq/stats.py", "is not one a release carries")],
+)
+def test_a_manifest_naming_other_paths_is_refused(pinned, capsys, rel, says):
+    manifest = manifest_of(pinned["release"])
+    manifest["files"][rel] = {"md5": "0" * 32, "bytes": 0}
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, says)
+
+
+def test_a_release_without_listings_is_refused(pinned, capsys):
+    manifest = manifest_of(pinned["release"])
+    del manifest["dvc_listings"]
+    write_manifest(pinned["release"], manifest)
+    report_refused(pinned, capsys, "whose listing release.json does not carry (dvc_listings)")
+
+
+def test_out_an_existing_file_is_refused(pinned, capsys):
+    readme = pinned["base"] / "README.md"
+    readme.write_text("# mine\n", encoding="utf-8")
+    report_refused(pinned, capsys, f"{readme}: exists and is not a folder", out=readme)
+    assert readme.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_out_inside_the_release_folder_is_refused(pinned, capsys):
+    report_refused(pinned, capsys, "inside the release folder", out=pinned["release"] / "look")
+
+
+def test_out_in_a_folder_that_cannot_be_written_is_refused(pinned, capsys):
+    report_refused(pinned, capsys, "cannot write in /proc", out=Path("/proc/blindmcq-look"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_out_in_a_read_only_folder_is_refused(pinned, capsys):
+    locked = pinned["base"] / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        report_refused(pinned, capsys, "cannot write in", out=locked / "look")
+    finally:
+        locked.chmod(0o755)
+
+
+@pytest.mark.slow
+def test_a_release_its_commit_pins_is_reported(pinned):
+    env = {**os.environ, "BLINDMCQ_CACHE": str(pinned["base"] / "cache")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "blindmcq.cli",
+            "report",
+            "--from",
+            "release",
+            "--out",
+            "look",
+            "-C",
+            "project",
+        ],
+        cwd=pinned["base"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    commit = manifest_of(pinned["release"])["commit"]
+    assert f"every file checked against what commit {commit[:12]} pins" in done.stdout
+    assert "byte-identical to the released run's reports/metrics.json" in done.stdout
+    look = pinned["base"] / "look"
+    assert (look / "metrics.json").read_bytes() == (pinned["release"] / "reports/metrics.json").read_bytes()
+    assert (look / "html/index.html").is_file() and any((look / "figures").glob("*.png"))
