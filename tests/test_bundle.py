@@ -13,7 +13,14 @@ import pytest
 import yaml
 
 from blindmcq.cli.report import main
-from blindmcq.reporting.bundle import MANIFEST, REQUIRED, BundleError, export_bundle, verify_bundle
+from blindmcq.reporting.bundle import (
+    MANIFEST,
+    REQUIRED,
+    BundleError,
+    check_commit,
+    export_bundle,
+    verify_bundle,
+)
 from blindmcq.reporting.release import locked_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +34,7 @@ def test_shipped_release_is_the_committed_run():
         "`blindmcq report --export releases/default` and commit it"
     )
     assert (SHIPPED / "reports/metrics.json").read_bytes() == (REPO / "reports/metrics.json").read_bytes()
+    assert check_commit(SHIPPED, manifest, REPO) == manifest["commit"]  # each file what its commit pins
     assert all(rel in manifest["files"] for rel in REQUIRED)
     size = sum(f["bytes"] for f in manifest["files"].values())
     assert size < 1_500_000, f"the shipped release grew to {size:,} bytes"

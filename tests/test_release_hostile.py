@@ -494,3 +494,10 @@ def test_a_release_its_commit_pins_is_reported(pinned):
     look = pinned["base"] / "look"
     assert (look / "metrics.json").read_bytes() == (pinned["release"] / "reports/metrics.json").read_bytes()
     assert (look / "html/index.html").is_file() and any((look / "figures").glob("*.png"))
+
+
+def test_pull_outside_a_dvc_project_is_one_line(tmp_path, capsys):
+    assert main(["-C", str(tmp_path), "http://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{tmp_path}: not a DVC project" in err, err
+    assert not any(tmp_path.iterdir())

@@ -257,10 +257,15 @@ def pull(
 
     Everything the release names is checked first (:func:`check_release`); only then is the local config
     written, the checked listings put into the cache and DVC run."""
+    from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
     root = Path(root).resolve()
-    with Repo(str(root)) as repo:
+    try:
+        opened = Repo(str(root))
+    except DvcException as exc:
+        raise PullError(f"{root}: not a DVC project ({exc})") from exc
+    with opened as repo:
         target = remote_url(repo, remote, url)
         listings = check_release(root, repo, target)
         cache = Path(repo.cache.local.path)
