@@ -114,7 +114,7 @@ def release(tmp_path) -> Release:
     return Release(tmp_path)
 
 
-def refused(release: Release, capsys, says: str, served: Served | None = None) -> str:
+def refused(release: Release, capsys, says: str | tuple[str, ...], served: Served | None = None) -> str:
     """Run ``blindmcq pull URL`` in the clone; assert exit 2, one line, ``says``, nothing written."""
     outside = sorted(p.name for p in release.base.iterdir())
     before = tree(release.root)
@@ -127,7 +127,8 @@ def refused(release: Release, capsys, says: str, served: Served | None = None) -
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert len(err.splitlines()) == 1, err
-    assert err.startswith("blindmcq pull: error: ") and says in err, err
+    assert err.startswith("blindmcq pull: error: "), err
+    assert all(part in err for part in ((says,) if isinstance(says, str) else says)), err
     assert release.victim.read_text(encoding="utf-8") == PRECIOUS
     assert sorted(p.name for p in release.base.iterdir()) == outside  # nothing new beside the clone
     assert tree(release.root) == before  # not even .dvc/config.local
@@ -153,10 +154,13 @@ def test_an_honest_release_is_pulled(release, tmp_path):
     assert (release.root / "out/sub/b.txt").read_bytes() == b"b\n"
 
 
-ATTACKS: dict[str, tuple[Callable[[Release], None], str]] = {
-    "dotdot relpath in a .dir listing": (
+ATTACKS: dict[str, tuple[Callable[[Release], None], str | tuple[str, ...]]] = {
+    "dotdot relpath in a .dir listing": (  # plain `dvc pull` overwrites the victim with it
         lambda r: r.dir_out("out", [("../../victim.txt", PAYLOAD), ("ok.txt", b"x")]),
-        "entry relpath '../../victim.txt' has an empty, '.' or '..' part",
+        (
+            "error: dvc.yaml: out: listing files/md5/",
+            "entry relpath '../../victim.txt' has an empty, '.' or '..' part",
+        ),
     ),
     "absolute relpath in a .dir listing": (
         lambda r: r.dir_out("out", [(str(r.victim), PAYLOAD)]),

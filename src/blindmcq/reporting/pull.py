@@ -210,8 +210,9 @@ def check_release(root: Path, repo: Any, base: str) -> dict[str, bytes]:
         raise PullError(f"the clone's DVC files could not be read: {exc}") from exc
     listings: dict[str, bytes] = {}
     for stage in stages:
+        stage_file = os.path.relpath(stage.path, root)  # named from the clone, wherever the command ran
         for item in [*stage.deps, *stage.outs]:
-            where = f"{stage.relpath}: {item.def_path}"
+            where = f"{stage_file}: {item.def_path}"
             fs_path = str(getattr(item, "fs_path", "") or "")
             if item.fs.protocol != "local":
                 raise PullError(f"{where}: not a path in the clone ({item.fs.protocol}); refused")
@@ -225,7 +226,7 @@ def check_release(root: Path, repo: Any, base: str) -> dict[str, bytes]:
             md5 = out.hash_info.value if out.hash_info else None
             if md5 is None:
                 continue
-            where = f"{stage.relpath}: {out.def_path}"
+            where = f"{stage_file}: {out.def_path}"
             if not is_md5(md5, listing=True):
                 raise PullError(f"{where}: hash {md5!r} is not an md5; refused")
             if not md5.endswith(".dir"):
