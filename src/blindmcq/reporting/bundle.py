@@ -232,6 +232,7 @@ def check_commit(folder: Path, manifest: Mapping[str, Any], project: str | Path)
     """
     from blindmcq.reporting.release import ReleaseError, committed_outputs
 
+    folder = Path(folder).resolve()
     where = folder / MANIFEST
     commit = manifest.get("commit")
     if not isinstance(commit, str) or not GIT_COMMIT.fullmatch(commit):
