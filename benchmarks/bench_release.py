@@ -73,7 +73,7 @@ def generate(folder: Path, n_items: int, n_models: int, work: Path) -> dict[str,
     from blindmcq.analysis.gate import gate, write_gate
     from blindmcq.answers.predictions import write_predictions
     from blindmcq.datasets.items import write_items
-    from blindmcq.reporting.bundle import export_bundle
+    from blindmcq.reporting.bundle import dir_listing, export_bundle, md5_bytes
     from blindmcq.stages.baselines import build_baselines
     from blindmcq.statutes.index import build_statute_index
 
@@ -104,10 +104,23 @@ def generate(folder: Path, n_items: int, n_models: int, work: Path) -> dict[str,
         params = yaml.safe_load((SHIPPED / "params.yaml").read_text(encoding="utf-8"))
         params["dataset"] = {**params["dataset"], "name": "paper-synthetic"}
         Path("params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+        # the run's commit pins what it wrote (dvc.lock, params.yaml), as a real run's does: the release
+        # folder is checked against it (no dvc.yaml: DVC itself leaves the lone dvc.lock alone)
+        outs = [
+            {"path": d, "hash": "md5", "md5": md5_bytes(dir_listing(Path(d))) + ".dir"}
+            for d in ("results/corpus", "results/baselines", "results/predictions", "results/gate")
+        ]
+        lock = {"schema": "2.0", "stages": {"run": {"cmd": "synthetic", "outs": outs}}}
+        Path("dvc.lock").write_text(yaml.safe_dump(lock), encoding="utf-8")
+        Path(".gitignore").write_text("/results/\n", encoding="utf-8")
+        for cmd in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "synthetic run"]):
+            subprocess.run(
+                ["git", "-c", "user.name=bench", "-c", "user.email=b@example.org", *cmd], check=True
+            )
         manifest = export_bundle(project, folder)
     finally:
         os.chdir(before)
-    shutil.rmtree(project)
+    shutil.rmtree(project / "results")  # the git history stays: the publisher is a clone of it
     size = sum(f["bytes"] for f in manifest["files"].values())
     _ = pd  # pandas is imported for simulate's frames
     return {"items": len(items), "models": n_models, "rows": rows, "bytes": size}
@@ -167,14 +180,15 @@ def main() -> None:
     try:
         t = time.perf_counter()
         project = work / "publisher"
-        facts = generate(project / "release", args.items, args.models, work)
+        facts = generate(work / "release", args.items, args.models, work)
+        subprocess.run(["git", "clone", "-q", str(work / "generate"), str(project)], env=env, check=True)
+        shutil.move(work / "release", project / "release")
         print(
             f"generated {facts['items']:,} items x {facts['models']} models = {facts['rows']:,} rows, "
             f"release folder {facts['bytes'] / 2**20:.1f} MiB ({time.perf_counter() - t:.0f} s, not timed)"
         )
         py = sys.executable
-        for cmd in (["git", "init", "-q", "-b", "main"], [py, "-m", "dvc", "init", "-q"]):
-            subprocess.run(cmd, cwd=project, env=env, check=True)
+        subprocess.run([py, "-m", "dvc", "init", "-q"], cwd=project, env=env, check=True)
         steps = {"dvc add": timed([py, "-m", "dvc", "add", "-q", "release"], project, env)}
         subprocess.run(
             [py, "-m", "dvc", "remote", "add", "store", "../store"], cwd=project, env=env, check=True

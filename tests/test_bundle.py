@@ -13,7 +13,14 @@ import pytest
 import yaml
 
 from blindmcq.cli.report import main
-from blindmcq.reporting.bundle import MANIFEST, REQUIRED, BundleError, export_bundle, verify_bundle
+from blindmcq.reporting.bundle import (
+    MANIFEST,
+    REQUIRED,
+    BundleError,
+    check_commit,
+    export_bundle,
+    verify_bundle,
+)
 from blindmcq.reporting.release import locked_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +34,7 @@ def test_shipped_release_is_the_committed_run():
         "`blindmcq report --export releases/default` and commit it"
     )
     assert (SHIPPED / "reports/metrics.json").read_bytes() == (REPO / "reports/metrics.json").read_bytes()
+    assert check_commit(SHIPPED, manifest, REPO) == manifest["commit"]  # each file what its commit pins
     assert all(rel in manifest["files"] for rel in REQUIRED)
     size = sum(f["bytes"] for f in manifest["files"].values())
     assert size < 1_500_000, f"the shipped release grew to {size:,} bytes"
@@ -38,7 +46,18 @@ def test_report_from_the_shipped_release_reproduces_metrics_byte_for_byte(tmp_pa
     env["PYTHONPATH"] = str(REPO / "src")
     env["BLINDMCQ_CACHE"] = str(tmp_path / "cache")  # the local model would be looked for here
     done = subprocess.run(
-        [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(SHIPPED), "--out", "look"],
+        [
+            sys.executable,
+            "-m",
+            "blindmcq.cli",
+            "report",
+            "--from",
+            str(SHIPPED),
+            "--out",
+            "look",
+            "-C",
+            str(REPO),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -3,8 +3,10 @@
 blindmcq extract PDF... --out DIR     extract the Commission's PDF tables (two paths, verified)
 blindmcq plan [--paper]               capacity plan: calls, tokens, cost, wall time (no model call)
 blindmcq release [--name TAG]         push corpus, index, predictions and report to the DVC remote
-blindmcq report --from DIR [--out D]  every table, figure and the HTML report of a release folder, no model
-blindmcq pull [URL]                   dvc pull from a release's read-only URL; a changed object is refused
+blindmcq report --from DIR [--out D]  every table, figure and the HTML report of a release folder its commit
+                                      pins (in the clone, -C), no model
+blindmcq pull [URL]                   dvc pull from a release's read-only URL; a changed object, or a path
+                                      outside the clone, is refused before anything is written
 blindmcq html [--out DIR]             the browsable HTML report of the current run
 blindmcq nonsense ...                 NonsenseQA: SL against MD under skewed few-shot prompts
 blindmcq batch submit|status|collect  Bedrock batch inference through the response cache

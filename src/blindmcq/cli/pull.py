@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         summary = pull(args.project, args.url, remote=args.remote, jobs=args.jobs)
-    except BlindMCQError as exc:
+    except (BlindMCQError, OSError) as exc:
         return fail("pull", exc)
     print(f"{summary}\nnext: `dvc repro` (nothing to run: every stage is up to date, no model is called)")
     return 0

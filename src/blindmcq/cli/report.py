@@ -25,7 +25,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", default="release-report", help="report folder for --from (default: %(default)s)"
     )
-    parser.add_argument("-C", "--project", default=".", help="project root for --export (default: here)")
+    parser.add_argument(
+        "-C",
+        "--project",
+        default=".",
+        help="project root for --export; for --from, the git clone holding the release's commit, which "
+        "pins every file (default: here)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="[report] %(message)s")
     try:
@@ -34,11 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             size = sum(f["bytes"] for f in manifest["files"].values())
             print(f"wrote {args.export}: {len(manifest['files'])} files, {size:,} bytes ({MANIFEST})")
             return 0
-        done = report_from_bundle(args.source, args.out)
-    except BlindMCQError as exc:
+        done = report_from_bundle(args.source, args.out, args.project)
+    except (BlindMCQError, OSError) as exc:
         return fail("report", exc)
     out = Path(args.out)
     print(f"report of {args.source} -> {out / 'report.md'}, {out / 'html' / 'index.html'} (no model called)")
+    print(f"every file checked against what commit {done['commit'][:12]} pins")
     if done["same_as_release"] is True:
         print("metrics.json: byte-identical to the released run's reports/metrics.json")
     elif done["same_as_release"] is False:

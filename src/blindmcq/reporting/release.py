@@ -86,19 +86,36 @@ def default_tag(commit: str, today: dt.date | None = None) -> str:
     return f"release-{today:%Y%m%d}-{commit[:7]}"
 
 
-def locked_outputs(root: Path) -> dict[str, str]:
-    """path -> md5 of each output in ``dvc.lock`` and each ``*.dvc`` file at the project root."""
+def _outputs(lock: str | None, dvc_files: list[str]) -> dict[str, str]:
+    """path -> md5 of each output in a ``dvc.lock`` text and in ``*.dvc`` texts."""
     out: dict[str, str] = {}
-    lock = root / "dvc.lock"
-    if lock.exists():
-        stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages", {})
-        for stage in stages.values():
-            for o in stage.get("outs", []):
-                out[o["path"]] = o.get("md5", "")
-    for dvc_file in sorted(p for p in root.glob("*.dvc") if p.is_file()):
-        for o in (yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}).get("outs", []):
+    stages = (yaml.safe_load(lock) or {}).get("stages", {}) if lock is not None else {}
+    for stage in stages.values():
+        for o in stage.get("outs", []):
+            out[o["path"]] = o.get("md5", "")
+    for text in dvc_files:
+        for o in (yaml.safe_load(text) or {}).get("outs", []):
             out[o["path"]] = o.get("md5", "")
     return dict(sorted(out.items()))
+
+
+def locked_outputs(root: Path) -> dict[str, str]:
+    """path -> md5 of each output in ``dvc.lock`` and each ``*.dvc`` file at the project root."""
+    lock = root / "dvc.lock"
+    dvc_files = sorted(p for p in root.glob("*.dvc") if p.is_file())
+    return _outputs(
+        lock.read_text(encoding="utf-8") if lock.exists() else None,
+        [p.read_text(encoding="utf-8") for p in dvc_files],
+    )
+
+
+def committed_outputs(root: Path, commit: str) -> dict[str, str]:
+    """:func:`locked_outputs` as commit ``commit`` (40 hex digits) of the git clone ``root`` pins them."""
+    rows = [line.split("\t", 1) for line in _git(root, "ls-tree", commit).splitlines()]
+    names = {name for meta, name in rows if meta.split()[1] == "blob"}  # files, not the .dvc/ folder
+    dvc_files = [_git(root, "show", f"{commit}:{n}") for n in sorted(names) if n.endswith(".dvc")]
+    lock = _git(root, "show", f"{commit}:dvc.lock") if "dvc.lock" in names else None
+    return _outputs(lock, dvc_files)
 
 
 def check_committed(root: Path) -> None:
