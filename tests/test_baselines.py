@@ -4,10 +4,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.auditing.surface import best_constant, surface_strategies, tie_credit, tied_extremes
+from blindmcq.auditing.surface import best_constant, surface_strategies
 from blindmcq.datasets.customs import load_customs
 from blindmcq.datasets.items import Item
 from blindmcq.stats import wilson
+from blindmcq.surface import tie_credit, tied_extremes
 
 
 def item(number: int, options: tuple[str, ...], key: int | None, status: str = "ok") -> Item:
@@ -73,14 +74,14 @@ def test_ties_are_credited_as_the_expectation_of_a_random_break():
 
 def test_a_first_option_rule_would_turn_key_position_skew_into_accuracy():
     # every item: all options equally long, key in slot A. The first-tied rule would score 1.0.
-    bank = [item(n, ("aa", "bb", "cc", "dd"), 0) for n in range(1, 41)]
+    bank = [item(n, tuple(f"{c}{n}" for c in "abcd"), 0) for n in range(1, 41)]
     summary = surface_strategies(bank).summary.set_index("strategy")
     for name in ("longest", "shortest", "most_words"):
         assert summary.loc[name, "accuracy"] == pytest.approx(0.25)
         assert summary.loc[name, "n_ties"] == 40
     picks = surface_strategies(bank, seed=3).picks
     chosen = picks.loc[picks["strategy"] == "longest", "picked_option"]
-    assert chosen.nunique() > 1  # the seeded break spreads over the tied slots
+    assert chosen.nunique() > 1  # the break, seeded by each item's texts, spreads over the tied slots
     assert (
         chosen.tolist()
         == surface_strategies(bank, seed=3)

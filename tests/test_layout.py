@@ -210,8 +210,8 @@ FORBIDDEN = {
     "engine": {"tasks"},
 }
 # Leaves every layer may use: they import nothing of the project but ``errors`` (pure statistics, the
-# label schemes), so using one never loads another layer.
-LEAVES = {"blindmcq.stats", "blindmcq.labels"}
+# label schemes, the surface rules), so using one never loads another layer.
+LEAVES = {"blindmcq.stats", "blindmcq.labels", "blindmcq.surface"}
 MODULE_NAME = re.compile(r"^blindmcq(\.[A-Za-z_]\w*)+$")
 
 

@@ -39,14 +39,32 @@ def test_strategies_pick_the_expected_slot(cfg: dict[str, Any], label: str) -> N
     assert ask(cfg) == label
 
 
-def test_ties_are_broken_at_random_among_the_tied_slots_seeded_per_request() -> None:
-    # the draw follows what the strategy reads (the options shown and their labels), so vary the seed
+def test_ties_are_broken_at_random_among_the_tied_slots_seeded_by_the_option_texts() -> None:
+    # the draw follows the seed and the option texts alone, so vary the seed
     longest = [ask({"strategy": "longest", "seed": i}, ["ab", "cd", "e", "fg"]) for i in range(200)]
     shortest = [ask({"strategy": "shortest", "seed": i}, ["abc", "d", "e", "fgh"]) for i in range(200)]
     assert set(longest) == {"A", "B", "D"} and set(shortest) == {"B", "C"}
     assert 0.2 < longest.count("A") / 200 < 0.47  # about 1/3 each, not all to the earliest slot
     again = [ask({"strategy": "longest", "seed": i}, ["ab", "cd", "e", "fg"], user="x") for i in range(200)]
     assert again == longest  # another question text, the same presentation: the same break
+    cyrillic = [
+        ask({"strategy": "longest", "seed": i}, ["ab", "cd", "e", "fg"], choices=("А", "Б", "В", "Г"))
+        for i in range(200)
+    ]
+    assert ["ABCD"["АБВГ".index(c)] for c in cyrillic] == longest  # other labels: the same slot
+    shown, reordered = ["ab", "cd", "e", "fg"], ["fg", "e", "ab", "cd"]
+    moved = [ask({"strategy": "longest", "seed": i}, reordered) for i in range(200)]
+    text = [reordered["ABCD".index(c)] for c in moved]
+    assert text == [shown["ABCD".index(c)] for c in longest]  # another order: the same option
+
+
+def test_the_wire_names_the_tie_rule_and_the_answer_reports_the_tied_slots() -> None:
+    req = ModelRequest(
+        model="h", system=None, user="…", choices=("A", "B"), extra={"option_texts": ["ab", "cd"]}
+    )
+    backend = HeuristicBackend({"strategy": "longest"})
+    assert backend.wire_request(req)["tie_break"] == "uniform, seeded by the sorted option texts"
+    assert backend.complete(req).meta["tied"] == [0, 1]
 
 
 def test_labels_come_from_extra_when_no_choices() -> None:

@@ -6,7 +6,8 @@ measures that from the items alone.
 
 Conventions (written down because they move the numbers):
 - Length is counted on whitespace-normalised text (runs of spaces and line breaks become one space,
-  ends stripped); words are whitespace-separated tokens.
+  ends stripped); words are whitespace-separated tokens (``blindmcq.surface.chars``/``words``, the
+  measures of the surface strategies).
 - Option lengths and pointer shares use every option of every item, as published (malformed items
   included: their options are still text a reader sees). Key statistics use usable items only.
 - Key length minus distractor length is pooled: mean over all keys minus mean over all distractors.
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.datasets.items import Item
+from blindmcq.surface import chars, collapse_whitespace, words
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 LONG_OPTION_CHARS = 33  # LEXam's longest option; the paper reports the share above it
@@ -62,11 +64,6 @@ PHRASES: dict[str, re.Pattern[str]] = {
 POINTER_KINDS = ("roman_list", "letter_reference", "all_of_the_above", "none_of_the_above")
 
 
-def collapse_whitespace(text: str) -> str:
-    """Runs of whitespace as one space, no leading or trailing space."""
-    return " ".join(text.split())
-
-
 def pointer_kind(option: str) -> str | None:
     """The stem-pointer category of an option ("i and iii", "A and B", "none of the above"), or None.
 
@@ -95,7 +92,6 @@ def option_table(items: Sequence[Item]) -> pd.DataFrame:
     for item in items:
         has_key = item.usable
         for slot, option in enumerate(item.options):
-            text = collapse_whitespace(option)
             rows.append(
                 {
                     "item_id": item.id,
@@ -104,8 +100,8 @@ def option_table(items: Sequence[Item]) -> pd.DataFrame:
                     "n_options": item.n_options,
                     "usable": has_key,
                     "is_key": has_key and slot == item.key,
-                    "chars": len(text),
-                    "words": len(text.split()),
+                    "chars": chars(option),  # the surface strategies' measures
+                    "words": words(option),
                     "pointer": pointer_kind(option),
                 }
             )

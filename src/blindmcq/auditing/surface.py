@@ -1,36 +1,36 @@
 """Surface strategies of Table 2: what a bank gives away without reading the question or reasoning.
 
-Each strategy picks one option per item from the options alone:
+Each strategy picks one option per item from the options alone, by the rules of
+:mod:`blindmcq.surface` (the one definition the probed heuristic models use too):
 - ``constant_{s}``: always slot s (0-based), for every s up to the largest N. An item with N <= s
   has no slot s and does not count for that strategy (``n`` shrinks; the summary says how many).
-- ``longest`` / ``shortest``: most / fewest characters (whitespace-normalised, as in
-  :mod:`blindmcq.auditing.profile`).
+- ``longest`` / ``shortest``: most / fewest characters (whitespace-normalised).
 - ``most_words``: most whitespace-separated words.
 
 Ties are credited as an expectation: an item whose extreme is shared by k options earns ``credit``
 1/k when the key is among them (0 otherwise), which is the mean accuracy of a uniformly random tie
 break. Picking the first tied option instead would inherit the bank's key-position skew (keys in slot
 A on 30% of the default bank), the bias already rejected for lexical search. ``picked_option`` is one
-such random break, seeded per (seed, strategy, item), so the per-item picks stay reproducible;
-``tie`` marks the item and ``n_tied`` says how many options shared the extreme. Accuracy is the mean
-credit. Only usable items count; the summary reports how many were skipped and how many were tied.
+such random break, seeded by (seed, strategy, the item's option texts), so the per-item picks stay
+reproducible and equal the probed heuristic's pick on the same item; ``tie`` marks the item and
+``n_tied`` says how many options shared the extreme. Accuracy is the mean credit. Only usable items
+count; the summary reports how many were skipped and how many were tied.
 Chance is the mean of 1/N over the counted items.
 Lexical search over statutes lives in :mod:`blindmcq.statutes`; its picks share these columns.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from blindmcq.auditing.profile import collapse_whitespace, profile_bank
+from blindmcq.auditing.profile import profile_bank
 from blindmcq.datasets.items import Item
 from blindmcq.stats import wilson_columns
+from blindmcq.surface import SCORED, pick, tie_credit
 
 PICK_COLUMNS = (
     "strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied", "credit",
@@ -44,41 +44,6 @@ FACT_KEYS = (
     "n_usable", "key_slot_counts", "key_slot_shares",
     "key_chars_mean", "distractor_chars_mean", "key_minus_distractor_chars",
 )  # fmt: skip
-
-Score = Callable[[str], float]
-
-
-def _chars(option: str) -> float:
-    return len(collapse_whitespace(option))
-
-
-def _words(option: str) -> float:
-    return len(option.split())
-
-
-SCORED: dict[str, tuple[Score, int]] = {
-    # name: (score per option, +1 to pick the highest / -1 the lowest)
-    "longest": (_chars, 1),
-    "shortest": (_chars, -1),
-    "most_words": (_words, 1),
-}
-
-
-def tied_extremes(options: Sequence[str], score: Score, sign: int = 1) -> list[int]:
-    """Indices of every option at the extreme (highest ``sign * score``), in published order."""
-    values = [sign * score(o) for o in options]
-    best = max(values)
-    return [i for i, v in enumerate(values) if v == best]
-
-
-def tie_rng(seed: int, strategy: str, item_id: str) -> np.random.Generator:
-    """The seeded generator of one strategy's tie break on one item (independent of the item order)."""
-    return np.random.default_rng([seed, zlib.crc32(strategy.encode()), zlib.crc32(item_id.encode())])
-
-
-def tie_credit(key: int | None, tied: Sequence[int]) -> float:
-    """1/k when the key is among the k tied options, else 0: a uniformly random break's expected score."""
-    return (key in tied) / len(tied) if tied else 0.0
 
 
 @dataclass(frozen=True)
@@ -95,23 +60,20 @@ def strategy_names(items: Sequence[Item]) -> list[str]:
 
 
 def surface_picks(items: Sequence[Item], seed: int = 0) -> pd.DataFrame:
-    """Every strategy's pick on every usable item (PICK_COLUMNS); ties broken at random, seeded."""
+    """Every strategy's pick on every usable item (PICK_COLUMNS), in the published order, by the rules
+    of :mod:`blindmcq.surface` (a tie broken by the seed and the item's option texts)."""
     usable = [item for item in items if item.usable]
     rows = []
     for name in strategy_names(usable):
+        constant = name not in SCORED
+        strategy, slot = ("constant", int(name.removeprefix("constant_"))) if constant else (name, 0)
         for item in usable:
-            if name.startswith("constant_"):
-                slot = int(name.removeprefix("constant_"))
-                if slot >= item.n_options:
-                    continue
-                tied = [slot]
-            else:
-                score, sign = SCORED[name]
-                tied = tied_extremes(item.options, score, sign)
-            picked = tied[0] if len(tied) == 1 else int(tie_rng(seed, name, item.id).choice(tied))
+            chosen = pick(strategy, item.options, seed=seed, slot=slot)
+            if chosen.slot is None:  # a constant slot the item does not have
+                continue
             rows.append((
-                name, item.id, item.n_options, picked, item.key, picked == item.key,
-                len(tied) > 1, len(tied), tie_credit(item.key, tied),
+                name, item.id, item.n_options, chosen.slot, item.key, chosen.slot == item.key,
+                chosen.tie, len(chosen.tied), tie_credit(item.key, chosen.tied),
             ))  # fmt: skip
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 

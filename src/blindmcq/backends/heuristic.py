@@ -4,33 +4,28 @@ Contract with the presentation layer: ``request.extra["option_texts"]`` holds th
 each slot (display order), and the answer is that slot's label from ``request.choices`` (or, when the
 request has no choices, ``request.extra["label_strings"]``). When the labels do not tell slots apart
 (the uniform dash of Matched-and-Dashed), the answer is the option text itself.
-A tie at the extreme (longest, shortest, most_words) is broken uniformly at random, seeded by the
-strategy's seed and the request, so an answer is reproducible and cached like any other; breaking it
-towards the earliest slot would turn the bank's key-position skew into accuracy.
+``constant``, ``longest``, ``shortest`` and ``most_words`` pick by the rules of :mod:`blindmcq.surface`,
+the ones Table 2 uses: a tie at the extreme is broken uniformly at random, seeded by the strategy's seed
+and the item's option texts alone, so the same item gives the same picked option whatever its order,
+labels or phrasing, and the option Table 2 picks in the published order. Breaking it towards the
+earliest slot would turn the bank's key-position skew into accuracy.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blindmcq import surface
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.config.schema import HeuristicModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
-STRATEGIES = ("constant", "longest", "shortest", "most_words", "random")
-
-
-def _tied_best(values: Sequence[float], sign: int) -> list[int]:
-    """Indices of every largest ``sign * value``, in slot order."""
-    best = max(sign * v for v in values)
-    return [i for i, v in enumerate(values) if sign * v == best]
-
-
-TIED = ("longest", "shortest", "most_words")  # strategies whose pick can tie; broken at random
+STRATEGIES = (*surface.STRATEGIES, "random")
+TIED = tuple(surface.SCORED)  # strategies whose pick can tie; broken by the option texts
+TIE_BREAK = "uniform, seeded by the sorted option texts"  # in the wire: a new rule is a new cache key
 
 
 class HeuristicBackend:
@@ -54,8 +49,9 @@ class HeuristicBackend:
         self.abilities = self.declared_abilities(self.cfg)
 
     def wire_request(self, request: ModelRequest) -> dict[str, Any]:
-        """Everything the answer depends on: the strategy, its slot or seed, the option texts and
-        labels it reads, and for ``random`` the request hash its seeded draw is made from."""
+        """Everything the answer depends on: the strategy, its slot or seed, the option texts it picks
+        from, the labels it answers with, and for ``random`` the request hash its seeded draw is made
+        from (a tie break reads the option texts and the seed only)."""
         wire: dict[str, Any] = {
             "strategy": self.strategy,
             "option_texts": [str(o) for o in request.extra.get("option_texts") or []],
@@ -66,36 +62,25 @@ class HeuristicBackend:
         if self.strategy == "random":
             wire["seed"] = self.seed
             wire["draw"] = self._draw_key(request)
-        if self.strategy in TIED:  # the tie break draws from what the strategy reads, nothing else
+        if self.strategy in TIED:
             wire["seed"] = self.seed
-            wire["tie_break"] = "random"
+            wire["tie_break"] = TIE_BREAK
         return wire
 
     def _draw_key(self, request: ModelRequest) -> str:
         return request.cache_key(self.name)
 
-    def pick(self, request: ModelRequest, options: Sequence[str]) -> int:
-        """The slot this strategy picks for ``options`` (display order)."""
+    def pick(self, request: ModelRequest, options: Sequence[str]) -> surface.Pick:
+        """The slot this strategy picks for ``options`` (display order) and every slot that shared the
+        extreme (``random``: the draw alone)."""
         n = len(options)
-        rules: dict[str, Callable[[], list[int]]] = {
-            "constant": lambda: [self.slot],
-            "longest": lambda: _tied_best([len(o) for o in options], +1),
-            "shortest": lambda: _tied_best([len(o) for o in options], -1),
-            "most_words": lambda: _tied_best([len(o.split()) for o in options], +1),
-            "random": lambda: [self._rng(request).randrange(n)],
-        }
-        candidates = rules[self.strategy]()
-        slot = candidates[0] if len(candidates) == 1 else self._tie_rng(request, options).choice(candidates)
-        if slot >= n:
-            raise ConfigError("slot", f"slot {slot} does not exist for an item with {n} options")
-        return slot
-
-    def _tie_rng(self, request: ModelRequest, options: Sequence[str]) -> random.Random:
-        """Seeded by the strategy, its seed, the options in display order and their labels: the same
-        presentation breaks its tie the same way whatever question text the request carries."""
-        labels = list(request.choices) or list(request.extra.get("label_strings") or [])
-        text = json.dumps([self.name, self.seed, list(options), labels], ensure_ascii=False)
-        return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+        if self.strategy == "random":
+            slot = self._rng(request).randrange(n)
+            return surface.Pick(slot, (slot,))
+        chosen = surface.pick(self.strategy, options, seed=self.seed, slot=self.slot)
+        if chosen.slot is None:
+            raise ConfigError("slot", f"slot {self.slot} does not exist for an item with {n} options")
+        return chosen
 
     def _rng(self, request: ModelRequest) -> random.Random:
         digest = hashlib.sha256(f"{self.seed}:{self._draw_key(request)}".encode()).digest()
@@ -103,13 +88,15 @@ class HeuristicBackend:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         options, labels = option_fields(request)
-        slot = self.pick(request, options)
+        chosen = self.pick(request, options)
+        slot = chosen.slot
+        assert slot is not None  # pick raises where the strategy does not apply
         return ModelResponse(
             text=answer_text(options, labels, slot),
             input_tokens=0,
             output_tokens=0,
             latency_s=0.0,
-            meta={"slot": slot},
+            meta={"slot": slot, "tied": list(chosen.tied)},
         )
 
 
