@@ -53,15 +53,19 @@ def findings(
     variants: Sequence[str] = (),
     surface_gate: pd.DataFrame | None = None,
     absent: str | None = None,
+    bank: Sequence[str] = (),
 ) -> list[str]:
     """Markdown lines: the opening paragraph(s), and for ``variants`` (the probed model under other
     scorings, e.g. cloze) a small table of its blind and full accuracy under each. ``labels`` describe
     models in prose (e.g. ``{"gemma3-270m": "letter scoring"}``). ``surface_gate`` (the surface
     strategies on each side of the gate, ``leaks.surface_past_gate``) adds what the gate left behind;
-    ``absent`` (``statutes.language``) says why lexical search was not run."""
+    ``absent`` (``statutes.language``) says why lexical search was not run. ``bank`` (``verdict.
+    bank_verdict``, from Table 2 alone) opens the report: the bank's answer, whatever the panel."""
     labels = dict(labels or {})
+    opening = [f"**The bank.** {' '.join(bank)}", ""] if bank else []
     if a.summary.empty:
-        return ["This run has no predictions on the baseline presentation, so it shows nothing yet.", ""]
+        nothing = "This run has no predictions on the baseline presentation, so it shows nothing yet."
+        return [*opening, nothing, ""]
 
     def name(m: str) -> str:
         return f"{m} ({labels[m]})" if m in labels else m
@@ -70,6 +74,7 @@ def findings(
     n_items = int(everything["blind_items"].max()) if "blind_items" in everything else 0
     chance = float(everything["chance"].mean())
     paragraph = [
+        "**The models.**" if bank else "",
         f"This run asked {len(everything)} models {n_items} items each, once with the question (full) and "
         f"with the options alone (blind); chance is {fmt(chance)}.",
     ]
@@ -89,9 +94,16 @@ def findings(
         )
     else:
         best = everything.sort_values("blind_acc", ascending=False).iloc[0]
+        raw = best.get("blind_p", np.nan)
+        caveat = (
+            " (its unadjusted 95% interval excludes chance; the Holm-adjusted test, which is the claim, does "
+            "not)"
+            if best["blind_lo"] > best["chance"]
+            else ""
+        )
         paragraph.append(
             f"No model answers blind above chance on all items ({test}); the best, {name(best['model'])}, "
-            f"reads {_blind(best)}."
+            f"reads {_blind(best)}, p {fmt_p(raw)}, Holm p {fmt_p(best.get('blind_p_holm', np.nan))}{caveat}."
         )
     own = _row(a, model, "all")
     if own is not None and "habit" in own and np.isfinite(own.get("habit", np.nan)):
@@ -102,7 +114,7 @@ def findings(
         )
     if absent:
         paragraph.append(f"There is no lexical row (Table 2, panel): {absent}")
-    lines = [" ".join(paragraph), ""]
+    lines = [*opening, " ".join(p for p in paragraph if p), ""]
 
     if a.gate is not None:
         g = a.gate

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chisquare, combine_pvalues
 
 from blindmcq.analysis.gate import GateResult, gate, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
@@ -45,13 +44,13 @@ from blindmcq.analysis.tables import (
     build_tables,
     fmt,
     fmt_ci,
-    fmt_p,
     headline_metrics,
     rounded,
     slot_name,
     table_2,
     write_tables,
 )
+from blindmcq.analysis.verdict import bank_verdict, key_counts_of
 from blindmcq.answers.predictions import Baseline, write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
@@ -69,7 +68,6 @@ from blindmcq.datasets.generic import (
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
-from blindmcq.stats import binomial_tail, holm
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
 
@@ -456,50 +454,9 @@ def audit_metrics(
     return {k: v for k, v in metrics.items() if np.isfinite(v)}
 
 
-def _content_sentence(summary: pd.DataFrame) -> str:
-    """The option-text strategies (not the constant slots) against chance: one-sided exact binomial on
-    items (ties credited 1/k), Holm over the strategies scanned."""
-    content = summary[~summary["strategy"].astype(str).str.startswith("constant_")].reset_index(drop=True)
-    if content.empty:
-        return ""
-    p = [binomial_tail(r.n_correct, r.n, r.chance) for r in content.itertuples()]
-    content = content.assign(holm=holm(p))
-    best = content.loc[content["accuracy"].idxmax()]
-    test = f"one-sided exact binomial on items, ties credited 1/k, Holm over {len(content)} strategies"
-    head = (
-        f"The best option-text strategy, `{best['strategy']}`, finds the key on "
-        f"{fmt_ci(best['accuracy'], best['ci_low'], best['ci_high'])} of {int(best['n'])} items against "
-        f"chance {fmt(best['chance'])} (Holm p {fmt_p(best['holm'])}; {test}). "
-    )
-    return head + (
-        "The option texts alone give the key away."
-        if best["holm"] < 0.05
-        else "That is not shown to be above chance: no option-text leak at this sample size."
-    )
-
-
-def _position_sentence(items: Sequence[Item]) -> str:
-    """Key-position balance, a fact about the bank (not a leak of any item): chi-square goodness of fit
-    of the key slots against uniform, per option count N, combined over N (Fisher)."""
-    by_n: dict[int, list[int]] = {}
-    for item in items:
-        if item.usable:
-            by_n.setdefault(item.n_options, [0] * item.n_options)[int(item.key)] += 1  # type: ignore[arg-type]
-    p_values = [float(chisquare(counts).pvalue) for counts in by_n.values() if sum(counts) >= 5 * len(counts)]
-    if not p_values:
-        return ""
-    p = p_values[0] if len(p_values) == 1 else float(combine_pvalues(p_values).pvalue)
-    verdict = "The keys sit unevenly across slots" if p < 0.05 else "No key-position imbalance is shown"
-    return (
-        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}): a bank-level fact that a "
-        "model's position habit can turn into accuracy, which habit and excess separate; it is no leak of "
-        "any one item."
-    )
-
-
 def _conclusion(result: AuditResult) -> list[str]:
     """A few plain sentences: what the audit shows, each naming its test."""
-    lines = [x for x in (_content_sentence(result.summary), _position_sentence(result.items)) if x]
+    lines = bank_verdict(result.summary, key_counts_of(result.items))
     g = result.gate
     if g is None or result.analysis is None:  # surface-only
         return [

@@ -346,7 +346,7 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
     """
     from blindmcq import paths
     from blindmcq.params import PARAMS_FILE, load_params
-    from blindmcq.reporting.html import write_html_report
+    from blindmcq.reporting.html import report_from_results
     from blindmcq.reporting.markdown import build_report
     from blindmcq.secrets import scrub
     from blindmcq.stages.analyze import run_analysis
@@ -371,18 +371,7 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
                 out_dir=built,
                 config=scrub(params),
             )
-            gate_predictions = paths.GATE_DIR / "predictions.parquet"
-            write_html_report(
-                built / "html",
-                items_path=paths.ITEMS,
-                predictions_path=[
-                    paths.PREDICTIONS,
-                    *([gate_predictions] if gate_predictions.exists() else []),
-                ],
-                gate_path=paths.GATE_DIR / "gate.json",
-                baselines_dir=paths.BASELINES_DIR,
-                analysis_dir=paths.ANALYSIS_DIR,
-            )
+            report_from_results(built / "html")  # the pipeline's own page, its conclusions included
         for part in sorted(built.iterdir()):  # the report is complete: now it goes to ``out``
             if part.is_dir():
                 replace_tree(part, out / part.name)

@@ -24,6 +24,7 @@ from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
+from blindmcq.analysis.verdict import bank_verdict, key_counts_of
 from blindmcq.answers.predictions import read_analysis_frame
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
@@ -95,8 +96,10 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     metrics = headline_metrics(analysis, model=model)
     metrics |= leak_metrics(tables["surface_gate"].frame, lexical_beyond_length(baselines))
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    surface = pd.read_csv(paths.BASELINES_DIR / "summary.csv")  # Table 2: the bank's own evidence
     opening = findings(
         analysis,
+        bank=bank_verdict(surface, key_counts_of(items)),
         model=model,
         labels=manifest.get("models") or {},
         variants=manifest.get("scoring_variants") or [],

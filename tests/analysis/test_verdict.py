@@ -1,0 +1,81 @@
+"""The bank's verdict rests on Table 2 alone: the same sentence whatever models the panel holds, the same in
+the pipeline's report and the audit, and a non-significant result says what the sample could detect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binom
+
+from blindmcq.analysis.findings import findings
+from blindmcq.analysis.metrics import analyze
+from blindmcq.analysis.verdict import bank_verdict, content_family, content_sentence, detectable_accuracy
+from blindmcq.answers.predictions import read_analysis_frame
+
+RELEASE = Path(__file__).resolve().parents[2] / "releases" / "default"
+
+
+def _summary(rows: list[tuple[str, float, int]], chance: float = 0.25) -> pd.DataFrame:
+    out = []
+    for strategy, k, n in rows:
+        acc = k / n
+        half = 1.96 * np.sqrt(acc * (1 - acc) / n)
+        out.append({"strategy": strategy, "n": n, "n_correct": k, "accuracy": acc, "ci_low": acc - half,
+                    "ci_high": acc + half, "chance": chance})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+@pytest.mark.parametrize(
+    ("n", "chance", "alpha"), [(60, 0.25, 0.0125), (340, 0.25, 0.0125), (200, 0.1, 0.05)]
+)
+def test_the_detectable_accuracy_has_the_stated_power(n: int, chance: float, alpha: float) -> None:
+    acc = detectable_accuracy(n, chance, alpha)
+    k_crit = int(binom.isf(alpha, n, chance)) + 1
+    assert binom.sf(k_crit - 1, n, chance) <= alpha  # the test's level holds at chance
+    assert binom.sf(k_crit - 1, n, acc) == pytest.approx(0.8, abs=1e-6)  # 80% power at that accuracy
+    assert chance < acc < 1
+
+
+def test_holm_runs_over_the_option_text_strategies_only() -> None:
+    rows = [("constant_0", 100, 340), ("constant_1", 70, 340), ("longest", 103, 340),
+            ("shortest", 96, 340), ("most_words", 107, 340), ("lexical_search", 135, 340)]  # fmt: skip
+    summary = _summary(rows)
+    family = content_family(summary)
+    assert list(family["strategy"]) == ["longest", "shortest", "most_words", "lexical_search"]
+    assert (family["holm"] >= family["p"]).all() and family["holm"].max() <= 1
+    sentence = content_sentence(summary)
+    assert "`lexical_search`" in sentence and "Holm over the 4 option-text strategies" in sentence
+    assert sentence.endswith("The option texts alone give the key away.")
+
+
+def test_no_leak_says_what_the_sample_could_have_detected() -> None:
+    sentence = content_sentence(_summary([("longest", 16, 60), ("shortest", 14, 60)]))
+    assert "not shown to be above chance" in sentence
+    assert "at 60 items the test would detect an accuracy of" in sentence and "80% power" in sentence
+    assert "give the key away" not in sentence
+
+
+def test_the_bank_paragraph_does_not_depend_on_the_panel() -> None:
+    """The committed run's predictions, analysed with every model, with three dropped, and with one
+    added (a copy of a model under a new name): the bank's paragraph is the same sentence each time."""
+    predictions = read_analysis_frame(RELEASE / "results/predictions/predictions.parquet")
+    summary = pd.read_csv(RELEASE / "results/baselines/summary.csv")
+    bank = bank_verdict(summary, {4: [103, 73, 64, 100]})
+    models = sorted(predictions["model"].unique())
+    extra = predictions[predictions["model"] == models[0]].assign(model="imported-copy")
+    panels = {
+        "all": predictions,
+        "fewer": predictions[~predictions["model"].isin(models[:3])],
+        "more": pd.concat([predictions, extra], ignore_index=True),
+    }
+    openings = {}
+    for name, frame in panels.items():
+        lines = findings(analyze(frame), model=models[-1], bank=bank)
+        openings[name] = lines[0]
+        assert lines[2].startswith("**The models.**")  # what the models show comes after
+    assert openings["all"] == openings["fewer"] == openings["more"]
+    assert openings["all"].startswith("**The bank.** The best option-text strategy, `lexical_search`")
+    assert "The option texts alone give the key away." in openings["all"]
