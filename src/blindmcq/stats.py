@@ -36,7 +36,18 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
     if n <= 0:
         return (math.nan, math.nan)
     ci = sps.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    lo, hi = contain(k / n, ci.low, ci.high)
+    return (float(lo), float(hi))
+
+
+def contain(
+    p: float | np.ndarray, lo: float | np.ndarray, hi: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds widened to hold the estimate ``p`` and clipped to [0, 1]: at k = 0 or k = n the closed
+    form lands one rounding step inside the estimate (hi = 0.9999999999999999 at p = 1), which would
+    give an interval that misses its own point and a negative error bar. NaN stays NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.minimum(lo, p), 0.0, 1.0), np.clip(np.maximum(hi, p), 0.0, 1.0)
 
 
 def accuracy(k: int, n: int, confidence: float = CONFIDENCE) -> Proportion:
@@ -59,7 +70,7 @@ def wilson_columns(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray)
         p = np.where(n_arr > 0, k_arr / n_arr, np.nan)
         centre = (k_arr + z * z / 2) / (n_arr + z * z)
         half = z * np.sqrt(n_arr * p * (1 - p) + z * z / 4) / (n_arr + z * z)
-    return p, np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    return (p, *contain(p, centre - half, centre + half))
 
 
 @dataclass(frozen=True)
@@ -232,11 +243,11 @@ def wilson_at(
     p: float | np.ndarray, n: float | np.ndarray, z: float | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Wilson bounds of a share ``p`` of ``n`` (which may be an effective, non-whole size) at the
-    quantile ``z``, clipped to [0, 1]."""
+    quantile ``z``, inside [0, 1] and holding ``p`` (``contain``)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    return contain(p, centre - half, centre + half)
 
 
 @dataclass(frozen=True)
