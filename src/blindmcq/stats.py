@@ -127,6 +127,25 @@ def chance_histogram(
     return out
 
 
+def consistent_histogram(
+    n_options: Sequence[int] | np.ndarray, n_orders: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
+    """Expected number of items answered blind in 0..max(orders) orders by a content-blind picker that
+    picks the same option in every order: item i is solved in all its orders with probability 1/N_i
+    (its one pick is the key), else in none. The null of a deterministic gate, beside
+    ``chance_histogram``'s picker that redraws in each order."""
+    n_opt = np.asarray(n_options, dtype=int)
+    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
+    if n_opt.shape != orders.shape:
+        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    if n_opt.size == 0:
+        return np.zeros(1)
+    out = np.zeros(int(orders.max()) + 1)
+    np.add.at(out, orders, 1.0 / n_opt)
+    out[0] += float((1.0 - 1.0 / n_opt).sum())
+    return out
+
+
 def smallest_significant_k(n_orders: int = 8, chance: float = 0.25, alpha: float = 0.05) -> int:
     """Smallest count k with one-sided P(X >= k) < alpha for X ~ Binomial(n_orders, chance).
 
@@ -156,6 +175,20 @@ def gate_threshold(
 def false_rejection_rate(n_orders: int, chance: float, k: int) -> float:
     """P(X >= k) for X ~ Binomial(n_orders, chance): the share of chance-level items a gate at k rejects."""
     return float(sps.binom.sf(k - 1, n_orders, chance))
+
+
+def count_test(observed: int, probabilities: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Expected count and one-sided exact p-value P(X >= observed) for X the number of events among
+    independent units, unit i having probability ``probabilities[i]`` (a Poisson-binomial: the
+    convolution of one Binomial per distinct probability, so one probability is the binomial test)."""
+    q = np.asarray(probabilities, dtype=float)
+    if q.size == 0:
+        return (0.0, math.nan)
+    pmf = np.ones(1)
+    values, sizes = np.unique(q, return_counts=True)
+    for value, size in zip(values, sizes, strict=True):
+        pmf = np.convolve(pmf, sps.binom.pmf(np.arange(size + 1), size, value))
+    return (float(q.sum()), float(min(1.0, pmf[max(int(observed), 0) :].sum())))
 
 
 @overload

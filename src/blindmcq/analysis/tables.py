@@ -25,6 +25,7 @@ import pandas as pd
 
 from blindmcq import stats
 from blindmcq.analysis import leaks
+from blindmcq.analysis.gate import gate_nulls
 from blindmcq.analysis.metrics import Analysis, spread
 from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item
@@ -682,30 +683,43 @@ def gate_table(a: Analysis) -> Table:
     n_orders = int(counts["n_orders"].max())
     observed = np.bincount(counts["solved"], minlength=n_orders + 1)
     expected = stats.chance_histogram(counts["n_options"], counts["n_orders"])
-    frame = pd.DataFrame({"solved": np.arange(n_orders + 1), "observed": observed, "expected": expected})
+    consistent = stats.consistent_histogram(counts["n_options"], counts["n_orders"])
+    frame = pd.DataFrame(
+        {
+            "solved": np.arange(n_orders + 1),
+            "observed": observed,
+            "expected": expected,
+            "expected_consistent": consistent,
+        }
+    )
     ns = sorted(int(n) for n in counts["n_options"].unique())
     label = (
-        f"Expected, Binomial({2 * ns[0]}, 1/{ns[0]})"
+        f"Expected, redrawing picker: Binomial({2 * ns[0]}, 1/{ns[0]})"
         if len(ns) == 1
-        else "Expected, mixture of Binomial(2N, 1/N)"
+        else "Expected, redrawing picker: mixture of Binomial(2N, 1/N)"
     )
     shown = pd.DataFrame(
         {
             "Solved blind (of orders)": frame["solved"].map(str),
             "Items": frame["observed"].map(str),
             label: frame["expected"].map(lambda x: f"{x:.1f}"),
+            "Expected, consistent picker: 1/N at all orders": frame["expected_consistent"].map(
+                lambda x: f"{x:.1f}"
+            ),
         }
     )
     if g.false_rejection is not None:
         rule = (
-            "k per N chosen so a content-blind picker is rejected with probability at most "
-            f"{g.false_rejection}"
+            "k per N chosen so a content-blind picker redrawing in each order is rejected with probability "
+            f"at most {g.false_rejection}"
         )
     else:
         rule = f"k = {g.k} for every N"
     note = (
         f"Gate model {g.gate_model}, {rule}: {g.describe_thresholds()}. {len(g.accepted)} accepted, "
-        f"{len(g.rejected)} rejected, retained share {fmt(g.retained_share)}."
+        f"{len(g.rejected)} rejected, retained share {fmt(g.retained_share)}. {gate_nulls(g).sentence()}"
+        " A redrawing picker draws anew in each order; a consistent one picks the same option in every "
+        "order, so it solves an item in all its orders (1/N of the items) or in none."
     )
     if g.untestable:
         note += (
@@ -785,7 +799,7 @@ def _correlation_metrics(a: Analysis) -> dict[str, float]:
 # The registry, in report order.
 TABLES: tuple[TableSpec, ...] = (
     TableSpec(
-        "gate", "Gate: items by blind-solved count against the chance expectation",
+        "gate", "Gate: items by blind-solved count against two pickers that read nothing",
         lambda i: gate_table(i.analysis), needs="a gate (the gate model's blind calls over all orders)",
         metrics=_gate_metrics,
     ),
