@@ -354,6 +354,90 @@ def binomial_tail(
 
 
 @dataclass(frozen=True)
+class AgreementGap:
+    """Agreement of two pickers on the same presentations against independence given the key's slot.
+
+    ``agreement``: share of paired calls where both picked the same slot (each item counting once, per N
+    weighted by the item share of N). ``expected``: the agreement of two pickers independent given the
+    key's slot, ``sum_k q_k sum_s P_a(s|k) P_b(s|k)`` with each picker's measured pick rates among calls
+    with the key in slot k (so shared and opposite position habits, and independent knowledge, are in it).
+    ``gap = agreement - expected`` with a percentile cluster-bootstrap interval (items resampled within each
+    N, the null re-estimated in each resample); NaN where an N has fewer than 2 items.
+    """
+
+    agreement: float
+    expected: float
+    gap: float
+    lo: float
+    hi: float
+    items: int
+    pairs: int
+
+
+def _agreement_parts(tensors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement and its null from mean (key slot, slot a, slot b) shares, last axis flattened."""
+    t = tensors.reshape(*tensors.shape[:-1], n, n, n)
+    same = np.einsum("...kss->...", t)
+    a, b = t.sum(axis=-1), t.sum(axis=-2)  # (..., k, s): joint share of key in k and a (b) in s
+    q = t.sum(axis=(-1, -2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = np.where(q > 0, (a * b).sum(axis=-1) / q, 0.0).sum(axis=-1)
+    return same, null
+
+
+def agreement_given_key(
+    items: Sequence[object] | np.ndarray,
+    n_options: Sequence[int] | np.ndarray,
+    key_slot: Sequence[int] | np.ndarray,
+    pick_a: Sequence[int] | np.ndarray,
+    pick_b: Sequence[int] | np.ndarray,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> AgreementGap:
+    """``AgreementGap`` of paired calls (one row per presentation both pickers answered): each row's
+    item, option count, key slot and the two picked slots."""
+    frame = pd.DataFrame(
+        {
+            "item": np.asarray(items),
+            "n": np.asarray(n_options, dtype=int),
+            "k": np.asarray(key_slot, dtype=int),
+            "a": np.asarray(pick_a, dtype=int),
+            "b": np.asarray(pick_b, dtype=int),
+        }
+    )
+    if frame.empty:
+        return AgreementGap(math.nan, math.nan, math.nan, math.nan, math.nan, 0, 0)
+    rng = np.random.default_rng(seed)
+    total = frame["item"].nunique()
+    point = np.zeros(2)
+    boot = np.zeros((n_boot, 2))
+    tested = True
+    for n, part in frame.groupby("n", sort=True):
+        code, _ = pd.factorize(part["item"])
+        m = int(code.max()) + 1
+        cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
+        counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
+        shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once
+        w = m / total
+        same, null = _agreement_parts(shares.mean(axis=0), int(n))
+        point += w * np.array([same, null])
+        if m < 2:
+            tested = False
+            continue
+        draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
+        b_same, b_null = _agreement_parts(draws @ shares, int(n))
+        boot += w * np.stack([b_same, b_null], axis=1)
+    lo = hi = math.nan
+    if tested:
+        gaps = boot[:, 0] - boot[:, 1]
+        lo, hi = (float(x) for x in np.quantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2]))
+    agree, null = (float(np.clip(x, 0.0, 1.0)) for x in point[:2])  # sums of shares: rounding past 1
+    return AgreementGap(agree, null, agree - null, lo, hi, int(total), len(frame))
+
+
+@dataclass(frozen=True)
 class SignTest:
     """Items whose mean went up, down or stayed under a paired change, and the exact two-sided sign test."""
 
