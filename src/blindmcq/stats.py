@@ -431,10 +431,10 @@ def agreement_given_key(
         boot += w * np.stack([b_same, b_null], axis=1)
     lo = hi = math.nan
     if tested:
-        gaps = boot[:, 0] - boot[:, 1]
+        gaps = np.round(boot[:, 0] - boot[:, 1], 12)  # a constant picker's gap is 0, not -1e-17
         lo, hi = (float(x) for x in np.quantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2]))
     agree, null = (float(np.clip(x, 0.0, 1.0)) for x in point[:2])  # sums of shares: rounding past 1
-    return AgreementGap(agree, null, agree - null, lo, hi, int(total), len(frame))
+    return AgreementGap(agree, null, round(agree - null, 12), lo, hi, int(total), len(frame))
 
 
 @dataclass(frozen=True)
