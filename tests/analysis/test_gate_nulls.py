@@ -105,3 +105,22 @@ def test_consistent_histogram_puts_one_over_n_of_the_items_at_all_orders() -> No
     assert hist.shape == (11,) and hist.sum() == pytest.approx(4)
     assert hist[[6, 8, 10]] == pytest.approx([2 / 3, 1 / 4, 1 / 5])
     assert hist[0] == pytest.approx(4 - 2 / 3 - 1 / 4 - 1 / 5) and hist[[1, 2, 3, 4, 5, 7, 9]].sum() == 0
+
+
+def test_the_report_opening_and_figure_1_give_both_nulls() -> None:
+    from blindmcq.analysis import analyze, build_tables
+    from blindmcq.analysis.figures import figure_1
+    from blindmcq.analysis.findings import findings
+
+    picks, keys = consistent_bank(201)
+    preds = frame(picker_rows(picks, keys))
+    a = analyze(preds, gate=gate(preds, gate_model="g"), sample_sizes=[])
+    opening = "\n".join(findings(a, model="g"))
+    assert "about 224 rejections expected from a consistent picker that reads nothing" in opening
+    assert "201 seen: no evidence of a leak" in opening and "about 24.5 from a picker that redraws" in opening
+    table = build_tables(a)["gate"]
+    assert table.frame["expected_consistent"].iloc[[0, 8]].tolist() == pytest.approx([897 * 0.75, 897 / 4])
+    fig = figure_1(a.gate)
+    legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+    assert "redrawing picker: Binomial(8, 1/4)" in legend and "consistent picker" in legend
+    assert "consistent picker, 224.2 rejections expected" in fig.axes[0].get_title()
