@@ -96,8 +96,9 @@ def lead_null(gate: GateResult) -> str:
         which = f"same option in every order on {nulls.same_pick:.0%} of items: consistent picker"
     else:
         e, p = nulls.redraw[0], nulls.p_holm[0]
-        which = "redrawing picker"
-    return f"null: {which}, {e:.1f} rejections expected; one-sided exact binomial, Holm p {p:.3g}"
+        which = "redrawing picker" + (" (same picks not recorded)" if math.isnan(nulls.same_pick) else "")
+    shown = "<.001" if p < 0.001 else f"{p:.3f}"
+    return f"null: {which}, {e:.1f} rejections expected; one-sided exact binomial, Holm p {shown}"
 
 
 def interval_kind(frame: pd.DataFrame) -> str:
