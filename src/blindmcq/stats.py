@@ -36,7 +36,18 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
     if n <= 0:
         return (math.nan, math.nan)
     ci = sps.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    lo, hi = contain(k / n, ci.low, ci.high)
+    return (float(lo), float(hi))
+
+
+def contain(
+    p: float | np.ndarray, lo: float | np.ndarray, hi: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds widened to hold the estimate ``p`` and clipped to [0, 1]: at k = 0 or k = n the closed
+    form lands one rounding step inside the estimate (hi = 0.9999999999999999 at p = 1), which would
+    give an interval that misses its own point and a negative error bar. NaN stays NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.minimum(lo, p), 0.0, 1.0), np.clip(np.maximum(hi, p), 0.0, 1.0)
 
 
 def accuracy(k: int, n: int, confidence: float = CONFIDENCE) -> Proportion:
@@ -59,7 +70,7 @@ def wilson_columns(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray)
         p = np.where(n_arr > 0, k_arr / n_arr, np.nan)
         centre = (k_arr + z * z / 2) / (n_arr + z * z)
         half = z * np.sqrt(n_arr * p * (1 - p) + z * z / 4) / (n_arr + z * z)
-    return p, np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    return (p, *contain(p, centre - half, centre + half))
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,25 @@ def chance_histogram(
     return out
 
 
+def consistent_histogram(
+    n_options: Sequence[int] | np.ndarray, n_orders: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
+    """Expected number of items answered blind in 0..max(orders) orders by a content-blind picker that
+    picks the same option in every order: item i is solved in all its orders with probability 1/N_i
+    (its one pick is the key), else in none. The null of a deterministic gate, beside
+    ``chance_histogram``'s picker that redraws in each order."""
+    n_opt = np.asarray(n_options, dtype=int)
+    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
+    if n_opt.shape != orders.shape:
+        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    if n_opt.size == 0:
+        return np.zeros(1)
+    out = np.zeros(int(orders.max()) + 1)
+    np.add.at(out, orders, 1.0 / n_opt)
+    out[0] += float((1.0 - 1.0 / n_opt).sum())
+    return out
+
+
 def smallest_significant_k(n_orders: int = 8, chance: float = 0.25, alpha: float = 0.05) -> int:
     """Smallest count k with one-sided P(X >= k) < alpha for X ~ Binomial(n_orders, chance).
 
@@ -145,6 +175,20 @@ def gate_threshold(
 def false_rejection_rate(n_orders: int, chance: float, k: int) -> float:
     """P(X >= k) for X ~ Binomial(n_orders, chance): the share of chance-level items a gate at k rejects."""
     return float(sps.binom.sf(k - 1, n_orders, chance))
+
+
+def count_test(observed: int, probabilities: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Expected count and one-sided exact p-value P(X >= observed) for X the number of events among
+    independent units, unit i having probability ``probabilities[i]`` (a Poisson-binomial: the
+    convolution of one Binomial per distinct probability, so one probability is the binomial test)."""
+    q = np.asarray(probabilities, dtype=float)
+    if q.size == 0:
+        return (0.0, math.nan)
+    pmf = np.ones(1)
+    values, sizes = np.unique(q, return_counts=True)
+    for value, size in zip(values, sizes, strict=True):
+        pmf = np.convolve(pmf, sps.binom.pmf(np.arange(size + 1), size, value))
+    return (float(q.sum()), float(min(1.0, pmf[max(int(observed), 0) :].sum())))
 
 
 @overload
@@ -232,11 +276,11 @@ def wilson_at(
     p: float | np.ndarray, n: float | np.ndarray, z: float | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Wilson bounds of a share ``p`` of ``n`` (which may be an effective, non-whole size) at the
-    quantile ``z``, clipped to [0, 1]."""
+    quantile ``z``, inside [0, 1] and holding ``p`` (``contain``)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    return contain(p, centre - half, centre + half)
 
 
 @dataclass(frozen=True)
@@ -307,6 +351,90 @@ def binomial_tail(
     if alternative == "greater":
         return 1.0 if k <= 0 else float(special.betainc(k, n - k + 1, chance))
     return 1.0 if k >= n else float(special.betainc(n - k, k + 1, 1 - chance))
+
+
+@dataclass(frozen=True)
+class AgreementGap:
+    """Agreement of two pickers on the same presentations against independence given the key's slot.
+
+    ``agreement``: share of paired calls where both picked the same slot (each item counting once, per N
+    weighted by the item share of N). ``expected``: the agreement of two pickers independent given the
+    key's slot, ``sum_k q_k sum_s P_a(s|k) P_b(s|k)`` with each picker's measured pick rates among calls
+    with the key in slot k (so shared and opposite position habits, and independent knowledge, are in it).
+    ``gap = agreement - expected`` with a percentile cluster-bootstrap interval (items resampled within each
+    N, the null re-estimated in each resample); NaN where an N has fewer than 2 items.
+    """
+
+    agreement: float
+    expected: float
+    gap: float
+    lo: float
+    hi: float
+    items: int
+    pairs: int
+
+
+def _agreement_parts(tensors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement and its null from mean (key slot, slot a, slot b) shares, last axis flattened."""
+    t = tensors.reshape(*tensors.shape[:-1], n, n, n)
+    same = np.einsum("...kss->...", t)
+    a, b = t.sum(axis=-1), t.sum(axis=-2)  # (..., k, s): joint share of key in k and a (b) in s
+    q = t.sum(axis=(-1, -2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = np.where(q > 0, (a * b).sum(axis=-1) / q, 0.0).sum(axis=-1)
+    return same, null
+
+
+def agreement_given_key(
+    items: Sequence[object] | np.ndarray,
+    n_options: Sequence[int] | np.ndarray,
+    key_slot: Sequence[int] | np.ndarray,
+    pick_a: Sequence[int] | np.ndarray,
+    pick_b: Sequence[int] | np.ndarray,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> AgreementGap:
+    """``AgreementGap`` of paired calls (one row per presentation both pickers answered): each row's
+    item, option count, key slot and the two picked slots."""
+    frame = pd.DataFrame(
+        {
+            "item": np.asarray(items),
+            "n": np.asarray(n_options, dtype=int),
+            "k": np.asarray(key_slot, dtype=int),
+            "a": np.asarray(pick_a, dtype=int),
+            "b": np.asarray(pick_b, dtype=int),
+        }
+    )
+    if frame.empty:
+        return AgreementGap(math.nan, math.nan, math.nan, math.nan, math.nan, 0, 0)
+    rng = np.random.default_rng(seed)
+    total = frame["item"].nunique()
+    point = np.zeros(2)
+    boot = np.zeros((n_boot, 2))
+    tested = True
+    for n, part in frame.groupby("n", sort=True):
+        code, _ = pd.factorize(part["item"])
+        m = int(code.max()) + 1
+        cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
+        counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
+        shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once
+        w = m / total
+        same, null = _agreement_parts(shares.mean(axis=0), int(n))
+        point += w * np.array([same, null])
+        if m < 2:
+            tested = False
+            continue
+        draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
+        b_same, b_null = _agreement_parts(draws @ shares, int(n))
+        boot += w * np.stack([b_same, b_null], axis=1)
+    lo = hi = math.nan
+    if tested:
+        gaps = np.round(boot[:, 0] - boot[:, 1], 12)  # a constant picker's gap is 0, not -1e-17
+        lo, hi = (float(x) for x in np.quantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2]))
+    agree, null = (float(np.clip(x, 0.0, 1.0)) for x in point[:2])  # sums of shares: rounding past 1
+    return AgreementGap(agree, null, round(agree - null, 12), lo, hi, int(total), len(frame))
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def check_bank(items: list[Item], predictions: pd.DataFrame, excess_tolerance: f
     # the gate table expects the mixture of Binomial(2N, 1/N), and says so
     tables = build_tables(a)
     assert tables["gate"].frame["expected"].sum() == pytest.approx(len(items))
-    assert "Expected, mixture of Binomial(2N, 1/N)" in tables["gate"].shown.columns
+    assert "Expected, redrawing picker: mixture of Binomial(2N, 1/N)" in tables["gate"].shown.columns
     assert "each item's own N" in tables["gate"].note and "N=3: k=5 of 6" in tables["gate"].note
     assert "computed per N and combined" in tables["table3"].note
     by_n = a.by_n.query("set == 'all' and model == 'random'")

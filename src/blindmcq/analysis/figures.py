@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from blindmcq import stats
-from blindmcq.analysis.gate import GateResult
+from blindmcq.analysis.gate import GateResult, gate_nulls
 from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import NEEDS, slot_name
 from blindmcq.atomic import atomic_path
@@ -44,8 +44,9 @@ def _placeholder(title: str, needs: str) -> Figure:
 
 
 def figure_1(gate: GateResult | None) -> Figure:
-    """Items by blind-solved count over the orders, beside the chance expectation: the mixture of
-    Binomial(2N, 1/N) over items (one Binomial when every item has the same N)."""
+    """Items by blind-solved count over the orders, beside two nulls that read nothing: a picker redrawing
+    in each order (the mixture of Binomial(2N, 1/N) over items; one Binomial when every item has the same
+    N) and a consistent picker (the same option in every order: 1/N of the items solved in all orders)."""
     title = "Figure 1: How often each item is answered blind"
     if gate is None or gate.counts.empty:
         return _placeholder(title, NEEDS["gate"])
@@ -53,25 +54,21 @@ def figure_1(gate: GateResult | None) -> Figure:
     n_orders = int(counts["n_orders"].max())
     observed = np.bincount(counts["solved"], minlength=n_orders + 1)
     expected = stats.chance_histogram(counts["n_options"], counts["n_orders"])
+    consistent = stats.consistent_histogram(counts["n_options"], counts["n_orders"])
     x = np.arange(n_orders + 1)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    w = 0.4
-    ax.bar(x - w / 2, observed, w, color=OBSERVED, label=f"observed ({gate.gate_model})")
+    w = 0.28
+    ax.bar(x - w, observed, w, color=OBSERVED, label=f"observed ({gate.gate_model})")
+    ax.bar(x, expected, w, color=EXPECTED, edgecolor="black", label=chance_label(counts))
     ax.bar(
-        x + w / 2,
-        expected,
-        w,
-        color=EXPECTED,
-        edgecolor="black",
-        label=chance_label(counts),
-    )
+        x + w, consistent, w, color="white", edgecolor="black", hatch="//",
+        label="consistent picker: same option in every order, 1/N of items at all orders",
+    )  # fmt: skip
     for xi, o, e in zip(x, observed, expected, strict=True):
-        ax.annotate(f"{o}", (xi - w / 2, max(o, 0.05)), ha="center", va="bottom", fontsize=7)
-        ax.annotate(
-            f"{e:.1f}", (xi + w / 2, max(e, 0.05)), ha="center", va="bottom", fontsize=7, color="dimgray"
-        )
+        ax.annotate(f"{o}", (xi - w, max(o, 0.05)), ha="center", va="bottom", fontsize=7)
+        ax.annotate(f"{e:.1f}", (xi, max(e, 0.05)), ha="center", va="bottom", fontsize=7, color="dimgray")
     ax.set_yscale("log")
-    ax.set_ylim(0.05, max(observed.max(), expected.max()) * 3)
+    ax.set_ylim(0.05, max(observed.max(), expected.max(), consistent.max()) * 3)
     ks = sorted({k for k in gate.thresholds.values() if k is not None} or ({gate.k} if gate.k else set()))
     for k in ks:  # one line per distinct threshold over the option counts present
         ns = [n for n, kn in sorted(gate.thresholds.items()) if kn == k]
@@ -84,9 +81,24 @@ def figure_1(gate: GateResult | None) -> Figure:
     ax.set_title(
         f"{title}\n{len(counts)} items; {len(gate.rejected)} rejected, {len(gate.accepted)} accepted"
         + (f", {len(gate.untestable)} cannot be rejected" if gate.untestable else "")
+        + f"\n{lead_null(gate)}",
+        fontsize=9,
     )
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return fig
+
+
+def lead_null(gate: GateResult) -> str:
+    """The null the figure's gate is read against, and what it expects (``gate.gate_nulls``)."""
+    nulls = gate_nulls(gate)
+    if nulls.deterministic:
+        e, p = nulls.consistent[0], nulls.p_holm[1]
+        which = f"same option in every order on {nulls.same_pick:.0%} of items: consistent picker"
+    else:
+        e, p = nulls.redraw[0], nulls.p_holm[0]
+        which = "redrawing picker" + (" (same picks not recorded)" if math.isnan(nulls.same_pick) else "")
+    shown = "<.001" if p < 0.001 else f"{p:.3f}"
+    return f"null: {which}, {e:.1f} rejections expected; one-sided exact binomial, Holm p {shown}"
 
 
 def interval_kind(frame: pd.DataFrame) -> str:
@@ -109,11 +121,11 @@ def chance_text(chance: float) -> str:
 
 
 def chance_label(counts: pd.DataFrame) -> str:
-    """``chance: Binomial(8, 1/4)``, or the mixture over the option counts present."""
+    """``redrawing picker: Binomial(8, 1/4)``, or the mixture over the option counts present."""
     ns = sorted(int(n) for n in counts["n_options"].unique())
     if len(ns) == 1:
-        return f"chance: Binomial({2 * ns[0]}, 1/{ns[0]})"
-    return "chance: mixture of Binomial(2N, 1/N), N = " + ", ".join(map(str, ns))
+        return f"redrawing picker: Binomial({2 * ns[0]}, 1/{ns[0]})"
+    return "redrawing picker: mixture of Binomial(2N, 1/N), N = " + ", ".join(map(str, ns))
 
 
 def figure_2(a: Analysis) -> Figure:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.gate import gate_nulls
 from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import fmt, fmt_ci, fmt_p
 
@@ -123,7 +124,8 @@ def findings(
         gate_par = [
             f"The gate, built on {name(g.gate_model)}, rejects an item it answers blind in at least "
             f"k of the item's orders ({g.describe_thresholds()}): {len(g.rejected)} of {total} items "
-            f"rejected, {len(g.accepted)} accepted."
+            f"rejected, {len(g.accepted)} accepted.",
+            gate_nulls(g).sentence(),
         ]
         rows = [(m, _row(a, m, "accepted"), _row(a, m, "rejected")) for m in others]
         rows = [(m, acc, rej) for m, acc, rej in rows if acc is not None]

@@ -8,23 +8,41 @@ reversals (``rot*``/``rev*``); an item's count is how many of those calls were c
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from blindmcq.answers.predictions import Baseline, Orders, ensure, failed_mask, select
 from blindmcq.atomic import write_text
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.stats import false_rejection_rate, gate_threshold, smallest_significant_k
+from blindmcq.stats import count_test, false_rejection_rate, gate_threshold, holm, smallest_significant_k
 
-__all__ = ["GateResult", "gate", "read_gate", "smallest_significant_k", "thresholds_for", "write_gate"]
+__all__ = [
+    "CONSISTENT_SHARE",
+    "GateNulls",
+    "GateResult",
+    "gate",
+    "gate_nulls",
+    "read_gate",
+    "smallest_significant_k",
+    "thresholds_for",
+    "write_gate",
+]
+
+# a gate model that picks the same option in every order on at least this share of the items is taken
+# as deterministic: the null its rejections are read against is then the consistent picker's
+CONSISTENT_SHARE = 0.9
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """Per-item counts (``item_id, n_options, n_orders, solved, n_failed, k``), the split, and the settings.
+    """Per-item counts (``item_id, n_options, n_orders, solved, n_failed, same_pick, k``), the split, and
+    the settings. ``same_pick``: the gate model picked the same option in every order of the item (absent
+    from gate files written before it was recorded).
 
     ``untestable`` holds items no count of their orders can reject at the gate's false-rejection rate
     (N = 2: 4 of 4 orders happens by chance with p = 0.0625); they are in neither ``accepted`` nor
@@ -62,7 +80,7 @@ class GateResult:
                 parts.append(f"N={n}: cannot reject (no count of {m} orders is that rare by chance)")
             else:
                 p = false_rejection_rate(m, 1.0 / n, k)
-                parts.append(f"N={n}: k={k} of {m} (P under chance {p:.3f})")
+                parts.append(f"N={n}: k={k} of {m} (P for a picker redrawing in each order {p:.3f})")
         return "; ".join(parts)
 
 
@@ -124,7 +142,8 @@ def gate(
         raise InputError(
             "gate model called twice on the same order", item=str(rows["item_id"].iat[dup.argmax()])
         )
-    rows = rows.assign(_failed=failed_mask(rows))
+    picked = pd.to_numeric(rows["picked_option"], errors="coerce")
+    rows = rows.assign(_failed=failed_mask(rows), _picked=picked, _unpicked=picked.isna())
     counts = (
         rows.groupby("item_id", observed=True)
         .agg(
@@ -132,9 +151,12 @@ def gate(
             n_orders=("order_id", "size"),
             solved=("correct", "sum"),
             n_failed=("_failed", "sum"),
+            _distinct=("_picked", "nunique"),
+            _unpicked=("_unpicked", "sum"),
         )
         .reset_index()
     )
+    counts["same_pick"] = (counts.pop("_distinct") == 1) & (counts.pop("_unpicked") == 0)
     counts["item_id"] = counts["item_id"].astype(str)
     counts["solved"] = counts["solved"].astype(int)
     counts["n_failed"] = counts["n_failed"].astype(int)
@@ -170,6 +192,113 @@ def gate(
         false_rejection=None if k is not None else false_rejection,
         thresholds=thresholds,
         untestable=counts.loc[untestable_mask, "item_id"].tolist(),
+    )
+
+
+@dataclass(frozen=True)
+class GateNulls:
+    """The gate's rejections against two pickers that read nothing, over the testable items.
+
+    ``redraw``: a picker that draws anew in each order (item i rejected with P(Binomial(2N_i, 1/N_i) >=
+    k_i)); ``consistent``: one that picks the same option in every order, so it rejects an item exactly
+    when that pick is the key (1/N_i). Each is ``(expected rejections, one-sided exact p of the observed
+    count or more)``, the items independent; ``p_holm`` the two p-values Holm-adjusted (the verdict reads
+    both). ``same_pick``: the share of the items on which the gate model picked the same option in every
+    order (NaN: not recorded); at ``CONSISTENT_SHARE`` or more the gate is deterministic and the
+    consistent picker is the null that holds.
+    """
+
+    gate_model: str
+    items: int
+    rejected: int
+    same_pick: float
+    redraw: tuple[float, float]
+    consistent: tuple[float, float]
+    p_holm: tuple[float, float]
+
+    @property
+    def deterministic(self) -> bool:
+        return bool(self.same_pick >= CONSISTENT_SHARE)
+
+    def sentence(self) -> str:
+        """What the rejection count shows, leading with the null that holds for this gate model."""
+        if self.items == 0:
+            return "No item can be rejected, so the rejection count tests nothing."
+        (e_r, _), (e_c, _) = self.redraw, self.consistent
+        p_r, p_c = self.p_holm
+        above_r, above_c = p_r < 0.05, p_c < 0.05
+        test = (
+            f"one-sided exact binomial over the {self.items} items, Holm over the two nulls: "
+            f"p {_p(p_c)} against the consistent picker, {_p(p_r)} against the redrawing one"
+        )
+        consistent = (
+            f"{e_c:.0f}",
+            "a consistent picker that reads nothing (it rejects an item exactly when its one pick is the "
+            "key: the sum of 1/N)",
+        )
+        redraw = (f"{e_r:.1f}", "a picker that redraws in each order (the per-N thresholds' tails)")
+        if math.isnan(self.same_pick):
+            how = "whether the gate model picks the same option in every order was not recorded"
+        else:
+            how = (
+                f"`{self.gate_model}` picks the same option in every order on {self.same_pick:.0%} of the "
+                "items"
+            )
+        if above_c and above_r:
+            verdict = "more than either null expects: evidence of a leak"
+        elif above_c:
+            verdict = "more than a consistent picker that reads nothing expects: evidence of a leak"
+        elif not above_r:
+            verdict = "no more than either null expects: no evidence of a leak"
+        elif self.deterministic:
+            verdict = (
+                "no evidence of a leak: more than the redrawing picker's count, which does not hold for a "
+                "gate this consistent, and no more than the consistent picker's"
+            )
+        else:
+            verdict = (
+                "the data cannot decide: more than a redrawing picker rejects, no more than a consistent "
+                "one, and this gate model is in between"
+            )
+        first, second = (consistent, redraw) if self.deterministic else (redraw, consistent)
+        which = "it is read as deterministic" if self.deterministic else "the redrawing picker leads"
+        lead = (
+            f"{how}, so {which}: about {first[0]} rejections expected from {first[1]}, "
+            f"about {second[0]} from {second[1]}"
+        )
+        return f"{lead[0].upper()}{lead[1:]}; {self.rejected} seen: {verdict} ({test})."
+
+
+def _p(p: float) -> str:
+    return "<.001" if p < 0.001 else f"{p:.3f}"
+
+
+def gate_nulls(g: GateResult) -> GateNulls:
+    """The gate's rejections against the redrawing and the consistent picker (``GateNulls``)."""
+    c = g.counts
+    testable = c[c["k"].notna()] if "k" in c else c.iloc[0:0]
+    n, m, k = (testable[col].to_numpy(dtype=float) for col in ("n_options", "n_orders", "k"))
+    redraw_q = np.array(
+        [false_rejection_rate(int(a), 1.0 / b, int(t)) for a, b, t in zip(m, n, k, strict=True)]
+    )
+    consistent_q = np.where(k <= m, 1.0 / n, 0.0)
+    rejected = int((testable["solved"] >= testable["k"]).sum())
+    redraw = count_test(rejected, redraw_q)
+    consistent = count_test(rejected, consistent_q)
+    same = (
+        float(testable["same_pick"].astype(bool).mean())
+        if "same_pick" in testable and len(testable)
+        else math.nan
+    )
+    adjusted = holm([redraw[1], consistent[1]])
+    return GateNulls(
+        g.gate_model,
+        len(testable),
+        rejected,
+        same,
+        redraw,
+        consistent,
+        (float(adjusted[0]), float(adjusted[1])),
     )
 
 

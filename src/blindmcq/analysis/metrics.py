@@ -420,45 +420,40 @@ def failure_summary(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     return out.fillna(0).astype(int).reset_index() if not out.empty else pd.DataFrame()
 
 
-def agreement(df: pd.DataFrame, base: Baseline, gate_model: str) -> pd.DataFrame:
+AGREEMENT_COLUMNS = ["model", "agreement", "expected", "agreement_gap", "agreement_lo", "agreement_hi",
+                     "n_pairs", "n_items"]  # fmt: skip
+
+
+def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int = 0) -> pd.DataFrame:
     """Per model: share of presentations answered with the gate model's option (both parsed), and
-    ``expected``, the agreement two independent pickers with these slot habits would reach.
+    ``expected``, the agreement of two pickers independent given the key's slot
+    (``stats.agreement_given_key``: each model's pick rates among the paired calls with the key in each
+    slot, so shared or opposite position habits and independent knowledge are in the null), with the
+    gap ``agreement_gap`` = agreement - expected and its 95% item cluster-bootstrap interval
+    (``agreement_lo``, ``agreement_hi``; seeded).
 
     Both are computed per option count N (items as the unit: each item's share over its paired
-    presentations) and combined with the share of paired items with that N. The null is
-    sum_s pick_model_N(s) * pick_gate_N(s), the pick rates measured on the same presentations.
+    presentations) and combined with the share of paired items with that N.
     """
     blind = select(df, base, condition="blind")
     keys = list(PAIR_KEYS)
-    cols = ["model", "agreement", "expected", "n_pairs", "n_items"]
     ref = blind.loc[blind["model"] == gate_model, [*keys, "picked_option", "picked_slot"]]
     ref = ref.drop_duplicates(keys, keep="last").rename(
         columns={"picked_option": "gate_option", "picked_slot": "gate_slot"}
     )
-    mine = blind[["model", *keys, "n_options", "picked_option", "picked_slot"]]
+    mine = blind[["model", *keys, "n_options", "key_slot", "picked_option", "picked_slot"]]
     pairs = mine.merge(ref, on=keys, how="inner")
     pairs = pairs[pairs["picked_option"].notna() & pairs["gate_option"].notna()]
     if pairs.empty:
-        return pd.DataFrame(columns=cols)
-    pairs = pairs.assign(same=(pairs["picked_option"] == pairs["gate_option"]))
-    n_slots = int(pairs["n_options"].max())
-    items = pairs.groupby(["model", "item_id"], observed=True).agg(
-        n_options=("n_options", "first"), same=("same", "mean"), pairs=("same", "size")
-    )
-    weights = _weights(items["n_options"])
-    pick_model = _by_n(_item_shares(pairs, "picked_slot", n_slots), items["n_options"])
-    pick_gate = _by_n(_item_shares(pairs, "gate_slot", n_slots), items["n_options"])
-    per_model = items.groupby(level="model", observed=True)
-    out = pd.DataFrame(
-        {
-            "agreement": _combine(_by_n(items["same"], items["n_options"]), weights),
-            "expected": _combine((pick_model * pick_gate).sum(axis=1), weights),
-            "n_pairs": per_model["pairs"].sum(),
-            "n_items": per_model.size(),
-        }
-    )
-    out.index.name = "model"
-    return out.reset_index()[cols]
+        return pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    rows = []
+    for model, p in pairs.groupby("model", observed=True, sort=True):
+        items = p["item_id"].astype(str).to_numpy()
+        r = stats.agreement_given_key(
+            items, p["n_options"], p["key_slot"], p["picked_slot"], p["gate_slot"], seed=seed
+        )
+        rows.append([model, r.agreement, r.expected, r.gap, r.lo, r.hi, r.pairs, r.items])
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
 def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
@@ -712,7 +707,7 @@ def analyze(
         summary = summary.merge(failures, on=["set", "model"], how="left")
     agree = pd.DataFrame()
     if gate is not None:
-        agree = _per_set(df, sets, lambda d: agreement(d, base, gate.gate_model))
+        agree = _per_set(df, sets, lambda d: agreement(d, base, gate.gate_model, seed=seed))
         acc = summary.pivot(index="model", columns="set", values="blind_acc") if not summary.empty else None
         acc = (acc if acc is not None else pd.DataFrame()).reindex(columns=["accepted", "rejected"])
         acc["gap"] = acc["rejected"] - acc["accepted"]  # NaN when a side has no items

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.analysis.gate import GateResult, gate, write_gate
+from blindmcq.analysis.gate import GateResult, gate, gate_nulls, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
     bank_profile,
@@ -80,8 +80,9 @@ AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config group
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
 FIGURES = {
-    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
-    "against Binomial(2N, 1/N).",
+    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against two "
+    "pickers that read nothing: one redrawing in each order (Binomial(2N, 1/N)) and one picking the same "
+    "option in every order (1/N of the items at all orders).",
     "figure2": "Figure 2: blind against full accuracy per model, 95% Wilson intervals.",
 }
 
@@ -399,7 +400,11 @@ def run_audit(
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
         "prompt": prompt_name,
         "gate": g.describe_thresholds()
-        + (" (per N, the smallest k with one-sided p <= 0.05 at chance)" if gate_k is None else ""),
+        + (
+            " (per N, the smallest k with one-sided p <= 0.05 for a picker redrawing in each order)"
+            if gate_k is None
+            else ""
+        ),
     }
     result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings, cloze)
     write_text(out / "report.md", audit_markdown(result, tables))
@@ -478,27 +483,15 @@ def _conclusion(result: AuditResult) -> list[str]:
     lines.append(
         f"The gate (`{model}`; {g.describe_thresholds()}) rejects {len(g.rejected)} of {len(g.counts)} items "
         f"and keeps {len(g.accepted)} ({fmt(g.retained_share)}): an item is rejected when `{model}` answers "
-        "it blind in so many of its orders that chance reaches that count with p <= 0.05 (exact binomial per "
-        "item, no multiplicity correction, so about 5% of chance-level items are rejected by design)."
+        "it blind in so many of its orders that a picker redrawing in each order reaches that count with "
+        "p <= 0.05 (exact binomial per item, no multiplicity correction)."
         + (
             f" {len(g.untestable)} items cannot be rejected at that rate (too few options)."
             if g.untestable
             else ""
         )
+        + f" {gate_nulls(g).sentence()}"
     )
-    counts = g.counts
-    consistent = (
-        (counts["solved"] == 0) | (counts["solved"] == counts["n_orders"]) if not counts.empty else None
-    )
-    if consistent is not None and consistent.mean() >= 0.9:
-        testable = counts["k"].notna() if "k" in counts else pd.Series(True, index=counts.index)
-        expected = float((1.0 / counts.loc[testable, "n_options"]).sum())
-        lines.append(
-            f"`{model}` answers {consistent.sum()} of {len(counts)} items the same way in all their orders, "
-            "so the gate rejects about the items whose key it picks; a picker that reads nothing but is as "
-            f"consistent would have about {expected:.0f} rejected (the sum of 1/N). The count alone shows no "
-            "leak: the test of one is the first sentence's."
-        )
     return lines
 
 

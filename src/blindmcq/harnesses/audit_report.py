@@ -102,7 +102,11 @@ def audit_imported(
         "probed items": str(probed),
         "prompt": base.phrasing,
         "gate": g.describe_thresholds()
-        + (" (per N, the smallest k with one-sided p <= 0.05 at chance)" if gate_k is None else ""),
+        + (
+            " (per N, the smallest k with one-sided p <= 0.05 for a picker redrawing in each order)"
+            if gate_k is None
+            else ""
+        ),
     }
     result = AuditResult(list(items), summary, profile, analysis, g, metrics, warnings, settings)
     write_text(out / "report.md", audit_markdown(result, tables))

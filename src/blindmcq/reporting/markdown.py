@@ -19,8 +19,9 @@ from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
 
 FIGURE_CAPTIONS = {
-    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, "
-    "against Binomial(2N, 1/N).",
+    "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against two "
+    "pickers that read nothing: one redrawing in each order (Binomial(2N, 1/N)) and one picking the same "
+    "option in every order (1/N of the items at all orders).",
     "figure2": "Figure 2: blind against full accuracy per model, 95% Wilson intervals.",
     "figure3": "Figure 3: blind accuracy with the key forced into each slot (bars) against the pick rate.",
     "figure4": "Figure 4: option-length distribution of the bank(s) and blind accuracy per bank.",

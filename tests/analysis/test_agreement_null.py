@@ -1,0 +1,98 @@
+"""Table 5's null: two pickers independent given the key's slot, from their measured picks. Shared and
+opposite position habits, none, balanced and unbalanced keys: the null is the true agreement of
+independent pickers (within the interval's width), the interval covers 0 in about 95% of banks, and a
+shared leak (the same items known by both) lies above it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from simulate import SimModel, simulate
+
+from blindmcq import stats
+from blindmcq.analysis import analyze, build_tables, gate
+
+SHARED = {"ha": (0.7, 0.1, 0.1, 0.1), "hb": (0.7, 0.1, 0.1, 0.1)}
+OPPOSITE = {"ha": (0.7, 0.1, 0.1, 0.1), "hb": (0.1, 0.1, 0.1, 0.7)}
+NONE = {"ha": (0.25,) * 4, "hb": (0.25,) * 4}
+UNBALANCED = (0.4, 0.2, 0.2, 0.2)
+
+
+def pickers(rng, m, *, ha, hb, a=0.3, b=0.3, keys=(0.25,) * 4, orders=8, shared=False):
+    """Paired calls of two pickers over m items and ``orders`` rotations: each knows an item (picks the key
+    in every order) with probability a (b), independently unless ``shared``, else picks by its habit."""
+    key = rng.choice(4, m, p=keys)
+    know_a = rng.random(m) < a
+    know_b = know_a if shared else rng.random(m) < b
+    item = np.repeat(np.arange(m), orders)
+    slot = (np.repeat(key, orders) + np.tile(np.arange(orders) % 4, m)) % 4
+    pick_a = np.where(np.repeat(know_a, orders), slot, rng.choice(4, item.size, p=ha))
+    pick_b = np.where(np.repeat(know_b, orders), slot, rng.choice(4, item.size, p=hb))
+    return item, np.full(item.size, 4), slot, pick_a, pick_b
+
+
+def true_agreement(ha, hb, a=0.3, b=0.3, keys=(0.25,) * 4, orders=8) -> float:
+    """Exact agreement of independent pickers: over the key's slot (the keys' shares rotated by the
+    orders), sum_s P_a(s|k) P_b(s|k) with P(s|k) = knows [s = k] + (1 - knows) habit(s)."""
+    q = np.mean([np.roll(keys, r % 4) for r in range(orders)], axis=0)
+    eye = np.eye(4)
+    pa = a * eye + (1 - a) * np.asarray(ha)[None, :]
+    pb = b * eye + (1 - b) * np.asarray(hb)[None, :]
+    return float(q @ (pa * pb).sum(axis=1))
+
+
+def test_the_issue_figures() -> None:
+    assert true_agreement(**SHARED) == pytest.approx(0.450, abs=0.0005)
+    # one order, keys unbalanced: the slot shares are the keys' own
+    assert true_agreement(**SHARED, keys=UNBALANCED, orders=1) == pytest.approx(0.488, abs=0.0005)
+
+
+@pytest.mark.parametrize("habits", [SHARED, OPPOSITE, NONE], ids=["shared", "opposite", "none"])
+@pytest.mark.parametrize("keys", [(0.25,) * 4, UNBALANCED], ids=["balanced", "unbalanced"])
+def test_null_is_the_agreement_of_independent_pickers(habits, keys) -> None:
+    rng = np.random.default_rng(5)
+    r = stats.agreement_given_key(*pickers(rng, 4000, keys=keys, orders=1, **habits), n_boot=400)
+    truth = true_agreement(**habits, keys=keys, orders=1)
+    assert r.lo <= 0 <= r.hi and r.hi - r.lo < 0.03
+    assert abs(r.expected - truth) < r.hi - r.lo and abs(r.agreement - truth) < r.hi - r.lo
+    old = 0.3 * 0.3 + (1 - 0.3) * (1 - 0.3) / 3  # a g + (1-a)(1-g)/(N-1) with a, g the accuracies
+    if habits is SHARED:
+        assert r.expected > old + 0.1  # the old null would call this shared habit a shared leak
+
+
+def test_interval_covers_zero_for_independent_pickers() -> None:
+    rng = np.random.default_rng(11)
+    covered = total = 0
+    for habits in (SHARED, OPPOSITE, NONE):
+        for rep in range(40):
+            r = stats.agreement_given_key(*pickers(rng, 60, **habits), n_boot=400, seed=rep)
+            covered += r.lo <= 0 <= r.hi
+            total += 1
+    assert covered / total >= 0.88  # nominal 0.95; 120 banks of 60 items, as the default run's 60 pairs
+
+
+def test_a_shared_leak_lies_above_the_null() -> None:
+    rng = np.random.default_rng(3)
+    r = stats.agreement_given_key(*pickers(rng, 300, shared=True, **SHARED), n_boot=400)
+    assert r.lo > 0.1 and r.items == 300 and r.pairs == 2400
+
+
+def test_one_item_per_n_has_no_interval() -> None:
+    r = stats.agreement_given_key(["i"] * 4, [4] * 4, [0, 1, 2, 3], [0, 0, 0, 0], [0, 1, 0, 0])
+    assert r.agreement == 0.75 and np.isnan(r.lo) and np.isnan(r.hi)
+
+
+def test_table5_shows_the_null_and_the_gap(bank) -> None:
+    models = [
+        SimModel("gate", (0.7, 0.1, 0.1, 0.1), 0.0, 0.5),
+        SimModel("same-habit", (0.7, 0.1, 0.1, 0.1), 0.0, 0.5),
+    ]
+    preds = simulate(bank[:200], models, seed=2, forced=False, conditions=("blind",))
+    a = analyze(preds, gate=gate(preds, gate_model="gate"), sample_sizes=[])
+    row = a.agreement.query("set == 'all' and model == 'same-habit'").iloc[0]
+    truth = true_agreement(ha=models[0].habit, hb=models[1].habit, a=0.0, b=0.0)
+    assert row["expected"] == pytest.approx(truth, abs=0.02)
+    assert row["agreement_lo"] <= 0 <= row["agreement_hi"]
+    shown = build_tables(a)["table5"].shown.set_index("Model").loc["same-habit"]
+    assert shown["Expected, independent given the key's slot"] == f"{row['expected']:.3f}"
+    assert shown["Agreement - expected [95% CI]"].startswith(f"{row['agreement_gap']:+.3f} [")
