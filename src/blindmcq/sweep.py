@@ -328,8 +328,7 @@ def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
     """The items file built from ``params``'s dataset config: ``results/corpus/items.jsonl`` when its
     fingerprint says so (``datasets.fingerprint``), else the corpus rebuilt for this config into
     ``build_dir``, said in one log line."""
-    from blindmcq.datasets.fingerprint import corpus_mismatch
-    from blindmcq.datasets.registry import build_corpus
+    from blindmcq.datasets.registry import build_corpus, corpus_mismatch
     from blindmcq.params import section
 
     reason = corpus_mismatch(params, paths.ITEMS)

@@ -243,7 +243,7 @@ def test_an_always_failing_server_stops_the_run_naming_the_url(
     server = serve(sends(reply(status, b'{"error": {"message": "down"}}')))
     message, took = _run_against(server, tmp_path)
     assert server.url in message and "\n" not in message and "calls in a row failed" in message
-    assert code in message or "CircuitOpen" in message
+    assert code in message  # what the attempts met, also when the backend's breaker ended them
     assert took < 20 and server.requests < 40 * 8  # not every call's whole retry budget
 
 

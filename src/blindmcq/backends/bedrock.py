@@ -159,6 +159,7 @@ class CircuitBreaker:
         self._since: float | None = None  # when the current streak of failed attempts began
         self._failures = 0
         self.opened: str | None = None  # why it opened (the last failure's code), once it has
+        self._open = threading.Event()
 
     def success(self) -> None:
         with self._lock:
@@ -172,6 +173,12 @@ class CircuitBreaker:
             self._failures += 1
             if self._failures >= self.min_failures and now - self._since >= self.window_s:
                 self.opened = self.opened or code
+                self._open.set()
+
+    def sleep(self, seconds: float) -> None:
+        """A backoff pause that ends early when the breaker opens (a thread waiting out a minute's backoff
+        learns at once that there is nothing left to retry)."""
+        self._open.wait(max(0.0, seconds))
 
     @property
     def is_open(self) -> bool:

@@ -287,7 +287,7 @@ class OpenAIBackend:
         model_cfg: OpenAIConfig | Mapping[str, Any],
         *,
         http_client: Any = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         seed: int = 0,
     ) -> None:
         self.cfg: OpenAIConfig = _typed(model_cfg)
@@ -324,7 +324,7 @@ class OpenAIBackend:
         self._http_client = http_client
         self._client: Any = None
         self._client_lock = threading.Lock()
-        self._sleep = sleep
+        self._sleep = sleep or self.breaker.sleep  # a backoff ends early once the breaker opens
         self._rng = random.Random(seed)  # jitter only
 
     def _region(self) -> str | None:

@@ -178,7 +178,10 @@ def _outage(response: ModelResponse) -> str:
     if connection_failed(response):
         return "could not connect"
     meta = response.meta if isinstance(response.meta, Mapping) else {}
-    return f"failed ({meta.get('error_code') or (response.error or '?')[:80]})"
+    code = str(meta.get("error_code") or "")
+    if code == "CircuitOpen" or not code:  # the breaker's own line says what the attempts met
+        return f"failed ({(response.error or '?').splitlines()[0][:160]})"
+    return f"failed ({code})"
 
 
 def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str, int]:
