@@ -15,6 +15,11 @@ with jittered backoff, any other HTTP error final and recorded with the provider
 names a parameter is never retried as throttling), a malformed body an ``error``. The cache key hashes
 ``wire_request`` (the exact JSON body) and ``endpoint`` (the base URL).
 
+Bounds on one call (docs/backends.md, "Bounds on a response"): the body is decoded here, never past
+``max_response_bytes`` (a gzip bomb stops at the cap); ``call_deadline_s`` bounds the call's whole wall
+time, every socket read and write included; a ``CircuitBreaker`` ends every call's retries once all
+attempts for ``breaker_window_s`` have failed.
+
 Authentication (``auth``): ``api_key`` reads the key from the environment variable ``api_key_env``;
 ``bedrock`` uses ``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key) when set, else SigV4 from botocore's
 usual credential chain (service ``bedrock-mantle``); ``none`` sends a placeholder (local servers).
