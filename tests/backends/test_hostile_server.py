@@ -256,7 +256,7 @@ def test_a_dead_server_stops_the_run_through_the_backends_breaker(tmp_path: Path
                        "breaker_window_s": 0.5})  # fmt: skip
     started = time.monotonic()
     out = b.complete(req())  # 50 attempts would take seconds: the breaker ends the loop after 0.5 s
-    assert out.meta["error_code"] == "CircuitOpen" and time.monotonic() - started < 3
+    assert out.meta["error_code"] == "CircuitOpen" and time.monotonic() - started < 10
     assert "0.5 s" in str(out.error) and server_failed(out)
     assert b.complete(req(1)).meta["attempts"] == 0  # open: nothing more is sent
 
