@@ -32,6 +32,7 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
     "runner": ("bench_runner.py", ["--calls", "4000", "--slow-calls", "200"], [], None),
     "analysis": ("bench_analysis.py", ["--no-figures"], [], "ua-customs-exam/questions.json"),
     "md-matcher": ("bench_md_matcher.py", [], [], None),
+    "hostile": ("bench_hostile.py", ["--skip-slow"], [], None),
 }
 
 

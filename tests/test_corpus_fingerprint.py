@@ -1,5 +1,5 @@
-"""Issue 27, finding 1: the items a sweep or preview reads were built from the dataset config it records
-(a fingerprint in the corpus output, compared on read), else the corpus is rebuilt for that config."""
+"""The items a sweep or preview reads were built from the dataset config it records and from the bank files
+as they are now (a fingerprint in the corpus output, compared on read), else the corpus is rebuilt."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from omegaconf import OmegaConf
 from blindmcq import cli
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.config.schema import validate
-from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, corpus_mismatch, dataset_fingerprint
-from blindmcq.datasets.items import read_items
+from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, dataset_fingerprint
+from blindmcq.datasets.items import Item, read_items, write_items
+from blindmcq.datasets.registry import bank_digests, bank_files, corpus_mismatch
 from blindmcq.stages.corpus import build_corpus
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,3 +99,48 @@ def test_preview_of_another_dataset_config_reads_that_config(
     for line in lines:
         shown = set(line["wire"]["option_texts"])
         assert shown == new[line["item_id"]] and shown != old.get(line["item_id"])
+
+
+def _bank(path: Path, stem: str) -> None:
+    items = [Item(id=f"t-b-{i}", source="t", bank="b", number=i, question=f"{stem} {i}?",
+                  options=("x", "yy", "zzz", "w"), key=i % 4) for i in range(1, 5)]  # fmt: skip
+    write_items(path, items)
+
+
+def test_a_bank_file_edited_under_the_same_config_is_noticed_and_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from blindmcq.sweep import corpus_for
+
+    monkeypatch.chdir(tmp_path)
+    params = _compose(OLD)
+    params["dataset"] = {"name": "tiny", "loader": "items", "path": "bank.jsonl"}
+    _bank(tmp_path / "bank.jsonl", "Old question")
+    build_corpus(params["dataset"], tmp_path / "results/corpus")
+    items_path = tmp_path / "results/corpus/items.jsonl"
+    record = json.loads((tmp_path / "results/corpus" / FINGERPRINT_NAME).read_text(encoding="utf-8"))
+    assert record["files"] == bank_digests(params["dataset"]) and list(record["files"]) == ["bank.jsonl"]
+    assert corpus_mismatch(params, items_path) is None
+
+    _bank(tmp_path / "bank.jsonl", "New question")  # same config, other bytes
+    reason = corpus_mismatch(params, items_path)
+    assert reason is not None and "bank.jsonl changed since" in reason
+    with caplog.at_level(logging.WARNING):
+        rebuilt = corpus_for(params, tmp_path / "job/corpus", who="sweep")
+    assert "bank.jsonl changed since" in caplog.text
+    assert {item.question for item in read_items(rebuilt)} == {f"New question {i}?" for i in range(1, 5)}
+    assert all(item.question.startswith("Old") for item in read_items(items_path))  # the stale one untouched
+
+    (tmp_path / "bank.jsonl").unlink()
+    assert "cannot be read now" in str(corpus_mismatch(params, items_path))
+
+
+def test_the_pdf_banks_fingerprint_covers_its_pdfs_and_corrections() -> None:
+    dataset = _compose([])["dataset"]
+    files = [p.as_posix() for p in bank_files(dataset, REPO)]
+    assert any(f.endswith(".pdf") for f in files) and files[-1].endswith("corrections.yaml")
+    digests = bank_digests(dataset, REPO)
+    assert list(digests) == [Path(f).relative_to(REPO).as_posix() for f in files]
+    edited = {**digests, next(iter(digests)): "0" * 64}
+    assert dataset_fingerprint(dataset, 0, edited) != dataset_fingerprint(dataset, 0, digests)
+    assert dataset_fingerprint(dataset, 0, digests) != dataset_fingerprint(dataset, 0)

@@ -132,3 +132,20 @@ def test_the_dash_is_never_an_other_scheme_answer() -> None:
     assert "dash" not in SYMBOLS
     with_dash = {**SYMBOLS, "dash": ["-"]}
     assert parse_answer("- не знаю -", "latin", 4, symbols=with_dash) == Parsed(None, "unparseable", None)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["answer{s}B", "Відповідь:{s}Б", "option{s}x", "A{s}\n{s}answer{s}C", "{s}(D){s}", "I{s}cannot answer"],
+)
+def test_a_long_run_of_whitespace_reads_as_one_space(answer: str) -> None:
+    """An answer padded with thousands of spaces (or newlines) parses as the same answer with one: each
+    run is one character before any label pattern sees it, so none of them backtracks over the run
+    (8,000 spaces after "option" took 26 s before)."""
+    short, padded = answer.format(s=" "), answer.format(s=" \t" * 20_000)
+    cleaned = presentations._clean(padded)
+    assert "  " not in cleaned and len(cleaned) <= len(short) + 2
+    for scheme in ("latin", "cyrillic"):
+        assert parse_answer(padded, scheme, 4, symbols=SYMBOLS) == parse_answer(
+            short, scheme, 4, symbols=SYMBOLS
+        )

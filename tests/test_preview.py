@@ -43,11 +43,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A working directory with a corpus, as after the corpus stage (made-up items, and the fingerprint
     of the default dataset config the stage would have written beside them)."""
     from blindmcq.datasets.fingerprint import write_fingerprint
+    from blindmcq.datasets.registry import bank_digests
 
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", _items())
-    params = compose_params([], CONF)
-    write_fingerprint(tmp_path / "results" / "corpus", params["dataset"], int(params.get("seed", 0)))
+    (tmp_path / "defaults").symlink_to(CONF.parent / "defaults")  # the bank files the corpus was built from
     monkeypatch.chdir(tmp_path)
+    params = compose_params([], CONF)
+    digests = bank_digests(params["dataset"])
+    write_fingerprint(tmp_path / "results" / "corpus", params["dataset"], int(params.get("seed", 0)), digests)
     return tmp_path
 
 

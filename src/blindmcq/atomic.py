@@ -1,12 +1,19 @@
-"""Write files all-or-nothing: to a temporary file beside the target, then rename."""
+"""Write files all-or-nothing: to a temporary file beside the target, then rename. Also the one way the
+tool writes a table for spreadsheets (``csv_text``/``write_csv``), with formula prefixes neutralised."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+# A text cell starting with one of these is read as a formula by Excel, LibreOffice and Google Sheets
+# (OWASP, "CSV Injection"): an option text "=HYPERLINK(...)" must reach a reader as text.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 @contextlib.contextmanager
@@ -62,3 +69,47 @@ def replace_tree(source: str | os.PathLike[str], target: str | os.PathLike[str])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def neutralise_cell(value: Any) -> Any:
+    """``value`` as a spreadsheet shows it as text: a string starting with a formula prefix gets a
+    leading ``'`` (the dash label ``-`` becomes ``'-``); a number, or a string that is one (``-0.25``),
+    and every other value stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def neutralise_frame(frame: Any) -> Any:
+    """A copy of a pandas frame with every text cell and column name through ``neutralise_cell``; numeric
+    columns are not touched."""
+    import pandas as pd
+
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        dtype = series.dtype
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            out[column] = series.astype(object).map(neutralise_cell)
+        elif isinstance(dtype, pd.CategoricalDtype):
+            out[column] = series.cat.rename_categories([neutralise_cell(c) for c in dtype.categories])
+    out.columns = [neutralise_cell(c) for c in out.columns]
+    return out
+
+
+def csv_text(frame: Any) -> str:
+    """A pandas frame as the CSV text every CSV of the tool is written with: no index, formula
+    prefixes neutralised (``neutralise_frame``)."""
+    return str(neutralise_frame(frame).to_csv(index=False))
+
+
+def write_csv(target: str | os.PathLike[str], frame: Any) -> None:
+    """``csv_text(frame)`` written all-or-nothing to ``target``."""
+    write_text(target, csv_text(frame))

@@ -48,7 +48,7 @@ from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.answers.predictions import write_predictions
-from blindmcq.atomic import write_text
+from blindmcq.atomic import csv_text, write_text
 from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
@@ -202,7 +202,7 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
     table = summary_table(children, swept)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sweep_summary.csv"
-        path.write_text(scrub_text(table.to_csv(index=False)), encoding="utf-8")
+        path.write_text(scrub_text(csv_text(table)), encoding="utf-8")
         client.log_artifact(parent.info.run_id, str(path), artifact_path="summary")
     return parent.info.run_id
 
@@ -328,8 +328,7 @@ def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
     """The items file built from ``params``'s dataset config: ``results/corpus/items.jsonl`` when its
     fingerprint says so (``datasets.fingerprint``), else the corpus rebuilt for this config into
     ``build_dir``, said in one log line."""
-    from blindmcq.datasets.fingerprint import corpus_mismatch
-    from blindmcq.datasets.registry import build_corpus
+    from blindmcq.datasets.registry import build_corpus, corpus_mismatch
     from blindmcq.params import section
 
     reason = corpus_mismatch(params, paths.ITEMS)

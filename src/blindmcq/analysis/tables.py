@@ -27,7 +27,7 @@ from blindmcq import stats
 from blindmcq.analysis import leaks
 from blindmcq.analysis.gate import gate_nulls
 from blindmcq.analysis.metrics import Analysis, spread
-from blindmcq.atomic import write_text
+from blindmcq.atomic import csv_text, write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
@@ -886,7 +886,7 @@ def write_tables(out_dir: str | Path, tables: Mapping[str, Table]) -> dict[str, 
     paths: dict[str, Path] = {}
     for name, t in tables.items():
         csv = out / f"{name}.csv"
-        write_text(csv, t.frame.to_csv(index=False) if not t.frame.empty else f"# {t.note}\n")
+        write_text(csv, csv_text(t.frame) if not t.frame.empty else f"# {t.note}\n")
         md = out / f"{name}.md"
         write_text(md, t.markdown())
         paths[f"{name}.csv"], paths[f"{name}.md"] = csv, md

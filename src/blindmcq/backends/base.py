@@ -45,12 +45,15 @@ class ModelResponse:
 
 STATUSES = ("ok", "refused", "error")
 _OPTIONAL_STR = ("region", "error")
+# No one call reads or writes a billion tokens (the longest context windows hold a few million): a count
+# above it is junk from the server, and one past int64 breaks the predictions file.
+MAX_TOKENS_COUNT = 10**9
 
 
 def coerce_tokens(value: Any) -> int | None:
     """A provider's usage count as an int: ``10``, ``"10"`` and ``10.0`` give 10; anything else
-    (missing, negative, ``"n/a"``, ``true``, 10.5) gives None. OpenAI-compatible servers sometimes
-    send the counts as strings."""
+    (missing, negative, above ``MAX_TOKENS_COUNT``, ``"n/a"``, ``true``, 10.5) gives None.
+    OpenAI-compatible servers sometimes send the counts as strings."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -62,7 +65,7 @@ def coerce_tokens(value: Any) -> int | None:
         if not math.isfinite(value) or not value.is_integer():
             return None
         value = int(value)
-    if not isinstance(value, int) or value < 0:
+    if not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_COUNT:
         return None
     return value
 
@@ -91,8 +94,11 @@ def response_from_dict(data: Any) -> ModelResponse:
         raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
     for name in ("input_tokens", "output_tokens"):
         value = data.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ValueError(f"{name}: expected a non-negative integer or null, got {_kind(value)}")
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_COUNT
+        ):
+            limit = f"an integer from 0 to {MAX_TOKENS_COUNT:,} or null"
+            raise ValueError(f"{name}: expected {limit}, got {_kind(value)}")
     latency = data.get("latency_s")
     if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int | float)):
         raise ValueError(f"latency_s: expected a number or null, got {_kind(latency)}")
@@ -110,6 +116,16 @@ def response_from_dict(data: Any) -> ModelResponse:
     if not isinstance(meta, dict):
         raise ValueError(f"meta: expected an object, got {_kind(meta)}")
     return ModelResponse(**data)
+
+
+def response_problem(response: ModelResponse) -> str | None:
+    """Why ``response`` does not fit the stored schema (``response_from_dict``), in one line; None when
+    it fits. What a backend hands back is checked with the same rule the cache reads rows by."""
+    try:
+        response_from_dict({f.name: getattr(response, f.name) for f in fields(ModelResponse)})
+    except ValueError as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _kind(value: Any) -> str:

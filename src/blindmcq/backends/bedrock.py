@@ -143,6 +143,51 @@ def classify_exception(exc: BaseException) -> RetryableError | FinalError | None
     return None
 
 
+class CircuitBreaker:
+    """One server's health across the calls of a backend (thread-safe): it opens once every attempt for
+    ``window_s`` seconds has failed with a retryable error (no connection, a timeout, 5xx, 429) and at
+    least ``min_failures`` did; an answer, or a final error the server sent (a 400), closes the streak.
+    Once open it stays open: every retry loop using it ends at once (``CircuitOpen``), so a dead or
+    always-failing server costs about ``window_s``, not every call's whole retry budget."""
+
+    def __init__(
+        self, window_s: float, min_failures: int = 5, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.window_s, self.min_failures = float(window_s), int(min_failures)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._since: float | None = None  # when the current streak of failed attempts began
+        self._failures = 0
+        self.opened: str | None = None  # why it opened (the last failure's code), once it has
+        self._open = threading.Event()
+
+    def success(self) -> None:
+        with self._lock:
+            self._since, self._failures = None, 0
+
+    def failure(self, code: str) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._since is None:
+                self._since = now
+            self._failures += 1
+            if self._failures >= self.min_failures and now - self._since >= self.window_s:
+                self.opened = self.opened or code
+                self._open.set()
+
+    def sleep(self, seconds: float) -> None:
+        """A backoff pause that ends early when the breaker opens (a thread waiting out a minute's backoff
+        learns at once that there is nothing left to retry)."""
+        self._open.wait(max(0.0, seconds))
+
+    @property
+    def is_open(self) -> bool:
+        return self.opened is not None
+
+    def why(self) -> str:
+        return f"every attempt for {self.window_s:g} s failed (last: {self.opened}); the server is down"
+
+
 def call_with_retries(
     attempt_fn: Callable[[int], ModelResponse],
     policy: RetryPolicy,
@@ -150,16 +195,33 @@ def call_with_retries(
     sleep: Callable[[float], None],
     rng: random.Random,
     on_retry: Callable[[int, RetryableError], None] | None = None,
+    deadline: float | None = None,
+    breaker: CircuitBreaker | None = None,
 ) -> ModelResponse:
     """Run ``attempt_fn(attempt)`` until it returns; retry transient errors within ``policy``.
 
     Shared by the Bedrock backend and the fault-injecting fake, so tests of one exercise the other's
     retry path. Never raises for API errors: the budget's end is an ``error`` response naming the code.
+    ``deadline`` (a ``time.monotonic()`` instant): no attempt starts, and no backoff sleeps, past it
+    (``DeadlineExceeded``). ``breaker``: told of every attempt; while it is open nothing is sent
+    (``CircuitOpen``).
     """
     started = time.perf_counter()
     codes: list[str] = []
     waited_after = 0.0  # seconds slept because the provider said Retry-After
+
+    def stopped() -> ModelResponse | None:
+        if breaker is not None and breaker.is_open:
+            return _error_response("CircuitOpen", breaker.why(), codes, started)
+        if deadline is not None and time.monotonic() >= deadline:
+            what = f"the call's deadline passed after {len(codes)} attempt(s)"
+            return _error_response("DeadlineExceeded", what, codes, started)
+        return None
+
     for attempt in range(policy.max_attempts):
+        early = stopped()
+        if early is not None:
+            return early
         try:
             response = attempt_fn(attempt)
         except Exception as exc:
@@ -168,7 +230,11 @@ def call_with_retries(
                 raise
             codes.append(kind.code)
             if isinstance(kind, FinalError):
+                if breaker is not None:
+                    breaker.success()  # the server answered, if only to refuse
                 return _error_response(kind.code, str(kind), codes, started)
+            if breaker is not None:
+                breaker.failure(kind.code)
             if on_retry is not None:
                 on_retry(attempt, kind)
             if attempt + 1 < policy.max_attempts:
@@ -177,8 +243,12 @@ def call_with_retries(
                     waited_after += pause
                 else:
                     pause = policy.delay(attempt, rng)
+                if deadline is not None:
+                    pause = max(0.0, min(pause, deadline - time.monotonic()))
                 sleep(pause)
             continue
+        if breaker is not None:
+            breaker.success()
         response.meta.setdefault("attempts", attempt + 1)
         response.meta.setdefault("retried_codes", codes)
         if waited_after:

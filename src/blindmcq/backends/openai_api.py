@@ -15,6 +15,11 @@ with jittered backoff, any other HTTP error final and recorded with the provider
 names a parameter is never retried as throttling), a malformed body an ``error``. The cache key hashes
 ``wire_request`` (the exact JSON body) and ``endpoint`` (the base URL).
 
+Bounds on one call (docs/backends.md, "Bounds on a response"): the body is decoded here, never past
+``max_response_bytes`` (a gzip bomb stops at the cap); ``call_deadline_s`` bounds the call's whole wall
+time, every socket read and write included; a ``CircuitBreaker`` ends every call's retries once all
+attempts for ``breaker_window_s`` have failed.
+
 Authentication (``auth``): ``api_key`` reads the key from the environment variable ``api_key_env``;
 ``bedrock`` uses ``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key) when set, else SigV4 from botocore's
 usual credential chain (service ``bedrock-mantle``); ``none`` sends a placeholder (local servers).
@@ -29,13 +34,16 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+import zlib
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
+import httpcore
 import httpx
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
 from blindmcq.backends.bedrock import (
+    CircuitBreaker,
     FinalError,
     RetryableError,
     RetryPolicy,
@@ -97,6 +105,174 @@ class SigV4HttpxAuth(httpx.Auth):
         yield request
 
 
+# -- bounds on one call: a decoded-size cap and a deadline over its whole wall time ---------------------
+
+ACCEPT_ENCODING = "gzip, deflate"  # the encodings the bounded reader decodes (piece by piece)
+_CALL = threading.local()  # the deadline (time.monotonic()) of the call this thread is making
+
+
+class DeadlineExceeded(Exception):
+    """The call's deadline passed while it was connecting, sending or reading."""
+
+
+class ResponseTooLarge(Exception):
+    """The response body, decoded, is larger than ``max_response_bytes``."""
+
+
+class BadEncoding(Exception):
+    """The body's ``Content-Encoding`` is not one asked for, or its bytes do not decode."""
+
+
+def _within_deadline(timeout: float | None) -> float | None:
+    """A socket operation's timeout, cut to what is left of the call's deadline (none left: raise)."""
+    deadline = getattr(_CALL, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the call's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read and write waits at most until the call's deadline, so a server
+    trickling one byte at a time (in the headers or the body) cannot outlast it."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _within_deadline(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _within_deadline(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _within_deadline(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, _within_deadline(timeout), local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self._inner.connect_unix_socket(path, _within_deadline(timeout), socket_options)
+        )
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _decoder(encoding: str) -> Any:
+    """A zlib decompressor for a ``Content-Encoding`` (None for identity)."""
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj(zlib.MAX_WBITS)
+    raise BadEncoding(f"Content-Encoding {encoding!r} was not asked for (Accept-Encoding: {ACCEPT_ENCODING})")
+
+
+class _BoundedBody(httpx.SyncByteStream):
+    """A response body decoded here, a piece at a time, never more than ``limit`` bytes out: a
+    compressed body that would decode to gigabytes stops at the limit without being decoded further."""
+
+    def __init__(self, raw: httpx.SyncByteStream, encoding: str, limit: int) -> None:
+        self._raw, self._encoding, self._limit = raw, encoding.strip().lower(), limit
+
+    def __iter__(self) -> Iterator[bytes]:
+        decoder = _decoder(self._encoding)
+        produced = 0
+        for chunk in self._raw:
+            data = chunk
+            while data:
+                if decoder is None:
+                    out, rest = data, b""
+                else:
+                    try:  # at most one byte past the limit is ever decoded
+                        out = decoder.decompress(data, self._limit - produced + 1)
+                    except zlib.error as exc:
+                        raise BadEncoding(f"the {self._encoding} body does not decode ({exc})") from exc
+                    rest = decoder.unconsumed_tail
+                    if decoder.eof and decoder.unused_data:  # a further gzip member follows
+                        rest, decoder = decoder.unused_data, _decoder(self._encoding)
+                    if not out and rest == data:
+                        raise BadEncoding(f"the {self._encoding} body does not decode (no progress)")
+                produced += len(out)
+                if produced > self._limit:
+                    raise ResponseTooLarge(f"the response body exceeds max_response_bytes ({self._limit:,})")
+                if out:
+                    yield out
+                data = rest
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+class BoundedTransport(httpx.HTTPTransport):
+    """httpx's transport with two bounds on every response: the body decoded by ``_BoundedBody`` (at most
+    ``max_bytes``), and every socket operation cut to the calling thread's deadline."""
+
+    def __init__(self, max_bytes: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_bytes = int(max_bytes)
+        pool = getattr(self, "_pool", None)
+        if pool is None or not hasattr(pool, "_network_backend"):  # httpx/httpcore changed under us
+            raise RuntimeError("httpx's connection pool has no network backend to bound")
+        pool._network_backend = _DeadlineBackend(pool._network_backend)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        encoding = response.headers.get("content-encoding", "")
+        skip = (b"content-encoding", b"content-length")  # the body handed on is decoded, its length unknown
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in skip]
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        body = _BoundedBody(response.stream, encoding, self.max_bytes)
+        return httpx.Response(
+            response.status_code, headers=headers, stream=body, extensions=response.extensions
+        )
+
+
+def _bound_broken(exc: BaseException) -> BaseException | None:
+    """The bound (``ResponseTooLarge``, ``BadEncoding``) behind an exception the client wrapped, if any."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ResponseTooLarge | BadEncoding):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _deadline_passed() -> bool:
+    deadline = getattr(_CALL, "deadline", None)
+    return deadline is not None and time.monotonic() >= deadline
+
+
 class OpenAIBackend:
     """A model behind an OpenAI-style API. ``name`` carries the API and model (cache key)."""
 
@@ -116,7 +292,7 @@ class OpenAIBackend:
         model_cfg: OpenAIConfig | Mapping[str, Any],
         *,
         http_client: Any = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         seed: int = 0,
     ) -> None:
         self.cfg: OpenAIConfig = _typed(model_cfg)
@@ -143,14 +319,17 @@ class OpenAIBackend:
         self.reasons_by_default = self.cfg.reasons_by_default
         self.reasoning_effort: str | None = self.cfg.reasoning_effort
         self.timeout_s = float(self.cfg.read_timeout_s)
+        self.max_response_bytes = self.cfg.max_response_bytes
+        self.call_deadline_s = float(self.cfg.call_deadline_s)
         self.policy = RetryPolicy.from_cfg(self.cfg.retry)
+        self.breaker = CircuitBreaker(self.cfg.breaker_window_s)  # shared by this backend's threads
         if self.api == "responses" and self.logprobs:
             raise ConfigError("logprobs", "label scoring needs api: chat (top_logprobs of the first token)")
         self.abilities = self.declared_abilities(self.cfg)
         self._http_client = http_client
         self._client: Any = None
         self._client_lock = threading.Lock()
-        self._sleep = sleep
+        self._sleep = sleep or self.breaker.sleep  # a backoff ends early once the breaker opens
         self._rng = random.Random(seed)  # jitter only
 
     def _region(self) -> str | None:
@@ -206,7 +385,11 @@ class OpenAIBackend:
         http = self._http_client
         if http is None:
             limits = httpx.Limits(max_connections=max(10, self.concurrency * 2))
-            http = httpx.Client(auth=auth, limits=limits, timeout=self.timeout_s)
+            transport = BoundedTransport(self.max_response_bytes, limits=limits)
+            http = httpx.Client(
+                auth=auth, transport=transport, timeout=self.timeout_s,
+                headers={"Accept-Encoding": ACCEPT_ENCODING},
+            )  # fmt: skip
         elif auth is not None:
             http.auth = auth
         # max_retries=0: one retry policy, ours (call_with_retries)
@@ -271,8 +454,17 @@ class OpenAIBackend:
         try:
             raw = client.post(path, body=dict(body), cast_to=httpx.Response)
         except openai.APITimeoutError as exc:
+            if _deadline_passed():
+                raise RetryableError(
+                    "DeadlineExceeded", f"no whole answer within {self.call_deadline_s:g} s"
+                ) from exc
             raise RetryableError("Timeout", type(exc).__name__) from exc
         except openai.APIConnectionError as exc:
+            bound = _bound_broken(exc)
+            if isinstance(bound, ResponseTooLarge):
+                raise FinalError("ResponseTooLarge", str(bound)) from exc
+            if bound is not None:
+                raise FinalError("MalformedResponse", str(bound)) from exc
             raise RetryableError("ConnectionError", type(exc).__name__) from exc
         except openai.APIStatusError as exc:
             error = _status_error(exc.status_code, exc.response.text)
@@ -305,7 +497,19 @@ class OpenAIBackend:
             response.latency_s = time.perf_counter() - started
             return response
 
-        response = call_with_retries(attempt, self.policy, sleep=self._sleep, rng=self._rng)
+        deadline = time.monotonic() + self.call_deadline_s
+        _CALL.deadline = deadline  # read by every socket operation of this thread (_DeadlineStream)
+        try:
+            response = call_with_retries(
+                attempt,
+                self.policy,
+                sleep=self._sleep,
+                rng=self._rng,
+                deadline=deadline,
+                breaker=self.breaker,
+            )
+        finally:
+            _CALL.deadline = None
         response.region = self.region
         meta = response.meta
         meta["api"] = self.api
@@ -376,12 +580,16 @@ def parse_chat(data: Mapping[str, Any], choices: tuple[str, ...] = ()) -> ModelR
     choice = data["choices"][0]
     message = choice.get("message") or {}
     text = message.get("content") or ""
+    if not isinstance(text, str):
+        raise FinalError(
+            "MalformedResponse", f"message.content: expected a string, got {type(text).__name__}"
+        )
     finish = choice.get("finish_reason")
     usage = data.get("usage") or {}
     meta: dict[str, Any] = {"stop_reason": "max_tokens" if finish == "length" else finish}
     details = usage.get("completion_tokens_details") or {}
-    if details.get("reasoning_tokens") is not None:
-        meta["reasoning_tokens"] = details["reasoning_tokens"]
+    if coerce_tokens(details.get("reasoning_tokens")) is not None:
+        meta["reasoning_tokens"] = coerce_tokens(details["reasoning_tokens"])
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         meta["reasoning_text"] = reasoning
@@ -414,7 +622,12 @@ def parse_responses(data: Mapping[str, Any]) -> ModelResponse:
         if kind == "message":
             for part in item.get("content") or []:
                 if part.get("type") == "output_text":
-                    texts.append(part.get("text", ""))
+                    text = part.get("text", "")
+                    if not isinstance(text, str):
+                        raise FinalError(
+                            "MalformedResponse", f"output_text: expected a string, got {type(text).__name__}"
+                        )
+                    texts.append(text)
                 elif part.get("type") == "refusal":
                     refused = True
         elif kind == "reasoning":
@@ -433,7 +646,7 @@ def parse_responses(data: Mapping[str, Any]) -> ModelResponse:
     else:
         meta["stop_reason"] = "end_turn"
     usage = data.get("usage") or {}
-    reasoning_tokens = (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
+    reasoning_tokens = coerce_tokens((usage.get("output_tokens_details") or {}).get("reasoning_tokens"))
     if reasoning_tokens is not None:
         meta["reasoning_tokens"] = reasoning_tokens
     if summaries:

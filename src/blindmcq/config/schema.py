@@ -441,6 +441,10 @@ class _Priced(_Model):
     top_logprobs: int = positive(20)
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] | None = None
+    # bounds on what one call may cost (docs/backends.md, "Bounds on a response")
+    max_response_bytes: int = positive(4 * 2**20)  # the decoded body, gzip or not
+    call_deadline_s: float = field(default=600, **_rng(gt=0))  # wall time of a call, retries included
+    breaker_window_s: float = field(default=60, **_rng(gt=0))  # all attempts failing this long: stop
 
 
 @dataclass(frozen=True)

@@ -254,15 +254,58 @@ def read_dataset(
     return items, report
 
 
+def bank_files(dataset: Mapping[str, Any] | DatasetConfig, root: str | Path | None = None) -> list[Path]:
+    """The files a dataset config reads, relative to ``root`` (default: the working directory): a PDF
+    bank's PDFs and the reviewed corrections it applies, a structured bank's file(s); none for a
+    generated bank (NonsenseQA)."""
+    cfg = typed_dataset(dataset)
+    base = _root(root)
+    if isinstance(cfg, PdfDataset):
+        corrections = corrections_path(cfg, base)
+        return pdf_paths(cfg, base) + ([corrections] if corrections is not None else [])
+    if isinstance(cfg, NonsenseDataset):
+        return []
+    if isinstance(cfg, ItemsDataset):
+        return _paths(cfg, base)
+    return [_path(cfg, base)]
+
+
+def bank_digests(
+    dataset: Mapping[str, Any] | DatasetConfig, root: str | Path | None = None
+) -> dict[str, str]:
+    """sha256 of every file the dataset reads (``bank_files``), by its path relative to ``root``."""
+    from blindmcq.datasets.fingerprint import file_digests
+
+    return file_digests(bank_files(dataset, root), _root(root))
+
+
 def build_corpus(dataset: Mapping[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
     """Write items.jsonl, verification.json and fingerprint.json for a dataset config (the mapping as
-    ``params.yaml`` holds it: the fingerprint hashes it as written); returns the verification report."""
+    ``params.yaml`` holds it: the fingerprint hashes it as written, and the bytes of the files it reads);
+    returns the verification report."""
     from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, write_fingerprint
 
     out = Path(out_dir)
     (out / FINGERPRINT_NAME).unlink(missing_ok=True)  # a failed build leaves no stale claim
+    digests = bank_digests(dataset)  # before reading: a file edited during the build is caught next time
     items, report = read_dataset(dataset, seed)  # nothing is written unless the whole bank reads
     write_items(out / project_paths.ITEMS.name, items)
     write_text(out / project_paths.VERIFICATION.name, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-    write_fingerprint(out, dataset, seed)  # which config these items come from (read by consumers)
+    write_fingerprint(out, dataset, seed, digests)  # which config and files these items come from
     return report
+
+
+def corpus_mismatch(params: Mapping[str, Any], items_path: Path) -> str | None:
+    """None when the corpus beside ``items_path`` was built from ``params``'s dataset config and the bank
+    files as they are now (``datasets.fingerprint``); else why not, in a few words."""
+    from blindmcq.datasets.fingerprint import mismatch, params_dataset, read_fingerprint
+
+    record = read_fingerprint(items_path)
+    if isinstance(record, str):
+        return record
+    dataset, _name, _seed = params_dataset(params)
+    try:
+        digests = bank_digests(dataset)
+    except (ConfigError, InputError, OSError) as exc:
+        return f"the bank files {items_path} was built from cannot be read now ({str(exc).splitlines()[0]})"
+    return mismatch(record, items_path, params, digests)

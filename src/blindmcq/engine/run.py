@@ -27,7 +27,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from blindmcq.backends.base import Backend, ModelRequest, ModelResponse, request_key
+from blindmcq.backends.base import (
+    Backend,
+    ModelRequest,
+    ModelResponse,
+    conform_usage,
+    request_key,
+    response_problem,
+)
 from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder, utc_now
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.secrets import scrub_response
@@ -60,10 +67,27 @@ def _error_response(exc: BaseException, started: float) -> ModelResponse:
     )
 
 
+def _checked(response: Any, started: float) -> ModelResponse:
+    """A backend's answer with its token counts coerced (``conform_usage``: a count out of range is
+    unknown), or an error response saying why it does not fit the stored schema (a list for ``text``)."""
+    if not isinstance(response, ModelResponse):
+        return _error_response(TypeError(f"the backend returned {type(response).__name__}"), started)
+    problem = response_problem(conform_usage(response))
+    if problem is None:
+        return response
+    return ModelResponse(
+        text="",
+        status="error",
+        error=f"MalformedResponse: {problem}",
+        latency_s=_time.monotonic() - started,
+        meta={"error_code": "MalformedResponse"},
+    )
+
+
 def _call_one(backend: Backend, request: ModelRequest) -> ModelResponse:
     started = _time.monotonic()
     try:
-        return scrub_response(backend.complete(request))
+        return scrub_response(_checked(backend.complete(request), started))
     except Exception as exc:  # any backend failure becomes a recorded error, never a crash
         return scrub_response(_error_response(exc, started))
 
@@ -74,7 +98,7 @@ def _call_batch(backend: Any, requests: list[ModelRequest]) -> list[ModelRespons
         responses = list(backend.complete_many(requests))
         if len(responses) != len(requests):
             raise RuntimeError(f"complete_many returned {len(responses)} responses for {len(requests)}")
-        return [scrub_response(r) for r in responses]
+        return [scrub_response(_checked(r, started)) for r in responses]
     except Exception as exc:
         return [scrub_response(_error_response(exc, started)) for _ in requests]
 
@@ -115,8 +139,14 @@ _CONNECTION_NAMES = ("ConnectionError", "ConnectionRefusedError", "APIConnection
                      "EndpointConnectionError", "ConnectTimeoutError", "gaierror")  # fmt: skip
 
 
+# error codes of a server that answers but keeps failing (after the backend's retries): 5xx, throttled,
+# stopped by the backend's own breaker, or no whole answer within the call's deadline
+_SERVER_CODES = ("TooManyRequests", "CircuitOpen", "DeadlineExceeded")
+
+
 class Unreachable(InputError):
-    """The backend's server could not be reached for several calls in a row (the circuit breaker)."""
+    """The backend's server could not be reached, or kept failing, for several calls in a row (the
+    circuit breaker)."""
 
 
 def connection_failed(response: ModelResponse) -> bool:
@@ -128,6 +158,30 @@ def connection_failed(response: ModelResponse) -> bool:
         return True
     head = (response.error or "").split(":", 1)[0].strip()
     return head in _CONNECTION_NAMES
+
+
+def server_failed(response: ModelResponse) -> bool:
+    """Whether an error response says the server is down: no connection (``connection_failed``), or,
+    retries spent, a 5xx, a 429, the backend's breaker open or the call's deadline passed. A 4xx other
+    than 429, a malformed body or a refusal is an answer, not an outage."""
+    if connection_failed(response):
+        return True
+    if response.status != "error":
+        return False
+    meta = response.meta if isinstance(response.meta, Mapping) else {}
+    code = str(meta.get("error_code", ""))
+    return code in _SERVER_CODES or (len(code) == 7 and code.startswith("HTTP5") and code[4:].isdigit())
+
+
+def _outage(response: ModelResponse) -> str:
+    """What a failed call said, in a few words, for the breaker's line."""
+    if connection_failed(response):
+        return "could not connect"
+    meta = response.meta if isinstance(response.meta, Mapping) else {}
+    code = str(meta.get("error_code") or "")
+    if code == "CircuitOpen" or not code:  # the breaker's own line says what the attempts met
+        return f"failed ({(response.error or '?').splitlines()[0][:160]})"
+    return f"failed ({code})"
 
 
 def with_waits(shown: Mapping[str, int], results: Sequence[Result]) -> dict[str, int]:
@@ -193,9 +247,10 @@ def run_requests(
     offering ``complete_many``, uncached requests go in batches. ``counts`` turns the results settled so
     far into the progress bar's postfix (default ``tally``).
 
-    ``breaker``: after this many consecutive new calls that could not connect (``connection_failed``:
-    nothing listening at the URL, DNS, refused), the run stops with one line naming the URL
-    (``Unreachable``) instead of failing call by call; None: never.
+    ``breaker``: after this many consecutive new calls that found the server down (``server_failed``:
+    nothing listening at the URL, DNS, refused; or, its retries spent, 5xx, 429, the backend's own breaker
+    open, the call's deadline passed), the run stops with one line naming the URL (``Unreachable``)
+    instead of failing call by call; None: never.
 
     Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
     before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
@@ -319,7 +374,8 @@ def run_requests(
     cache.on_wait = lambda message: bar.set_postfix_str(message)
     renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
 
-    streak = [0]  # consecutive calls, paid for now, that could not connect
+    streak = [0]  # consecutive calls, paid for now, that found the server down
+    last_outage = [""]  # what the last of them said
     shown_at = [0.0]  # when the postfix was last recounted: counting all results per call is quadratic
 
     def show_counts(final: bool = False) -> None:
@@ -337,7 +393,10 @@ def run_requests(
                     continue
                 settle(key, response, time, cached=cached)
                 if not cached and breaker:
-                    streak[0] = streak[0] + 1 if connection_failed(response) else 0
+                    down = server_failed(response)
+                    streak[0] = streak[0] + 1 if down else 0
+                    if down:
+                        last_outage[0] = _outage(response)
                     if streak[0] >= breaker:
                         tripped.set()
             show_counts()
@@ -367,7 +426,7 @@ def run_requests(
         if tripped.is_set():
             where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
             raise Unreachable(
-                f"{where}: {streak[0]} calls in a row could not connect; the run stopped "
+                f"{where}: {streak[0]} calls in a row {last_outage[0]}; the run stopped "
                 f"({len(done)} of {len(requests)} calls settled, every answer so far is in the cache). "
                 "Is the server up?"
             )

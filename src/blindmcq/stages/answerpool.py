@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.answers.predictions import split_call_log, write_predictions
-from blindmcq.atomic import write_bytes, write_text
+from blindmcq.atomic import write_bytes, write_csv, write_text
 from blindmcq.config.files import intervention_cfg, load_label_schemes
 from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
@@ -40,7 +40,7 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
     write_bytes(out_dir / "predictions.parquet", stable.to_parquet(index=False))
     write_predictions(ordinary, out_dir / "ordinary.parquet")
     comparison = pool_comparison(pooled, ordinary)
-    write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))
+    write_csv(out_dir / "comparison.csv", comparison)
     write_text(out_dir / "comparison.md", pool_table(comparison).markdown())
     metrics: dict[str, float] = {"items": len(items), "groups": int(pooled["group_id"].nunique())}
     for row in comparison.to_dict("records"):

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.atomic import atomic_path, write_text
+from blindmcq.atomic import atomic_path, write_csv, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
@@ -49,7 +49,7 @@ def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> p
         facts["lexical"] = {"absent": absent}
     with atomic_path(out / "picks.parquet") as tmp:
         picks.to_parquet(tmp, index=False)
-    write_text(out / "summary.csv", summary.to_csv(index=False))
+    write_csv(out / "summary.csv", summary)
     write_text(out / "facts.json", json.dumps(facts, ensure_ascii=False, indent=2, default=float) + "\n")
     return summary
 

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
-from blindmcq.atomic import write_text
+from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
 from blindmcq.datasets.items import write_items
@@ -74,7 +74,7 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     write_predictions(after, out_dir / "predictions_after.parquet")
     comparison = rewrite_comparison(before, after, conditions)
     table = rewrite_table(comparison)
-    write_text(out_dir / "comparison.csv", comparison.to_csv(index=False))
+    write_csv(out_dir / "comparison.csv", comparison)
     # fluency before and after, by the first model that can score option texts (a cloze model)
     scorer = next((m for m in models if abilities_of(m).score_options), None)
     fluency: dict[str, float] = {}

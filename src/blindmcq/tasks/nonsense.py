@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.answers.predictions import write_predictions
-from blindmcq.atomic import write_bytes, write_text
+from blindmcq.atomic import csv_text, write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
@@ -336,8 +336,8 @@ def write_outputs(predictions: pd.DataFrame, out_dir: str | Path, meta: Mapping[
     out = Path(out_dir)
     summary, variance = summarise(predictions), variance_table(predictions)
     texts = {
-        out / "nonsenseqa_results.csv": summary.to_csv(index=False),
-        out / "nonsenseqa_variance.csv": variance.to_csv(index=False),
+        out / "nonsenseqa_results.csv": csv_text(summary),
+        out / "nonsenseqa_variance.csv": csv_text(variance),
         out / "nonsenseqa.md": markdown(summary, variance, meta),
     }
     png = figure(summary)

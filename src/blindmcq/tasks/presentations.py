@@ -466,12 +466,18 @@ _ANSWER_LINE = re.compile(
     r"(?i)\b(?:final\s+answer|answer|відповідь|ответ)\b(?:\s+(?:is|є))?\s*[:：—–-]?\s*(?P<rest>\S.*)$"
 )
 _WRAP = " \t\r\n.,;:!?()[]{}«»\"'“”„‘’"
+# a run of whitespace becomes one character (a newline if it holds one): the label patterns' adjacent
+# ``\s*`` would otherwise backtrack quadratically over a long run of spaces
+_RUNS = re.compile(r"\s+")
 _ORDER = ("latin", "cyrillic", "numerals")  # fixed order for the other-scheme search, then the rest
 
 
 def _clean(text: str) -> str:
+    """The answer without hidden reasoning, ``\\boxed{}`` and markdown, each whitespace run one character
+    (so every pattern below runs in time linear in the answer's length)."""
     text = _THINK.sub("", text)
     text = _BOXED.sub(r"\1", text)
+    text = _RUNS.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
     return _MARKDOWN.sub("", text).strip()
 
 

@@ -33,7 +33,7 @@ COMPOSED = "composed config (conf/config.yaml + overrides)"
 
 def preview_items(params: dict[str, Any], n: int) -> list[Item]:
     """The first ``n`` of the items the probe stage would ask, in its order."""
-    from blindmcq.datasets.fingerprint import corpus_mismatch
+    from blindmcq.datasets.registry import corpus_mismatch
 
     config = validate(params, file=COMPOSED)
     reason = corpus_mismatch(params, paths.ITEMS)  # items of another dataset config are never previewed

@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from blindmcq.atomic import write_text
+from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
 from blindmcq.backends.registry import make_backend
 from blindmcq.datasets.items import Item
@@ -400,7 +400,7 @@ def write_diff(rewritten: Sequence[Item], out_dir: str | Path) -> pd.DataFrame:
     """``diff.csv`` and ``diff.md`` (original vs rewritten distractors per item) under ``out_dir``."""
     frame = diff_frame(rewritten)
     out_dir = Path(out_dir)
-    write_text(out_dir / "diff.csv", frame.to_csv(index=False))
+    write_csv(out_dir / "diff.csv", frame)
     lines = ["# Rewritten distractors", ""]
     for item in rewritten:
         part = frame[frame["item_id"] == item.id]
