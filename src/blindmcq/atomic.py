@@ -104,10 +104,14 @@ def neutralise_frame(frame: Any) -> Any:
     return out
 
 
+CSV_FLOAT_FORMAT = "%.12g"  # far above the last-bit noise of another CPU's SIMD sums (docs/cache.md)
+
+
 def csv_text(frame: Any) -> str:
     """A pandas frame as the CSV text every CSV of the tool is written with: no index, formula
-    prefixes neutralised (``neutralise_frame``)."""
-    return str(neutralise_frame(frame).to_csv(index=False))
+    prefixes neutralised (``neutralise_frame``), floats at 12 significant digits, so that the same
+    figures write the same bytes on a CPU whose sums differ in the last bits."""
+    return str(neutralise_frame(frame).to_csv(index=False, float_format=CSV_FLOAT_FORMAT))
 
 
 def write_csv(target: str | os.PathLike[str], frame: Any) -> None:
