@@ -234,10 +234,44 @@ def test_layouts_that_used_to_stop_read_exactly(rendered, name: str, feature: st
         assert spanned and all(i.meta["excluded_note"].startswith("Виключено рішенням") for i in spanned)
 
 
-@pytest.mark.parametrize("name", ["rules-horizontal", "rules-frame"])
+@pytest.mark.parametrize("name", ["rules-horizontal", "rules-frame", "rules-zebra", "rotated-clipped"])
 def test_tables_without_column_rules_stop_with_one_line(rendered, name: str) -> None:
+    """Tables the paths cannot read, and a page whose upright text lies partly outside its box, stop with
+    one line naming the page and what was seen there (a shaded table is not called "outer frame only")."""
     from blindmcq.errors import InputError
 
     with pytest.raises(InputError, match=BY_NAME[name].stops) as err:
         extract_items([rendered(name).path], source="var", workers=1)
     assert "\n" not in str(err.value) and "page 1" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "rotate", "read_at", "orientation"),
+    [
+        ("rotated-90", 90, 90, "portrait"),
+        ("rotated-sideways", 270, 0, "portrait"),
+        ("landscape-section", None, None, "mixed"),
+    ],
+)
+def test_turned_pages_and_landscape_sections_read_exactly(
+    rendered, name: str, rotate: int | None, read_at: int | None, orientation: str
+) -> None:
+    """/Rotate on every page (content drawn turned for display, or the page turned as a whole) is read in
+    the frame where the text runs left to right; a landscape section whose columns sit elsewhere is read
+    by the line reading per page width. Items as printed, no dispute beyond a page break."""
+    bank = rendered(name)
+    with pdfplumber.open(bank.path) as pdf:
+        assert {p.rotation for p in pdf.pages} == {rotate or 0}
+        assert len({round(p.width) for p in pdf.pages}) == (2 if orientation == "mixed" else 1)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert len(report["disputed"]) <= 1 and all(PAGE_BREAK in d["why"] for d in report["disputed"])
+    layout = report["files"][0]["layout"]
+    assert layout["orientation"] == orientation
+    turned = layout.get("turned_pages", {})
+    if rotate is None:
+        assert turned == {} and len(report["files"][0]["reading3"]["lines"]["columns_by_width"]) == 2
+    else:
+        assert turned and all(t == {"rotate": rotate, "read_at": read_at} for t in turned.values())

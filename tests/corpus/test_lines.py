@@ -117,7 +117,7 @@ def test_text_that_is_not_four_columns_stops_naming_the_file() -> None:
     words = [(40, 48, 52 + 12 * k, "№") for k in range(10)] + [
         (300, 380, 52 + 12 * k, "x") for k in range(10)
     ]
-    with pytest.raises(LinesError, match=r"f\.pdf: the text lines form 2 columns, not 4"):
+    with pytest.raises(LinesError, match=r"f\.pdf: page 1: the text lines form 2 columns, not 4"):
         file_rows([_page(words, [46.0, 200.0])], "f.pdf")
 
 

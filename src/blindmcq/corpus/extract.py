@@ -36,7 +36,7 @@ from blindmcq.corpus.corrections import apply_corrections, load_corrections
 from blindmcq.corpus.lines import LinesError, PageText, file_rows, horizontal_only, page_text
 from blindmcq.corpus.outside import dispute_strays
 from blindmcq.corpus.outside import report as outside_report
-from blindmcq.corpus.pages import lean
+from blindmcq.corpus.pages import PageFrameError, lean, upright
 from blindmcq.corpus.path_tables import Outside
 from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
@@ -120,6 +120,7 @@ class ChunkResult:
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)  # page -> lines, path 1
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)  # page -> words, the line reading
     error: tuple[int, str] | None = None  # (page, message)
+    turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)  # page -> (/Rotate, read at)
 
 
 def read_block(
@@ -142,6 +143,9 @@ def read_block(
         with pdfplumber.open(path) as pdf:
             for page_no in pages:
                 page = lean(pdf.pages[page_no - 1])  # one parse, shared by both paths
+                page = upright(page)  # a page turned by /Rotate (or as a whole) read where its text is
+                if page.rotation or page.page_obj.rotate:
+                    result.turns[page_no] = (int(page.page_obj.rotate) % 360, page.rotation)
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))
@@ -157,9 +161,11 @@ def read_block(
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
     except PageTimeout:
-        result.error = (page_no, f"page took longer than {page_timeout:g} s to read")
+        result.error = (page_no, f"page could not be read: page took longer than {page_timeout:g} s to read")
+    except PageFrameError as exc:
+        result.error = (page_no, str(exc))
     except Exception as exc:  # a bad page stops the file; the caller names file and page
-        result.error = (page_no, f"{type(exc).__name__}: {exc}")
+        result.error = (page_no, f"page could not be read: {type(exc).__name__}: {exc}")
     finally:
         gc.set_threshold(*thresholds)
         if timed:
@@ -176,6 +182,7 @@ class FileRows:
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)
+    turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -214,12 +221,13 @@ def read_rows(
     out = [FileRows(p, n, {m: [] for m in methods}) for p, n in zip(paths, counts, strict=True)]
     for (f, _), res in zip(tasks, results, strict=True):
         if res.error:
-            raise InputError(f"page could not be read: {res.error[1]}", file=str(paths[f]), page=res.error[0])
+            raise InputError(res.error[1], file=str(paths[f]), page=res.error[0])
         for m in methods:
             out[f].rows[m].extend(res.rows[m])
         out[f].sizes.update(res.sizes)
         out[f].outside.update(res.outside)
         out[f].text.update(res.text)
+        out[f].turns.update(res.turns)
     return out
 
 
@@ -297,6 +305,10 @@ def extract_items(
         values = mark_values(rows["tables"] if layouts["tables"] else rows["rules"], main)
         keys = {m: check_file(found[m], file=str(path), values=values) for m in found if found[m]}
         layout = {"orientation": _orientation(fr.sizes), **main.to_json()}
+        if fr.turns:  # pages with /Rotate, or read turned: {page: {"rotate": declared, "read_at": turn}}
+            layout["turned_pages"] = {
+                str(k): {"rotate": r, "read_at": t} for k, (r, t) in sorted(fr.turns.items())
+            }
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
         items = settle(found["tables"], found["rules"], n_options=n_options)
@@ -305,7 +317,9 @@ def extract_items(
         try:
             line_rows, line_info = file_rows(list(fr.text.values()), path.name)
         except LinesError as exc:
-            raise InputError(f"the line reading cannot read the file: {exc}", file=str(path)) from exc
+            raise InputError(
+                f"the line reading cannot read the file: {exc}", file=str(path), page=exc.page
+            ) from exc
         reading3 = {**third_reading(items, line_rows), "lines": line_info}
         items = third_dispute(items, reading3)
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report

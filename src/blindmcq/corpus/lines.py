@@ -48,7 +48,11 @@ N_COLUMNS = 4
 
 
 class LinesError(ValueError):
-    """The text lines do not form the four columns this reading expects."""
+    """The text lines do not form the four columns this reading expects (``page``: where, when known)."""
+
+    def __init__(self, message: str, page: int | None = None) -> None:
+        super().__init__(message)
+        self.page = page
 
 
 @dataclass
@@ -135,48 +139,67 @@ def _table_words(pt: PageText) -> tuple[list[Word], float, float] | None:
     return [w for w in pt.words if top <= (w[2] + w[3]) / 2 <= bottom], top, bottom
 
 
+class _Runs:
+    """The runs of x that a set of pages' table words cover (see :func:`columns`)."""
+
+    def __init__(self, pages: Sequence[PageText]) -> None:
+        width = int(max((p.width for p in pages), default=0)) + 2
+        cover = [0] * (width + 1)
+        self.n_lines = 0
+        heights: list[float] = []
+        for pt in pages:
+            table = _table_words(pt)
+            if table is None:
+                continue
+            heights += [w[3] - w[2] for w in table[0][:50]]
+            for line in _lines(table[0]):
+                self.n_lines += 1
+                for x0, x1, *_ in line:
+                    cover[min(width, max(0, int(x0)))] += 1
+                    cover[min(width, max(0, int(x1) + 1))] -= 1
+        level, runs, start = 0, [], None
+        floor = max(1, CROSSERS * self.n_lines)
+        for x in range(width + 1):
+            level += cover[x]
+            inside = level > floor
+            if inside and start is None:
+                start = x
+            elif not inside and start is not None:
+                runs.append((start, x))
+                start = None
+        # A gap no wider than a word space is not a corridor ("№" and the number printed after it)
+        space = sorted(h)[len(h) // 2] * 0.5 if (h := heights) else 0.0
+        merged: list[tuple[int, int]] = []
+        for a, b in runs:
+            if merged and a - merged[-1][1] <= space:
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        self.runs = merged
+
+    def said(self) -> str:
+        return f"{len(self.runs)} columns, not {N_COLUMNS} (x {', '.join(f'{a}-{b}' for a, b in self.runs)})"
+
+
 def columns(pages: Sequence[PageText], file: str = "") -> list[float]:
-    """The three x positions that separate the four text columns, from the corridors of the whole file."""
-    width = int(max((p.width for p in pages), default=0)) + 2
-    cover = [0] * (width + 1)
-    n_lines = 0
-    heights: list[float] = []
-    for pt in pages:
-        table = _table_words(pt)
-        if table is None:
-            continue
-        heights += [w[3] - w[2] for w in table[0][:50]]
-        for line in _lines(table[0]):
-            n_lines += 1
-            for x0, x1, *_ in line:
-                cover[max(0, int(x0))] += 1
-                cover[min(width, int(x1) + 1)] -= 1
-    if not n_lines:
+    """The three x positions that separate the four text columns, from the corridors of the given pages
+    (one page size: :func:`file_rows` groups a file's pages by size). Not four: :class:`LinesError` naming
+    the first page whose own text lines do not form four columns, else the pages' first and last."""
+    found = _Runs(pages)
+    if not found.n_lines:
         raise LinesError(f"{file}: no text between horizontal rules on any page")
-    level, runs, start = 0, [], None
-    floor = max(1, CROSSERS * n_lines)
-    for x in range(width + 1):
-        level += cover[x]
-        inside = level > floor
-        if inside and start is None:
-            start = x
-        elif not inside and start is not None:
-            runs.append((start, x))
-            start = None
-    # A gap no wider than a word space is not a corridor ("№" and the number printed after it)
-    space = sorted(h)[len(h) // 2] * 0.5 if (h := heights) else 0.0
-    merged: list[tuple[int, int]] = []
-    for a, b in runs:
-        if merged and a - merged[-1][1] <= space:
-            merged[-1] = (merged[-1][0], b)
-        else:
-            merged.append((a, b))
-    runs = merged
-    if len(runs) != N_COLUMNS:
+    if len(found.runs) != N_COLUMNS:
+        for pt in sorted(pages, key=lambda p: p.page):
+            alone = _Runs([pt])
+            if alone.n_lines and len(alone.runs) != N_COLUMNS:
+                raise LinesError(f"{file}: page {pt.page}: the text lines form {alone.said()}", page=pt.page)
+        numbers = sorted(p.page for p in pages)
         raise LinesError(
-            f"{file}: the text lines form {len(runs)} columns, not {N_COLUMNS} "
-            f"(x {', '.join(f'{a}-{b}' for a, b in runs)})"
+            f"{file}: pages {numbers[0]} to {numbers[-1]} (each page alone forms {N_COLUMNS} columns, their "
+            f"columns do not line up): together the text lines form {found.said()}",
+            page=numbers[0],
         )
+    runs = found.runs
     return [(runs[k][1] + runs[k + 1][0]) / 2 for k in range(N_COLUMNS - 1)]
 
 
@@ -315,15 +338,40 @@ def _band(begins: list[float], y: float) -> int:
     return bisect_right(begins, y) - 1
 
 
+def _size(pt: PageText) -> int:
+    return round(pt.width)
+
+
 def file_rows(pages: Sequence[PageText], file: str = "") -> tuple[list[Row], dict[str, Any]]:
-    """Every page's rows, in page order, and what was found (column bounds, pitch, heading rows)."""
+    """Every page's rows, in page order, and what was found (column bounds, pitch, heading rows).
+
+    Pages of one width share their columns and pitch; a file with portrait and landscape sections (or
+    pages of other widths) is read per width, ``columns_by_width`` recording each.
+    """
     pages = sorted(pages, key=lambda p: p.page)
-    bounds = columns(pages, file)
-    pitch = _pitch(pages, bounds)
+    groups: dict[int, list[PageText]] = {}
+    for pt in pages:
+        groups.setdefault(_size(pt), []).append(pt)
+    found: dict[int, tuple[list[float], float]] = {}
+    for size, group in groups.items():
+        bounds = columns(group, file)
+        found[size] = (bounds, _pitch(group, bounds))
     rows: list[Row] = []
     headings = 0
     for pt in pages:
-        found, skipped = page_rows(pt, bounds, pitch)
-        rows += found
+        bounds, pitch = found[_size(pt)]
+        got, skipped = page_rows(pt, bounds, pitch)
+        rows += got
         headings += skipped
-    return rows, {"columns_at": [round(b, 1) for b in bounds], "pitch": pitch, "heading_lines": headings}
+    first_bounds, first_pitch = found[_size(pages[0])] if pages else ([], 0.0)
+    info: dict[str, Any] = {
+        "columns_at": [round(b, 1) for b in first_bounds],
+        "pitch": first_pitch,
+        "heading_lines": headings,
+    }
+    if len(found) > 1:
+        info["columns_by_width"] = {
+            str(size): {"columns_at": [round(b, 1) for b in bounds], "pitch": pitch}
+            for size, (bounds, pitch) in found.items()
+        }
+    return rows, info

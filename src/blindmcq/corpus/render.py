@@ -71,8 +71,16 @@ class Style:
     split_stems: bool = False  # a stem too tall for the room left continues in the next page's stem cell
     option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
     label_format: str = "{label}) "
-    rules: Literal["grid", "horizontal", "frame"] = "grid"  # horizontal: no vertical rules; frame: outer only
+    # horizontal: no vertical rules; frame: outer only; zebra: no rules, every other row band shaded
+    rules: Literal["grid", "horizontal", "frame", "zebra"] = "grid"
     header_split: bool = False  # a split row's rest printed inside the repeated header's option cell
+    # /Rotate written on every page, and how the content is drawn for it: "display" (a printer driver:
+    # drawn turned, so the displayed page reads upright), "sideways" (the page turned as a whole, as a
+    # scanner or a viewer's "rotate" writes it: displayed sideways), "clipped" (the display size given
+    # as the page size and the content drawn unturned: part of it lies outside the media box)
+    rotate: Literal[0, 90, 180, 270] = 0
+    landscape_from: int = 0  # pages from this one on are turned (a landscape section), the table centred
+    rotate_mode: Literal["display", "sideways", "clipped"] = "display"
 
 
 DEFAULT_STYLE = Style()
@@ -270,7 +278,18 @@ class _Page:
     ) -> None:
         self.canvas, self.number, self.style, self.pages = canvas, number, style, pages
         self.width, self.height = landscape(A4) if style.landscape else A4
-        self.xs = [MARGIN]
+        left = MARGIN
+        if style.landscape_from and number >= style.landscape_from:
+            self.width, self.height = self.height, self.width
+            canvas.setPageSize((self.width, self.height))
+            left = (self.width - sum(style.widths)) / 2
+        if style.rotate:
+            canvas.setPageRotation(style.rotate)
+            if style.rotate_mode == "display":  # user space (height x width) turned back to the display
+                turn = {90: (self.height, 0.0), 180: (self.width, self.height), 270: (0.0, self.width)}
+                canvas.translate(*turn[style.rotate])
+                canvas.rotate(style.rotate)
+        self.xs = [left]
         for w in style.widths:
             self.xs.append(self.xs[-1] + w)
         self.bottom = self.height - MARGIN - FOOTER
@@ -303,12 +322,14 @@ class _Page:
             self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * leading), line)
 
     def _hline(self, y: float, col: int, *, edge: bool = False) -> None:
-        if self.style.rules == "frame" and not edge:
+        if (self.style.rules == "frame" and not edge) or self.style.rules == "zebra":
             return
         self.canvas.line(self.xs[col], self.height - y, self.xs[col + 1], self.height - y)
 
     def _vlines(self, top: float, bottom: float) -> None:
-        xs = {"grid": self.xs, "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}[self.style.rules]
+        xs = {"grid": self.xs, "horizontal": [], "frame": [self.xs[0], self.xs[-1]], "zebra": []}[
+            self.style.rules
+        ]
         for x in xs:
             self.canvas.line(x, self.height - top, x, self.height - bottom)
 
@@ -318,7 +339,12 @@ class _Page:
         for col in range(len(self.style.widths)):
             self._hline(self.y, col)
         self._text(0, self.y, [text], self.style.bold)
-        xs = {"grid": [self.xs[0], self.xs[-1]], "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}
+        xs = {
+            "grid": [self.xs[0], self.xs[-1]],
+            "horizontal": [],
+            "frame": [self.xs[0], self.xs[-1]],
+            "zebra": [],
+        }
         for x in xs[self.style.rules]:
             self.canvas.line(x, self.height - self.y, x, self.height - self.y - height)
         self.y += height
@@ -361,6 +387,12 @@ class _Page:
             if lines is None or col in skip_rule:
                 continue
             self._hline(self.y, col)
+        if self.style.rules == "zebra" and self.rows_drawn % 2:
+            self.canvas.setFillGray(0.9)
+            self.canvas.rect(
+                self.xs[0], self.height - self.y - height, self.xs[-1] - self.xs[0], height, 0, 1
+            )
+            self.canvas.setFillGray(0)
         for col, lines in enumerate(cells):
             if lines:
                 self._text(col, self.y, lines)
@@ -438,9 +470,10 @@ def _draw(
     style = _STYLE[0]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    canvas = Canvas(
-        str(path), pagesize=landscape(A4) if style.landscape else A4, pageCompression=1, invariant=1
-    )
+    size = landscape(A4) if style.landscape else A4
+    if style.rotate in (90, 270) and style.rotate_mode == "sideways":
+        size = (size[1], size[0])  # reportlab swaps the media box of a page turned by 90: unswapped
+    canvas = Canvas(str(path), pagesize=size, pageCompression=1, invariant=1)
     canvas.setTitle(title or bank)
 
     def new_page(number: int, title: str | None = None, rest: Sequence[str] = ()) -> _Page:

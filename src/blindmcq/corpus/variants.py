@@ -245,6 +245,33 @@ VARIANTS: tuple[Variant, ...] = (
         stops=r"page 1: .*the table is ruled by its outer frame only",
     ),
     Variant(
+        "rules-zebra",  # no rules at all: every other row band shaded (filled rectangles, no stroke)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rules="zebra"),
+        cases=True,
+        stops=r"page 1: .*no ruling lines: its rows are told apart by shading",
+    ),
+    Variant(
+        "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
+        cases=True,
+    ),
+    Variant(
+        "rotated-sideways",  # /Rotate 270 on unturned content (a scanner's or viewer's turn): read unturned
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", ""), rotate=270, rotate_mode="sideways"),
+        cases=True,
+    ),
+    Variant(
+        "rotated-clipped",  # /Rotate 90 on unturned content in a media box of the display's size
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90, rotate_mode="clipped"),
+        cases=True,
+        stops=r"page 1: /Rotate 90: \d+% of the text lies outside the page's box",
+    ),
+    Variant(
+        "landscape-section",  # pages from the third on landscape, the table centred (columns elsewhere)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", ""), landscape_from=3),
+        cases=True,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
