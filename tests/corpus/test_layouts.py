@@ -275,3 +275,69 @@ def test_turned_pages_and_landscape_sections_read_exactly(
         assert turned == {} and len(report["files"][0]["reading3"]["lines"]["columns_by_width"]) == 2
     else:
         assert turned and all(t == {"rotate": rotate, "read_at": read_at} for t in turned.values())
+
+
+def test_a_gap_in_the_item_numbers_is_reported_with_a_stub_and_its_neighbours_disputed(
+    rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 33 is not printed: the gap is in verification.json and on the review page with a stub; the
+    items printed on either side are disputed (the lost text may be in either); a correction for the
+    missing id adds it, or records it absent; the command line says how many numbers are missing."""
+    import json
+
+    import yaml
+
+    from blindmcq.cli.extract import main as extract_main
+    from blindmcq.errors import InputError
+
+    bank = rendered("numbers-gap")
+    assert 33 not in {i.number for i in bank.items} and {32, 34} <= {i.number for i in bank.items}
+    assert (
+        extract_main(
+            [
+                str(bank.path),
+                "--source",
+                "var",
+                "--out",
+                str(tmp_path / "out"),
+                "--review",
+                str(tmp_path / "rv"),
+            ]
+        )
+        == 0
+    )
+    assert "missing item numbers: 1 in 1 gap(s) (var-numbers-gap.pdf 33)" in capsys.readouterr().out
+    report = json.loads((tmp_path / "out" / "verification.json").read_text(encoding="utf-8"))
+    (gap,) = report["files"][0]["gaps"]
+    assert (gap["first"], gap["last"], gap["ids"]) == (33, 33, ["var-numbers-gap-33"])
+    assert report["missing_numbers"] == 1
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert {"var-numbers-gap-32", "var-numbers-gap-34"} <= set(disputed)
+    assert all("item number 33 missing between" in disputed[f"var-numbers-gap-{n}"] for n in (32, 34))
+    page = (tmp_path / "rv" / "review.html").read_text(encoding="utf-8")
+    assert "missing: item number 33" in page and f"fingerprint: {gap['fingerprint']}" in page
+    import html
+
+    text = page.split('<section class="item gap"')[1].split("<pre class=stub>")[1].split("</pre>")[0]
+    stub = yaml.safe_load(html.unescape(text))
+    assert stub == {
+        "var-numbers-gap-33": {
+            "fingerprint": gap["fingerprint"], "question": "", "options": [], "key": None, "absent": False
+        }
+    }  # fmt: skip
+
+    def run(entry: dict) -> tuple[list, dict]:
+        fixes = tmp_path / "fixes.yaml"
+        fixes.write_text(yaml.safe_dump({"var-numbers-gap-33": entry}, allow_unicode=True), encoding="utf-8")
+        return extract_items([bank.path], source="var", workers=1, corrections=fixes)
+
+    items, rep = run({"fingerprint": gap["fingerprint"], "question": "Q?", "options": list("abcd"), "key": 2})
+    added = next(i for i in items if i.number == 33)
+    assert (added.status, added.key, added.options, added.meta["settled"]["path"]) == (
+        "ok", 2, tuple("abcd"), "correction"
+    )  # fmt: skip
+    assert [i.number for i in items if i.number in (32, 33, 34)] == [32, 33, 34]
+    items, rep = run({"fingerprint": gap["fingerprint"], "absent": True})
+    assert 33 not in {i.number for i in items} and rep["corrections"]["absent"] == ["var-numbers-gap-33"]
+    with pytest.raises(InputError, match=r"item var-numbers-gap-33: .*review the gap again"):
+        run({"fingerprint": "gap-0000", "absent": True})

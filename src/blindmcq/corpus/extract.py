@@ -42,7 +42,7 @@ from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import settle
+from blindmcq.corpus.settle import dispute_gaps, settle
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import STATUSES, Item, write_items
 from blindmcq.errors import InputError
@@ -270,6 +270,7 @@ def extract_items(
     owner: dict[str, str] = {}
     by_path: dict[str, list[Item]] = {"tables": [], "rules": []}
     settled: list[Item] = []
+    all_gaps: list[dict[str, Any]] = []
     for fr in read_rows(files, workers=workers, page_timeout=page_timeout):
         path, rows = fr.path, fr.rows
         if not rows["tables"] and not rows["rules"]:
@@ -322,6 +323,8 @@ def extract_items(
             ) from exc
         reading3 = {**third_reading(items, line_rows), "lines": line_info}
         items = third_dispute(items, reading3)
+        # Numbers missing between printed ones: the items beside each gap disputed, the gap reported
+        items, gaps = dispute_gaps(items, {m: {i.id: i for i in found[m]} for m in found})
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
             d.pop("reading", None)
         report_files.append(
@@ -341,14 +344,18 @@ def extract_items(
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),
+                **({"gaps": gaps} if gaps else {}),  # absent where the numbers run without a gap
             }
         )
+        all_gaps += [{"file": path.name, **g} for g in gaps]
         for m in by_path:
             by_path[m] += found[m]
         settled += items
     report, _ = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)
     if corrections:
-        settled, applied = apply_corrections(settled, fixes, file=str(corrections), n_options=n_options)
+        settled, applied = apply_corrections(
+            settled, fixes, file=str(corrections), n_options=n_options, gaps=all_gaps
+        )
     else:
         applied = {"file": None, "applied": [], "other_banks": 0}
     winners = Counter(str(i.meta["settled"]["path"]) for i in settled)
@@ -371,6 +378,8 @@ def extract_items(
         ],
         "corrections": applied,
     }
+    if all_gaps:  # numbers missing between printed ones (files[].gaps), each a stub on the review page
+        report["missing_numbers"] = sum(g["count"] for g in all_gaps)
     report["settled"]["disputed"] = report["settled"].pop("None")
     return settled, report
 
@@ -411,7 +420,8 @@ def extract_pdfs(
     if review_dir is not None:
         from blindmcq.corpus.review import write_review
 
-        write_review(items, [Path(p) for p in paths], review_dir)
+        gaps = [{"file": f["file"], **g} for f in report["files"] for g in f.get("gaps", [])]
+        write_review(items, [Path(p) for p in paths], review_dir, gaps)
     write_items(out / ITEMS_FILE, items)
     write_text(out / VERIFICATION_FILE, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     return report

@@ -11,6 +11,7 @@ real customs bank (``ua-customs-exam/questions.json``), renumbered 1..n.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import random
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class Variant:
     headings_every: int = 0  # a full-width section heading row before every n-th item
     span_notes: int = 0  # that many items excluded by a note over the option and mark columns (no options)
     stops: str = ""  # expected to stop with one line matching this (a layout the paths cannot read)
+    skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -251,6 +253,12 @@ VARIANTS: tuple[Variant, ...] = (
         stops=r"page 1: .*no ruling lines: its rows are told apart by shading",
     ),
     Variant(
+        "numbers-gap",  # item 33 not printed: the gap reported, the items printed on either side disputed
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        skip_numbers=(33,),
+    ),
+    Variant(
         "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
         Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
         cases=True,
@@ -369,7 +377,8 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
     """A seeded sample of ``n_items`` real items, renumbered, with the variant's injections."""
     rng = random.Random(f"{seed}-{variant.name}")
     chosen = rng.sample(records, min(n_items, len(records)))
-    specs = [dataclasses.replace(spec(r), number=k) for k, r in enumerate(chosen, 1)]
+    numbers = (n for n in itertools.count(1) if n not in variant.skip_numbers)
+    specs = [dataclasses.replace(spec(r), number=n) for n, r in zip(numbers, chosen, strict=False)]
     if variant.long_options:
         specs = [
             dataclasses.replace(s, options=tuple(f"{o} {o}" if len(o) > 60 else o for o in s.options))
