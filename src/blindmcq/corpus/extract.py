@@ -42,7 +42,7 @@ from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import dispute_gaps, settle
+from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import STATUSES, Item, write_items
 from blindmcq.errors import InputError
@@ -324,7 +324,12 @@ def extract_items(
         reading3 = {**third_reading(items, line_rows), "lines": line_info}
         items = third_dispute(items, reading3)
         # Numbers missing between printed ones: the items beside each gap disputed, the gap reported
-        items, gaps = dispute_gaps(items, {m: {i.id: i for i in found[m]} for m in found})
+        by_id = {m: {i.id: i for i in found[m]} for m in found}
+        items, gaps = dispute_gaps(items, by_id)
+        # Checks on the text itself, whatever the readings agree on: no character that is no printed text,
+        # no glyph printed over another or run through by a rule on the item's rows
+        faults = {p: t.faults for p, t in fr.text.items() if t.faults}
+        items = dispute_text(items, faults, by_id)
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
             d.pop("reading", None)
         report_files.append(
@@ -345,6 +350,17 @@ def extract_items(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),
                 **({"gaps": gaps} if gaps else {}),  # absent where the numbers run without a gap
+                # absent where no glyph overlaps another and no rule runs through text
+                **(
+                    {
+                        "print_faults": {
+                            str(p): [[w, round(t, 1), round(b, 1)] for w, t, b in fs]
+                            for p, fs in sorted(faults.items())
+                        }
+                    }
+                    if faults
+                    else {}
+                ),
             }
         )
         all_gaps += [{"file": path.name, **g} for g in gaps]

@@ -28,7 +28,7 @@ from an empty one, and does not need to.
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,6 +63,8 @@ class PageText:
     width: float
     words: list[Word] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    # Print faults, (what, top, bottom): glyphs printed over other glyphs, glyphs a rule runs through
+    faults: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def page_text(page: Any, page_no: int) -> PageText:
@@ -77,8 +79,9 @@ def page_text(page: Any, page_no: int) -> PageText:
         lines[-1].append(c)
     words: list[Word] = []
     for line in lines:
+        line.sort(key=lambda c: c["x0"])
         cur: list[dict[str, Any]] = []
-        for c in sorted(line, key=lambda c: c["x0"]):
+        for c in line:
             blank = not c["text"].strip()
             if cur and (blank or c["x0"] - cur[-1]["x1"] > GAP):
                 words.append(_word(cur))
@@ -92,7 +95,108 @@ def page_text(page: Any, page_no: int) -> PageText:
         for e in page.edges
         if e["orientation"] == "h" and e["x1"] - e["x0"] > RULE_TOL
     ]
-    return PageText(page_no, float(page.width), words, rules)
+    return PageText(page_no, float(page.width), words, rules, print_faults(lines, rules))
+
+
+OVERLAP = 0.25  # two glyph boxes sharing more than this share of the smaller one: one printed over the other
+KERN = 0.5  # pt: neighbouring glyphs of one line may overlap this much (kerning, italics)
+SAME_GLYPH = 1.5  # pt: the same glyph drawn again this close (a simulated bold) is not an overprint
+THROUGH = 0.3  # a rule this far inside a glyph's box from its top or bottom runs through the glyph
+
+
+def _overprinted(
+    a: tuple[float, float, float, float, str], b: tuple[float, float, float, float, str]
+) -> bool:
+    ix = min(a[1], b[1]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[2], b[2])
+    if ix <= 0 or iy <= 0:
+        return False
+    if a[4] == b[4] and abs(a[0] - b[0]) < SAME_GLYPH and abs(a[2] - b[2]) < SAME_GLYPH:
+        return False  # the same glyph drawn twice (a simulated bold)
+    return ix * iy > OVERLAP * min((a[1] - a[0]) * (a[3] - a[2]), (b[1] - b[0]) * (b[3] - b[2]))
+
+
+def _under(
+    line: list[tuple[float, float, float, float, str]], starts: list[float], widest: float, b: Any
+) -> list[tuple[float, float, float, float, str]]:
+    """The glyphs of ``line`` (left to right, ``starts`` their x0) whose x range meets glyph ``b``'s."""
+    return line[bisect_left(starts, b[0] - widest) : bisect_left(starts, b[1])]
+
+
+def _segments(line: list[Any]) -> list[tuple[float, float, list[float], float, list[Any]]]:
+    """A printed line's runs of glyphs (no gap wider than half a glyph's height): x0, x1, the glyphs'
+    starts, the widest glyph, the glyphs."""
+    runs: list[list[Any]] = []
+    for b in line:
+        if runs and b[0] - max(g[1] for g in runs[-1][-3:]) < 0.5 * (b[3] - b[2]):
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return [
+        (min(g[0] for g in r), max(g[1] for g in r), [g[0] for g in r], max(g[1] - g[0] for g in r), r)
+        for r in runs
+    ]
+
+
+def print_faults(
+    lines: Sequence[Sequence[dict[str, Any]]], rules: Sequence[Rule]
+) -> list[tuple[str, float, float]]:
+    """Where the page's glyphs are not legible as separate text, from its chars grouped into printed lines
+    (each left to right): a glyph overlapping another (text printed over text, such as a long cell's lines
+    run into the cell below) and a glyph a horizontal rule runs through (a line printed across the cell's
+    edge); each as (what, top, bottom), merged per line. Lines are compared with their neighbours only
+    where their heights overlap, so a page costs little more than one pass over its chars."""
+    boxed = [
+        [
+            (c["x0"], c["x1"], c["top"], c["bottom"], c["text"])
+            for c in line
+            if c["x1"] > c["x0"] and c["bottom"] > c["top"] and c["text"].strip()
+        ]
+        for line in lines
+    ]
+    boxed = [line for line in boxed if line]
+    spans = [(min(b[2] for b in line), max(b[3] for b in line)) for line in boxed]
+    segments = [_segments(line) for line in boxed]
+    found: list[tuple[str, float, float]] = []
+    over = "glyphs printed over other glyphs"
+    for k, line in enumerate(boxed):
+        # glyphs of one line that merely touch (kerning) are skipped before the full test
+        hits = [b for a, b in itertools.pairwise(line) if a[1] - b[0] > KERN and _overprinted(a, b)]
+        for j in range(k + 1, len(boxed)):
+            if spans[j][0] >= spans[k][1]:
+                break
+            height = min(spans[k][1] - spans[k][0], spans[j][1] - spans[j][0])
+            if spans[k][1] - spans[j][0] <= OVERLAP * height:
+                continue
+            # lines that share some height (text in another column, or printed over this) are compared
+            # where their runs of text meet
+            for a0, a1, starts, widest, glyphs in segments[k]:
+                for b0, b1, _, _, others in segments[j]:
+                    if a0 < b1 and b0 < a1:
+                        hits += [
+                            b
+                            for b in others
+                            if any(_overprinted(a, b) for a in _under(glyphs, starts, widest, b))
+                        ]
+        found += [(over, b[2], b[3]) for b in hits]
+    ys = sorted(rules)
+    at = [r[0] for r in ys]
+    for (top, bottom), line in zip(spans, boxed, strict=True):
+        h = bottom - top
+        near = ys[bisect_right(at, top + THROUGH * h * 0.5) : bisect_right(at, bottom - THROUGH * h * 0.5)]
+        for b in line if near else ():
+            bh = b[3] - b[2]
+            if any(
+                r[1] < b[1] and b[0] < r[2] and b[2] + THROUGH * bh < r[0] < b[3] - THROUGH * bh for r in near
+            ):
+                found.append(("a rule runs through the text", b[2], b[3]))
+    merged: list[tuple[str, float, float]] = []
+    for what, t, b in sorted(found):
+        if merged and merged[-1][0] == what and t <= merged[-1][2] + LINE_TOL:
+            merged[-1] = (what, merged[-1][1], max(b, merged[-1][2]))
+        else:
+            merged.append((what, t, b))
+    return merged
 
 
 def horizontal_only(pt: PageText) -> bool:

@@ -99,6 +99,8 @@ class ItemSpec:
     labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
     tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
     heading: str | None = None  # a full-width section heading row printed above the item
+    tail_across: bool = False  # the tail printed across the page's last rule (the rule runs through it)
+    overprint: str | None = None  # text printed over the stem, half a line down (a cell above run over)
 
 
 @dataclass
@@ -407,7 +409,8 @@ class _Page:
 
     def close(self) -> None:
         if getattr(self, "tail", None):
-            self._text(1, self.y, self.tail)
+            across = getattr(self, "tail_across", False)
+            self._text(1, self.y - PAD - 0.55 * self.style.size if across else self.y, self.tail)
 
         for col in range(len(self.style.widths)):
             self._hline(self.y, col, edge=True)
@@ -565,7 +568,11 @@ def _draw(
                 if spans and lead and not first:
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
+                row_top = page.y
                 page.row(height, cells, skip_rule=skip, span=spec.excluded == "span")
+                if spec.overprint and first and lead:
+                    over = wrap(spec.overprint, style.widths[1], hyphenate=False)
+                    page._text(1, row_top + 0.45 * style.leading, over[: len(lay.question)])
                 if lead and not first:
                     stem_rest = []
             remaining = remaining[k:]
@@ -593,6 +600,7 @@ def _draw(
             first = False
         if spec.tail and not remaining:
             page.tail = " ".join(spec.question.split()[-spec.tail :]).split("\n")
+            page.tail_across = spec.tail_across
         result.items.append(
             expected_item(spec, source=source, bank=bank, file=path.name, page=start_page, fused=fused)
         )

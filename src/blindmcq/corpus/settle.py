@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -207,3 +208,53 @@ def dispute_gaps(
             why.setdefault(gap[side], []).append(gap_text(gap))
     out = [dispute(i, "; ".join(why[i.id]), paths) if i.id in why else i for i in items]
     return out, gaps
+
+
+# Characters no printed text holds: C0/C1 controls (NUL where a font maps a glyph to no character) and the
+# replacement character (a byte sequence no encoding decoded); tab and newline are layout, not text.
+UNREADABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
+FAULT_TOL = 1.0  # pt: a print fault this close to an item's rows may belong to it
+
+
+def text_faults(item: Item) -> list[str]:
+    """What in the item's own text cannot be printed text, field by field (empty when none)."""
+    out = []
+    fields = [("stem", item.question), *((f"option {k}", o) for k, o in enumerate(item.options, 1))]
+    for name, text in fields:
+        bad = sorted(set(UNREADABLE.findall(text)))
+        if bad:
+            codes = ", ".join(f"U+{ord(c):04X}" for c in bad)
+            what = (
+                "a glyph the PDF's font maps to no character"
+                if any(c != "\ufffd" for c in bad)
+                else "the replacement character: text the PDF's font could not decode"
+            )
+            out.append(f"the {name} holds {codes}: {what}")
+    return out
+
+
+def dispute_text(
+    items: Sequence[Item],
+    faults: dict[int, list[tuple[str, float, float]]],
+    paths: dict[str, dict[str, Item]],
+) -> list[Item]:
+    """``items`` with each whose text fails a check that does not depend on the readings agreeing made
+    disputed: characters that are no printed text (:func:`text_faults`), and print faults on its rows
+    (``faults``: per page, from :func:`blindmcq.corpus.lines.print_faults`: glyphs printed over glyphs, a
+    rule running through a line)."""
+    out = []
+    for it in items:
+        why = text_faults(it)
+        boxes = [
+            b for m in ("tables", "rules") if (p := paths[m].get(it.id)) for b in p.meta.get("boxes", [])
+        ]
+        seen: set[tuple[int, str]] = set()
+        for page, top, bottom in boxes:
+            for what, t, b in faults.get(int(page), []):
+                if t <= bottom + FAULT_TOL and b >= top - FAULT_TOL and (int(page), what) not in seen:
+                    seen.add((int(page), what))
+                    why.append(
+                        f"page {int(page)}: {what} (y {t:.0f}-{b:.0f}); the text read may be garbled or cut"
+                    )
+        out.append(dispute(it, "; ".join(why), paths) if why else it)
+    return out

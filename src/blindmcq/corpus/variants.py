@@ -39,6 +39,9 @@ class Variant:
     headings_every: int = 0  # a full-width section heading row before every n-th item
     span_notes: int = 0  # that many items excluded by a note over the option and mark columns (no options)
     stops: str = ""  # expected to stop with one line matching this (a layout the paths cannot read)
+    tails_across: bool = False  # the tails printed across the last rule (the rule runs through the line)
+    unmapped: bool = False  # one stem holds U+0000 and one option U+FFFD (glyphs a font maps to no text)
+    overprint: int = 0  # that many stems printed over by other text half a line down
     skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
 
 
@@ -259,6 +262,25 @@ VARIANTS: tuple[Variant, ...] = (
         skip_numbers=(33,),
     ),
     Variant(
+        "tail-across-rule",  # a stem's last words printed across the page's last rule
+        Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
+        cases=True,
+        tails=1,
+        tails_across=True,
+    ),
+    Variant(
+        "glyph-unmapped",  # a stem holding U+0000 and an option holding U+FFFD (glyphs mapped to no text)
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        unmapped=True,
+    ),
+    Variant(
+        "overprint",  # one stem printed over by other text half a line down (a cell above run over)
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        overprint=1,
+    ),
+    Variant(
         "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
         Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
         cases=True,
@@ -403,6 +425,18 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         plain = [k for k, s in enumerate(specs) if s.excluded is None and s.fused is None and k > 20]
         for k in plain[:: max(1, len(plain) // variant.span_notes)][: variant.span_notes]:
             specs[k] = dataclasses.replace(specs[k], excluded="span")
+    plain = [k for k, s in enumerate(specs) if s.excluded is None and s.fused is None and k > 20]
+    if variant.unmapped and len(plain) > 2:
+        a, b = specs[plain[0]], specs[plain[len(plain) // 2]]
+        words = a.question.split(" ")
+        words[len(words) // 2] = words[len(words) // 2][:2] + "\x00" + words[len(words) // 2][2:]
+        specs[plain[0]] = dataclasses.replace(a, question=" ".join(words))
+        specs[plain[len(plain) // 2]] = dataclasses.replace(
+            b, options=(b.options[0] + " п\ufffdяти", *b.options[1:])
+        )
+    for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
+        words = specs[k - 1].options[-1].split() * 3
+        specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
     if variant.headings_every:
         specs = [
             dataclasses.replace(
@@ -433,5 +467,8 @@ def render_variant(
         plain = {s.number for s in specs if s.excluded is None and s.fused is None}
         enders = [n for n in render_pdf(specs, path, **args).page_enders if n in plain]
         chosen = set(enders[1::3][: variant.tails])
-        specs = [dataclasses.replace(s, tail=3) if s.number in chosen else s for s in specs]
+        specs = [
+            dataclasses.replace(s, tail=3, tail_across=variant.tails_across) if s.number in chosen else s
+            for s in specs
+        ]
     return render_pdf(specs, path, **args)
