@@ -367,3 +367,32 @@ def test_text_that_is_no_legible_print_is_disputed_whatever_the_readings_agree(
     if name != "glyph-unmapped":
         faults = report["files"][0]["print_faults"]
         assert {str(d["page"]) for d in flagged} <= set(faults)
+
+
+def test_the_word_excluded_alone_in_the_stem_cell_is_an_exclusion(rendered) -> None:
+    """A stem cell holding only "Виключено." (the options still printed) is an excluded item with that
+    note and no stem, not a malformed one; nothing else changes."""
+    bank = rendered("excluded-word")
+    words = [i for i in bank.items if i.meta.get("excluded_note") == "Виключено."]
+    assert words, "the variant prints no stem as the word alone"
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items and report["disputed"] == []
+    got = {i.id: i for i in items}
+    assert all(got[i.id].status == "excluded" and got[i.id].question == "" for i in words)
+
+
+def test_in_a_bank_of_mixed_option_counts_a_page_break_never_sets_the_count(records, tmp_path: Path) -> None:
+    """No merged cells, items of 3, 4 and 5 options, option rows split by page breaks: a page-top row is
+    joined or kept by what the print shows (the first word with the space before it too wide for the line
+    above, the row above filling its page), never by the count; where the print does not settle it the item
+    is disputed. No item comes out wrong, and none gains a blank option."""
+    bank = render_variant(BY_NAME["unmerged-mixed"], records, tmp_path, n_items=200, seed=1)
+    counts = {len(i.options) for i in bank.items}
+    assert {3, 4, 5} <= counts
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert not any("blank_option" in i.flags for i in items)
+    assert sum(i.meta.get("joined_rows") is not None for i in items if i.status != "disputed") >= 3
+    assert len(report["disputed"]) <= 0.05 * len(items)

@@ -43,6 +43,7 @@ WIDTHS = (36.0, 186.0, 231.0, 70.0)  # № | Питання | Варіанти �
 HEADER = ("№", "Питання", "Варіанти відповіді", "Позначка")
 RIGHT, WRONG = "правильна", "неправильна"
 NOTE = "Виключено рішенням Комісії від 14.02.2019 № 23/зп-19"
+WORD_NOTE = "Виключено."  # the stem replaced by the word alone
 TITLE = "Перелік тестових питань"
 
 
@@ -79,6 +80,7 @@ class Style:
     # scanner or a viewer's "rotate" writes it: displayed sideways), "clipped" (the display size given
     # as the page size and the content drawn unturned: part of it lies outside the media box)
     rotate: Literal[0, 90, 180, 270] = 0
+    unmerged: bool = False  # every row ruled across: number, stem and key cells not merged over option rows
     landscape_from: int = 0  # pages from this one on are turned (a landscape section), the table centred
     rotate_mode: Literal["display", "sideways", "clipped"] = "display"
 
@@ -94,7 +96,8 @@ class ItemSpec:
     question: str
     options: tuple[str, ...]
     keys: tuple[int, ...]
-    excluded: Literal["question", "mark", "span"] | None = None  # span: the note over option and mark
+    # span: the note over option and mark; word: the stem cell holds only "Виключено." (options printed)
+    excluded: Literal["question", "mark", "span", "word"] | None = None
     fused: Literal["number", "blank"] | None = None
     labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
     tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
@@ -191,7 +194,7 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
     if fused:
         flags.add("recovered_merge")
     status = "excluded" if spec.excluded else "malformed" if flags & set(FLAGS[1:4]) else "ok"
-    meta = {"excluded_note": NOTE} if spec.excluded else {}
+    meta = {"excluded_note": WORD_NOTE if spec.excluded == "word" else NOTE} if spec.excluded else {}
     if spec.fused == "blank":
         meta["number_inferred"] = True
     return Item(
@@ -199,7 +202,7 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
         source=source,
         bank=bank,
         number=spec.number,
-        question=normalise(spec.question),
+        question="" if spec.excluded == "word" else normalise(spec.question),
         options=options,
         key=keys[0] if "invariant" not in flags else None,
         status=status,
@@ -230,6 +233,8 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         q = wrap(" ".join(spec.question.split()[: -spec.tail]), widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
         q += wrap(NOTE, widths[1], hyphenate=False)
+    if spec.excluded == "word":
+        q = [WORD_NOTE]
     letters = spec.labels if spec.labels is not None else style.option_labels
     printed = [
         (style.label_format.format(label=letters[k]) if k < len(letters) else "") + o
@@ -490,6 +495,8 @@ def _draw(
         if not spec.options:
             raise ValueError(f"item {spec.number} has no options to print")
         lay = _layout(spec, hyphenate, style)
+        if style.unmerged and spec.excluded != "mark":  # the stem sits in the first option's row
+            lay.heights[0] = max(lay.heights[0], lay.stem_height)
         remaining = list(range(len(lay.options)))
         if spec.heading is not None:
             if page.bottom - page.y < style.leading + 2 * PAD + lay.stem_height:
@@ -565,6 +572,8 @@ def _draw(
                     if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)
                     else None,
                 ]
+                if style.unmerged and spec.excluded != "mark":
+                    cells = [[] if c is None else c for c in cells]
                 if spans and lead and not first:
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()

@@ -42,6 +42,8 @@ class Variant:
     tails_across: bool = False  # the tails printed across the last rule (the rule runs through the line)
     unmapped: bool = False  # one stem holds U+0000 and one option U+FFFD (glyphs a font maps to no text)
     overprint: int = 0  # that many stems printed over by other text half a line down
+    word_excluded: int = 0  # that many items whose stem cell holds only "Виключено." (options printed)
+    five_every: int = 0  # print every n-th item with five options (the next item's first option added)
     skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
 
 
@@ -281,6 +283,27 @@ VARIANTS: tuple[Variant, ...] = (
         overprint=1,
     ),
     Variant(
+        "unmerged-mixed",  # no merged cells; 3, 4 and 5 options; rows split by page breaks; "*" marks the key
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Ключ"),
+            marks=("*", ""),
+            split_rows=True,
+            unmerged=True,
+        ),
+        long_options=True,
+        three_every=6,
+        five_every=7,
+        word_excluded=2,
+        scoring_only=True,
+    ),
+    Variant(
+        "excluded-word",  # three stems printed as the word "Виключено." alone, their options printed
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        word_excluded=3,
+    ),
+    Variant(
         "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
         Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
         cases=True,
@@ -417,6 +440,13 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
             else s
             for k, s in enumerate(specs)
         ]
+    if variant.five_every:
+        specs = [
+            dataclasses.replace(s, options=(*s.options, specs[k + 1].options[-1]))
+            if k % variant.five_every == variant.five_every - 2 and len(s.options) == 4 and k + 1 < len(specs)
+            else s
+            for k, s in enumerate(specs)
+        ]
     if variant.cases:
         specs = with_cases(specs, start=3)
     if variant.relabel is not None and len(specs) > 20:
@@ -434,6 +464,8 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         specs[plain[len(plain) // 2]] = dataclasses.replace(
             b, options=(b.options[0] + " п\ufffdяти", *b.options[1:])
         )
+    for k in plain[3 :: max(1, len(plain) // max(1, variant.word_excluded))][: variant.word_excluded]:
+        specs[k] = dataclasses.replace(specs[k], excluded="word")
     for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
         words = specs[k - 1].options[-1].split() * 3
         specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
