@@ -25,8 +25,10 @@ from typing import Any
 
 import pdfplumber
 import yaml
+from pdfplumber.display import PageImage, get_page_image
 
 from blindmcq.atomic import write_text
+from blindmcq.corpus.pages import PageFrameError, lean, upright
 from blindmcq.datasets.items import Item
 
 REVIEW_FILE = "review.html"
@@ -47,8 +49,26 @@ def _rules(page: Any) -> list[float]:
     return ys
 
 
-def _png(page: Any, top: float, bottom: float) -> str:
-    image = page.crop((0, top, float(page.width), bottom)).to_image(resolution=RESOLUTION).original
+def _page(pdf: Any, page_no: int) -> tuple[Any, Any]:
+    """The page in the frame the extraction read it in (:func:`blindmcq.corpus.pages.upright`), and, where
+    that is not the displayed frame, the page's image turned into it (None: the displayed one will do)."""
+    page = pdf.pages[page_no - 1]
+    if not page.rotation:
+        return page, None
+    try:
+        turned = upright(lean(page))
+    except PageFrameError:
+        return page, None
+    if turned.rotation == page.rotation:
+        return page, None
+    shown = get_page_image(pdf.stream, pdf.path, page_no - 1, RESOLUTION, pdf.password)
+    # PIL turns counter-clockwise: the displayed image turned back by what the read frame differs by
+    return turned, shown.rotate(-((turned.rotation - page.rotation) % 360), expand=True)
+
+
+def _png(page: Any, top: float, bottom: float, original: Any = None) -> str:
+    crop = page.crop((0, top, float(page.width), bottom))
+    image = PageImage(crop, original=original, resolution=RESOLUTION).original
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -62,7 +82,7 @@ def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
         spans[int(page_no)] += [top, bottom]
     out = []
     for page_no in sorted(spans):
-        page = pdf.pages[page_no - 1]
+        page, original = _page(pdf, page_no)
         ys = _rules(page)
         top, bottom = min(spans[page_no]), max(spans[page_no])
         above = [y for y in ys if y < top - RULE_TOL]
@@ -73,13 +93,13 @@ def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
         crop_bottom = min(float(page.height), crop_bottom + MARGIN)
         if crop_bottom <= crop_top:
             crop_top, crop_bottom = 0.0, float(page.height)
-        out.append((page_no, _png(page, crop_top, crop_bottom)))
+        out.append((page_no, _png(page, crop_top, crop_bottom, original)))
         last_page = page_no == max(spans) and page_no < len(pdf.pages)
         if last_page and ys and not [y for y in ys if y > bottom + RULE_TOL]:
-            nxt = pdf.pages[page_no]  # the item ends its page: what the next page's top holds
+            nxt, turned = _page(pdf, page_no + 1)  # the item ends its page: what the next page's top holds
             nys = _rules(nxt)
             end = nys[min(NEXT_ROWS, len(nys) - 1)] + MARGIN if nys else float(nxt.height) / 3
-            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end))))
+            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end), turned)))
     return out
 
 
