@@ -189,3 +189,15 @@ def test_print_faults_find_overprinted_glyphs_and_rules_through_text_not_plain_l
     assert [f[0] for f in print_faults(over, [])] == ["glyphs printed over other glyphs"]
     assert print_faults([line(100)], [(104.5, 30.0, 300.0)]) == [("a rule runs through the text", 100, 109)]
     assert print_faults([line(100, x=400)], [(104.5, 30.0, 300.0)]) == []  # the rule ends left of the line
+
+
+def test_a_line_drawn_over_text_alone_reads_as_struck_through_not_as_a_rule() -> None:
+    from blindmcq.corpus.lines import print_faults
+
+    glyphs = [
+        {"x0": 40.0 + 5 * k, "x1": 45.0 + 5 * k, "top": 100.0, "bottom": 109.0, "text": "а"} for k in range(8)
+    ]
+    assert print_faults([glyphs], [(104.5, 40.5, 79.5)]) == [
+        ("text struck through (an exclusion?)", 100.0, 109.0)
+    ]
+    assert print_faults([glyphs], [(104.5, 36.0, 300.0)]) == [("a rule runs through the text", 100.0, 109.0)]

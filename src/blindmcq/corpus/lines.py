@@ -101,6 +101,7 @@ def page_text(page: Any, page_no: int) -> PageText:
 OVERLAP = 0.25  # two glyph boxes sharing more than this share of the smaller one: one printed over the other
 KERN = 0.5  # pt: neighbouring glyphs of one line may overlap this much (kerning, italics)
 SAME_GLYPH = 1.5  # pt: the same glyph drawn again this close (a simulated bold) is not an overprint
+STRIKE_TOL = 1.5  # pt: a line ending this close to the first and last glyph it crosses strikes them through
 THROUGH = 0.3  # a rule this far inside a glyph's box from its top or bottom runs through the glyph
 
 
@@ -184,12 +185,21 @@ def print_faults(
     for (top, bottom), line in zip(spans, boxed, strict=True):
         h = bottom - top
         near = ys[bisect_right(at, top + THROUGH * h * 0.5) : bisect_right(at, bottom - THROUGH * h * 0.5)]
-        for b in line if near else ():
-            bh = b[3] - b[2]
-            if any(
-                r[1] < b[1] and b[0] < r[2] and b[2] + THROUGH * bh < r[0] < b[3] - THROUGH * bh for r in near
-            ):
-                found.append(("a rule runs through the text", b[2], b[3]))
+        for r in near:
+            crossed = [
+                b
+                for b in line
+                if r[1] < b[1]
+                and b[0] < r[2]
+                and b[2] + THROUGH * (b[3] - b[2]) < r[0] < b[3] - THROUGH * (b[3] - b[2])
+            ]
+            if not crossed:
+                continue
+            # a line that starts and ends with the glyphs it crosses is drawn over the text (struck through);
+            # a cell's rule reaches past them to the cell's border
+            struck = r[1] >= crossed[0][0] - STRIKE_TOL and r[2] <= crossed[-1][1] + STRIKE_TOL
+            what = "text struck through (an exclusion?)" if struck else "a rule runs through the text"
+            found += [(what, b[2], b[3]) for b in crossed]
     merged: list[tuple[str, float, float]] = []
     for what, t, b in sorted(found):
         if merged and merged[-1][0] == what and t <= merged[-1][2] + LINE_TOL:
