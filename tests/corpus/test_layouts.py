@@ -386,7 +386,7 @@ def test_in_a_bank_of_mixed_option_counts_a_page_break_never_sets_the_count(reco
     joined or kept by what the print shows (the first word with the space before it too wide for the line
     above, the row above filling its page), never by the count; where the print does not settle it the item
     is disputed. No item comes out wrong, and none gains a blank option."""
-    bank = render_variant(BY_NAME["unmerged-mixed"], records, tmp_path, n_items=200, seed=1)
+    bank = render_variant(BY_NAME["unmerged-mixed"], records, tmp_path, n_items=80, seed=1)
     counts = {len(i.options) for i in bank.items}
     assert {3, 4, 5} <= counts
     items, report = extract_items([bank.path], source="var", workers=1)
