@@ -7,7 +7,8 @@ by both paths, and scores every item against the ground truth the renderer retur
   disputed: status "disputed" (listed for review, left out of probing);
   wrong: anything else, including items missed or invented: silently wrong.
 Targets: wrong 0 on every variant; disputed at most 1% of a variant; a variant the paths cannot read
-(tables ruled only horizontally, or only framed) stops with one line naming the page and the reason.
+(tables ruled only horizontally, only framed or only shaded; text cut off by the page's box) stops with one
+line naming the page and the reason.
 The layout column ends with the number
 of items the line reading (corpus/lines.py + reading3.py, sharing no layout code with the paths) read
 otherwise and disputed.

@@ -234,10 +234,165 @@ def test_layouts_that_used_to_stop_read_exactly(rendered, name: str, feature: st
         assert spanned and all(i.meta["excluded_note"].startswith("Виключено рішенням") for i in spanned)
 
 
-@pytest.mark.parametrize("name", ["rules-horizontal", "rules-frame"])
+@pytest.mark.parametrize("name", ["rules-horizontal", "rules-frame", "rules-zebra", "rotated-clipped"])
 def test_tables_without_column_rules_stop_with_one_line(rendered, name: str) -> None:
+    """Tables the paths cannot read, and a page whose upright text lies partly outside its box, stop with
+    one line naming the page and what was seen there (a shaded table is not called "outer frame only")."""
     from blindmcq.errors import InputError
 
     with pytest.raises(InputError, match=BY_NAME[name].stops) as err:
         extract_items([rendered(name).path], source="var", workers=1)
     assert "\n" not in str(err.value) and "page 1" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "rotate", "read_at", "orientation"),
+    [
+        ("rotated-90", 90, 90, "portrait"),
+        ("rotated-sideways", 270, 0, "portrait"),
+        ("landscape-section", None, None, "mixed"),
+    ],
+)
+def test_turned_pages_and_landscape_sections_read_exactly(
+    rendered, name: str, rotate: int | None, read_at: int | None, orientation: str
+) -> None:
+    """/Rotate on every page (content drawn turned for display, or the page turned as a whole) is read in
+    the frame where the text runs left to right; a landscape section whose columns sit elsewhere is read
+    by the line reading per page width. Items as printed, no dispute beyond a page break."""
+    bank = rendered(name)
+    with pdfplumber.open(bank.path) as pdf:
+        assert {p.rotation for p in pdf.pages} == {rotate or 0}
+        assert len({round(p.width) for p in pdf.pages}) == (2 if orientation == "mixed" else 1)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert len(report["disputed"]) <= 1 and all(PAGE_BREAK in d["why"] for d in report["disputed"])
+    layout = report["files"][0]["layout"]
+    assert layout["orientation"] == orientation
+    turned = layout.get("turned_pages", {})
+    if rotate is None:
+        assert turned == {} and len(report["files"][0]["reading3"]["lines"]["columns_by_width"]) == 2
+    else:
+        assert turned and all(t == {"rotate": rotate, "read_at": read_at} for t in turned.values())
+
+
+def test_a_gap_in_the_item_numbers_is_reported_with_a_stub_and_its_neighbours_disputed(
+    rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 33 is not printed: the gap is in verification.json and on the review page with a stub; the
+    items printed on either side are disputed (the lost text may be in either); a correction for the
+    missing id adds it, or records it absent; the command line says how many numbers are missing."""
+    import json
+
+    import yaml
+
+    from blindmcq.cli.extract import main as extract_main
+    from blindmcq.errors import InputError
+
+    bank = rendered("numbers-gap")
+    assert 33 not in {i.number for i in bank.items} and {32, 34} <= {i.number for i in bank.items}
+    assert (
+        extract_main(
+            [
+                str(bank.path),
+                "--source",
+                "var",
+                "--out",
+                str(tmp_path / "out"),
+                "--review",
+                str(tmp_path / "rv"),
+            ]
+        )
+        == 0
+    )
+    assert "missing item numbers: 1 in 1 gap(s) (var-numbers-gap.pdf 33)" in capsys.readouterr().out
+    report = json.loads((tmp_path / "out" / "verification.json").read_text(encoding="utf-8"))
+    (gap,) = report["files"][0]["gaps"]
+    assert (gap["first"], gap["last"], gap["ids"]) == (33, 33, ["var-numbers-gap-33"])
+    assert report["missing_numbers"] == 1
+    disputed = {d["id"]: d["why"] for d in report["disputed"]}
+    assert {"var-numbers-gap-32", "var-numbers-gap-34"} <= set(disputed)
+    assert all("item number 33 missing between" in disputed[f"var-numbers-gap-{n}"] for n in (32, 34))
+    page = (tmp_path / "rv" / "review.html").read_text(encoding="utf-8")
+    assert "missing: item number 33" in page and f"fingerprint: {gap['fingerprint']}" in page
+    import html
+
+    text = page.split('<section class="item gap"')[1].split("<pre class=stub>")[1].split("</pre>")[0]
+    stub = yaml.safe_load(html.unescape(text))
+    assert stub == {
+        "var-numbers-gap-33": {
+            "fingerprint": gap["fingerprint"], "question": "", "options": [], "key": None, "absent": False
+        }
+    }  # fmt: skip
+
+    def run(entry: dict) -> tuple[list, dict]:
+        fixes = tmp_path / "fixes.yaml"
+        fixes.write_text(yaml.safe_dump({"var-numbers-gap-33": entry}, allow_unicode=True), encoding="utf-8")
+        return extract_items([bank.path], source="var", workers=1, corrections=fixes)
+
+    items, rep = run({"fingerprint": gap["fingerprint"], "question": "Q?", "options": list("abcd"), "key": 2})
+    added = next(i for i in items if i.number == 33)
+    assert (added.status, added.key, added.options, added.meta["settled"]["path"]) == (
+        "ok", 2, tuple("abcd"), "correction"
+    )  # fmt: skip
+    assert [i.number for i in items if i.number in (32, 33, 34)] == [32, 33, 34]
+    items, rep = run({"fingerprint": gap["fingerprint"], "absent": True})
+    assert 33 not in {i.number for i in items} and rep["corrections"]["absent"] == ["var-numbers-gap-33"]
+    with pytest.raises(InputError, match=r"item var-numbers-gap-33: .*review the gap again"):
+        run({"fingerprint": "gap-0000", "absent": True})
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("glyph-unmapped", r"the (stem|option 1) holds U\+(0000|FFFD)"),
+        ("overprint", r"page \d+: glyphs printed over other glyphs"),
+        ("tail-across-rule", r"page \d+: a rule runs through the text"),
+    ],
+)
+def test_text_that_is_no_legible_print_is_disputed_whatever_the_readings_agree(
+    records, tmp_path: Path, name: str, why: str
+) -> None:
+    """A NUL or U+FFFD in an item's text, a stem printed over by other text, a stem line a rule runs through:
+    each reading reads the same characters, so they agree; the item is disputed by the checks on the text
+    itself, with the reason, and never comes out wrong."""
+    bank = render_variant(BY_NAME[name], records, tmp_path, n_items=80, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    flagged = [d for d in report["disputed"] if re.search(why, d["why"])]
+    assert flagged and len(report["disputed"]) <= 2
+    if name != "glyph-unmapped":
+        faults = report["files"][0]["print_faults"]
+        assert {str(d["page"]) for d in flagged} <= set(faults)
+
+
+def test_the_word_excluded_alone_in_the_stem_cell_is_an_exclusion(rendered) -> None:
+    """A stem cell holding only "Виключено." (the options still printed) is an excluded item with that
+    note and no stem, not a malformed one; nothing else changes."""
+    bank = rendered("excluded-word")
+    words = [i for i in bank.items if i.meta.get("excluded_note") == "Виключено."]
+    assert words, "the variant prints no stem as the word alone"
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items and report["disputed"] == []
+    got = {i.id: i for i in items}
+    assert all(got[i.id].status == "excluded" and got[i.id].question == "" for i in words)
+
+
+def test_in_a_bank_of_mixed_option_counts_a_page_break_never_sets_the_count(records, tmp_path: Path) -> None:
+    """No merged cells, items of 3, 4 and 5 options, option rows split by page breaks: a page-top row is
+    joined or kept by what the print shows (the first word with the space before it too wide for the line
+    above, the row above filling its page), never by the count; where the print does not settle it the item
+    is disputed. No item comes out wrong, and none gains a blank option."""
+    bank = render_variant(BY_NAME["unmerged-mixed"], records, tmp_path, n_items=80, seed=1)
+    counts = {len(i.options) for i in bank.items}
+    assert {3, 4, 5} <= counts
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert not any("blank_option" in i.flags for i in items)
+    assert sum(i.meta.get("joined_rows") is not None for i in items if i.status != "disputed") >= 3
+    assert len(report["disputed"]) <= 0.05 * len(items)

@@ -117,7 +117,7 @@ def test_text_that_is_not_four_columns_stops_naming_the_file() -> None:
     words = [(40, 48, 52 + 12 * k, "№") for k in range(10)] + [
         (300, 380, 52 + 12 * k, "x") for k in range(10)
     ]
-    with pytest.raises(LinesError, match=r"f\.pdf: the text lines form 2 columns, not 4"):
+    with pytest.raises(LinesError, match=r"f\.pdf: page 1: the text lines form 2 columns, not 4"):
         file_rows([_page(words, [46.0, 200.0])], "f.pdf")
 
 
@@ -167,3 +167,37 @@ def test_a_mark_centred_beside_a_tall_option_starts_no_row() -> None:
     words += [(300, 360, 109, "другий"), (500, 540, 109, "ні")]
     rows, _ = file_rows([_page(words, [46.0, 66.0, 105.0, 125.0])], "f.pdf")
     assert [(r.option, r.mark) for r in rows[1:]] == [("рядок0\nрядок1\nрядок2", "*"), ("другий", "ні")]
+
+
+def test_print_faults_find_overprinted_glyphs_and_rules_through_text_not_plain_lines() -> None:
+    """Glyphs of one line side by side, and lines one pitch apart, are no fault; a line printed half a
+    line over another, the same glyph drawn again at a slant offset (simulated bold) aside, is; so is a
+    rule through the middle of a line, but not one under it."""
+    from blindmcq.corpus.lines import print_faults
+
+    def line(top: float, x: float = 40.0, n: int = 12, text: str = "а") -> list[dict]:
+        return [
+            {"x0": x + 5 * k, "x1": x + 5 * k + 5, "top": top, "bottom": top + 9, "text": text}
+            for k in range(n)
+        ]
+
+    plain = [line(100), line(111), line(122)]
+    assert print_faults(plain, [(98.0, 30.0, 300.0), (110.5, 30.0, 300.0)]) == []
+    bold = [line(100) + line(100.4, x=40.3)]
+    assert print_faults([sorted(bold[0], key=lambda c: c["x0"])], []) == []
+    over = [line(100), line(104.5, x=42.0, text="б")]
+    assert [f[0] for f in print_faults(over, [])] == ["glyphs printed over other glyphs"]
+    assert print_faults([line(100)], [(104.5, 30.0, 300.0)]) == [("a rule runs through the text", 100, 109)]
+    assert print_faults([line(100, x=400)], [(104.5, 30.0, 300.0)]) == []  # the rule ends left of the line
+
+
+def test_a_line_drawn_over_text_alone_reads_as_struck_through_not_as_a_rule() -> None:
+    from blindmcq.corpus.lines import print_faults
+
+    glyphs = [
+        {"x0": 40.0 + 5 * k, "x1": 45.0 + 5 * k, "top": 100.0, "bottom": 109.0, "text": "а"} for k in range(8)
+    ]
+    assert print_faults([glyphs], [(104.5, 40.5, 79.5)]) == [
+        ("text struck through (an exclusion?)", 100.0, 109.0)
+    ]
+    assert print_faults([glyphs], [(104.5, 36.0, 300.0)]) == [("a rule runs through the text", 100.0, 109.0)]

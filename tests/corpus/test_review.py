@@ -213,3 +213,21 @@ def test_an_item_that_may_be_made_up_shows_the_item_above() -> None:
     assert "the item printed above: v-b-1" in page and "Питання 1" in page
     page = review.review_html([above, dataclasses.replace(made_up, flags=(), meta={"fingerprint": "x"})], [])
     assert "the item printed above" not in page
+
+
+def test_crops_of_a_page_read_turned_are_in_the_frame_it_was_read_in(tmp_path) -> None:
+    """A page turned as a whole (/Rotate 270, displayed sideways) is read unturned; its crops are cut from
+    the page image turned the same way, so they span the read page's width, not the displayed one's."""
+    import pdfplumber
+    from corpus_support import items_json
+
+    from blindmcq.corpus.review import RESOLUTION, _crops
+    from blindmcq.corpus.variants import BY_NAME, customs_records, render_variant
+
+    bank = render_variant(BY_NAME["rotated-sideways"], customs_records(items_json()), tmp_path, n_items=16)
+    with pdfplumber.open(bank.path) as pdf:
+        shown = pdf.pages[0]
+        assert shown.rotation == 270 and shown.width > shown.height  # displayed landscape, sideways
+        ((page_no, uri),) = _crops(pdf, [(1, 200.0, 260.0)])
+    image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    assert page_no == 1 and abs(image.width - shown.height * RESOLUTION / 72) <= 2

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from blindmcq.corpus.settle import failures, settle
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blindmcq.corpus.settle import dispute_gaps, failures, find_gaps, settle, text_faults
 from blindmcq.datasets.items import Item, invariant_flags
 from blindmcq.tasks.probe import sample_items
 
@@ -106,3 +109,35 @@ def test_duplicate_numbers_are_disputed_even_when_the_paths_agree() -> None:
     assert got[1].meta["settled"] == {"path": None, "why": "item number 5 is printed 2 times (pages [1, 2])"}
     assert got[2].question == "Б?" and got[2].meta["readings"]["rules"]["question"] == "Б?"
     assert [i.id for i in sample_items(got, None, 0)] == ["s-b-4", "s-b-6"]
+
+
+@given(st.sets(st.integers(1, 60), min_size=1, max_size=40))
+def test_gaps_are_exactly_the_numbers_missing_between_printed_ones(printed: set[int]) -> None:
+    """Whatever numbers a file prints (a number printed twice counted once), the gaps cover exactly the
+    numbers between its lowest and highest that no item carries, each run once, with the ids around it;
+    the items beside a gap, and only they, are disputed, with the gap named."""
+    items = [item(n) for n in sorted(printed)] + [dataclasses.replace(item(min(printed)), id="x~2")]
+    items.sort(key=lambda i: i.number)
+    gaps = find_gaps(items)
+    missing = set(range(min(printed), max(printed) + 1)) - printed
+    assert {n for g in gaps for n in range(g["first"], g["last"] + 1)} == missing
+    assert sum(g["count"] for g in gaps) == len(missing)
+    for g in gaps:
+        assert g["first"] - 1 in printed and g["last"] + 1 in printed
+        assert g["ids"] == (
+            [f"s-b-{n}" for n in range(g["first"], g["last"] + 1)] if g["count"] <= 20 else []
+        )
+    out, _ = dispute_gaps(items, {"tables": {}, "rules": {}})
+    beside = {g[side] for g in gaps for side in ("after", "before")}
+    assert {i.id for i in out if i.status == "disputed"} == beside
+    assert all("missing between" in i.meta["settled"]["why"] for i in out if i.id in beside)
+
+
+def test_text_faults_name_control_and_replacement_characters_only() -> None:
+    fine = item(1, options=("перший\tрядок", "другий\nрядок", "пʼяти", "в"))
+    assert text_faults(fine) == []
+    bad = dataclasses.replace(fine, question="рівноправ\x00я", options=("а", "п\ufffdяти", "в", "г"))
+    assert text_faults(bad) == [
+        "the stem holds U+0000: a glyph the PDF's font maps to no character",
+        "the option 2 holds U+FFFD: the replacement character: text the PDF's font could not decode",
+    ]

@@ -75,6 +75,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"confirmed by both paths: {rates}")
     print(f"settled: {report['settled']}; disputed ids: {[d['id'] for d in report['disputed']]}")
     print(f"counts: {report['counts']['status']}")
+    gaps = [(f["file"], g) for f in report["files"] for g in f.get("gaps", [])]
+    if gaps:
+        runs = "; ".join(
+            f"{name} {g['first']}" + (f"-{g['last']}" if g["count"] > 1 else "") for name, g in gaps
+        )
+        print(
+            f"missing item numbers: {report['missing_numbers']} in {len(gaps)} gap(s) ({runs}); the items "
+            "beside each are disputed, a stub for each is on the review page"
+        )
     if args.review:
         print(f"review page: {Path(args.review) / 'review.html'}")
     return 0

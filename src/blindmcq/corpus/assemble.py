@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -51,7 +52,8 @@ from blindmcq.corpus.rows import Row
 from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 from blindmcq.errors import InputError
 
-EXCLUDED = re.compile(r"виключено\s+рішенням", re.IGNORECASE)
+# The Commission's note ("Виключено рішенням ..."), or a cell that holds only the word ("Виключено.")
+EXCLUDED = re.compile(r"виключено\s+рішенням|^\s*виключено\s*\.?\s*$", re.IGNORECASE)
 _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"
 _TAIL = re.compile(rf"({_WORD})-$")
 _END = re.compile(rf"({_WORD})$")
@@ -508,6 +510,8 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None =
             page, page_top = row.page, True
         if is_header(row, layout):
             continue
+        if all(c is not None and not c.strip() for c in (row.number, row.question, row.option, row.mark)):
+            continue  # a ruled row with nothing printed and no cell merged into it: no blank option
         cur = drafts[-1] if drafts else None
         if _continues_row(row, cur, layout, page_top) and cur is not None:
             page_top = False
@@ -631,8 +635,48 @@ def _wider(row: Row) -> Row:
     return dataclasses.replace(row, fit=dataclasses.replace(row.fit, lead=row.fit.lead + SPACE_MAX))
 
 
+def _join(
+    d: _Draft, joins: Sequence[int]
+) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
+    options, marks, joined = list(d.options), list(d.marks), []
+    for i in sorted(joins, reverse=True):  # from the last, so that the indices stay valid
+        options[i - 1] = f"{options[i - 1]}\n{options.pop(i)}"
+        if i < len(marks) and not (marks[i] or "").strip():
+            marks.pop(i)
+        joined.append({"page": d.option_rows[i][0].page, "option": i})
+    return options, marks, None, joined[::-1]
+
+
+def _by_print(
+    d: _Draft, sheet: _Sheet, where: str, counts: str
+) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
+    """A file whose items have several option counts: each page-top row as the print alone says (the
+    count is no evidence): joined where every test of :func:`_against_join` says it continues the option
+    above (its first word, with the space before it, too wide for the line above), kept where a measured
+    test says it does not; otherwise the item is ambiguous."""
+    joins, unsettled = [], []
+    for i in d.breaks:
+        why = (
+            _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet, space=True)
+            if i
+            else "no option above"
+        )
+        if why is None:
+            joins.append(i)
+        elif "no line geometry" in why or sheet.bottom is None or i == 0:
+            unsettled.append(f"page {d.option_rows[i][0].page}: {why}")
+    if unsettled:
+        return (
+            d.options,
+            d.marks,
+            f"{where} ({counts}, so the count does not tell): " + "; ".join(unsettled),
+            [],
+        )
+    return _join(d, joins)
+
+
 def _resolve_breaks(
-    d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str
+    d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str, mixed: str | None = None
 ) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
     """Options, marks, the reason the item is ambiguous (None when settled), and the rows joined, of a draft
     whose page-top rows may continue the option above (``d.breaks``).
@@ -645,6 +689,8 @@ def _resolve_breaks(
     if not d.breaks:
         return d.options, d.marks, None, []
     where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
+    if mixed:
+        return _by_print(d, sheet, where, mixed)
     if n_options is None:
         return d.options, d.marks, where + " (no expected number of options to tell)", []
     if len(d.options) == n_options:
@@ -674,8 +720,8 @@ def _resolve_breaks(
     if len(d.options) - len(d.breaks) != n_options or 0 in d.breaks:
         # Neither reading gives the expected count (a malformed item either way): kept as printed where the
         # print's geometry speaks against every join (a row moved whole to the next page), else ambiguous.
-        against = [
-            _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet)
+        against = [  # the space before the first word counted, as printed: a word that fits only without it
+            _against_join(d.option_rows[i - 1][-1], d.option_rows[i][0], d.options[i - 1], sheet, space=True)
             if i
             else None
             for i in d.breaks
@@ -704,13 +750,7 @@ def _resolve_breaks(
             reasons.append(f"a printed key points past option {n_options}")
     if reasons:
         return d.options, d.marks, where + count + "; not joined: " + "; ".join(reasons), []
-    options, marks, joined = list(d.options), list(d.marks), []
-    for i in sorted(d.breaks, reverse=True):  # from the last, so that the indices stay valid
-        options[i - 1] = f"{options[i - 1]}\n{options.pop(i)}"
-        if i < len(marks) and not (marks[i] or "").strip():
-            marks.pop(i)
-        joined.append({"page": d.option_rows[i][0].page, "option": i})
-    return options, marks, None, joined[::-1]
+    return _join(d, d.breaks)
 
 
 def _item(
@@ -726,8 +766,9 @@ def _item(
     right: AbstractSet[str] = RIGHT_WORDS,
     labels: bool = False,
     solid: AbstractSet[str] | None = None,
+    mixed: str | None = None,
 ) -> Item:
-    raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth)
+    raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth, mixed)
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
@@ -808,6 +849,29 @@ def _item(
     )
 
 
+MIXED_SHARE = 0.05  # a file where this share of the unbroken items (and 3 or more) has another option count
+
+
+def mixed_counts(drafts: Sequence[_Draft], n_options: int | None) -> str | None:
+    """Where the file's items unbroken by a page have several option counts (3, 4 and 5 options in one
+    bank), what they are (``"items with 3, 4 and 5 options"``): the expected count is then no evidence
+    for a page-top row. None where nearly every item has the expected count (a stray malformed item)."""
+    counts = Counter(
+        len(d.options)
+        for d in drafts
+        if d.options and not d.breaks and not any(m and EXCLUDED.search(m) for m in d.marks)
+    )
+    off = sum(n for c, n in counts.items() if c != n_options)
+    if n_options is None or off < max(3, MIXED_SHARE * sum(counts.values())):
+        return None
+    seen = sorted(c for c, n in counts.items() if n >= 2)
+    return (
+        "items with "
+        + (", ".join(map(str, seen[:-1])) + " and " + str(seen[-1]) if len(seen) > 1 else str(seen[0]))
+        + " options"
+    )
+
+
 def assemble(
     rows: Sequence[Row],
     *,
@@ -824,6 +888,7 @@ def assemble(
     vocab = hyphen_vocabulary(rows)
     solid = solid_words(rows)
     with_labels = labelled(o for d in drafts for o in d.options)
+    mixed = mixed_counts(drafts, n_options)
     items = [
         _item(
             d,
@@ -837,6 +902,7 @@ def assemble(
             right=layout.right,
             labels=with_labels,
             solid=solid,
+            mixed=mixed,
         )
         for d in drafts
     ]

@@ -5,6 +5,10 @@ written against, and any of ``question``, ``options``, ``key`` (0-based), ``stat
 this run extracts must find its item with that fingerprint; otherwise the source text has changed under
 it and the run stops (InputError naming the item and the corrections file). Entries for banks this run does
 not extract are left alone and counted.
+
+An entry for an item number the extraction found missing (a gap, :func:`blindmcq.corpus.settle.find_gaps`)
+names the gap's fingerprint and either the item's ``question`` and ``options`` (and ``key``, ``status``): the
+item is added, or ``absent: true``: the bank prints no such item, and nothing is added.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from blindmcq.datasets.items import FLAGS, STATUSES, Item, invariant_flags
 from blindmcq.errors import InputError
 
 FIELDS = ("question", "options", "key", "status")
+GAP_FIELDS = (*FIELDS, "absent")
 
 
 def load_corrections(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -37,11 +42,15 @@ def load_corrections(path: str | Path) -> dict[str, dict[str, Any]]:
     for item_id, entry in data.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
             raise InputError("entry needs a mapping with a 'fingerprint'", file=str(path), item=str(item_id))
-        unknown = sorted(set(entry) - {"fingerprint", *FIELDS})
+        unknown = sorted(set(entry) - {"fingerprint", *GAP_FIELDS})
         if unknown:
             raise InputError(
-                f"unknown fields {unknown}; allowed {list(FIELDS)}", file=str(path), item=item_id
+                f"unknown fields {unknown}; allowed {list(FIELDS)} (and 'absent' for a missing number)",
+                file=str(path),
+                item=item_id,
             )
+        if "absent" in entry and not isinstance(entry["absent"], bool):
+            raise InputError("absent must be true or false", file=str(path), item=item_id)
         if "options" in entry and not (
             isinstance(entry["options"], list) and all(isinstance(o, str) for o in entry["options"])
         ):
@@ -80,15 +89,66 @@ def corrected(item: Item, entry: dict[str, Any], *, n_options: int | None, file:
     )
 
 
+def _missing(gap: dict[str, Any], number: int, item_id: str, items: dict[str, Item]) -> Item:
+    """A blank item for a number missing from the file, to be filled in by its correction."""
+    near = items[gap["after"]]
+    return Item(
+        id=item_id,
+        source=near.source,
+        bank=near.bank,
+        number=number,
+        question="",
+        options=(),
+        key=None,
+        status="disputed",
+        file=near.file,
+        page=near.page,
+        meta={"fingerprint": gap["fingerprint"], "missing_number": True},
+    )
+
+
 def apply_corrections(
-    items: Sequence[Item], corrections: dict[str, dict[str, Any]], *, file: str, n_options: int | None
+    items: Sequence[Item],
+    corrections: dict[str, dict[str, Any]],
+    *,
+    file: str,
+    n_options: int | None,
+    gaps: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[Item], dict[str, Any]]:
-    """Items with corrections applied, and a summary for verification.json; InputError on a stale entry."""
+    """Items with corrections applied (an entry for a missing number adds the item unless it says
+    ``absent``), and a summary for verification.json; InputError on a stale entry."""
     by_id = {i.id: i for i in items}
     banks = {f"{i.source}-{i.bank}-" for i in items}
-    applied, elsewhere = [], []
+    missing = {item_id: (g, g["first"] + k) for g in gaps for k, item_id in enumerate(g["ids"])}
+    applied, elsewhere, absent = [], [], []
+    added: list[Item] = []
     for item_id, entry in corrections.items():
         item = by_id.get(item_id)
+        if item is None and item_id in missing:
+            gap, number = missing[item_id]
+            if entry["fingerprint"] != gap["fingerprint"]:
+                raise InputError(
+                    f"correction written for fingerprint {entry['fingerprint']}, but the missing number now "
+                    f"reads {gap['fingerprint']}: review the gap again",
+                    file=file,
+                    item=item_id,
+                )
+            if entry.get("absent"):
+                absent.append(item_id)
+                continue
+            if not entry.get("question") or not entry.get("options"):
+                raise InputError(
+                    "an entry for a missing number needs its question and options, or absent: true",
+                    file=file,
+                    item=item_id,
+                )
+            added.append(
+                corrected(_missing(gap, number, item_id, by_id), entry, n_options=n_options, file=file)
+            )
+            applied.append(item_id)
+            continue
+        if item is not None and "absent" in entry:
+            raise InputError("absent is for a missing item number only", file=file, item=item_id)
         if item is None:
             if any(item_id.startswith(b) for b in banks):
                 raise InputError(
@@ -105,4 +165,13 @@ def apply_corrections(
             )
         by_id[item_id] = corrected(item, entry, n_options=n_options, file=file)
         applied.append(item_id)
-    return [by_id[i.id] for i in items], {"file": file, "applied": applied, "other_banks": len(elsewhere)}
+    out = [by_id[i.id] for i in items]
+    for new in sorted(added, key=lambda i: i.number):  # after the last item of its file numbered below it
+        at = max(
+            (k + 1 for k, i in enumerate(out) if i.file == new.file and i.number < new.number), default=0
+        )
+        out.insert(at, new)
+    summary: dict[str, Any] = {"file": file, "applied": applied, "other_banks": len(elsewhere)}
+    if absent:
+        summary["absent"] = absent
+    return out, summary

@@ -36,13 +36,13 @@ from blindmcq.corpus.corrections import apply_corrections, load_corrections
 from blindmcq.corpus.lines import LinesError, PageText, file_rows, horizontal_only, page_text
 from blindmcq.corpus.outside import dispute_strays
 from blindmcq.corpus.outside import report as outside_report
-from blindmcq.corpus.pages import lean
+from blindmcq.corpus.pages import PageFrameError, lean, upright
 from blindmcq.corpus.path_tables import Outside
 from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import settle
+from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import STATUSES, Item, write_items
 from blindmcq.errors import InputError
@@ -120,6 +120,7 @@ class ChunkResult:
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)  # page -> lines, path 1
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)  # page -> words, the line reading
     error: tuple[int, str] | None = None  # (page, message)
+    turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)  # page -> (/Rotate, read at)
 
 
 def read_block(
@@ -142,6 +143,9 @@ def read_block(
         with pdfplumber.open(path) as pdf:
             for page_no in pages:
                 page = lean(pdf.pages[page_no - 1])  # one parse, shared by both paths
+                page = upright(page)  # a page turned by /Rotate (or as a whole) read where its text is
+                if page.rotation or page.page_obj.rotate:
+                    result.turns[page_no] = (int(page.page_obj.rotate) % 360, page.rotation)
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))
@@ -157,9 +161,11 @@ def read_block(
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 page.close()
     except PageTimeout:
-        result.error = (page_no, f"page took longer than {page_timeout:g} s to read")
+        result.error = (page_no, f"page could not be read: page took longer than {page_timeout:g} s to read")
+    except PageFrameError as exc:
+        result.error = (page_no, str(exc))
     except Exception as exc:  # a bad page stops the file; the caller names file and page
-        result.error = (page_no, f"{type(exc).__name__}: {exc}")
+        result.error = (page_no, f"page could not be read: {type(exc).__name__}: {exc}")
     finally:
         gc.set_threshold(*thresholds)
         if timed:
@@ -176,6 +182,7 @@ class FileRows:
     sizes: dict[int, tuple[float, float]] = dataclasses.field(default_factory=dict)
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)
+    turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -214,12 +221,13 @@ def read_rows(
     out = [FileRows(p, n, {m: [] for m in methods}) for p, n in zip(paths, counts, strict=True)]
     for (f, _), res in zip(tasks, results, strict=True):
         if res.error:
-            raise InputError(f"page could not be read: {res.error[1]}", file=str(paths[f]), page=res.error[0])
+            raise InputError(res.error[1], file=str(paths[f]), page=res.error[0])
         for m in methods:
             out[f].rows[m].extend(res.rows[m])
         out[f].sizes.update(res.sizes)
         out[f].outside.update(res.outside)
         out[f].text.update(res.text)
+        out[f].turns.update(res.turns)
     return out
 
 
@@ -262,6 +270,7 @@ def extract_items(
     owner: dict[str, str] = {}
     by_path: dict[str, list[Item]] = {"tables": [], "rules": []}
     settled: list[Item] = []
+    all_gaps: list[dict[str, Any]] = []
     for fr in read_rows(files, workers=workers, page_timeout=page_timeout):
         path, rows = fr.path, fr.rows
         if not rows["tables"] and not rows["rules"]:
@@ -297,6 +306,10 @@ def extract_items(
         values = mark_values(rows["tables"] if layouts["tables"] else rows["rules"], main)
         keys = {m: check_file(found[m], file=str(path), values=values) for m in found if found[m]}
         layout = {"orientation": _orientation(fr.sizes), **main.to_json()}
+        if fr.turns:  # pages with /Rotate, or read turned: {page: {"rotate": declared, "read_at": turn}}
+            layout["turned_pages"] = {
+                str(k): {"rotate": r, "read_at": t} for k, (r, t) in sorted(fr.turns.items())
+            }
         if layouts["tables"] and layouts["rules"] and layouts["tables"] != layouts["rules"]:
             layout["path2"] = layouts["rules"].to_json()
         items = settle(found["tables"], found["rules"], n_options=n_options)
@@ -305,9 +318,18 @@ def extract_items(
         try:
             line_rows, line_info = file_rows(list(fr.text.values()), path.name)
         except LinesError as exc:
-            raise InputError(f"the line reading cannot read the file: {exc}", file=str(path)) from exc
+            raise InputError(
+                f"the line reading cannot read the file: {exc}", file=str(path), page=exc.page
+            ) from exc
         reading3 = {**third_reading(items, line_rows), "lines": line_info}
         items = third_dispute(items, reading3)
+        # Numbers missing between printed ones: the items beside each gap disputed, the gap reported
+        by_id = {m: {i.id: i for i in found[m]} for m in found}
+        items, gaps = dispute_gaps(items, by_id)
+        # Checks on the text itself, whatever the readings agree on: no character that is no printed text,
+        # no glyph printed over another or run through by a rule on the item's rows
+        faults = {p: t.faults for p, t in fr.text.items() if t.faults}
+        items = dispute_text(items, faults, by_id)
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
             d.pop("reading", None)
         report_files.append(
@@ -327,14 +349,29 @@ def extract_items(
                 "items_with_option_labels": sum(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),
+                **({"gaps": gaps} if gaps else {}),  # absent where the numbers run without a gap
+                # absent where no glyph overlaps another and no rule runs through text
+                **(
+                    {
+                        "print_faults": {
+                            str(p): [[w, round(t, 1), round(b, 1)] for w, t, b in fs]
+                            for p, fs in sorted(faults.items())
+                        }
+                    }
+                    if faults
+                    else {}
+                ),
             }
         )
+        all_gaps += [{"file": path.name, **g} for g in gaps]
         for m in by_path:
             by_path[m] += found[m]
         settled += items
     report, _ = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)
     if corrections:
-        settled, applied = apply_corrections(settled, fixes, file=str(corrections), n_options=n_options)
+        settled, applied = apply_corrections(
+            settled, fixes, file=str(corrections), n_options=n_options, gaps=all_gaps
+        )
     else:
         applied = {"file": None, "applied": [], "other_banks": 0}
     winners = Counter(str(i.meta["settled"]["path"]) for i in settled)
@@ -357,6 +394,8 @@ def extract_items(
         ],
         "corrections": applied,
     }
+    if all_gaps:  # numbers missing between printed ones (files[].gaps), each a stub on the review page
+        report["missing_numbers"] = sum(g["count"] for g in all_gaps)
     report["settled"]["disputed"] = report["settled"].pop("None")
     return settled, report
 
@@ -397,7 +436,8 @@ def extract_pdfs(
     if review_dir is not None:
         from blindmcq.corpus.review import write_review
 
-        write_review(items, [Path(p) for p in paths], review_dir)
+        gaps = [{"file": f["file"], **g} for f in report["files"] for g in f.get("gaps", [])]
+        write_review(items, [Path(p) for p in paths], review_dir, gaps)
     write_items(out / ITEMS_FILE, items)
     write_text(out / VERIFICATION_FILE, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     return report

@@ -28,7 +28,7 @@ from an empty one, and does not need to.
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,7 +48,11 @@ N_COLUMNS = 4
 
 
 class LinesError(ValueError):
-    """The text lines do not form the four columns this reading expects."""
+    """The text lines do not form the four columns this reading expects (``page``: where, when known)."""
+
+    def __init__(self, message: str, page: int | None = None) -> None:
+        super().__init__(message)
+        self.page = page
 
 
 @dataclass
@@ -59,6 +63,8 @@ class PageText:
     width: float
     words: list[Word] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    # Print faults, (what, top, bottom): glyphs printed over other glyphs, glyphs a rule runs through
+    faults: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def page_text(page: Any, page_no: int) -> PageText:
@@ -73,8 +79,9 @@ def page_text(page: Any, page_no: int) -> PageText:
         lines[-1].append(c)
     words: list[Word] = []
     for line in lines:
+        line.sort(key=lambda c: c["x0"])
         cur: list[dict[str, Any]] = []
-        for c in sorted(line, key=lambda c: c["x0"]):
+        for c in line:
             blank = not c["text"].strip()
             if cur and (blank or c["x0"] - cur[-1]["x1"] > GAP):
                 words.append(_word(cur))
@@ -88,7 +95,118 @@ def page_text(page: Any, page_no: int) -> PageText:
         for e in page.edges
         if e["orientation"] == "h" and e["x1"] - e["x0"] > RULE_TOL
     ]
-    return PageText(page_no, float(page.width), words, rules)
+    return PageText(page_no, float(page.width), words, rules, print_faults(lines, rules))
+
+
+OVERLAP = 0.25  # two glyph boxes sharing more than this share of the smaller one: one printed over the other
+KERN = 0.5  # pt: neighbouring glyphs of one line may overlap this much (kerning, italics)
+SAME_GLYPH = 1.5  # pt: the same glyph drawn again this close (a simulated bold) is not an overprint
+STRIKE_TOL = 1.5  # pt: a line ending this close to the first and last glyph it crosses strikes them through
+THROUGH = 0.3  # a rule this far inside a glyph's box from its top or bottom runs through the glyph
+
+
+def _overprinted(
+    a: tuple[float, float, float, float, str], b: tuple[float, float, float, float, str]
+) -> bool:
+    ix = min(a[1], b[1]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[2], b[2])
+    if ix <= 0 or iy <= 0:
+        return False
+    if a[4] == b[4] and abs(a[0] - b[0]) < SAME_GLYPH and abs(a[2] - b[2]) < SAME_GLYPH:
+        return False  # the same glyph drawn twice (a simulated bold)
+    return ix * iy > OVERLAP * min((a[1] - a[0]) * (a[3] - a[2]), (b[1] - b[0]) * (b[3] - b[2]))
+
+
+def _under(
+    line: list[tuple[float, float, float, float, str]], starts: list[float], widest: float, b: Any
+) -> list[tuple[float, float, float, float, str]]:
+    """The glyphs of ``line`` (left to right, ``starts`` their x0) whose x range meets glyph ``b``'s."""
+    return line[bisect_left(starts, b[0] - widest) : bisect_left(starts, b[1])]
+
+
+def _segments(line: list[Any]) -> list[tuple[float, float, list[float], float, list[Any]]]:
+    """A printed line's runs of glyphs (no gap wider than half a glyph's height): x0, x1, the glyphs'
+    starts, the widest glyph, the glyphs."""
+    runs: list[list[Any]] = []
+    for b in line:
+        if runs and b[0] - max(g[1] for g in runs[-1][-3:]) < 0.5 * (b[3] - b[2]):
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return [
+        (min(g[0] for g in r), max(g[1] for g in r), [g[0] for g in r], max(g[1] - g[0] for g in r), r)
+        for r in runs
+    ]
+
+
+def print_faults(
+    lines: Sequence[Sequence[dict[str, Any]]], rules: Sequence[Rule]
+) -> list[tuple[str, float, float]]:
+    """Where the page's glyphs are not legible as separate text, from its chars grouped into printed lines
+    (each left to right): a glyph overlapping another (text printed over text, such as a long cell's lines
+    run into the cell below) and a glyph a horizontal rule runs through (a line printed across the cell's
+    edge); each as (what, top, bottom), merged per line. Lines are compared with their neighbours only
+    where their heights overlap, so a page costs little more than one pass over its chars."""
+    boxed = [
+        [
+            (c["x0"], c["x1"], c["top"], c["bottom"], c["text"])
+            for c in line
+            if c["x1"] > c["x0"] and c["bottom"] > c["top"] and c["text"].strip()
+        ]
+        for line in lines
+    ]
+    boxed = [line for line in boxed if line]
+    spans = [(min(b[2] for b in line), max(b[3] for b in line)) for line in boxed]
+    segments = [_segments(line) for line in boxed]
+    found: list[tuple[str, float, float]] = []
+    over = "glyphs printed over other glyphs"
+    for k, line in enumerate(boxed):
+        # glyphs of one line that merely touch (kerning) are skipped before the full test
+        hits = [b for a, b in itertools.pairwise(line) if a[1] - b[0] > KERN and _overprinted(a, b)]
+        for j in range(k + 1, len(boxed)):
+            if spans[j][0] >= spans[k][1]:
+                break
+            height = min(spans[k][1] - spans[k][0], spans[j][1] - spans[j][0])
+            if spans[k][1] - spans[j][0] <= OVERLAP * height:
+                continue
+            # lines that share some height (text in another column, or printed over this) are compared
+            # where their runs of text meet
+            for a0, a1, starts, widest, glyphs in segments[k]:
+                for b0, b1, _, _, others in segments[j]:
+                    if a0 < b1 and b0 < a1:
+                        hits += [
+                            b
+                            for b in others
+                            if any(_overprinted(a, b) for a in _under(glyphs, starts, widest, b))
+                        ]
+        found += [(over, b[2], b[3]) for b in hits]
+    ys = sorted(rules)
+    at = [r[0] for r in ys]
+    for (top, bottom), line in zip(spans, boxed, strict=True):
+        h = bottom - top
+        near = ys[bisect_right(at, top + THROUGH * h * 0.5) : bisect_right(at, bottom - THROUGH * h * 0.5)]
+        for r in near:
+            crossed = [
+                b
+                for b in line
+                if r[1] < b[1]
+                and b[0] < r[2]
+                and b[2] + THROUGH * (b[3] - b[2]) < r[0] < b[3] - THROUGH * (b[3] - b[2])
+            ]
+            if not crossed:
+                continue
+            # a line that starts and ends with the glyphs it crosses is drawn over the text (struck through);
+            # a cell's rule reaches past them to the cell's border
+            struck = r[1] >= crossed[0][0] - STRIKE_TOL and r[2] <= crossed[-1][1] + STRIKE_TOL
+            what = "text struck through (an exclusion?)" if struck else "a rule runs through the text"
+            found += [(what, b[2], b[3]) for b in crossed]
+    merged: list[tuple[str, float, float]] = []
+    for what, t, b in sorted(found):
+        if merged and merged[-1][0] == what and t <= merged[-1][2] + LINE_TOL:
+            merged[-1] = (what, merged[-1][1], max(b, merged[-1][2]))
+        else:
+            merged.append((what, t, b))
+    return merged
 
 
 def horizontal_only(pt: PageText) -> bool:
@@ -135,48 +253,67 @@ def _table_words(pt: PageText) -> tuple[list[Word], float, float] | None:
     return [w for w in pt.words if top <= (w[2] + w[3]) / 2 <= bottom], top, bottom
 
 
+class _Runs:
+    """The runs of x that a set of pages' table words cover (see :func:`columns`)."""
+
+    def __init__(self, pages: Sequence[PageText]) -> None:
+        width = int(max((p.width for p in pages), default=0)) + 2
+        cover = [0] * (width + 1)
+        self.n_lines = 0
+        heights: list[float] = []
+        for pt in pages:
+            table = _table_words(pt)
+            if table is None:
+                continue
+            heights += [w[3] - w[2] for w in table[0][:50]]
+            for line in _lines(table[0]):
+                self.n_lines += 1
+                for x0, x1, *_ in line:
+                    cover[min(width, max(0, int(x0)))] += 1
+                    cover[min(width, max(0, int(x1) + 1))] -= 1
+        level, runs, start = 0, [], None
+        floor = max(1, CROSSERS * self.n_lines)
+        for x in range(width + 1):
+            level += cover[x]
+            inside = level > floor
+            if inside and start is None:
+                start = x
+            elif not inside and start is not None:
+                runs.append((start, x))
+                start = None
+        # A gap no wider than a word space is not a corridor ("№" and the number printed after it)
+        space = sorted(h)[len(h) // 2] * 0.5 if (h := heights) else 0.0
+        merged: list[tuple[int, int]] = []
+        for a, b in runs:
+            if merged and a - merged[-1][1] <= space:
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        self.runs = merged
+
+    def said(self) -> str:
+        return f"{len(self.runs)} columns, not {N_COLUMNS} (x {', '.join(f'{a}-{b}' for a, b in self.runs)})"
+
+
 def columns(pages: Sequence[PageText], file: str = "") -> list[float]:
-    """The three x positions that separate the four text columns, from the corridors of the whole file."""
-    width = int(max((p.width for p in pages), default=0)) + 2
-    cover = [0] * (width + 1)
-    n_lines = 0
-    heights: list[float] = []
-    for pt in pages:
-        table = _table_words(pt)
-        if table is None:
-            continue
-        heights += [w[3] - w[2] for w in table[0][:50]]
-        for line in _lines(table[0]):
-            n_lines += 1
-            for x0, x1, *_ in line:
-                cover[max(0, int(x0))] += 1
-                cover[min(width, int(x1) + 1)] -= 1
-    if not n_lines:
+    """The three x positions that separate the four text columns, from the corridors of the given pages
+    (one page size: :func:`file_rows` groups a file's pages by size). Not four: :class:`LinesError` naming
+    the first page whose own text lines do not form four columns, else the pages' first and last."""
+    found = _Runs(pages)
+    if not found.n_lines:
         raise LinesError(f"{file}: no text between horizontal rules on any page")
-    level, runs, start = 0, [], None
-    floor = max(1, CROSSERS * n_lines)
-    for x in range(width + 1):
-        level += cover[x]
-        inside = level > floor
-        if inside and start is None:
-            start = x
-        elif not inside and start is not None:
-            runs.append((start, x))
-            start = None
-    # A gap no wider than a word space is not a corridor ("№" and the number printed after it)
-    space = sorted(h)[len(h) // 2] * 0.5 if (h := heights) else 0.0
-    merged: list[tuple[int, int]] = []
-    for a, b in runs:
-        if merged and a - merged[-1][1] <= space:
-            merged[-1] = (merged[-1][0], b)
-        else:
-            merged.append((a, b))
-    runs = merged
-    if len(runs) != N_COLUMNS:
+    if len(found.runs) != N_COLUMNS:
+        for pt in sorted(pages, key=lambda p: p.page):
+            alone = _Runs([pt])
+            if alone.n_lines and len(alone.runs) != N_COLUMNS:
+                raise LinesError(f"{file}: page {pt.page}: the text lines form {alone.said()}", page=pt.page)
+        numbers = sorted(p.page for p in pages)
         raise LinesError(
-            f"{file}: the text lines form {len(runs)} columns, not {N_COLUMNS} "
-            f"(x {', '.join(f'{a}-{b}' for a, b in runs)})"
+            f"{file}: pages {numbers[0]} to {numbers[-1]} (each page alone forms {N_COLUMNS} columns, their "
+            f"columns do not line up): together the text lines form {found.said()}",
+            page=numbers[0],
         )
+    runs = found.runs
     return [(runs[k][1] + runs[k + 1][0]) / 2 for k in range(N_COLUMNS - 1)]
 
 
@@ -315,15 +452,40 @@ def _band(begins: list[float], y: float) -> int:
     return bisect_right(begins, y) - 1
 
 
+def _size(pt: PageText) -> int:
+    return round(pt.width)
+
+
 def file_rows(pages: Sequence[PageText], file: str = "") -> tuple[list[Row], dict[str, Any]]:
-    """Every page's rows, in page order, and what was found (column bounds, pitch, heading rows)."""
+    """Every page's rows, in page order, and what was found (column bounds, pitch, heading rows).
+
+    Pages of one width share their columns and pitch; a file with portrait and landscape sections (or
+    pages of other widths) is read per width, ``columns_by_width`` recording each.
+    """
     pages = sorted(pages, key=lambda p: p.page)
-    bounds = columns(pages, file)
-    pitch = _pitch(pages, bounds)
+    groups: dict[int, list[PageText]] = {}
+    for pt in pages:
+        groups.setdefault(_size(pt), []).append(pt)
+    found: dict[int, tuple[list[float], float]] = {}
+    for size, group in groups.items():
+        bounds = columns(group, file)
+        found[size] = (bounds, _pitch(group, bounds))
     rows: list[Row] = []
     headings = 0
     for pt in pages:
-        found, skipped = page_rows(pt, bounds, pitch)
-        rows += found
+        bounds, pitch = found[_size(pt)]
+        got, skipped = page_rows(pt, bounds, pitch)
+        rows += got
         headings += skipped
-    return rows, {"columns_at": [round(b, 1) for b in bounds], "pitch": pitch, "heading_lines": headings}
+    first_bounds, first_pitch = found[_size(pages[0])] if pages else ([], 0.0)
+    info: dict[str, Any] = {
+        "columns_at": [round(b, 1) for b in first_bounds],
+        "pitch": first_pitch,
+        "heading_lines": headings,
+    }
+    if len(found) > 1:
+        info["columns_by_width"] = {
+            str(size): {"columns_at": [round(b, 1) for b in bounds], "pitch": pitch}
+            for size, (bounds, pitch) in found.items()
+        }
+    return rows, info

@@ -69,7 +69,41 @@ def _cs_name(name: Any) -> Any:
 
 
 class LeanPage(Page):
-    """A pdfplumber page whose object dicts equal the stock ones, built with less work."""
+    """A pdfplumber page whose object dicts equal the stock ones, built with less work.
+
+    With ``rotation``, the page is read as if its ``/Rotate`` were that (0, 90, 180 or 270): its box and
+    every object in the frame of that turn (:func:`upright`).
+    """
+
+    def __init__(
+        self,
+        pdf: Any,
+        page_obj: Any,
+        page_number: int,
+        initial_doctop: float = 0,
+        rotation: int | None = None,
+    ) -> None:
+        super().__init__(pdf, page_obj, page_number=page_number, initial_doctop=initial_doctop)
+        if rotation is None or rotation % 360 == self.rotation:
+            return
+        self.rotation = rotation % 360
+        x0, y0, x1, y1 = (float(v) for v in resolve_all(page_obj.attrs["MediaBox"]))
+        x0, x1 = sorted((x0, x1))
+        y0, y1 = sorted((y0, y1))
+        if self.rotation in (90, 270):
+            x0, y0, x1, y1 = y0, x0, y1, x1
+        # pdfplumber's top-down box (its _normalize_box and _invert_box)
+        self.mediabox = self.cropbox = self.bbox = (x0, 0.0, x1, y1 - y0)
+
+    @property
+    def layout(self) -> Any:
+        """pdfminer's layout of the page, interpreted with this page's rotation."""
+        declared = self.page_obj.rotate
+        self.page_obj.rotate = self.rotation
+        try:
+            return super().layout
+        finally:
+            self.page_obj.rotate = declared
 
     def process_object(self, obj: LTItem) -> dict[str, Any]:
         attr = _attrs(obj)
@@ -180,6 +214,75 @@ class LeanPage(Page):
                 yield obj
 
 
-def lean(page: Page) -> LeanPage:
+def lean(page: Page, rotation: int | None = None) -> LeanPage:
     """The same page of the same open PDF, as a :class:`LeanPage` (nothing parsed yet)."""
-    return LeanPage(page.pdf, page.page_obj, page_number=page.page_number, initial_doctop=page.initial_doctop)
+    return LeanPage(
+        page.pdf,
+        page.page_obj,
+        page_number=page.page_number,
+        initial_doctop=page.initial_doctop,
+        rotation=rotation,
+    )
+
+
+UPRIGHT = 0.5  # a page reads in a frame where at least this share of its chars run left to right
+OUTSIDE = 0.01  # more than this share of the chars outside the page's box: the page cannot be read
+_BOX_TOL = 1.0  # pt
+
+
+def _reads_upright(c: dict[str, Any]) -> bool:
+    """A char printed left to right, top up (a slant, as in italics, allowed; upside down is not)."""
+    a, b, _, d = c["matrix"][:4]
+    return a > 0 and d > 0 and abs(b) <= 0.1 * a
+
+
+def _share(chars: list[dict[str, Any]], test: Any) -> float:
+    return sum(map(test, chars)) / len(chars) if chars else 1.0
+
+
+def _outside(page: Page) -> float:
+    w, h = page.width + _BOX_TOL, page.height + _BOX_TOL
+
+    def out(c: dict[str, Any]) -> bool:
+        return not (-_BOX_TOL <= c["x0"] and c["x1"] <= w and -_BOX_TOL <= c["top"] and c["bottom"] <= h)
+
+    return _share(page.chars, out)
+
+
+class PageFrameError(ValueError):
+    """No frame of the page holds its text upright and inside the page's box."""
+
+
+def upright(page: LeanPage) -> LeanPage:
+    """The page read in the frame where its text runs left to right: as declared (``/Rotate`` included),
+    else turned by the first other quarter turn that makes most of its chars upright (a page turned as a
+    whole, shown sideways). Raises :class:`PageFrameError` where no turn does, or where the
+    upright text lies outside the page's box (what is printed, and cut off, cannot be told).
+    """
+    chars = page.chars
+    if not chars or (_share(chars, _reads_upright) >= UPRIGHT and (page.rotation == 0 or not _outside(page))):
+        return page
+    declared = page.rotation
+    for turn in (0, 90, 180, 270):
+        if turn == declared:
+            continue
+        other = lean(page, rotation=turn)
+        if _share(other.chars, _reads_upright) >= UPRIGHT:
+            page.close()
+            page = other
+            break
+        other.close()
+    else:
+        if _share(chars, _reads_upright) < UPRIGHT:
+            raise PageFrameError(
+                f"the text does not run left to right in any quarter turn of the page (/Rotate {declared}; "
+                f"{_share(chars, _reads_upright):.0%} of its chars upright as displayed)"
+            )
+    outside = _outside(page)
+    if outside > OUTSIDE:
+        raise PageFrameError(
+            f"/Rotate {declared}: {outside:.0%} of the text lies outside the page's box "
+            f"({page.width:.0f} x {page.height:.0f} pt) in the frame where it reads upright (turned "
+            f"{page.rotation}); what is printed, and what is cut off, cannot be told"
+        )
+    return page

@@ -54,6 +54,14 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
     if not vert or not horiz:
         return []
     xs = _cluster([e["x0"] for e in vert])
+    if len(xs) == 2 and not any(e.get("stroke", True) for e in vert + horiz):
+        # every edge is a side of a filled, unstroked rectangle: shading, not rules
+        shaded = sum(1 for r in page.rects if r.get("fill") and not r.get("stroke"))
+        raise GridShapeError(
+            f"the table has no ruling lines: its rows are told apart by shading ({shaded} filled rectangles "
+            "the width of the table, no stroked line between its columns or rows); the two paths read a "
+            "table whose columns are ruled"
+        )
     if len(xs) == 2:  # two verticals: the frame of a table whose columns are not ruled
         raise GridShapeError(
             "the table is ruled by its outer frame only (no vertical rules between its columns); the two "

@@ -38,7 +38,8 @@ from blindmcq.corpus.rows import Row
 from blindmcq.datasets.items import Item
 
 _DIGITS = re.compile(r"\d+")
-_NOTE = re.compile(r"виключено\s*рішенням", re.IGNORECASE)  # in squashed fourth cells too: no space
+# in squashed fourth cells too (no space); or a line that is only the word ("Виключено.")
+_NOTE = re.compile(r"виключено\s*рішенням|^\s*виключено\s*\.?\s*$", re.IGNORECASE)
 _SQUASH = re.compile(r"[\s\-\u00ad]+")
 _LABEL3 = re.compile(r"^\s*(?:[^\W\d_]|\d{1,2})[.)](?=\s|$)")
 LETTERS = "абвгдеєжз"

@@ -43,6 +43,7 @@ WIDTHS = (36.0, 186.0, 231.0, 70.0)  # № | Питання | Варіанти �
 HEADER = ("№", "Питання", "Варіанти відповіді", "Позначка")
 RIGHT, WRONG = "правильна", "неправильна"
 NOTE = "Виключено рішенням Комісії від 14.02.2019 № 23/зп-19"
+WORD_NOTE = "Виключено."  # the stem replaced by the word alone
 TITLE = "Перелік тестових питань"
 
 
@@ -71,8 +72,17 @@ class Style:
     split_stems: bool = False  # a stem too tall for the room left continues in the next page's stem cell
     option_labels: str = ""  # labels printed before the options ("АБВГДЕ"); none when empty
     label_format: str = "{label}) "
-    rules: Literal["grid", "horizontal", "frame"] = "grid"  # horizontal: no vertical rules; frame: outer only
+    # horizontal: no vertical rules; frame: outer only; zebra: no rules, every other row band shaded
+    rules: Literal["grid", "horizontal", "frame", "zebra"] = "grid"
     header_split: bool = False  # a split row's rest printed inside the repeated header's option cell
+    # /Rotate written on every page, and how the content is drawn for it: "display" (a printer driver:
+    # drawn turned, so the displayed page reads upright), "sideways" (the page turned as a whole, as a
+    # scanner or a viewer's "rotate" writes it: displayed sideways), "clipped" (the display size given
+    # as the page size and the content drawn unturned: part of it lies outside the media box)
+    rotate: Literal[0, 90, 180, 270] = 0
+    unmerged: bool = False  # every row ruled across: number, stem and key cells not merged over option rows
+    landscape_from: int = 0  # pages from this one on are turned (a landscape section), the table centred
+    rotate_mode: Literal["display", "sideways", "clipped"] = "display"
 
 
 DEFAULT_STYLE = Style()
@@ -86,11 +96,14 @@ class ItemSpec:
     question: str
     options: tuple[str, ...]
     keys: tuple[int, ...]
-    excluded: Literal["question", "mark", "span"] | None = None  # span: the note over option and mark
+    # span: the note over option and mark; word: the stem cell holds only "Виключено." (options printed)
+    excluded: Literal["question", "mark", "span", "word"] | None = None
     fused: Literal["number", "blank"] | None = None
     labels: str | None = None  # printed option labels in place of the style's (out of sequence, say)
     tail: int = 0  # the stem's last words printed below the table's last rule (when the item ends a page)
     heading: str | None = None  # a full-width section heading row printed above the item
+    tail_across: bool = False  # the tail printed across the page's last rule (the rule runs through it)
+    overprint: str | None = None  # text printed over the stem, half a line down (a cell above run over)
 
 
 @dataclass
@@ -181,7 +194,7 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
     if fused:
         flags.add("recovered_merge")
     status = "excluded" if spec.excluded else "malformed" if flags & set(FLAGS[1:4]) else "ok"
-    meta = {"excluded_note": NOTE} if spec.excluded else {}
+    meta = {"excluded_note": WORD_NOTE if spec.excluded == "word" else NOTE} if spec.excluded else {}
     if spec.fused == "blank":
         meta["number_inferred"] = True
     return Item(
@@ -189,7 +202,7 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
         source=source,
         bank=bank,
         number=spec.number,
-        question=normalise(spec.question),
+        question="" if spec.excluded == "word" else normalise(spec.question),
         options=options,
         key=keys[0] if "invariant" not in flags else None,
         status=status,
@@ -220,6 +233,8 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         q = wrap(" ".join(spec.question.split()[: -spec.tail]), widths[1], hyphenate=hyphenate)
     if spec.excluded == "question":
         q += wrap(NOTE, widths[1], hyphenate=False)
+    if spec.excluded == "word":
+        q = [WORD_NOTE]
     letters = spec.labels if spec.labels is not None else style.option_labels
     printed = [
         (style.label_format.format(label=letters[k]) if k < len(letters) else "") + o
@@ -270,7 +285,18 @@ class _Page:
     ) -> None:
         self.canvas, self.number, self.style, self.pages = canvas, number, style, pages
         self.width, self.height = landscape(A4) if style.landscape else A4
-        self.xs = [MARGIN]
+        left = MARGIN
+        if style.landscape_from and number >= style.landscape_from:
+            self.width, self.height = self.height, self.width
+            canvas.setPageSize((self.width, self.height))
+            left = (self.width - sum(style.widths)) / 2
+        if style.rotate:
+            canvas.setPageRotation(style.rotate)
+            if style.rotate_mode == "display":  # user space (height x width) turned back to the display
+                turn = {90: (self.height, 0.0), 180: (self.width, self.height), 270: (0.0, self.width)}
+                canvas.translate(*turn[style.rotate])
+                canvas.rotate(style.rotate)
+        self.xs = [left]
         for w in style.widths:
             self.xs.append(self.xs[-1] + w)
         self.bottom = self.height - MARGIN - FOOTER
@@ -303,12 +329,14 @@ class _Page:
             self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * leading), line)
 
     def _hline(self, y: float, col: int, *, edge: bool = False) -> None:
-        if self.style.rules == "frame" and not edge:
+        if (self.style.rules == "frame" and not edge) or self.style.rules == "zebra":
             return
         self.canvas.line(self.xs[col], self.height - y, self.xs[col + 1], self.height - y)
 
     def _vlines(self, top: float, bottom: float) -> None:
-        xs = {"grid": self.xs, "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}[self.style.rules]
+        xs = {"grid": self.xs, "horizontal": [], "frame": [self.xs[0], self.xs[-1]], "zebra": []}[
+            self.style.rules
+        ]
         for x in xs:
             self.canvas.line(x, self.height - top, x, self.height - bottom)
 
@@ -318,7 +346,12 @@ class _Page:
         for col in range(len(self.style.widths)):
             self._hline(self.y, col)
         self._text(0, self.y, [text], self.style.bold)
-        xs = {"grid": [self.xs[0], self.xs[-1]], "horizontal": [], "frame": [self.xs[0], self.xs[-1]]}
+        xs = {
+            "grid": [self.xs[0], self.xs[-1]],
+            "horizontal": [],
+            "frame": [self.xs[0], self.xs[-1]],
+            "zebra": [],
+        }
         for x in xs[self.style.rules]:
             self.canvas.line(x, self.height - self.y, x, self.height - self.y - height)
         self.y += height
@@ -361,6 +394,12 @@ class _Page:
             if lines is None or col in skip_rule:
                 continue
             self._hline(self.y, col)
+        if self.style.rules == "zebra" and self.rows_drawn % 2:
+            self.canvas.setFillGray(0.9)
+            self.canvas.rect(
+                self.xs[0], self.height - self.y - height, self.xs[-1] - self.xs[0], height, 0, 1
+            )
+            self.canvas.setFillGray(0)
         for col, lines in enumerate(cells):
             if lines:
                 self._text(col, self.y, lines)
@@ -375,7 +414,8 @@ class _Page:
 
     def close(self) -> None:
         if getattr(self, "tail", None):
-            self._text(1, self.y, self.tail)
+            across = getattr(self, "tail_across", False)
+            self._text(1, self.y - PAD - 0.55 * self.style.size if across else self.y, self.tail)
 
         for col in range(len(self.style.widths)):
             self._hline(self.y, col, edge=True)
@@ -438,9 +478,10 @@ def _draw(
     style = _STYLE[0]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    canvas = Canvas(
-        str(path), pagesize=landscape(A4) if style.landscape else A4, pageCompression=1, invariant=1
-    )
+    size = landscape(A4) if style.landscape else A4
+    if style.rotate in (90, 270) and style.rotate_mode == "sideways":
+        size = (size[1], size[0])  # reportlab swaps the media box of a page turned by 90: unswapped
+    canvas = Canvas(str(path), pagesize=size, pageCompression=1, invariant=1)
     canvas.setTitle(title or bank)
 
     def new_page(number: int, title: str | None = None, rest: Sequence[str] = ()) -> _Page:
@@ -454,6 +495,8 @@ def _draw(
         if not spec.options:
             raise ValueError(f"item {spec.number} has no options to print")
         lay = _layout(spec, hyphenate, style)
+        if style.unmerged and spec.excluded != "mark":  # the stem sits in the first option's row
+            lay.heights[0] = max(lay.heights[0], lay.stem_height)
         remaining = list(range(len(lay.options)))
         if spec.heading is not None:
             if page.bottom - page.y < style.leading + 2 * PAD + lay.stem_height:
@@ -529,10 +572,16 @@ def _draw(
                     if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)
                     else None,
                 ]
+                if style.unmerged and spec.excluded != "mark":
+                    cells = [[] if c is None else c for c in cells]
                 if spans and lead and not first:
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
+                row_top = page.y
                 page.row(height, cells, skip_rule=skip, span=spec.excluded == "span")
+                if spec.overprint and first and lead:
+                    over = wrap(spec.overprint, style.widths[1], hyphenate=False)
+                    page._text(1, row_top + 0.45 * style.leading, over[: len(lay.question)])
                 if lead and not first:
                     stem_rest = []
             remaining = remaining[k:]
@@ -560,6 +609,7 @@ def _draw(
             first = False
         if spec.tail and not remaining:
             page.tail = " ".join(spec.question.split()[-spec.tail :]).split("\n")
+            page.tail_across = spec.tail_across
         result.items.append(
             expected_item(spec, source=source, bank=bank, file=path.name, page=start_page, fused=fused)
         )

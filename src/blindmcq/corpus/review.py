@@ -25,8 +25,10 @@ from typing import Any
 
 import pdfplumber
 import yaml
+from pdfplumber.display import PageImage, get_page_image
 
 from blindmcq.atomic import write_text
+from blindmcq.corpus.pages import PageFrameError, lean, upright
 from blindmcq.datasets.items import Item
 
 REVIEW_FILE = "review.html"
@@ -34,6 +36,9 @@ RESOLUTION = 150  # dpi of the page crops (9 pt text is about 19 px high)
 MARGIN = 4.0  # pt above and below the crop's rules
 RULE_TOL = 1.5  # pt: horizontal rules closer than this are one
 NEXT_ROWS = 3  # rules from the top of the next page shown (header, then the first rows)
+
+
+_NONE = Item(id="", source="", bank="", number=0, question="", options=(), key=None)
 
 
 def _rules(page: Any) -> list[float]:
@@ -44,8 +49,26 @@ def _rules(page: Any) -> list[float]:
     return ys
 
 
-def _png(page: Any, top: float, bottom: float) -> str:
-    image = page.crop((0, top, float(page.width), bottom)).to_image(resolution=RESOLUTION).original
+def _page(pdf: Any, page_no: int) -> tuple[Any, Any]:
+    """The page in the frame the extraction read it in (:func:`blindmcq.corpus.pages.upright`), and, where
+    that is not the displayed frame, the page's image turned into it (None: the displayed one will do)."""
+    page = pdf.pages[page_no - 1]
+    if not page.rotation:
+        return page, None
+    try:
+        turned = upright(lean(page))
+    except PageFrameError:
+        return page, None
+    if turned.rotation == page.rotation:
+        return page, None
+    shown = get_page_image(pdf.stream, pdf.path, page_no - 1, RESOLUTION, pdf.password)
+    # PIL turns counter-clockwise: the displayed image turned back by what the read frame differs by
+    return turned, shown.rotate(-((turned.rotation - page.rotation) % 360), expand=True)
+
+
+def _png(page: Any, top: float, bottom: float, original: Any = None) -> str:
+    crop = page.crop((0, top, float(page.width), bottom))
+    image = PageImage(crop, original=original, resolution=RESOLUTION).original
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -59,7 +82,7 @@ def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
         spans[int(page_no)] += [top, bottom]
     out = []
     for page_no in sorted(spans):
-        page = pdf.pages[page_no - 1]
+        page, original = _page(pdf, page_no)
         ys = _rules(page)
         top, bottom = min(spans[page_no]), max(spans[page_no])
         above = [y for y in ys if y < top - RULE_TOL]
@@ -70,13 +93,13 @@ def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
         crop_bottom = min(float(page.height), crop_bottom + MARGIN)
         if crop_bottom <= crop_top:
             crop_top, crop_bottom = 0.0, float(page.height)
-        out.append((page_no, _png(page, crop_top, crop_bottom)))
+        out.append((page_no, _png(page, crop_top, crop_bottom, original)))
         last_page = page_no == max(spans) and page_no < len(pdf.pages)
         if last_page and ys and not [y for y in ys if y > bottom + RULE_TOL]:
-            nxt = pdf.pages[page_no]  # the item ends its page: what the next page's top holds
+            nxt, turned = _page(pdf, page_no + 1)  # the item ends its page: what the next page's top holds
             nys = _rules(nxt)
             end = nys[min(NEXT_ROWS, len(nys) - 1)] + MARGIN if nys else float(nxt.height) / 3
-            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end))))
+            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end), turned)))
     return out
 
 
@@ -119,8 +142,48 @@ def stub(item: Item) -> str:
     return yaml.safe_dump(entry, allow_unicode=True, sort_keys=False, width=100)
 
 
-def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
-    """The page's HTML for the disputed ``items`` (their files among ``pdfs``)."""
+def gap_stub(gap: dict[str, Any]) -> str:
+    """corrections.yaml entries for a gap's missing numbers: fill in the item, or set ``absent: true``."""
+    entry = {
+        item_id: {
+            "fingerprint": gap["fingerprint"],
+            "question": "",
+            "options": [],
+            "key": None,
+            "absent": False,
+        }
+        for item_id in gap["ids"]
+    }
+    return yaml.safe_dump(entry, allow_unicode=True, sort_keys=False, width=100) if entry else ""
+
+
+def _gap_section(gap: dict[str, Any], items: dict[str, Item], crops: list[tuple[int, str]]) -> str:
+    numbers = str(gap["first"]) if gap["count"] == 1 else f"{gap['first']} to {gap['last']}"
+    images = "".join(
+        f'<figure><a href="{uri}" target="_blank"><img alt="page {p}" src="{uri}"></a>'
+        f"<figcaption>page {p} (click to zoom)</figcaption></figure>"
+        for p, uri in crops
+    )
+    near = "".join(
+        _reading(f"{side}: {gap[key]} (as settled)", _as_reading(items[gap[key]]))
+        for side, key in (("printed above", "after"), ("printed below", "before"))
+        if gap[key] in items
+    )
+    stubs = gap_stub(gap) or f"{gap['count']} numbers: too many for stubs (a misread number?)"
+    return (
+        f'<section class="item gap" id="gap-{html.escape(gap["after"])}"><h2>missing: item number '
+        f"{html.escape(numbers)}</h2><p>{html.escape(gap.get('file', ''))}, pages "
+        f"{html.escape(', '.join(map(str, gap['pages'])))}: no item carries this number; its text may be "
+        "read into the item above or below (both disputed). Fill in the item from the page, or set "
+        "absent: true where the bank prints no such number.</p>"
+        f'<div class="row"><div class="crops">{images}</div>{near}'
+        f"</div><pre class=stub>{html.escape(stubs)}</pre></section>"
+    )
+
+
+def review_html(items: Sequence[Item], pdfs: Sequence[Path], gaps: Sequence[dict[str, Any]] = ()) -> str:
+    """The page's HTML for the disputed ``items`` (their files among ``pdfs``) and the ``gaps`` in their
+    numbers (``files[].gaps`` of the report, each with its ``file``)."""
     by_name = {p.name: p for p in pdfs}
     disputed = [i for i in items if i.status == "disputed"]
     above = {b.id: a for a, b in itertools.pairwise(items) if a.file == b.file and _may_be_rest(b)}
@@ -157,6 +220,18 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
                 f"{_reading('path 2 (ruling lines)', readings.get('rules'))}{extra}</div>"
                 f"<pre class=stub>{html.escape(stub(item))}</pre></section>"
             )
+        by_id = {i.id: i for i in items}
+        for gap in gaps:
+            pdf_path = by_name.get(gap.get("file", ""))
+            crops = []
+            if pdf_path is not None:
+                if gap["file"] not in handles:
+                    handles[gap["file"]] = pdfplumber.open(pdf_path)
+                boxes = [
+                    b for key in ("after", "before") for b in by_id.get(gap[key], _NONE).meta.get("boxes", [])
+                ]
+                crops = _crops(handles[gap["file"]], boxes)
+            sections.append(_gap_section(gap, by_id, crops))
     finally:
         for handle in handles.values():
             handle.close()
@@ -167,14 +242,22 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path]) -> str:
         ".row{flex-wrap:wrap}.crops{flex:1 1 100%}.crops img{width:100%;border:1px solid #999}"
         ".reading{flex:1;min-width:20em}.key{font-weight:bold}"
         "pre{background:#f4f4f4;padding:.5em;white-space:pre-wrap}</style></head><body>"
-        f"<h1>Disputed items: {len(disputed)}</h1><p>Copy a stub into defaults/corrections.yaml, fix its "
+        f"<h1>Disputed items: {len(disputed)}</h1>"
+        + (
+            f"<p>Missing item numbers: {sum(g['count'] for g in gaps)} in {len(gaps)} gap(s).</p>"
+            if gaps
+            else ""
+        )
+        + "<p>Copy a stub into defaults/corrections.yaml, fix its "
         "fields from the page image, and re-run the corpus stage.</p>"
         f"{body}</body></html>\n"
     )
 
 
-def write_review(items: Sequence[Item], pdfs: Sequence[Path], out_dir: str | Path) -> Path:
+def write_review(
+    items: Sequence[Item], pdfs: Sequence[Path], out_dir: str | Path, gaps: Sequence[dict[str, Any]] = ()
+) -> Path:
     """Write ``out_dir/review.html``; returns its path."""
     path = Path(out_dir) / REVIEW_FILE
-    write_text(path, review_html(items, pdfs))
+    write_text(path, review_html(items, pdfs, gaps))
     return path

@@ -11,18 +11,29 @@ Per item id of one file:
   both readings in ``meta.readings``.
 ``meta.settled`` records which path won and why; ``meta.fingerprint`` hashes both paths' readings, so a
 correction can check it still corrects the text it was written against.
+
+Item numbers missing from a file (gaps): a number between two printed ones that no item carries; the item
+was lost (its rows read into a neighbour, or not read at all) or the bank does not print it. Which one
+cannot be told from the numbers, so each gap is reported (``files[].gaps`` of ``verification.json``, with a
+correction stub to fill in) and the items on either side of it are disputed (:func:`dispute_gaps`): the lost
+item's text may be in either. A reviewed correction for the missing id adds the item, or, with
+``absent: true``, records that the bank prints no such item
+(:func:`blindmcq.corpus.corrections.apply_corrections`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from blindmcq.corpus.verify import confirm
 from blindmcq.datasets.items import Item
+from blindmcq.datasets.items import item_id as make_id
 
 
 def reading(item: Item | None) -> dict[str, Any] | None:
@@ -124,4 +135,126 @@ def settle(first: Sequence[Item], second: Sequence[Item], *, n_options: int | No
         if settled["path"] is None:
             fields["status"] = "disputed"
         out.append(dataclasses.replace(chosen, **fields))
+    return out
+
+
+STUB_LIMIT = 20  # a gap of more numbers than this gets one entry and no stubs (a misread number, likely)
+
+
+def _gap_fingerprint(file: str, before: Item, after: Item, first: int, last: int) -> str:
+    text = "|".join(
+        [file, str(before.meta.get("fingerprint")), str(after.meta.get("fingerprint")), str(first), str(last)]
+    )
+    return "gap-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def find_gaps(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """The runs of numbers missing between two printed item numbers of one file (``items`` of one file, in
+    number order); each with the ids around it, their pages, and the stub ids to fill in."""
+    printed = sorted({i.number: i for i in reversed(items)}.values(), key=lambda i: i.number)
+    out = []
+    for before, after in itertools.pairwise(printed):
+        if after.number - before.number <= 1:
+            continue
+        first, last = before.number + 1, after.number - 1
+        count = last - first + 1
+        out.append(
+            {
+                "first": first,
+                "last": last,
+                "count": count,
+                "after": before.id,
+                "before": after.id,
+                "pages": sorted({p for p in (before.page, after.page) if p is not None}),
+                "fingerprint": _gap_fingerprint(before.file or "", before, after, first, last),
+                "ids": [make_id(before.source, before.bank, n) for n in range(first, last + 1)]
+                if count <= STUB_LIMIT
+                else [],
+            }
+        )
+    return out
+
+
+def gap_text(gap: dict[str, Any]) -> str:
+    numbers = str(gap["first"]) if gap["count"] == 1 else f"{gap['first']} to {gap['last']}"
+    plural = "s" if gap["count"] > 1 else ""
+    return f"item number{plural} {numbers} missing between {gap['after']} and {gap['before']}"
+
+
+def dispute(item: Item, why: str, paths: dict[str, dict[str, Item]]) -> Item:
+    """``item`` made disputed with ``why`` (added to any reason it already had), its page boxes and both
+    paths' readings (``paths``: each path's items by id) kept for the review page."""
+    meta = dict(item.meta)
+    old = meta.get("settled", {})
+    if item.status == "disputed" and old.get("why"):
+        why = f"{old['why']}; {why}"
+    meta["settled"] = {"path": None, "why": why}
+    found = {m: paths[m].get(item.id) for m in ("tables", "rules")}
+    boxes = [b for it in found.values() if it is not None for b in it.meta.get("boxes", [])]
+    if boxes and "boxes" not in meta:
+        meta["boxes"] = boxes
+    meta.setdefault("readings", {m: reading(it) for m, it in found.items()})
+    return dataclasses.replace(item, status="disputed", meta=meta)
+
+
+def dispute_gaps(
+    items: Sequence[Item], paths: dict[str, dict[str, Item]]
+) -> tuple[list[Item], list[dict[str, Any]]]:
+    """One file's items with those beside a gap in the numbers disputed, and the gaps."""
+    gaps = find_gaps(items)
+    why: dict[str, list[str]] = {}
+    for gap in gaps:
+        for side in ("after", "before"):
+            why.setdefault(gap[side], []).append(gap_text(gap))
+    out = [dispute(i, "; ".join(why[i.id]), paths) if i.id in why else i for i in items]
+    return out, gaps
+
+
+# Characters no printed text holds: C0/C1 controls (NUL where a font maps a glyph to no character) and the
+# replacement character (a byte sequence no encoding decoded); tab and newline are layout, not text.
+UNREADABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
+FAULT_TOL = 1.0  # pt: a print fault this close to an item's rows may belong to it
+
+
+def text_faults(item: Item) -> list[str]:
+    """What in the item's own text cannot be printed text, field by field (empty when none)."""
+    out = []
+    fields = [("stem", item.question), *((f"option {k}", o) for k, o in enumerate(item.options, 1))]
+    for name, text in fields:
+        bad = sorted(set(UNREADABLE.findall(text)))
+        if bad:
+            codes = ", ".join(f"U+{ord(c):04X}" for c in bad)
+            what = (
+                "a glyph the PDF's font maps to no character"
+                if any(c != "\ufffd" for c in bad)
+                else "the replacement character: text the PDF's font could not decode"
+            )
+            out.append(f"the {name} holds {codes}: {what}")
+    return out
+
+
+def dispute_text(
+    items: Sequence[Item],
+    faults: dict[int, list[tuple[str, float, float]]],
+    paths: dict[str, dict[str, Item]],
+) -> list[Item]:
+    """``items`` with each whose text fails a check that does not depend on the readings agreeing made
+    disputed: characters that are no printed text (:func:`text_faults`), and print faults on its rows
+    (``faults``: per page, from :func:`blindmcq.corpus.lines.print_faults`: glyphs printed over glyphs, a
+    rule running through a line)."""
+    out = []
+    for it in items:
+        why = text_faults(it)
+        boxes = [
+            b for m in ("tables", "rules") if (p := paths[m].get(it.id)) for b in p.meta.get("boxes", [])
+        ]
+        seen: set[tuple[int, str]] = set()
+        for page, top, bottom in boxes:
+            for what, t, b in faults.get(int(page), []):
+                if t <= bottom + FAULT_TOL and b >= top - FAULT_TOL and (int(page), what) not in seen:
+                    seen.add((int(page), what))
+                    why.append(
+                        f"page {int(page)}: {what} (y {t:.0f}-{b:.0f}); the text read may be garbled or cut"
+                    )
+        out.append(dispute(it, "; ".join(why), paths) if why else it)
     return out

@@ -11,6 +11,7 @@ real customs bank (``ua-customs-exam/questions.json``), renumbered 1..n.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import random
 from dataclasses import dataclass
@@ -38,6 +39,12 @@ class Variant:
     headings_every: int = 0  # a full-width section heading row before every n-th item
     span_notes: int = 0  # that many items excluded by a note over the option and mark columns (no options)
     stops: str = ""  # expected to stop with one line matching this (a layout the paths cannot read)
+    tails_across: bool = False  # the tails printed across the last rule (the rule runs through the line)
+    unmapped: bool = False  # one stem holds U+0000 and one option U+FFFD (glyphs a font maps to no text)
+    overprint: int = 0  # that many stems printed over by other text half a line down
+    word_excluded: int = 0  # that many items whose stem cell holds only "Виключено." (options printed)
+    five_every: int = 0  # print every n-th item with five options (the next item's first option added)
+    skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -245,6 +252,79 @@ VARIANTS: tuple[Variant, ...] = (
         stops=r"page 1: .*the table is ruled by its outer frame only",
     ),
     Variant(
+        "rules-zebra",  # no rules at all: every other row band shaded (filled rectangles, no stroke)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rules="zebra"),
+        cases=True,
+        stops=r"page 1: .*no ruling lines: its rows are told apart by shading",
+    ),
+    Variant(
+        "numbers-gap",  # item 33 not printed: the gap reported, the items printed on either side disputed
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        skip_numbers=(33,),
+    ),
+    Variant(
+        "tail-across-rule",  # a stem's last words printed across the page's last rule
+        Style(widths=(36.0, 196.0, 221.0, 70.0), footer="Сторінка {page} з {pages}"),
+        cases=True,
+        tails=1,
+        tails_across=True,
+    ),
+    Variant(
+        "glyph-unmapped",  # a stem holding U+0000 and an option holding U+FFFD (glyphs mapped to no text)
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        unmapped=True,
+    ),
+    Variant(
+        "overprint",  # one stem printed over by other text half a line down (a cell above run over)
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        overprint=1,
+    ),
+    Variant(
+        "unmerged-mixed",  # no merged cells; 3, 4 and 5 options; rows split by page breaks; "*" marks the key
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Ключ"),
+            marks=("*", ""),
+            split_rows=True,
+            unmerged=True,
+        ),
+        long_options=True,
+        three_every=6,
+        five_every=7,
+        word_excluded=2,
+        scoring_only=True,
+    ),
+    Variant(
+        "excluded-word",  # three stems printed as the word "Виключено." alone, their options printed
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        word_excluded=3,
+    ),
+    Variant(
+        "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
+        cases=True,
+    ),
+    Variant(
+        "rotated-sideways",  # /Rotate 270 on unturned content (a scanner's or viewer's turn): read unturned
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", ""), rotate=270, rotate_mode="sideways"),
+        cases=True,
+    ),
+    Variant(
+        "rotated-clipped",  # /Rotate 90 on unturned content in a media box of the display's size
+        Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90, rotate_mode="clipped"),
+        cases=True,
+        stops=r"page 1: /Rotate 90: \d+% of the text lies outside the page's box",
+    ),
+    Variant(
+        "landscape-section",  # pages from the third on landscape, the table centred (columns elsewhere)
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", ""), landscape_from=3),
+        cases=True,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -342,7 +422,8 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
     """A seeded sample of ``n_items`` real items, renumbered, with the variant's injections."""
     rng = random.Random(f"{seed}-{variant.name}")
     chosen = rng.sample(records, min(n_items, len(records)))
-    specs = [dataclasses.replace(spec(r), number=k) for k, r in enumerate(chosen, 1)]
+    numbers = (n for n in itertools.count(1) if n not in variant.skip_numbers)
+    specs = [dataclasses.replace(spec(r), number=n) for n, r in zip(numbers, chosen, strict=False)]
     if variant.long_options:
         specs = [
             dataclasses.replace(s, options=tuple(f"{o} {o}" if len(o) > 60 else o for o in s.options))
@@ -359,6 +440,13 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
             else s
             for k, s in enumerate(specs)
         ]
+    if variant.five_every:
+        specs = [
+            dataclasses.replace(s, options=(*s.options, specs[k + 1].options[-1]))
+            if k % variant.five_every == variant.five_every - 2 and len(s.options) == 4 and k + 1 < len(specs)
+            else s
+            for k, s in enumerate(specs)
+        ]
     if variant.cases:
         specs = with_cases(specs, start=3)
     if variant.relabel is not None and len(specs) > 20:
@@ -367,6 +455,20 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         plain = [k for k, s in enumerate(specs) if s.excluded is None and s.fused is None and k > 20]
         for k in plain[:: max(1, len(plain) // variant.span_notes)][: variant.span_notes]:
             specs[k] = dataclasses.replace(specs[k], excluded="span")
+    plain = [k for k, s in enumerate(specs) if s.excluded is None and s.fused is None and k > 20]
+    if variant.unmapped and len(plain) > 2:
+        a, b = specs[plain[0]], specs[plain[len(plain) // 2]]
+        words = a.question.split(" ")
+        words[len(words) // 2] = words[len(words) // 2][:2] + "\x00" + words[len(words) // 2][2:]
+        specs[plain[0]] = dataclasses.replace(a, question=" ".join(words))
+        specs[plain[len(plain) // 2]] = dataclasses.replace(
+            b, options=(b.options[0] + " п\ufffdяти", *b.options[1:])
+        )
+    for k in plain[3 :: max(1, len(plain) // max(1, variant.word_excluded))][: variant.word_excluded]:
+        specs[k] = dataclasses.replace(specs[k], excluded="word")
+    for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
+        words = specs[k - 1].options[-1].split() * 3
+        specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
     if variant.headings_every:
         specs = [
             dataclasses.replace(
@@ -397,5 +499,8 @@ def render_variant(
         plain = {s.number for s in specs if s.excluded is None and s.fused is None}
         enders = [n for n in render_pdf(specs, path, **args).page_enders if n in plain]
         chosen = set(enders[1::3][: variant.tails])
-        specs = [dataclasses.replace(s, tail=3) if s.number in chosen else s for s in specs]
+        specs = [
+            dataclasses.replace(s, tail=3, tail_across=variant.tails_across) if s.number in chosen else s
+            for s in specs
+        ]
     return render_pdf(specs, path, **args)
