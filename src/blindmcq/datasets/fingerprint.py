@@ -21,12 +21,15 @@ from blindmcq.config.schema import validate, validate_group
 from blindmcq.errors import ConfigError
 
 FINGERPRINT_NAME = "fingerprint.json"
+# keys that say how the bank is named, not which items it yields: never in the fingerprint
+WORDING_KEYS = ("subject", "description")
 
 
 def dataset_fingerprint(dataset: Mapping[str, Any], seed: int = 0) -> str:
     """sha256 of the dataset config as ``params.yaml`` holds it (and ``seed`` for the PDF loader): the
-    mapping as written, so a default added to the schema changes no fingerprint."""
-    payload: dict[str, Any] = {"dataset": dict(dataset)}
+    mapping as written, so a default added to the schema changes no fingerprint; the bank's wording
+    (``WORDING_KEYS``) left out, as it changes no item."""
+    payload: dict[str, Any] = {"dataset": {k: v for k, v in dataset.items() if k not in WORDING_KEYS}}
     if validate_group("dataset", dataset).loader == "pdf":
         payload["seed"] = int(seed)
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

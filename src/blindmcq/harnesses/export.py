@@ -18,6 +18,7 @@ from typing import Any
 
 from blindmcq import __version__
 from blindmcq.atomic import write_text
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.errors import InputError
 from blindmcq.harnesses.documents import ProbeConfig, build_documents
@@ -100,6 +101,7 @@ def export(
         "harness": harness,
         "bank": str(bank),
         "config": config.names(),
+        "bank_words": dict(validate_group("prompt", config.prompt).bank),  # how the prompt names the bank
         "sample": sample,
         "seed": seed,
         "items": len(items),
