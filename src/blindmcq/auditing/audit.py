@@ -19,8 +19,11 @@ is said in one line. A wrong mapping stops with one line naming the column and w
 ``--model none`` (or ``--surface-only``) probes nothing and needs no labels; ``--labels`` picks the probe's
 scheme, which goes on past its symbols as it declares (``extend``).
 
-Language: the lexical baseline searches the statutes only when they are in the bank's language, declared
-or detected (``statutes.language``); otherwise the report says it was skipped, and why.
+Language and coverage: the lexical baseline searches the statutes only when they are in the bank's
+language, declared or detected (``statutes.language``), and counts as a strategy only where the statutes
+cover the bank (``statutes.coverage``: the options match provisions more than random words do); otherwise
+the report says, in one sentence, that it was left out and why, and it joins neither Table 2 nor the Holm
+family of the option-text strategies. The sentence also counts the items that match no statute.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
 from blindmcq.stats import binomial_tail, holm
+from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
 
@@ -154,9 +158,14 @@ def lexical_skip_reason(language: str, statutes: Path) -> str | None:
     return reason
 
 
-def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFrame:
-    """Lexical search over the statutes as Table 2 pick rows (the baselines stage's columns)."""
+def lexical_picks(
+    items: Sequence[Item], statutes: Path, seed: int, words: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, Coverage | None]:
+    """Lexical search over the statutes as Table 2 pick rows (the baselines stage's columns), and the
+    statutes' coverage of the bank against random ``words`` (``statutes.coverage``; None: not measured,
+    no word list for the language)."""
     from blindmcq.statutes.corpus import read_provisions
+    from blindmcq.statutes.coverage import statute_coverage
     from blindmcq.statutes.index import build_index
     from blindmcq.statutes.lexical import lexical_search
     from blindmcq.statutes.text import Analyzer, TextConfig
@@ -165,7 +174,25 @@ def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFr
     analyzer = Analyzer(text)
     index = build_index(read_provisions(statutes), text, analyzer=analyzer)
     lexical = lexical_search(list(items), index, analyzer, seed=seed)
-    return picks_of_lexical(lexical)
+    coverage = None if words is None else statute_coverage(items, index, analyzer, words, seed=seed)
+    return picks_of_lexical(lexical), coverage
+
+
+def lexical_strategy(
+    items: Sequence[Item], language: str, statutes: Path, seed: int
+) -> tuple[pd.DataFrame | None, str]:
+    """Lexical search's Table 2 pick rows where it applies (the statutes in the bank's language and
+    covering it), else None; and the one sentence the report gives about it either way."""
+    skipped = lexical_skip_reason(language, statutes)
+    if skipped is not None:
+        return None, skipped
+    from blindmcq.statutes.coverage import null_words
+
+    lexical, coverage = lexical_picks(items, statutes, seed, null_words(language))
+    if coverage is None:
+        return lexical, f"Statute coverage not measured (no random-word list for '{language}')."
+    # a bank the statutes do not cover: out of Table 2 and so of the Holm family of its strategies
+    return (lexical if coverage.applies else None), coverage.sentence()
 
 
 @dataclass
@@ -316,9 +343,9 @@ def run_audit(
     surface = surface_strategies(items, seed)
     picks = surface.picks
     language, how = (language, "declared") if language else (bank_language(items), "detected from the script")
-    lexical_note = lexical_skip_reason(language, statutes)
-    if lexical_note is None:
-        picks = pd.concat([picks, lexical_picks(items, statutes, seed)], ignore_index=True, join="inner")
+    lexical, lexical_note = lexical_strategy(items, language, statutes, seed)
+    if lexical is not None:
+        picks = pd.concat([picks, lexical], ignore_index=True, join="inner")
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
@@ -328,6 +355,7 @@ def run_audit(
         "mapping": described,
         "items": f"{len(items)} ({len(usable)} usable; N = {_n_range(usable)})",
         "language": f"{language} ({how})",
+        "lexical search": lexical_note,
     }
     write_items(out / "items.jsonl", items)
     with atomic_path(out / "baselines" / "picks.parquet") as tmp:
