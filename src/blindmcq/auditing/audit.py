@@ -104,6 +104,7 @@ class Mapping:
     options: list[str] = field(default_factory=list)
     key: str | None = None
     key_format: str | None = None
+    duplicates: str = "drop"  # a row repeating an earlier item: drop | keep (flagged)
 
     def guess(
         self, columns: Sequence[str], records: Sequence[dict[str, Any]] = (), file: str | None = None
@@ -121,8 +122,9 @@ class Mapping:
         return self.guess(columns, records, file)[0]
 
 
-def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
-    """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none)."""
+def read_bank(path: Path, mapping: Mapping, notes: list[str] | None = None) -> tuple[list[Item], str, str]:
+    """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none);
+    what the loader says about the rows (repeated items) is appended to ``notes``."""
     fmt = bank_format(path)
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
@@ -134,10 +136,30 @@ def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
     if not records:
         raise InputError("the bank has no items", file=str(path))
     kwargs, note = mapping.guess(columns, records, str(path))
-    items = load_generic(path, source="audit", header=mapping.header, format=fmt, **kwargs)
+    items = load_generic(
+        path, source="audit", header=mapping.header, format=fmt, duplicates=mapping.duplicates, notes=notes,
+        **kwargs,
+    )  # fmt: skip
     check_question_column(items, kwargs["question"], str(path))
     described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
     return items, f"{fmt}: {described}", note
+
+
+def skipped_sentence(items: Sequence[Item]) -> str:
+    """One sentence: how many items are skipped, and why, each reason with its rows (or ids)."""
+    from blindmcq.datasets.items import unusable_reason
+
+    by_reason: dict[str, list[str]] = {}
+    for item in items:
+        reason = unusable_reason(item)
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(str(item.meta.get("row") or item.id))
+    parts = []
+    for reason, where in by_reason.items():
+        shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+        parts.append(f"{len(where)} with {reason}: {shown}")
+    n_bad = sum(len(w) for w in by_reason.values())
+    return f"{n_bad} of {len(items)} items are not usable and were skipped: {'; '.join(parts)}."
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -328,9 +350,11 @@ def run_audit(
         described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
         language = language or typed.language
     else:
-        items, described, note = read_bank(path, mapping)
+        notes: list[str] = []
+        items, described, note = read_bank(path, mapping, notes)
         if note:
             warnings.append(f"Columns {note}.")
+        warnings += [f"{n[0].upper()}{n[1:]}." for n in notes]
     if not items:
         raise InputError("the bank has no items", file=str(path))
     usable = [item for item in items if item.usable]
@@ -338,7 +362,7 @@ def run_audit(
         raise InputError("no usable item (every item is malformed); see the flags", file=str(path))
     n_bad = len(items) - len(usable)
     if n_bad:
-        warnings.append(f"{n_bad} of {len(items)} items are not usable (flagged malformed) and were skipped.")
+        warnings.append(skipped_sentence(items))
 
     surface = surface_strategies(items, seed)
     picks = surface.picks

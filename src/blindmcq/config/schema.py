@@ -268,6 +268,9 @@ class GenericDataset(_Dataset):
     labels: list[str] | str | None = None
     id: str | None = None
     meta_columns: list[str] | None = None
+    duplicates: Literal["drop", "keep"] = (
+        "drop"  # a row repeating an earlier item; said in one line either way
+    )
 
 
 @dataclass(frozen=True)

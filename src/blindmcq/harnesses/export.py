@@ -58,9 +58,11 @@ def load_bank(path: Path, mapping: Any) -> list[Item]:
         return read_items(path)
     from blindmcq.auditing.audit import read_bank
 
-    items, _, note = read_bank(path, mapping)  # the audit's own reader: ids as the audit's
-    if note:
-        print(note, file=sys.stderr)
+    notes: list[str] = []
+    items, _, note = read_bank(path, mapping, notes)  # the audit's own reader: ids as the audit's
+    for line in [note, *notes]:
+        if line:
+            print(line, file=sys.stderr)
     return items
 
 
