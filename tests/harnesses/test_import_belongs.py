@@ -126,3 +126,35 @@ def test_extra_predictions_of_another_bank_stop_the_analysis(tmp_path, monkeypat
     assert len(load_all_predictions([str(extra)], corpus)) == 2 * len(probe("run"))
     with pytest.raises(InputError, match=r"alien\.parquet.*3 of its 3 item ids are not in .*0 shared"):
         load_all_predictions([str(alien)], corpus)
+
+
+@pytest.mark.parametrize("logged", ["/tmp/runs/qdpv68r5", None])
+def test_an_lm_eval_model_named_by_a_folder_or_not_at_all_needs_model(tmp_path, capsys, logged) -> None:
+    bank = tmp_path / "bank.csv"
+    bank.write_text("question,A,B,C,D,answer\nWhich one is it?,a,b,c,d,A\n", encoding="utf-8")
+    export = tmp_path / "export"
+    assert export_cli.main(["lm-eval", str(bank), "--out", str(export), "--sample", "all"]) == 0
+    docs = [
+        json.loads(line) for line in (export / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    out = tmp_path / "out"
+    out.mkdir()
+    samples_file = out / "samples_blindmcq_probe_2026.jsonl"
+    rows = [
+        {"doc_id": i, "doc": d, "filtered_resps": [[-1.0, False]] * len(d["choices"])}
+        for i, d in enumerate(docs)
+    ]
+    samples_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    if logged is not None:
+        results = {"model_name": logged, "config": {"model": "hf"}}
+        (out / "results_2026.json").write_text(json.dumps(results), encoding="utf-8")
+    capsys.readouterr()
+    assert importing.main(["lm-eval", str(samples_file), "--out", str(tmp_path / "p.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "give --model NAME" in err[0]
+    assert (logged or "names no model") in err[0]
+    named = tmp_path / "named.jsonl"
+    assert importing.main(["lm-eval", str(samples_file), "--out", str(named), "--model", "qwen-7b"]) == 0
+    assert {json.loads(line)["model"] for line in named.read_text(encoding="utf-8").splitlines()} == {
+        "qwen-7b"
+    }

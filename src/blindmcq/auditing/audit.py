@@ -634,7 +634,12 @@ def conclusions_markdown(result: AuditResult) -> str:
 
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
-    shares = ", ".join(f"{slot_name(s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
+    # slots by position (the bank's own labels may be А, Б, В, Г or 1, 2, 3), each with its count
+    counts = p.get("key_slot_counts") or [0] * len(p["key_slot_shares"])
+    shares = ", ".join(
+        f"slot {s + 1} {c} ({v:.3f})"
+        for s, (c, v) in enumerate(zip(counts, p["key_slot_shares"], strict=True))
+    )
     chars = p["option_chars"]
     lines = [
         f"# blindmcq audit: {Path(result.settings['file']).name}",
@@ -651,7 +656,8 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         "## The bank",
         "",
-        f"Key-position shares (usable items): {shares}.",
+        f"Key-position shares (usable items; slot 1 is the first option as published, whatever its "
+        f"label): {shares}.",
         "",
         f"Option length (characters, whitespace-normalised, all {p['n_options_total']} options): "
         f"median {chars['q50']:.0f}, 10%-90% {chars['q10']:.0f}-{chars['q90']:.0f}, max {chars['max']:.0f}; "
