@@ -121,3 +121,11 @@ def test_export_names_the_bank_from_the_dataset_config(tmp_path: Path) -> None:
     assert "тестове запитання юридичного кваліфікаційного іспиту" in (legal / "documents.jsonl").read_text()
     manifest = json.loads((legal / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["bank_words"] == {"exam_uk": "юридичного кваліфікаційного іспиту"}
+
+
+def test_the_banks_wording_changes_no_corpus_fingerprint() -> None:
+    from blindmcq.datasets.fingerprint import dataset_fingerprint
+
+    plain = {k: v for k, v in DEFAULT_DATASET.items() if k not in ("subject", "description")}
+    assert dataset_fingerprint(DEFAULT_DATASET) == dataset_fingerprint(plain)
+    assert dataset_fingerprint({**plain, "source": "other"}) != dataset_fingerprint(plain)

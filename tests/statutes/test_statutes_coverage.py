@@ -140,3 +140,29 @@ def test_the_audit_leaves_uncovered_lexical_search_out_of_table_2_and_the_holm_f
     # the same bank with legal options: lexical search joins the family
     picks, note = lexical_strategy(legal_items(), "uk", statutes, 0)
     assert picks is not None and note.startswith("Lexical search applies")
+
+
+def test_the_baselines_stage_leaves_uncovered_lexical_search_out_of_table_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blindmcq import paths
+    from blindmcq.datasets.items import write_items
+    from blindmcq.stages.baselines import build_baselines
+    from blindmcq.statutes.index import build_statute_index
+
+    monkeypatch.setattr("blindmcq.statutes.coverage.null_words", lambda language: WORDS)
+    build_statute_index(write_statutes(tmp_path / "provisions.jsonl"), tmp_path / "index")
+    for bank, items in (("geo", geography_items()), ("law", legal_items())):
+        write_items(tmp_path / f"{bank}.jsonl", items)
+        monkeypatch.setattr(paths, "ITEMS", tmp_path / f"{bank}.jsonl")
+        monkeypatch.setattr(paths, "STATUTE_INDEX", tmp_path / "index")
+        monkeypatch.setattr(paths, "BASELINES_DIR", tmp_path / bank)
+        (tmp_path / bank).mkdir()
+        summary = build_baselines(seed=0, params={})
+        facts = json.loads((tmp_path / bank / "facts.json").read_text(encoding="utf-8"))
+        covered = facts["lexical"]["coverage"]["applies"]
+        assert covered == (bank == "law")
+        assert ("lexical_search" in set(summary["strategy"])) == covered
+        if not covered:
+            assert facts["lexical"]["absent"].startswith("Lexical search left out")
+            assert not (tmp_path / bank / "lexical.parquet").exists()
