@@ -238,7 +238,9 @@ def _probe(
     backend: Any,
     configs: Groups,
     labels: str = "latin",
+    description: Any = None,
 ) -> pd.DataFrame:
+    from blindmcq.tasks.presentations import for_bank
     from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
     condition = {
@@ -252,7 +254,8 @@ def _probe(
         items,
         model_cfg=model_cfg,
         setup=PresentationSetup(
-            prompt=configs.option("prompt", prompt_name),
+            # the bank named by its dataset config's words, else the phrasing's neutral ones
+            prompt=for_bank(configs.option("prompt", prompt_name), description),
             labels=configs.option("labels", labels),
             reasoning=configs.option("reasoning", "direct"),
             condition=condition,
@@ -420,9 +423,11 @@ def run_audit(
     if gate_k is not None and gate_k > n_orders:
         raise ConfigError("--gate-k", f"must be at most {n_orders} (the number of orders), got {gate_k}")
     probed = sample_items(usable, sample, seed)
+    description = validate_group("dataset", dataset).description if dataset is not None else None
     predictions = _probe(
-        probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name
-    )
+        probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name,
+        description,
+    )  # fmt: skip
     cloze = None
     if scoring == "cloze":
         answer_cue = configs.option("prompt", prompt_name).answer_cue
