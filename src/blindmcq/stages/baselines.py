@@ -17,24 +17,12 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
-from blindmcq.datasets.items import Item, read_items
+from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
-from blindmcq.statutes.coverage import Coverage
-from blindmcq.statutes.index import load_statute_index
-from blindmcq.statutes.language import STATUTES_LANGUAGE, lexical_absent
+from blindmcq.statutes.coverage import run_coverage
 from blindmcq.statutes.lexical import lexical_baseline
 
 log = logging.getLogger(__name__)
-
-
-def index_coverage(items: list[Item], seed: int) -> Coverage | None:
-    """The statute index's coverage of the bank (``statutes.coverage``; None: no random-word list for the
-    statutes' language)."""
-    from blindmcq.statutes.coverage import null_words, statute_coverage
-
-    index, analyzer = load_statute_index(paths.STATUTE_INDEX)
-    words = null_words(STATUTES_LANGUAGE)
-    return None if words is None else statute_coverage(items, index, analyzer, words, seed=seed)
 
 
 def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -44,13 +32,9 @@ def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> p
     items = read_items(paths.ITEMS)
     surface = surface_strategies(items, seed)
     out = paths.BASELINES_DIR
-    absent = lexical_absent(params or {}, items)
+    # out of Table 2 (and its families) on a bank in another language or one the statutes do not cover
+    absent, coverage = run_coverage(params or {}, items, paths.STATUTE_INDEX, seed=seed)
     facts: dict[str, Any] = {**surface.facts, "n_skipped": surface.n_skipped}
-    coverage = None
-    if absent is None:
-        coverage = index_coverage(items, seed)
-        if coverage is not None and not coverage.applies:  # out of Table 2 and its families
-            absent = coverage.sentence()
     if absent is None:
         lexical, lex_summary = lexical_baseline(
             paths.ITEMS, paths.STATUTE_INDEX, out / "lexical.parquet", seed=seed

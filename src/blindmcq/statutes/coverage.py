@@ -14,8 +14,9 @@ statute match at all (every option tied at 0) and those whose options all tie ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,28 @@ def null_words(language: str) -> Sequence[str] | None:
     from blindmcq.datasets.nonsense import ukrainian_words
 
     return ukrainian_words()
+
+
+def run_coverage(
+    params: Mapping[str, Any], items: Sequence[Item], index_dir: str | Path, *, seed: int = 0
+) -> tuple[str | None, Coverage | None]:
+    """In a pipeline run (``params``: the composed config): why lexical search is left out (None: it
+    applies) and the statute index's coverage of ``items`` (None where not measured: another language,
+    or no random-word list for the statutes' language). The baselines and probe stages share it."""
+    from blindmcq.config.schema import Statutes, validate
+    from blindmcq.statutes.index import load_statute_index
+    from blindmcq.statutes.language import STATUTES_LANGUAGE, lexical_absent
+
+    absent = lexical_absent(params, items)
+    if absent is not None:
+        return absent, None
+    statutes = validate(params, file=None).statutes or Statutes()
+    words = null_words(statutes.language or STATUTES_LANGUAGE)
+    if words is None:
+        return None, None
+    index, analyzer = load_statute_index(index_dir)
+    coverage = statute_coverage(items, index, analyzer, words, seed=seed)
+    return (None if coverage.applies else coverage.sentence()), coverage
 
 
 def _p(p: float) -> str:
