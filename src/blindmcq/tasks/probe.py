@@ -85,8 +85,10 @@ class PresentationSetup:
         phrasing names the bank with the words of the dataset's ``description`` (``for_bank``)."""
         given = {} if condition is None else {"condition": condition}
         groups = {g: given[g] if g in given else section(dict(params), g) for g in GROUPS}
-        dataset = params.get("dataset")
-        description = dataset.get("description") if isinstance(dataset, Mapping) else None
+        # the dataset's words (params.yaml is checked where it enters); none, or no dataset: neutral words
+        dataset = params["dataset"] if "dataset" in params else {}
+        has = isinstance(dataset, Mapping) and "description" in dataset
+        description = dataset["description"] if has else None
         groups["prompt"] = for_bank(groups["prompt"], description)  # the bank named as its config says
         return cls(**groups, schemes=dict(schemes or {}))
 
