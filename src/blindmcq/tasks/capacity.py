@@ -68,6 +68,8 @@ def _paper_prompt(configs: Groups, phrasing: str) -> Any:
     if "dataset" in configs.options and PAPER_DATASET in configs.options["dataset"]:
         words = configs.option("dataset", PAPER_DATASET).description
     return for_bank(configs.option("prompt", phrasing), words)
+
+
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 
 
