@@ -18,6 +18,7 @@ from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings as typed_label_strings
 from blindmcq.tasks.presentations import (
     build_presentations,
+    for_bank,
     forced_order,
     orders,
     present,
@@ -165,8 +166,13 @@ def test_every_phrasing_renders_with_every_scheme(phrasing: str, labels: str, re
 def test_phrasings_differ_as_the_paper_describes() -> None:
     """The paper's seven phrasings are shipped and differ as it says; any phrasing added beside them (one
     file in conf/prompt) must differ from every other in what the model is shown."""
+    words = load_group("dataset", "customs-default")["description"]  # the paper's bank, as it names it
+
+    def paper(name: str) -> dict:
+        return {**cfg(name), "prompt": for_bank(load_group("prompt", name), words)}
+
     shown = {
-        name: present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **cfg(name))
+        name: present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **paper(name))
         for name in PHRASINGS
     }
     users = {name: p.user for name, p in shown.items()}
@@ -176,7 +182,7 @@ def test_phrasings_differ_as_the_paper_describes() -> None:
     assert "вгада" in users["guessing"] and "вгада" not in users["original"]
     assert "Answer with only the letter" in users["english"]
     assert users["minimal"].startswith("А) ")
-    expert = present(ITEM, condition="full", order_id="rot0", order=(0, 1, 2, 3), **cfg("expert"))
+    expert = present(ITEM, condition="full", order_id="rot0", order=(0, 1, 2, 3), **paper("expert"))
     assert expert.system and "експерт" in expert.system
     assert users["expert"] == users["original"]  # expert differs from original only in its system prompt
     assert len({(p.system, p.user) for p in shown.values()}) == len(shown), "two phrasings show the same"

@@ -389,6 +389,21 @@ def read_analysis_frame(path: str | Path) -> pd.DataFrame:
     return prepare(read_table(path, columns=ANALYSED).to_pandas(), source=str(path))
 
 
+def check_item_ids(predictions: pd.DataFrame, known: Iterable[str], *, source: str, corpus: str) -> None:
+    """Every item a predictions file answers must be one of ``known`` (the run's corpus): answers to other
+    items would join tables they do not belong to. One InputError naming ``source`` otherwise."""
+    known = set(known)
+    ids = set(predictions["item_id"].astype(str))
+    unknown = sorted(ids - known)
+    if unknown:
+        shared = len(ids) - len(unknown)
+        raise InputError(
+            f"{len(unknown)} of its {len(ids)} item ids are not in {corpus} ({shared} shared; first unknown: "
+            f"{unknown[0]}): these answers are to another bank's items",
+            file=source,
+        )
+
+
 def _category(values: pd.Series) -> pd.Series:
     """Labels as a categorical of strings, missing as "" (converting categories, not every row)."""
     cat = values.astype("category")

@@ -19,8 +19,11 @@ is said in one line. A wrong mapping stops with one line naming the column and w
 ``--model none`` (or ``--surface-only``) probes nothing and needs no labels; ``--labels`` picks the probe's
 scheme, which goes on past its symbols as it declares (``extend``).
 
-Language: the lexical baseline searches the statutes only when they are in the bank's language, declared
-or detected (``statutes.language``); otherwise the report says it was skipped, and why.
+Language and coverage: the lexical baseline searches the statutes only when they are in the bank's
+language, declared or detected (``statutes.language``), and counts as a strategy only where the statutes
+cover the bank (``statutes.coverage``: the options match provisions more than random words do); otherwise
+the report says, in one sentence, that it was left out and why, and it joins neither Table 2 nor the Holm
+family of the option-text strategies. The sentence also counts the items that match no statute.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from blindmcq.datasets.generic import (
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
+from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
 
@@ -99,6 +103,7 @@ class Mapping:
     options: list[str] = field(default_factory=list)
     key: str | None = None
     key_format: str | None = None
+    duplicates: str = "drop"  # a row repeating an earlier item: drop | keep (flagged)
 
     def guess(
         self, columns: Sequence[str], records: Sequence[dict[str, Any]] = (), file: str | None = None
@@ -116,8 +121,9 @@ class Mapping:
         return self.guess(columns, records, file)[0]
 
 
-def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
-    """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none)."""
+def read_bank(path: Path, mapping: Mapping, notes: list[str] | None = None) -> tuple[list[Item], str, str]:
+    """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none);
+    what the loader says about the rows (repeated items) is appended to ``notes``."""
     fmt = bank_format(path)
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
@@ -129,10 +135,30 @@ def read_bank(path: Path, mapping: Mapping) -> tuple[list[Item], str, str]:
     if not records:
         raise InputError("the bank has no items", file=str(path))
     kwargs, note = mapping.guess(columns, records, str(path))
-    items = load_generic(path, source="audit", header=mapping.header, format=fmt, **kwargs)
+    items = load_generic(
+        path, source="audit", header=mapping.header, format=fmt, duplicates=mapping.duplicates, notes=notes,
+        **kwargs,
+    )  # fmt: skip
     check_question_column(items, kwargs["question"], str(path))
     described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
     return items, f"{fmt}: {described}", note
+
+
+def skipped_sentence(items: Sequence[Item]) -> str:
+    """One sentence: how many items are skipped, and why, each reason with its rows (or ids)."""
+    from blindmcq.datasets.items import unusable_reason
+
+    by_reason: dict[str, list[str]] = {}
+    for item in items:
+        reason = unusable_reason(item)
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(str(item.meta.get("row") or item.id))
+    parts = []
+    for reason, where in by_reason.items():
+        shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+        parts.append(f"{len(where)} with {reason}: {shown}")
+    n_bad = sum(len(w) for w in by_reason.values())
+    return f"{n_bad} of {len(items)} items are not usable and were skipped: {'; '.join(parts)}."
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -153,9 +179,14 @@ def lexical_skip_reason(language: str, statutes: Path) -> str | None:
     return reason
 
 
-def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFrame:
-    """Lexical search over the statutes as Table 2 pick rows (the baselines stage's columns)."""
+def lexical_picks(
+    items: Sequence[Item], statutes: Path, seed: int, words: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, Coverage | None]:
+    """Lexical search over the statutes as Table 2 pick rows (the baselines stage's columns), and the
+    statutes' coverage of the bank against random ``words`` (``statutes.coverage``; None: not measured,
+    no word list for the language)."""
     from blindmcq.statutes.corpus import read_provisions
+    from blindmcq.statutes.coverage import statute_coverage
     from blindmcq.statutes.index import build_index
     from blindmcq.statutes.lexical import lexical_search
     from blindmcq.statutes.text import Analyzer, TextConfig
@@ -164,7 +195,25 @@ def lexical_picks(items: Sequence[Item], statutes: Path, seed: int) -> pd.DataFr
     analyzer = Analyzer(text)
     index = build_index(read_provisions(statutes), text, analyzer=analyzer)
     lexical = lexical_search(list(items), index, analyzer, seed=seed)
-    return picks_of_lexical(lexical)
+    coverage = None if words is None else statute_coverage(items, index, analyzer, words, seed=seed)
+    return picks_of_lexical(lexical), coverage
+
+
+def lexical_strategy(
+    items: Sequence[Item], language: str, statutes: Path, seed: int
+) -> tuple[pd.DataFrame | None, str]:
+    """Lexical search's Table 2 pick rows where it applies (the statutes in the bank's language and
+    covering it), else None; and the one sentence the report gives about it either way."""
+    skipped = lexical_skip_reason(language, statutes)
+    if skipped is not None:
+        return None, skipped
+    from blindmcq.statutes.coverage import null_words
+
+    lexical, coverage = lexical_picks(items, statutes, seed, null_words(language))
+    if coverage is None:
+        return lexical, f"Statute coverage not measured (no random-word list for '{language}')."
+    # a bank the statutes do not cover: out of Table 2 and so of the Holm family of its strategies
+    return (lexical if coverage.applies else None), coverage.sentence()
 
 
 @dataclass
@@ -188,7 +237,9 @@ def _probe(
     backend: Any,
     configs: Groups,
     labels: str = "latin",
+    description: Any = None,
 ) -> pd.DataFrame:
+    from blindmcq.tasks.presentations import for_bank
     from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
     condition = {
@@ -202,7 +253,8 @@ def _probe(
         items,
         model_cfg=model_cfg,
         setup=PresentationSetup(
-            prompt=configs.option("prompt", prompt_name),
+            # the bank named by its dataset config's words, else the phrasing's neutral ones
+            prompt=for_bank(configs.option("prompt", prompt_name), description),
             labels=configs.option("labels", labels),
             reasoning=configs.option("reasoning", "direct"),
             condition=condition,
@@ -300,9 +352,11 @@ def run_audit(
         described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
         language = language or typed.language
     else:
-        items, described, note = read_bank(path, mapping)
+        notes: list[str] = []
+        items, described, note = read_bank(path, mapping, notes)
         if note:
             warnings.append(f"Columns {note}.")
+        warnings += [f"{n[0].upper()}{n[1:]}." for n in notes]
     if not items:
         raise InputError("the bank has no items", file=str(path))
     usable = [item for item in items if item.usable]
@@ -310,14 +364,14 @@ def run_audit(
         raise InputError("no usable item (every item is malformed); see the flags", file=str(path))
     n_bad = len(items) - len(usable)
     if n_bad:
-        warnings.append(f"{n_bad} of {len(items)} items are not usable (flagged malformed) and were skipped.")
+        warnings.append(skipped_sentence(items))
 
     surface = surface_strategies(items, seed)
     picks = surface.picks
     language, how = (language, "declared") if language else (bank_language(items), "detected from the script")
-    lexical_note = lexical_skip_reason(language, statutes)
-    if lexical_note is None:
-        picks = pd.concat([picks, lexical_picks(items, statutes, seed)], ignore_index=True, join="inner")
+    lexical, lexical_note = lexical_strategy(items, language, statutes, seed)
+    if lexical is not None:
+        picks = pd.concat([picks, lexical], ignore_index=True, join="inner")
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
@@ -327,6 +381,7 @@ def run_audit(
         "mapping": described,
         "items": f"{len(items)} ({len(usable)} usable; N = {_n_range(usable)})",
         "language": f"{language} ({how})",
+        "lexical search": lexical_note,
     }
     write_items(out / "items.jsonl", items)
     with atomic_path(out / "baselines" / "picks.parquet") as tmp:
@@ -367,9 +422,11 @@ def run_audit(
     if gate_k is not None and gate_k > n_orders:
         raise ConfigError("--gate-k", f"must be at most {n_orders} (the number of orders), got {gate_k}")
     probed = sample_items(usable, sample, seed)
+    description = validate_group("dataset", dataset).description if dataset is not None else None
     predictions = _probe(
-        probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name
-    )
+        probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name,
+        description,
+    )  # fmt: skip
     cloze = None
     if scoring == "cloze":
         answer_cue = configs.option("prompt", prompt_name).answer_cue
@@ -532,7 +589,12 @@ def conclusions_markdown(result: AuditResult) -> str:
 
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
-    shares = ", ".join(f"{slot_name(s)} {v:.3f}" for s, v in enumerate(p["key_slot_shares"]))
+    # slots by position (the bank's own labels may be А, Б, В, Г or 1, 2, 3), each with its count
+    counts = p.get("key_slot_counts") or [0] * len(p["key_slot_shares"])
+    shares = ", ".join(
+        f"slot {s + 1} {c} ({v:.3f})"
+        for s, (c, v) in enumerate(zip(counts, p["key_slot_shares"], strict=True))
+    )
     chars = p["option_chars"]
     lines = [
         f"# blindmcq audit: {Path(result.settings['file']).name}",
@@ -549,7 +611,8 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         "## The bank",
         "",
-        f"Key-position shares (usable items): {shares}.",
+        f"Key-position shares (usable items; slot 1 is the first option as published, whatever its "
+        f"label): {shares}.",
         "",
         f"Option length (characters, whitespace-normalised, all {p['n_options_total']} options): "
         f"median {chars['q50']:.0f}, 10%-90% {chars['q10']:.0f}-{chars['q90']:.0f}, max {chars['max']:.0f}; "

@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--sample", type=int, metavar="N", help="probe a seeded sample of N usable items (default: all)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample and tie-breaks (default 0)")
+    parser.add_argument(
+        "--keep-duplicates", action="store_true",
+        help="keep rows repeating an earlier item (flagged); default: drop them, said in one line",
+    )  # fmt: skip
     return parser
 
 
@@ -117,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options=list(args.options),
         key=args.key,
         key_format=args.key_format,
+        duplicates="keep" if args.keep_duplicates else "drop",
     )
     first, *rest = args.file
     try:

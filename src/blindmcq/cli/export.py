@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(
             f"--{group}", metavar="NAME", help=f"the {group} config NAME (default {DEFAULTS[group]})"
         )
+    parser.add_argument("--dataset", metavar="NAME",
+                        help="the dataset config NAME whose description names the bank in the prompt "
+                        "(default: the params file's dataset, else neutral words)")  # fmt: skip
     sample_help = f"items probed, seeded ('all': every usable one; default {DEFAULT_SAMPLE})"
     parser.add_argument("--sample", type=parse_sample, metavar="N", help=sample_help)
     parser.add_argument("--seed", type=int, help=f"seed of the sample (default {DEFAULT_SEED})")
@@ -60,10 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from blindmcq.auditing.audit import Mapping
         from blindmcq.config.files import load_groups, load_label_schemes
+        from blindmcq.config.schema import validate_group
+        from blindmcq.tasks.presentations import for_bank
 
         schemes = load_label_schemes()  # configuration enters here, once
         groups: dict[str, Any] = {}
         sample, seed = DEFAULT_SAMPLE, DEFAULT_SEED
+        dataset: Any = None
         if args.params is not None:
             if not args.params.is_file():
                 raise InputError("params file not found", file=str(args.params))
@@ -72,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not isinstance(params.get(group), dict):
                     raise ConfigError(group, "missing from the params file", file=str(args.params))
                 groups[group] = params[group]
+            dataset = params.get("dataset")
             probe = params.get("probe") or {}
             sample, seed = probe.get("sample", sample), int(probe.get("seed", seed))
         options = load_groups(GROUPS)
@@ -79,6 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = getattr(args, group)
             if name is not None or group not in groups:
                 groups[group] = options.option(group, name or DEFAULTS[group])
+        if args.dataset is not None:
+            dataset = load_groups(("dataset",)).option("dataset", args.dataset)
+        elif dataset is not None:
+            dataset = validate_group("dataset", dataset, file=str(args.params), key="dataset")
+        description = dataset.description if dataset is not None else None
+        groups["prompt"] = for_bank(groups["prompt"], description)  # the bank named as its config says
         if args.sample is not None:
             sample = None if args.sample == "all" else args.sample
         seed = args.seed if args.seed is not None else seed

@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--audit", type=Path, metavar="DIR", help="also write the audit report into DIR")
     parser.add_argument("--export", type=Path, metavar="DIR",
                         help="the folder `blindmcq export` wrote (default: the task's)")  # fmt: skip
+    parser.add_argument("--items", type=Path, metavar="FILE",
+                        help="the corpus the answers must belong to, e.g. results/corpus/items.jsonl "
+                        "(default: the export's items.jsonl when --export is given)")  # fmt: skip
     parser.add_argument(
         "--gate-k", type=int, help="for --audit: reject items solved blind in at least k orders"
     )
@@ -71,6 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out.suffix not in (".parquet", ".jsonl"):
             raise InputError("--out must end in .parquet or .jsonl", file=str(args.out))
         predictions = import_predictions(args.harness, args.log, model=args.model, symbols=symbols)
+        corpus = args.items or (Path(args.export) / "items.jsonl" if args.export is not None else None)
+        if corpus is not None:  # answers to items outside the run's corpus would join its tables
+            from blindmcq.answers.predictions import check_item_ids
+            from blindmcq.datasets.items import read_items
+
+            known = {item.id for item in read_items(corpus)}
+            check_item_ids(predictions, known, source=str(args.log), corpus=str(corpus))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_predictions(predictions, args.out)
         written = [args.out]

@@ -232,7 +232,10 @@ class _Dataset:
     path: str | None = None
     paths: list[str] | str | None = None
     limit: int | None = field(default=None, **_rng(ge=0))
-    description: str | None = None
+    subject: str | None = None  # what the items test, in English ("law", "geography"); null: not said
+    # a sentence for people; or, as a mapping, the words the prompts name the bank with, one entry per
+    # placeholder a phrasing declares (conf/prompt: `bank`); null, or an entry left out: its neutral words
+    description: str | dict[str, str] | None = None
     dep: str | list[str] | None = None  # what DVC watches
     corrections: str | None = None  # reviewed extraction fixes (docs/corpus.md)
     language: str | None = None  # the bank's language (uk, de, en, ...); null: detected from the script
@@ -265,6 +268,9 @@ class GenericDataset(_Dataset):
     labels: list[str] | str | None = None
     id: str | None = None
     meta_columns: list[str] | None = None
+    duplicates: Literal["drop", "keep"] = (
+        "drop"  # a row repeating an earlier item; said in one line either way
+    )
 
 
 @dataclass(frozen=True)
@@ -623,6 +629,9 @@ class Prompt:
     system: str | None = None
     or_word: str = "or"
     answer_cue: str = ""
+    # placeholders naming the bank ({exam_uk}, ...) and their neutral words; the dataset's `description`
+    # mapping fills them (tasks.presentations.for_bank)
+    bank: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ from blindmcq.config.schema import validate, validate_group
 from blindmcq.errors import ConfigError, InputError
 
 FINGERPRINT_NAME = "fingerprint.json"
+# keys that say how the bank is named, not which items it yields: never in the fingerprint
+WORDING_KEYS = ("subject", "description")
 
 
 def file_digests(files: Sequence[Path], root: Path | None = None) -> dict[str, str]:
@@ -48,9 +50,10 @@ def dataset_fingerprint(
     dataset: Mapping[str, Any], seed: int = 0, files: Mapping[str, str] | None = None
 ) -> str:
     """sha256 of the dataset config as ``params.yaml`` holds it (and ``seed`` for the PDF loader): the
-    mapping as written, so a default added to the schema changes no fingerprint; and of ``files`` (path
-    -> sha256, ``file_digests``), the bank files the config reads, when there are any."""
-    payload: dict[str, Any] = {"dataset": dict(dataset)}
+    mapping as written, so a default added to the schema changes no fingerprint, the bank's wording
+    (``WORDING_KEYS``) left out, as it changes no item; and of ``files`` (path -> sha256,
+    ``file_digests``), the bank files the config reads, when there are any."""
+    payload: dict[str, Any] = {"dataset": {k: v for k, v in dataset.items() if k not in WORDING_KEYS}}
     if validate_group("dataset", dataset).loader == "pdf":
         payload["seed"] = int(seed)
     if files:

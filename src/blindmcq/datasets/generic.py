@@ -132,6 +132,9 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
         for lineno, record in jsonl_records(path):
             yield f"line {lineno}", record
         return
+    if _ragged(path, fmt, header):
+        yield from _ragged_rows(path, "\t" if fmt == "tsv" else ",")
+        return
     try:
         if fmt in ("csv", "tsv"):
             sep = "\t" if fmt == "tsv" else ","
@@ -168,6 +171,45 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
 
 
 MAX_CSV_FIELD = 2**31 - 1  # the largest field size Python's csv module accepts on every platform
+
+
+DUPLICATES = ("drop", "keep")
+_ABSENT = object()  # a headerless row's missing option cell (a shorter row), never an option
+
+
+def _ragged(path: Path, fmt: str, header: bool) -> str | None:
+    """For a headerless CSV/TSV whose rows differ in length: the name of the key column every record gets
+    (the last, ``_rows`` moving each row's last field there); None when the rows are even."""
+    if header or fmt not in ("csv", "tsv"):
+        return None
+    widths = _csv_widths(path, "\t" if fmt == "tsv" else ",")
+    return str(max(widths) - 1) if len(set(widths)) > 1 else None
+
+
+def _csv_widths(path: Path, sep: str) -> list[int]:
+    import csv
+
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD))
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            return [len(row) for row in csv.reader(fh, delimiter=sep) if row]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read csv: {exc}", file=str(path)) from None
+
+
+def _ragged_rows(path: Path, sep: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A headerless CSV/TSV with rows of different lengths, each as the widest row's columns: question
+    first, key last, the row's options between and ``_ABSENT`` for the options it does not have."""
+    import csv
+
+    width = max(_csv_widths(path, sep))
+    with path.open(encoding="utf-8", newline="") as fh:
+        for index, row in enumerate((r for r in csv.reader(fh, delimiter=sep) if r), start=1):
+            if len(row) < 3:
+                raise InputError(f"row {index} has {len(row)} fields; a question, options and a key need 3",
+                                 file=str(path))  # fmt: skip
+            cells = [row[0], *row[1:-1], *([_ABSENT] * (width - len(row))), row[-1]]
+            yield f"row {index}", {str(i): v for i, v in enumerate(cells)}
 
 
 def _check_csv_rows(path: Path, sep: str = ",") -> None:
@@ -213,7 +255,7 @@ def _options(
     ``{"text": [...], "label": ["A", ...]}``), which a ``label`` key is then read against."""
     columns = mapping.get("option_columns")
     if columns:
-        values = [_cell(record, c, where, file) for c in columns]
+        values = [v for v in (_cell(record, c, where, file) for c in columns) if v is not _ABSENT]
         return ["" if v is None else str(v) for v in values], None
     column = mapping.get("options", "options")
     value = _cell(record, column, where, file)
@@ -315,15 +357,40 @@ def _option_columns(columns: Sequence[str]) -> list[str]:
     return []
 
 
-def _guess_key_format(values: Sequence[Any], options: Sequence[Sequence[str]]) -> str:
-    """From the key cells of the first rows: integers (0-based unless no 0 and some key equals N),
-    letters (a label), or the key option's own text."""
-    present = [v for v in values if v is not None and str(v).strip() != ""]
+def _rows_named(rows: Sequence[int], limit: int = 5) -> str:
+    shown = ", ".join(str(r) for r in rows[:limit])
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
+def _guess_key_format(
+    values: Sequence[Any], options: Sequence[Sequence[str]], *, file: str | None = None, key: str = "key"
+) -> str:
+    """From the key cells of the first rows: the key option's own text where every key is the text of
+    exactly one of its row's options (checked before numbers are read as indices, so options "1".."4"
+    keyed by text are not read as 1-based indices), integers (0-based unless no 0 and some key equals N),
+    letters (a label), else text. Digits that name an option's text in some rows and, read as an index,
+    another option there stop with one line naming those rows."""
+    pairs = [(i, v, o) for i, (v, o) in enumerate(zip(values, options, strict=False), start=1)
+             if v is not None and str(v).strip() != ""]  # fmt: skip
+    present = [v for _, v, _ in pairs]
     if not present or any(isinstance(v, bool) or not isinstance(v, str | int) for v in present):
         return "index"  # no keys, or numbers that are not integers (1.5, true): the index check names them
+    hits = [[j for j, t in enumerate(o) if str(t).strip() == str(v).strip()] for _, v, o in pairs]
+    if all(len(h) == 1 for h in hits):
+        return "text"  # every key is exactly one option's text: that, not a position or a letter
     if all((isinstance(v, int) and not isinstance(v, bool)) or str(v).strip().isdigit() for v in present):
         numbers = [int(str(v).strip()) for v in present]
         one_based = 0 not in numbers and any(k == len(o) for k, o in zip(numbers, options, strict=False))
+        shift = 1 if one_based else 0
+        clash = [row for (row, _, o), k, h in zip(pairs, numbers, hits, strict=True)
+                 if h and (k - shift) not in h and o]  # fmt: skip
+        if clash:
+            raise InputError(
+                f"column {key!r}: the keys are numbers that are also option texts, and read as "
+                f"{'1-based' if one_based else '0-based'} indices name another option at rows "
+                f"{_rows_named(clash)}; say which with key_format (text, index or index1)",
+                file=file,
+            )
         return "index1" if one_based else "index"
     if all(len(str(v).strip()) <= 2 and str(v).strip().isalpha() for v in present):
         return "label"
@@ -412,7 +479,7 @@ def guess_mapping(
         cells = [r.get(options[0]) if len(options) == 1 else [r.get(c) for c in options] for r in records]
         option_lists = [o if isinstance(o, list | tuple) else _as_list(o) for o in cells]
         labelled = any(isinstance(_plain(c), dict) and "label" in c for c in cells)  # ARC: keys are labels
-        key_format = "label" if labelled else _guess_key_format(values, option_lists)
+        key_format = "label" if labelled else _guess_key_format(values, option_lists, file=file, key=key)
         guessed.append(f"key format={key_format}")
     kwargs: dict[str, Any] = {"question": question, "key": key, "key_format": key_format}
     kwargs["options" if len(options) == 1 else "option_columns"] = (
@@ -474,12 +541,18 @@ def load_generic(
     id: str | None = None,
     meta_columns: Sequence[str] | None = None,
     header: bool = True,
+    duplicates: str = "drop",
+    notes: list[str] | None = None,
 ) -> list[Item]:
     """Items of a bank in file order (see module docstring for the formats and the mapping).
 
     Whatever of ``question``/``options``/``key``/``key_format`` is not given is guessed
     (``guess_mapping``), and the guess is logged in one line naming the config keys that override it.
-    ``header=False`` reads a CSV/TSV/XLSX whose first row is data; its columns are "0", "1", ..."""
+    ``header=False`` reads a CSV/TSV/XLSX whose first row is data; its columns are "0", "1", ...; a
+    headerless CSV/TSV whose rows have different numbers of options reads when the key is last.
+    A row repeating an earlier item (the same question, options and key) is dropped (``duplicates``
+    "drop") or kept and flagged ``duplicate_item`` ("keep"); either way one line says which rows, logged
+    and appended to ``notes`` when given."""
     path = Path(path)
     fmt = bank_format(path, format)
     if not path.exists():
@@ -509,19 +582,35 @@ def load_generic(
     if option_columns is not None:
         mapping["option_columns"] = list(option_columns)
     _check_mapping(mapping)
+    if duplicates not in DUPLICATES:
+        raise ConfigError("dataset.duplicates", f"expected one of {list(DUPLICATES)}, got {duplicates!r}")
+    ragged = _ragged(path, fmt, header)
+    if ragged and (key != ragged or option_columns is None):
+        raise InputError(
+            f"rows have different numbers of fields (first: {ragged}); a headerless bank reads so only with "
+            "the question first and the key last (no --key/--options given)",
+            file=str(path),
+        )
     bank = bank or (path.name if path.is_dir() else path.stem)
     file = str(path)
     used = {question, key, id, options or "options", *(option_columns or ())}
     items: list[Item] = []
     seen: dict[str, str] = {}
     scripts: dict[str, str] = {}  # key alphabet -> the first row that used it (label keys)
+    unread: list[tuple[str, InputError]] = []  # rows whose key does not read in the key format
+    first_of: dict[tuple[Any, ...], str] = {}  # an item's content -> the row that first held it
+    repeated: list[tuple[str, str]] = []
     for row_number, (where, record) in enumerate(_rows(path, fmt, header), start=1):
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)
         opts, own_labels = _options(record, mapping, where, file)
         raw_key = _cell(record, key, where, file)
-        key_index = _key(raw_key, opts, mapping, where, file, own_labels)
+        try:
+            key_index = _key(raw_key, opts, mapping, where, file, own_labels)
+        except InputError as exc:  # every row is checked, then one line names those whose key fails
+            unread.append((where, exc))
+            continue
         if mapping.get("key_format") == "label" and not mapping.get("labels") and not own_labels:
             scripts.setdefault(key_alphabet(str(raw_key)), where)
             if len(scripts) > 1:
@@ -547,6 +636,17 @@ def load_generic(
             raise InputError(f"{where}: item id {iid} repeats ({seen[iid]})", file=file, item=iid)
         seen[iid] = where
         flags = invariant_flags(opts, [key_index], None)
+        content = (
+            " ".join(stem.split()).casefold(),
+            *(" ".join(o.split()).casefold() for o in opts),
+            key_index,
+        )
+        if content in first_of:
+            repeated.append((where, first_of[content]))
+            if duplicates == "drop":
+                continue
+            flags.append("duplicate_item")
+        first_of.setdefault(content, where)
         status = "malformed" if "invariant" in flags else "ok"
         extra = meta_columns if meta_columns is not None else [c for c in record if c not in used]
         items.append(
@@ -563,5 +663,28 @@ def load_generic(
                 file=path.name,
                 meta={"row": where, **{c: _plain(record.get(c)) for c in extra}},
             )
+        )
+    if repeated:
+        shown = ", ".join(f"{w} (= {first})" for w, first in repeated[:5])
+        more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
+        fate = (
+            "dropped (dataset.duplicates: keep, or --keep-duplicates, keeps them)"
+            if duplicates == "drop"
+            else "kept, flagged duplicate_item"
+        )
+        line = (
+            f"{len(repeated)} of {row_number} rows repeat an earlier item (same question, options and key): "
+            f"{shown}{more}; {fate}"
+        )
+        log.warning("%s: %s", path.name, line)
+        if notes is not None:
+            notes.append(line)
+    if unread:
+        first = str(unread[0][1]).removeprefix(f"file {file}: ")
+        rows = [w for w, _ in unread]
+        raise InputError(
+            f"{first}; {len(unread)} of {len(unread) + len(items)} rows have a key that does not read as "
+            f"key_format {mapping.get('key_format')} ({_rows_named(rows)}): set key_format (and key)",
+            file=file,
         )
     return items

@@ -79,6 +79,20 @@ def item_id(source: str, bank: str, number: int | str) -> str:
     return f"{source}-{bank}-{number}"
 
 
+def unusable_reason(item: Item) -> str | None:
+    """Why ``item`` cannot be probed, in a few words (None: it can)."""
+    if item.usable:
+        return None
+    n = len(item.options)
+    if n < 2:
+        return f"{n} option{'' if n == 1 else 's'} (an item needs two or more)"
+    if item.status == "excluded":
+        return "excluded by the bank"
+    if item.key is None:
+        return "no key among its options"
+    return f"status {item.status} ({', '.join(item.flags) or 'no flag'})"
+
+
 def invariant_flags(options: Iterable[str], keys: Iterable[int], n_expected: int | None) -> list[str]:
     """Flags for a candidate item: ``invariant`` unless N options (when given) and exactly one key."""
     options = list(options)

@@ -103,6 +103,7 @@ def _generic(cfg: GenericDataset, root: Path) -> list[Item]:
         _path(cfg, root), source=cfg.source, bank=cfg.bank, format=cfg.format, question=cfg.question,
         options=cfg.options, option_columns=cfg.option_columns, key=cfg.key, key_format=cfg.key_format,
         labels=cfg.labels, id=cfg.id, meta_columns=cfg.meta_columns, header=cfg.header,
+        duplicates=cfg.duplicates,
     )  # fmt: skip
 
 

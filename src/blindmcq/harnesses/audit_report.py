@@ -22,13 +22,12 @@ from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.audit import (
     REPORT_TABLES,
     STATUTES,
-    STATUTES_LANGUAGE,
     AuditResult,
     audit_markdown,
     audit_metrics,
     bank_language,
     check_out_dir,
-    lexical_picks,
+    lexical_strategy,
 )
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import summarise, surface_strategies
@@ -66,13 +65,11 @@ def audit_imported(
     surface = surface_strategies(list(items), seed)
     picks = surface.picks
     language = bank_language(list(items))
-    if language == STATUTES_LANGUAGE and statutes.exists():
-        picks = pd.concat(
-            [picks, lexical_picks(list(items), statutes, seed)], ignore_index=True, join="inner"
-        )
+    lexical, lexical_note = lexical_strategy(list(items), language, statutes, seed)  # as blindmcq audit
+    if lexical is not None:
+        picks = pd.concat([picks, lexical], ignore_index=True, join="inner")
     else:
-        warnings.append(f"Lexical search skipped: the statutes are in '{STATUTES_LANGUAGE}', the bank's "
-                        f"script is '{language}'.")  # fmt: skip
+        warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
     profile = profile_bank(list(items))
     first = predictions.iloc[0]
@@ -98,6 +95,7 @@ def audit_imported(
         "file": source,
         "items": f"{len(items)} ({len(usable)} usable)",
         "language (script)": language,
+        "lexical search": lexical_note,
         "model": f"{model} (imported: {', '.join(sorted(set(predictions['backend'].astype(str))))})",
         "probed items": str(probed),
         "prompt": base.phrasing,

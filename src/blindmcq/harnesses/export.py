@@ -18,6 +18,7 @@ from typing import Any
 
 from blindmcq import __version__
 from blindmcq.atomic import write_text
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.errors import InputError
 from blindmcq.harnesses.documents import ProbeConfig, build_documents
@@ -57,9 +58,11 @@ def load_bank(path: Path, mapping: Any) -> list[Item]:
         return read_items(path)
     from blindmcq.auditing.audit import read_bank
 
-    items, _, note = read_bank(path, mapping)  # the audit's own reader: ids as the audit's
-    if note:
-        print(note, file=sys.stderr)
+    notes: list[str] = []
+    items, _, note = read_bank(path, mapping, notes)  # the audit's own reader: ids as the audit's
+    for line in [note, *notes]:
+        if line:
+            print(line, file=sys.stderr)
     return items
 
 
@@ -100,6 +103,7 @@ def export(
         "harness": harness,
         "bank": str(bank),
         "config": config.names(),
+        "bank_words": dict(validate_group("prompt", config.prompt).bank),  # how the prompt names the bank
         "sample": sample,
         "seed": seed,
         "items": len(items),

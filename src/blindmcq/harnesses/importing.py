@@ -31,8 +31,13 @@ def import_predictions(
     if harness == "lm-eval":
         from blindmcq.harnesses.lm_eval import model_name_of, read_samples
 
-        name = model or model_name_of(path) or "lm-eval"
-        records = read_samples(path, model=name, symbols=symbols)
+        name = model or model_name_of(path)
+        records = read_samples(path, model=name or "", symbols=symbols)  # its rows checked first
+        if not name or _is_path(name):
+            said = f"names the model by a local path ({name})" if name else "names no model"
+            raise InputError(
+                f"lm-eval's results file beside the samples {said}; give --model NAME", file=str(path)
+            )
     elif harness == "inspect":
         from blindmcq.harnesses.inspect_task import read_log
 
@@ -40,6 +45,11 @@ def import_predictions(
     else:
         raise InputError(f"unknown harness {harness!r} (one of {HARNESSES})")
     return to_frame(to_table(records))
+
+
+def _is_path(name: str) -> bool:
+    """A model named by a checkpoint folder (``pretrained=/tmp/qdpv68r5``), not by a model id."""
+    return name.startswith(("/", "./", "../", "~")) or Path(name).exists()
 
 
 def export_items(export_dir: Path) -> list[Item]:

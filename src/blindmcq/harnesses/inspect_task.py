@@ -104,7 +104,14 @@ def read_log(
         raise InputError(
             f"not a readable inspect_ai log ({type(exc).__name__}: {exc})", file=str(path)
         ) from None
-    name = model or str(log.eval.model)
+    status = str(getattr(log, "status", "success"))
+    if status != "success":  # started (interrupted), cancelled or error: not every document was answered
+        raise InputError(
+            f"the evaluation did not finish (status {status!r}, {len(log.samples or [])} samples logged); "
+            "retry it (inspect eval-retry) and import the finished log",
+            file=str(path),
+        )
+    name = model or str(log.eval.model)  # the model the log names, e.g. "openai/gpt-4o"
     pairs: list[tuple[tuple[int, int], PredictionRecord]] = []
     seen: set[str] = set()
     for number, sample in enumerate(log.samples or [], start=1):

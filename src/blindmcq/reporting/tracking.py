@@ -64,10 +64,12 @@ def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, fl
     out: dict[str, float] = {}
     for key, value in metrics.items():
         parts = key.split("/")
-        if len(parts) == 3 and parts[0] in PER_MODEL_KINDS:
-            out[metric_key(parts[0], parts[1], parts[2], own=model)] = value
-        elif len(parts) == 2 and parts[0] in PER_MODEL_SINGLE:
-            out[metric_key(parts[0], parts[1], own=model)] = value
+        # a model's name may hold slashes ("mockllm/model", "openai/gpt-4o"): the kind is the first part
+        # and the set the last, the model all between
+        if len(parts) >= 3 and parts[0] in PER_MODEL_KINDS:
+            out[metric_key(parts[0], "/".join(parts[1:-1]), parts[-1], own=model)] = value
+        elif len(parts) >= 2 and parts[0] in PER_MODEL_SINGLE:
+            out[metric_key(parts[0], "/".join(parts[1:]), own=model)] = value
         else:
             out[key] = value
     return out

@@ -25,7 +25,7 @@ from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.analysis.verdict import bank_verdict, key_counts_of
-from blindmcq.answers.predictions import read_analysis_frame
+from blindmcq.answers.predictions import check_item_ids, read_analysis_frame
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items
@@ -36,13 +36,19 @@ from blindmcq.wiring.runs import baseline_from_params
 log = logging.getLogger(__name__)
 
 
-def load_all_predictions(extra: list[str]) -> pd.DataFrame:
+def load_all_predictions(extra: list[str], item_ids: set[str] | None = None) -> pd.DataFrame:
+    """The run's predictions, the gate's own and the ``extra`` files; an extra file must answer only items
+    of the run's corpus (``item_ids``; ``check_item_ids``)."""
     parts = [paths.PREDICTIONS]
     gate_predictions = paths.GATE_DIR / "predictions.parquet"
     if gate_predictions.exists():
         parts.append(gate_predictions)
-    parts += [Path(p) for p in extra]
     frames = [read_analysis_frame(p) for p in parts]
+    for path in extra:
+        frame = read_analysis_frame(Path(path))
+        if item_ids is not None:
+            check_item_ids(frame, item_ids, source=str(path), corpus=f"the run's corpus ({paths.ITEMS})")
+        frames.append(frame)
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     for col in combined.columns:  # categories differ between files; re-unify them
         if isinstance(frames[0][col].dtype, pd.CategoricalDtype):
@@ -52,9 +58,9 @@ def load_all_predictions(extra: list[str]) -> pd.DataFrame:
 
 def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> dict[str, float]:
     cfg = validate_group("analysis", section(params, "analysis"))  # typed: defaults from the schema
-    predictions = load_all_predictions(list(cfg.extra_predictions))
-    gate = read_gate(paths.GATE_DIR / "gate.json")
     items = read_items(paths.ITEMS)
+    predictions = load_all_predictions(list(cfg.extra_predictions), {item.id for item in items})
+    gate = read_gate(paths.GATE_DIR / "gate.json")
     baselines = pd.read_parquet(paths.BASELINES_DIR / "picks.parquet")
     base = baseline_from_params(params, orders=cfg.headline_orders)
     bank = str(params["dataset"]["name"])

@@ -19,7 +19,7 @@ from blindmcq.atomic import atomic_path, write_csv, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
-from blindmcq.statutes.language import lexical_absent
+from blindmcq.statutes.coverage import run_coverage
 from blindmcq.statutes.lexical import lexical_baseline
 
 log = logging.getLogger(__name__)
@@ -27,11 +27,13 @@ log = logging.getLogger(__name__)
 
 def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """The Table 2 picks and summary; lexical search only on a bank in the statutes' language
-    (``statutes.language.lexical_absent``), else ``facts.json`` says why its row is absent."""
+    (``statutes.language.lexical_absent``) that the statutes cover (``statutes.coverage``, its figures
+    in ``facts.json``), else ``facts.json`` says why its row is absent."""
     items = read_items(paths.ITEMS)
     surface = surface_strategies(items, seed)
     out = paths.BASELINES_DIR
-    absent = lexical_absent(params or {}, items)
+    # out of Table 2 (and its families) on a bank in another language or one the statutes do not cover
+    absent, coverage = run_coverage(params or {}, items, paths.STATUTE_INDEX, seed=seed)
     facts: dict[str, Any] = {**surface.facts, "n_skipped": surface.n_skipped}
     if absent is None:
         lexical, lex_summary = lexical_baseline(
@@ -47,6 +49,8 @@ def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> p
         (out / "lexical.parquet").unlink(missing_ok=True)  # a previous run's matches are not this bank's
         picks, summary = surface.picks, surface.summary
         facts["lexical"] = {"absent": absent}
+    if coverage is not None:
+        facts["lexical"]["coverage"] = coverage.to_json()
     with atomic_path(out / "picks.parquet") as tmp:
         picks.to_parquet(tmp, index=False)
     write_csv(out / "summary.csv", summary)

@@ -26,7 +26,7 @@ from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
-from blindmcq.statutes.language import lexical_absent
+from blindmcq.statutes.coverage import run_coverage
 from blindmcq.tasks.probe import PresentationSetup, probe_panel, probe_sample
 from blindmcq.wiring.probe import engine_settings, panel_configs, panel_manifest, panel_members
 
@@ -65,8 +65,11 @@ def main() -> None:
     def body(params: dict[str, Any]) -> None:
         models = load_models(panel_members(params))  # configuration enters here, once
         items = probe_sample(read_items(paths.ITEMS), section(params, "probe"))  # the seeded sample
-        # lexical search only on a bank in the statutes' language (statutes/language.py), from the whole bank
-        absent = lexical_absent(params, read_items(paths.ITEMS))
+        # lexical members only on a bank in the statutes' language that they cover (statutes/coverage.py),
+        # judged on the whole bank
+        absent, _ = run_coverage(
+            params, read_items(paths.ITEMS), paths.STATUTE_INDEX, seed=int(params.get("seed", 0))
+        )
         predictions = probe_panel(
             items,
             [section(params, "model"), *panel_configs(params, models, absent=absent)],

@@ -55,7 +55,21 @@ SAMPLE_SOURCES = (
 BATCH_PRICE_FACTOR = 0.5
 BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.BatchSettings.max_records)
 ROUTES = ("on-demand", "batch", "server")
-PLAN_GROUPS = ("prompt", "labels", "reasoning", "model")  # the config groups a plan names options of
+PLAN_GROUPS = ("prompt", "labels", "reasoning", "model", "dataset")  # the config groups a plan reads
+PAPER_DATASET = "customs-default"  # whose words the prompts name the paper's banks with (its description)
+
+
+def _paper_prompt(configs: Groups, phrasing: str) -> Any:
+    """Phrasing ``phrasing`` naming the bank as the paper's prompts do (``PAPER_DATASET``'s description,
+    where ``configs`` holds the dataset group; else the phrasing's neutral words)."""
+    from blindmcq.tasks.presentations import for_bank
+
+    words = None
+    if "dataset" in configs.options and PAPER_DATASET in configs.options["dataset"]:
+        words = configs.option("dataset", PAPER_DATASET).description
+    return for_bank(configs.option("prompt", phrasing), words)
+
+
 DEFAULT_OUTPUT_TOKENS = {"direct": 5, "thinking": 60, "step_by_step": 620}
 
 
@@ -182,7 +196,7 @@ def mean_prompt_chars(
     protocol = "md" if labels == "dash" else "sl"
     presentations = build_presentations(
         items, conditions=[condition], blind_orders=["rot0"], full_orders=["rot0"], forced=False,
-        prompt=configs.option("prompt", phrasing), labels=configs.option("labels", labels),
+        prompt=_paper_prompt(configs, phrasing), labels=configs.option("labels", labels),
         reasoning=configs.option("reasoning", reasoning), protocol=protocol,
     )  # fmt: skip
     return sum(len(p.user) + len(p.system or "") for p in presentations) / max(1, len(presentations))
@@ -213,8 +227,9 @@ def sample_origin(plan: PlanConfig) -> str:
         "pdf": "the default bank's PDFs (State Customs Service items, Commission layout)",
     }  # fmt: skip
     for source in SAMPLE_SOURCES:
-        if Path(source["path"]).exists():
-            return f"{names[source['loader']]}, {source['path']}"
+        where = source.get("path") or source["paths"][0]  # the PDF source names a glob under paths
+        if glob.glob(where) if glob.has_magic(where) else Path(where).exists():
+            return f"{names[source['loader']]}, {where}"
     return "no bank found"
 
 
@@ -512,7 +527,7 @@ def measure_throughput(
     items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
-        prompt=configs.option("prompt", "original"), labels=configs.option("labels", "latin"),
+        prompt=_paper_prompt(configs, "original"), labels=configs.option("labels", "latin"),
         reasoning=configs.option("reasoning", "direct"), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [

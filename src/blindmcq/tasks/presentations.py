@@ -22,6 +22,7 @@ A hedged guess that names one label ("Не можу знати напевно, �
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import string
@@ -140,11 +141,19 @@ def _check_prompt(prompt: Prompt) -> None:
     for field in ("name", "language", "blind", "full", "answer_instruction"):
         if not getattr(prompt, field):
             raise ConfigError(f"prompt.{name}.{field}", "missing")
+    clash = (TEMPLATE_FIELDS | INSTRUCTION_FIELDS) & set(prompt.bank)
+    if clash:
+        raise ConfigError(f"prompt.{name}.bank.{sorted(clash)[0]}", "names a placeholder the template fills")
+    allowed = TEMPLATE_FIELDS | set(prompt.bank)
+    if prompt.system and prompt.bank:  # a system prompt is a template only where the phrasing names the bank
+        unknown = _fields(prompt.system, f"prompt.{name}.system") - set(prompt.bank)
+        if unknown:
+            raise ConfigError(f"prompt.{name}.system", f"unknown placeholders {sorted(unknown)}")
     for condition in CONDITIONS:
         key = f"prompt.{name}.{condition}"
         used = _fields(getattr(prompt, condition), key)
-        if used - TEMPLATE_FIELDS:
-            raise ConfigError(key, f"unknown placeholders {sorted(used - TEMPLATE_FIELDS)}")
+        if used - allowed:
+            raise ConfigError(key, f"unknown placeholders {sorted(used - allowed)}")
         required = {"options", "answer_instruction"} | ({"question"} if condition == "full" else set())
         if required - used:
             raise ConfigError(key, f"missing placeholders {sorted(required - used)}")
@@ -156,6 +165,17 @@ def _check_prompt(prompt: Prompt) -> None:
 
 
 LINE_FIELDS = {"label", "text"}
+
+
+def for_bank(prompt: Prompt | Mapping[str, Any], description: str | Mapping[str, str] | None) -> Prompt:
+    """``prompt`` with its bank placeholders (``prompt.bank``) filled from a dataset's ``description``
+    mapping (one entry per placeholder); a placeholder it does not fill, a plain-text description or none
+    keeps the phrasing's neutral words. The phrasing's name stays: it is the same phrasing of another bank."""
+    typed: Prompt = validate_group("prompt", prompt)
+    if not isinstance(description, Mapping) or not typed.bank:
+        return typed
+    words = {k: str(description.get(k, neutral)) for k, neutral in typed.bank.items()}
+    return dataclasses.replace(typed, bank=words)
 
 
 def _check_line(labels: Labels) -> None:
@@ -278,6 +298,12 @@ class _Setup:
         return self.per_n[n]
 
 
+def _system(prompt: Prompt) -> str | None:
+    if prompt.system and prompt.bank:
+        return prompt.system.format(**prompt.bank)
+    return prompt.system or None
+
+
 def _render(item: Item, condition: str, order_id: str, order: Sequence[int], setup: _Setup) -> Presentation:
     n = item.n_options
     order = tuple(int(i) for i in order)
@@ -289,7 +315,7 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
     shown, instruction = setup.labels_and_instruction(n)
     line = setup.labels.line
     options = "\n".join(_option_line(line, lab, item.options[i]) for lab, i in zip(shown, order, strict=True))
-    fields = {"options": options, "answer_instruction": instruction}
+    fields = {**prompt.bank, "options": options, "answer_instruction": instruction}
     if condition == "full":
         fields["question"] = " ".join(item.question.split())
     template = str(getattr(prompt, condition))
@@ -311,7 +337,7 @@ def _render(item: Item, condition: str, order_id: str, order: Sequence[int], set
         n_options=n,
         label_strings=shown,
         option_texts=tuple(item.options[i] for i in order),
-        system=prompt.system or None,
+        system=_system(prompt),
         user=user,
         language=prompt.language,
         answer_cue=prompt.answer_cue or "",

@@ -39,6 +39,7 @@ from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.presentations import (
     Presentation,
     build_presentations,
+    for_bank,
     interpret,
     label_symbols_by_scheme,
     to_request,
@@ -80,9 +81,15 @@ class PresentationSetup:
         condition: Condition | Mapping[str, Any] | None = None,
     ) -> PresentationSetup:
         """The five groups of the composed config (``params.yaml``) and the label schemes the entry
-        point read (``config.files.load_label_schemes``); ``condition`` overrides the composed one."""
+        point read (``config.files.load_label_schemes``); ``condition`` overrides the composed one. The
+        phrasing names the bank with the words of the dataset's ``description`` (``for_bank``)."""
         given = {} if condition is None else {"condition": condition}
         groups = {g: given[g] if g in given else section(dict(params), g) for g in GROUPS}
+        # the dataset's words (params.yaml is checked where it enters); none, or no dataset: neutral words
+        dataset = params["dataset"] if "dataset" in params else {}
+        has = isinstance(dataset, Mapping) and "description" in dataset
+        description = dataset["description"] if has else None
+        groups["prompt"] = for_bank(groups["prompt"], description)  # the bank named as its config says
         return cls(**groups, schemes=dict(schemes or {}))
 
 
