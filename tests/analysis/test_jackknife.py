@@ -1,4 +1,5 @@
-"""The O(items) leave-one-item-out of habit and excess equals recomputing every mean without the item."""
+"""The O(items) leave-one-item-out of habit and excess equals recomputing every mean without the item,
+and the bincount resampler draws items with replacement as indexing would."""
 
 from __future__ import annotations
 
@@ -7,20 +8,22 @@ import pytest
 
 from blindmcq.analysis import metrics as m
 
+SLOTS = 5
 
-def recomputed(groups, weights, pick, key, y):
+
+def recomputed(groups, weights, x):
     """The definition: each item left out in turn, every mean recomputed over the rest (O(items^2))."""
     item_n = {int(j): n for n, g in groups.items() for j in g}
     at = np.sort(np.concatenate(list(groups.values())))
-    rows = [
-        m._habit_excess(
-            {n: (g[g != j] if n == item_n[int(j)] else g)[None, :] for n, g in groups.items()},
-            weights, pick, key, y,
-        )
-        for j in at
-        if groups[item_n[int(j)]].size > 1
-    ]  # fmt: skip
-    return np.array([float(h[0]) for h, _ in rows]), np.array([float(e[0]) for _, e in rows])
+
+    def without(j):
+        return {
+            n: x[g[g != j] if n == item_n[int(j)] else g].mean(axis=0, keepdims=True)
+            for n, g in groups.items()
+        }
+
+    rows = [m._habit_values(without(j), weights, SLOTS)[0] for j in at if groups[item_n[int(j)]].size > 1]
+    return np.array(rows)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -36,17 +39,29 @@ def test_leave_one_out_matches_the_definition(seed):
         rest = np.setdiff1d(rest, groups[n])
     weights = {n: g.size / at.size for n, g in groups.items()}
     rows = int(at.max()) + 1
-    pick = rng.dirichlet(np.ones(5), size=rows)
-    key = rng.dirichlet(np.ones(5), size=rows)
-    y = rng.random(rows)
-    h_fast, e_fast = m._leave_one_out(groups, weights, pick, key, y)
-    h_ref, e_ref = recomputed(groups, weights, pick, key, y)
-    assert h_fast.shape == h_ref.shape == (sizes[4] + (sizes[5] if sizes[5] > 1 else 0),)
-    np.testing.assert_allclose(h_fast, h_ref, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(e_fast, e_ref, rtol=0, atol=1e-12)
+    x = np.column_stack(
+        [rng.dirichlet(np.ones(SLOTS), size=rows), rng.dirichlet(np.ones(SLOTS), size=rows), rng.random(rows)]
+    )
+    fast = m._leave_one_out(groups, weights, x, SLOTS)
+    ref = recomputed(groups, weights, x)
+    assert fast.shape == ref.shape == (sizes[4] + (sizes[5] if sizes[5] > 1 else 0), len(m.HABIT_STATS))
+    np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
 
 
 def test_no_item_can_be_left_out():
     groups = {4: np.array([0]), 5: np.array([1])}
-    h, e = m._leave_one_out(groups, {4: 0.5, 5: 0.5}, np.ones((2, 5)) / 5, np.ones((2, 5)) / 5, np.ones(2))
-    assert h.size == 0 and e.size == 0
+    x = np.column_stack([np.ones((2, SLOTS)) / SLOTS, np.ones((2, SLOTS)) / SLOTS, np.ones(2)])
+    assert m._leave_one_out(groups, {4: 0.5, 5: 0.5}, x, SLOTS).shape == (0, len(m.HABIT_STATS))
+
+
+def test_resampled_means_are_means_over_items_drawn_with_replacement():
+    """Each resample's mean is a mean of whole items' rows (the counts sum to the item count), and over
+    many resamples it centres on the items' mean with the bootstrap's variance, var / m."""
+    rng = np.random.default_rng(3)
+    x = rng.random((40, 3))
+    means = m._resampled_means(x, 4000, np.random.default_rng(0))
+    assert means.shape == (4000, 3)
+    np.testing.assert_allclose(means.mean(axis=0), x.mean(axis=0), atol=4 * x.std(axis=0).max() / 40 / 8)
+    np.testing.assert_allclose(means.var(axis=0), x.var(axis=0) / 40, rtol=0.1)
+    # one resample of one item: the item itself
+    assert np.array_equal(m._resampled_means(x[:1], 3, rng), np.repeat(x[:1], 3, axis=0))

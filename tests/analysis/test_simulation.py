@@ -161,7 +161,7 @@ def test_reported_intervals_cover_at_least_94_percent(name: str, calls: str, for
         lo, hi = f["pf_lo"].to_numpy(), f["pf_hi"].to_numpy()
     else:
         acc = m.accuracy_table(m.select(df, Baseline(orders=None), condition="blind"))
-        assert set(acc["ci"]) == {"wilson" if calls == "one" else "item-wilson"}
+        assert set(acc["ci"]) == {"wilson" if calls == "one" else "item-level"}
         lo, hi = acc["lo"].to_numpy(), acc["hi"].to_numpy()
     assert lo.size == N_BANKS and np.all((lo >= 0) & (hi <= 1))
     coverage = float(np.mean((lo <= truth) & (truth <= hi)))

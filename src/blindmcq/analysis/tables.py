@@ -297,14 +297,14 @@ def interval_note(frame: pd.DataFrame, prefix: str) -> str:
             kinds |= set(frame[c].dropna().astype(str))
     if kinds == {"wilson"}:
         return "95% Wilson intervals over calls (one call per item)."
-    if kinds == {"item-wilson"}:
+    if kinds == {"item-level"}:
         return (
             "95% item-level intervals (several calls per item are pooled, so items, not calls, are the "
-            "independent unit: Wilson at the items' effective sample size)."
+            "independent unit: the beta interval at the items' effective sample size)."
         )
     return (
-        "95% intervals: Wilson where each item has one call, item-level Wilson (at the effective sample "
-        "size) where an item has several correlated calls."
+        "95% intervals: Wilson where each item has one call, item-level (the beta interval at the items' "
+        "effective sample size) where an item has several correlated calls."
     )
 
 
@@ -578,9 +578,9 @@ def table_8(a: Analysis) -> Table:
     note = (
         f"Set: {a.detail_set}. Position-free = the mean over items of each item's accuracy over its N forced "
         "placements (the bank's mean of 1/N when the choice ignores content); 95% item-level interval over "
-        "those item means (Wilson at their effective sample size). Sum = the slot accuracies summed per N "
-        "(1 when the choice ignores content). Single-order = blind accuracy on the baseline orders of the "
-        "same set."
+        "those item means (the beta interval at their effective sample size). Sum = the slot accuracies "
+        "summed per N (1 when the choice ignores content). Single-order = blind accuracy on the baseline "
+        "orders of the same set."
     )
     if frame["chance"].nunique() > 1 or _mixed(a, a.detail_set):
         note += (
