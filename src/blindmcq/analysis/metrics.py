@@ -18,13 +18,13 @@ Conventions, fixed here so every table means the same thing (docs/statistics.md 
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as sps
 
 from blindmcq import stats
@@ -285,27 +285,40 @@ def _leave_one_out(
 
 
 def _bca(
-    boot: np.ndarray, estimate: float, jack: np.ndarray, confidence: float = 0.95
-) -> tuple[float, float]:
-    """Bias-corrected and accelerated bootstrap bounds (Efron 1987): the percentiles are moved by the
-    bootstrap's median bias and by the skewness of the leave-one-item-out estimates, which the plain
-    percentile interval ignores and which matters near 0 and 1. Resamples where the statistic is
-    undefined are left out; NaN where the estimate is."""
-    boot, jack = boot[np.isfinite(boot)], jack[np.isfinite(jack)]
-    if not np.isfinite(estimate) or boot.size == 0:
-        return math.nan, math.nan
-    if np.ptp(boot) == 0:
-        return float(boot[0]), float(boot[0])
-    z0 = sps.norm.ppf(np.clip(np.mean(boot < estimate) + 0.5 * np.mean(boot == estimate), 1e-6, 1 - 1e-6))
-    d = jack.mean() - jack if jack.size else np.zeros(1)
-    denominator = 6.0 * float(np.sum(d**2)) ** 1.5
-    accel = float(np.sum(d**3)) / denominator if denominator > 0 else 0.0
-    expanded = stats.expanded_quantile(max(jack.size, 2), confidence)
-    bounds = []
+    boot: np.ndarray, estimate: np.ndarray, jack: np.ndarray, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bias-corrected and accelerated bootstrap bounds (Efron 1987) of each column of ``boot``
+    (resamples x statistics; ``estimate`` one value a column, ``jack`` the leave-one-item-out values):
+    the percentiles are moved by the bootstrap's median bias and by the skewness of the jackknife,
+    which the plain percentile interval ignores and which matters near 0 and 1. The quantile is
+    Hesterberg's expanded one for the items left out. Resamples where a statistic is undefined are left
+    out; NaN where the estimate is."""
+    boot = np.atleast_2d(np.asarray(boot, dtype=float).T).T
+    estimate = np.atleast_1d(np.asarray(estimate, dtype=float))
+    jack = np.atleast_2d(np.asarray(jack, dtype=float).T).T
+    finite = np.isfinite(boot)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = np.sum(finite & (boot < estimate), axis=0) + 0.5 * np.sum(finite & (boot == estimate), axis=0)
+        z0 = special.ndtri(np.clip(below / n, 1e-6, 1 - 1e-6))
+        d = np.nanmean(jack, axis=0) - jack if jack.shape[0] else np.zeros((1, boot.shape[1]))
+        d = np.where(np.isfinite(d), d, 0.0)
+        denominator = 6.0 * np.sum(d**2, axis=0) ** 1.5
+        accel = np.where(denominator > 0, np.sum(d**3, axis=0) / denominator, 0.0)
+    expanded = stats.expanded_quantile(max(jack.shape[0], 2), confidence)
+    ordered = np.sort(np.where(finite, boot, np.inf), axis=0)  # undefined resamples sort last
+    out = []
     for z in (-expanded, expanded):
-        shifted = z0 + (z0 + z) / (1 - accel * (z0 + z))
-        bounds.append(float(np.percentile(boot, 100 * sps.norm.cdf(shifted))))
-    return bounds[0], bounds[1]
+        level = special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+        pos = np.clip(level * (n - 1), 0, np.maximum(n - 1, 0))  # numpy's linear percentile
+        low = np.floor(pos).astype(int)
+        high = np.minimum(low + 1, np.maximum(n - 1, 0))
+        cols = np.arange(boot.shape[1])
+        with np.errstate(invalid="ignore"):
+            value = ordered[low, cols] + (pos - low) * (ordered[high, cols] - ordered[low, cols])
+        value = np.where(high == low, ordered[low, cols], value)
+        out.append(np.where(np.isfinite(estimate) & (n > 0), value, np.nan))
+    return out[0], out[1]
 
 
 def habit_intervals(
@@ -328,10 +341,8 @@ def habit_intervals(
     x = np.column_stack([pick, key, items["y"].to_numpy(dtype=float)])
     rng = np.random.default_rng(seed)
     rows = []
-    model_of = items.index.get_level_values("model")
     n_of = items["n_options"].to_numpy()
-    for model in model_of.unique():
-        at = np.flatnonzero(model_of == model)
+    for model, at in items.groupby(level="model", observed=True, sort=False).indices.items():
         groups = {int(n): at[n_of[at] == n] for n in np.unique(n_of[at])}
         weights = {n: g.size / at.size for n, g in groups.items()}
         boot = _habit_values({n: _resampled_means(x[g], resamples, rng) for n, g in groups.items()},
@@ -340,9 +351,10 @@ def habit_intervals(
             {n: x[g].mean(axis=0, keepdims=True) for n, g in groups.items()}, weights, n_slots
         )
         jack = _leave_one_out(groups, weights, x, n_slots)
+        lo, hi = _bca(boot, whole[0], jack)
         row: dict[str, object] = {"model": model}
         for j, name in enumerate(HABIT_STATS):
-            row[f"{name}_lo"], row[f"{name}_hi"] = _bca(boot[:, j], float(whole[0, j]), jack[:, j])
+            row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[j]), float(hi[j])
         rows.append(row)
     return pd.DataFrame(rows).set_index("model")
 
