@@ -18,6 +18,7 @@ Conventions, fixed here so every table means the same thing (docs/statistics.md 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -284,6 +285,12 @@ def _leave_one_out(
     return np.concatenate([v for _, v in parts])[order]
 
 
+@functools.lru_cache(maxsize=1024)
+def _expanded_quantile(items: int, confidence: float) -> float:
+    """``stats.expanded_quantile``, remembered: one habit interval per model and set asks for few sizes."""
+    return float(stats.expanded_quantile(items, confidence))
+
+
 def _bca(
     boot: np.ndarray, estimate: np.ndarray, jack: np.ndarray, confidence: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -301,23 +308,25 @@ def _bca(
     with np.errstate(invalid="ignore", divide="ignore"):
         below = np.sum(finite & (boot < estimate), axis=0) + 0.5 * np.sum(finite & (boot == estimate), axis=0)
         z0 = special.ndtri(np.clip(below / n, 1e-6, 1 - 1e-6))
-        d = np.nanmean(jack, axis=0) - jack if jack.shape[0] else np.zeros((1, boot.shape[1]))
-        d = np.where(np.isfinite(d), d, 0.0)
+        known = np.isfinite(jack)
+        centre = np.where(known, jack, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)
+        d = np.where(known, centre - jack, 0.0)
         denominator = 6.0 * np.sum(d**2, axis=0) ** 1.5
         accel = np.where(denominator > 0, np.sum(d**3, axis=0) / denominator, 0.0)
-    expanded = stats.expanded_quantile(max(jack.shape[0], 2), confidence)
+    expanded = _expanded_quantile(max(jack.shape[0], 2), confidence)
     ordered = np.sort(np.where(finite, boot, np.inf), axis=0)  # undefined resamples sort last
     out = []
     for z in (-expanded, expanded):
         level = special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
-        pos = np.clip(level * (n - 1), 0, np.maximum(n - 1, 0))  # numpy's linear percentile
+        ok = np.isfinite(estimate) & (n > 0) & np.isfinite(level)
+        pos = np.clip(np.where(ok, level * (n - 1), 0.0), 0, np.maximum(n - 1, 0))  # linear, as numpy
         low = np.floor(pos).astype(int)
         high = np.minimum(low + 1, np.maximum(n - 1, 0))
         cols = np.arange(boot.shape[1])
         with np.errstate(invalid="ignore"):
             value = ordered[low, cols] + (pos - low) * (ordered[high, cols] - ordered[low, cols])
         value = np.where(high == low, ordered[low, cols], value)
-        out.append(np.where(np.isfinite(estimate) & (n > 0), value, np.nan))
+        out.append(np.where(ok, value, np.nan))
     return out[0], out[1]
 
 
