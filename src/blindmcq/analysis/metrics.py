@@ -261,7 +261,7 @@ def _resampled_means(x: np.ndarray, resamples: int, rng: np.random.Generator) ->
         b = min(_ROWS_AT_ONCE, resamples - start)
         drawn = rng.integers(0, m, size=(b, m)) + m * np.arange(b)[:, None]
         counts = np.bincount(drawn.ravel(), minlength=b * m).reshape(b, m)
-        out[start : start + b] = counts @ x / m
+        out[start : start + b] = counts.astype(float) @ x / m  # a float product runs in BLAS
     return out
 
 
