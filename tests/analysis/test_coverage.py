@@ -15,7 +15,7 @@ from blindmcq.analysis import metrics as m
 @pytest.mark.parametrize(
     ("keys", "habit", "know", "n_items"),
     [
-        (".4/.3/.2/.1", "least-keyed", 0.3, 60),  # the paper's habit: 0.536 of the true habit
+        (".4/.3/.2/.1", "least-keyed", 0.3, 340),  # the paper's habit covered the true one 0.002
         ("default bank", "most-keyed", 0.3, 340),
     ],
 )
@@ -72,3 +72,25 @@ def test_beta_bounds_are_clopper_pearson_at_whole_counts():
     for k, n in ((0, 20), (3, 20), (20, 20), (17, 340)):
         lo, hi = stats.beta_bounds(k / n, n)
         assert (float(lo), float(hi)) == pytest.approx(proportion_confint(k, n, method="beta"), abs=1e-10)
+
+
+def test_table4_note_flags_rows_in_cells_short_of_094(monkeypatch):
+    """A model of 60 items in the published order that knows about 90% of them falls in a cell the grid
+    marks short; one of 5,000 items that knows about 10% does not."""
+    import pandas as pd
+
+    from blindmcq.analysis import tables
+
+    monkeypatch.setattr(tables, "HABIT_SHORT_CELLS", {("published", 60, 0.9): 0.91})
+    frame = pd.DataFrame({
+        "model": ["knows", "guesses"], "set": ["all", "all"], "habit_corrected": [0.2, 0.25],
+        "excess_corrected": [0.72, 0.075], "blind_items": [60, 5000], "blind_n": [60, 5000],
+    })  # fmt: skip
+    note = tables.habit_coverage_note(frame)
+    assert "knows (all: 60 items, knows about 90%; 0.91)" in note and "guesses" not in note
+    assert tables.habit_coverage_note(frame.iloc[1:]) == ""
+    # between two simulated shares the worse counts: 60% lies between 0.3 and 0.9
+    between = frame.iloc[:1].assign(excess_corrected=0.48)
+    assert "knows about 60%; 0.91" in tables.habit_coverage_note(between)
+    # several calls an item is the 8 orders' cell, not the published order's
+    assert tables.habit_coverage_note(frame.iloc[:1].assign(blind_n=480)) == ""

@@ -219,9 +219,10 @@ def test_item_level_interval_in_its_hardest_regime(share: float) -> None:
 
 
 def _item_level_coverage(share: float, same: float) -> float:
-    """The Rao-Scott interval (rewrite table, NonsenseQA; ``stats.clustered_proportion``) on 1,000 banks of 60 items x 4 rotations whose
-    items differ in difficulty, a share ``same`` of them answered identically in every rotation (lexical
-    search: all of them). Call-level Wilson would cover far less once calls repeat (checked below)."""
+    """The Rao-Scott interval (rewrite table, NonsenseQA; ``stats.clustered_proportion``) on 1,000 banks
+    of 60 items x 4 rotations whose items differ in difficulty, a share ``same`` of them answered
+    identically in every rotation (lexical search: all of them). Call-level Wilson would cover far less
+    once calls repeat (checked below)."""
     from blindmcq.stats import clustered_proportion, wilson
 
     rng = np.random.default_rng(int(share * 100) + int(same * 10))

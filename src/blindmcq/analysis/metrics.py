@@ -252,37 +252,41 @@ def _habit_values(means: Mapping[int, np.ndarray], weights: Mapping[int, float],
 
 
 def _resampled_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """(resamples, F) means of ``x``'s rows over resamples of its items drawn with replacement: each
-    resample's item counts (one bincount) times ``x``, so the cost is a matrix product, not a gather of
-    resamples x items x F values."""
-    m = x.shape[0]
-    out = np.empty((resamples, x.shape[1]))
+    """(models, resamples, F) means of each model's item rows ``x`` (models, items, F) over resamples of
+    the items drawn with replacement, the same draws for every model: each resample's item counts (one
+    bincount) times the items' rows, a matrix product rather than a gather of resamples x items x F."""
+    models, m, f = x.shape
+    flat = x.transpose(1, 0, 2).reshape(m, models * f)
+    out = np.empty((resamples, models * f))
     for start in range(0, resamples, _ROWS_AT_ONCE):
         b = min(_ROWS_AT_ONCE, resamples - start)
         drawn = rng.integers(0, m, size=(b, m)) + m * np.arange(b)[:, None]
         counts = np.bincount(drawn.ravel(), minlength=b * m).reshape(b, m)
-        out[start : start + b] = counts.astype(float) @ x / m  # a float product runs in BLAS
-    return out
+        out[start : start + b] = counts.astype(float) @ flat / m  # a float product runs in BLAS
+    return out.reshape(resamples, models, f).transpose(1, 0, 2)
 
 
 def _leave_one_out(
-    groups: Mapping[int, np.ndarray], weights: Mapping[int, float], x: np.ndarray, n_slots: int
+    groups: Mapping[int, np.ndarray], weights: Mapping[int, float], n_slots: int
 ) -> np.ndarray:
-    """HABIT_STATS with each item left out in turn (the jackknife of :func:`_bca`), in item order.
+    """(models, items left out, HABIT_STATS): each item left out in turn (the jackknife of :func:`_bca`),
+    ``groups`` mapping N to the (models, items, F) rows of its items.
 
     Leaving item j out changes only its own option count's means, each the group's sum less j's row
     over one item fewer: O(items) in all. Items alone in their N are not left out."""
-    whole = {n: x[g].mean(axis=0, keepdims=True) for n, g in groups.items()}
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    whole = {n: g.mean(axis=1) for n, g in groups.items()}
+    parts = []
     for n, g in groups.items():
-        if g.size < 2:
+        models, m, f = g.shape
+        if m < 2:
             continue
-        out = (x[g].sum(axis=0) - x[g]) / (g.size - 1)
-        parts.append((g, _habit_values({**whole, n: out}, weights, n_slots)))
+        out = (g.sum(axis=1, keepdims=True) - g) / (m - 1)
+        means = {k: np.repeat(v, m, axis=0) for k, v in whole.items()}
+        means[n] = out.reshape(models * m, f)
+        parts.append(_habit_values(means, weights, n_slots).reshape(models, m, len(HABIT_STATS)))
     if not parts:
-        return np.empty((0, len(HABIT_STATS)))
-    order = np.argsort(np.concatenate([g for g, _ in parts]), kind="stable")
-    return np.concatenate([v for _, v in parts])[order]
+        return np.empty((next(iter(groups.values())).shape[0], 0, len(HABIT_STATS)))
+    return np.concatenate(parts, axis=1)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -340,7 +344,9 @@ def habit_intervals(
     items, as the point estimate weights it), and every statistic is recomputed from the resampled
     items' pick shares, key shares and accuracies, so the calls of one item always move together. The
     bounds are bias-corrected and accelerated (leave-one-item-out jackknife): the plain percentile
-    interval covered 0.91 near the boundary in simulation. Seeded, so a rerun prints the same bounds.
+    interval covered 0.91 near the boundary in simulation. Models with as many items of each N share
+    the resampled positions (one matrix product for all), so their bounds are paired. Seeded, so a rerun
+    prints the same bounds.
     """
     items = blind.groupby(["model", "item_id"], observed=True).agg(
         n_options=("n_options", "first"), y=("correct", "mean")
@@ -348,23 +354,33 @@ def habit_intervals(
     pick = _item_shares(blind, "picked_slot", n_slots).reindex(items.index).to_numpy()
     key = _item_shares(blind, "key_slot", n_slots).reindex(items.index).to_numpy()
     x = np.column_stack([pick, key, items["y"].to_numpy(dtype=float)])
-    rng = np.random.default_rng(seed)
-    rows = []
     n_of = items["n_options"].to_numpy()
+    shapes: dict[tuple[tuple[int, int], ...], list[tuple[object, dict[int, np.ndarray]]]] = {}
     for model, at in items.groupby(level="model", observed=True, sort=False).indices.items():
         groups = {int(n): at[n_of[at] == n] for n in np.unique(n_of[at])}
-        weights = {n: g.size / at.size for n, g in groups.items()}
-        boot = _habit_values({n: _resampled_means(x[g], resamples, rng) for n, g in groups.items()},
-                             weights, n_slots)  # fmt: skip
-        whole = _habit_values(
-            {n: x[g].mean(axis=0, keepdims=True) for n, g in groups.items()}, weights, n_slots
+        shapes.setdefault(tuple((n, g.size) for n, g in groups.items()), []).append((model, groups))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for shape, members in shapes.items():
+        total = sum(size for _, size in shape)
+        weights = {n: size / total for n, size in shape}
+        stacked = {n: np.stack([x[groups[n]] for _, groups in members]) for n, _ in shape}
+        boot = {n: _resampled_means(g, resamples, rng) for n, g in stacked.items()}
+        models, stat = len(members), len(HABIT_STATS)
+        boot_values = _habit_values({n: b.reshape(models * resamples, -1) for n, b in boot.items()}, weights,
+                                    n_slots).reshape(models, resamples, stat)  # fmt: skip
+        whole = _habit_values({n: g.mean(axis=1) for n, g in stacked.items()}, weights, n_slots)
+        jack = _leave_one_out(stacked, weights, n_slots)
+        lo, hi = _bca(
+            boot_values.transpose(1, 0, 2).reshape(resamples, models * stat),
+            whole.reshape(models * stat),
+            jack.transpose(1, 0, 2).reshape(jack.shape[1], models * stat),
         )
-        jack = _leave_one_out(groups, weights, x, n_slots)
-        lo, hi = _bca(boot, whole[0], jack)
-        row: dict[str, object] = {"model": model}
-        for j, name in enumerate(HABIT_STATS):
-            row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[j]), float(hi[j])
-        rows.append(row)
+        for i, (model, _) in enumerate(members):
+            row: dict[str, object] = {"model": model}
+            for j, name in enumerate(HABIT_STATS):
+                row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[i * stat + j]), float(hi[i * stat + j])
+            rows.append(row)
     return pd.DataFrame(rows).set_index("model")
 
 
