@@ -13,25 +13,27 @@ from blindmcq.analysis import metrics as m
 
 
 @pytest.mark.parametrize(
-    ("keys", "habit", "know", "n_items"),
+    ("keys", "habit", "know", "n_items", "paper_below"),
     [
-        (".4/.3/.2/.1", "least-keyed", 0.3, 340),  # the paper's habit covered the true one 0.002
-        ("default bank", "most-keyed", 0.3, 340),
+        (".4/.3/.2/.1", "least-keyed", 0.3, 60, 0.85),  # the paper's interval: 0.536 of the true habit
+        ("default bank", "least-keyed", 0.3, 60, None),  # the audit's size on the default bank's keys
     ],
 )
-def test_corrected_habit_and_excess_intervals_cover_the_true_values(keys, habit, know, n_items):
+def test_corrected_habit_and_excess_intervals_cover_the_true_values(keys, habit, know, n_items, paper_below):
     """Table 4's design (each item once, key slot as published): the BCa intervals of Habit* and Excess*
-    cover the model's true habit ``pi . q`` and excess ``kappa (1 - h)`` in at least 94% of 400 banks,
-    where the paper's habit, which takes the known items' picks for habit, misses the true one."""
+    cover the model's true habit ``pi . q`` and excess ``kappa (1 - h)`` in at least 94% of 400 banks;
+    the paper's habit, which takes the known items' picks for habit, misses the true one where keys sit
+    as unevenly as .4/.3/.2/.1."""
     rng = np.random.default_rng(11)
     df = habit_banks(rng, 400, n_items, KEY_SPLITS[keys], habit, know, "published")
-    bounds = m.habit_intervals(df, 4, seed=3, resamples=500)
+    bounds = m.habit_intervals(df, 4, seed=3, resamples=1000)
     truth = habit_truth(KEY_SPLITS[keys], habit, know, "published")
     cov = habit_coverage(bounds, truth)
     assert len(bounds) == 400
     assert cov["habit_corrected"] >= 0.94 and cov["excess_corrected"] >= 0.94, cov
-    paper = bounds["habit_lo"].le(truth.habit) & bounds["habit_hi"].ge(truth.habit)
-    assert paper.mean() < 0.85, paper.mean()  # why Table 4 says to quote Habit*
+    if paper_below is not None:
+        paper = bounds["habit_lo"].le(truth.habit) & bounds["habit_hi"].ge(truth.habit)
+        assert paper.mean() < paper_below, paper.mean()  # why Table 4 says to quote Habit*
 
 
 @pytest.mark.parametrize(
