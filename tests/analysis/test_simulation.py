@@ -197,7 +197,7 @@ def test_habit_and_excess_intervals_cover_at_least_94_percent(know: float) -> No
     near the boundary too (the plain percentile bootstrap gave 0.91 at know = 0.9)."""
     rng = np.random.default_rng(int(know * 10) + 7)
     df = knowing_bank_frame(rng, N_BANKS, 60, know)
-    bounds = m.habit_intervals(df, 4, seed=1, resamples=400)
+    bounds = m.habit_intervals(df, 4, seed=1, resamples=1000)
     truth = 0.75 * know
     coverage = float(np.mean((bounds["excess_lo"] <= truth) & (truth <= bounds["excess_hi"])))
     assert len(bounds) == N_BANKS and coverage >= 0.94, coverage
