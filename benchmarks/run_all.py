@@ -32,6 +32,13 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
     "runner": ("bench_runner.py", ["--calls", "4000", "--slow-calls", "200"], [], None),
     "analysis": ("bench_analysis.py", ["--no-figures"], [], "ua-customs-exam/questions.json"),
     "md-matcher": ("bench_md_matcher.py", [], [], None),
+    "habit-coverage": (
+        "bench_habit_coverage.py",
+        ["--banks", "200", "--resamples", "500"],
+        ["--banks", "800", "--resamples", "1000"],
+        None,
+    ),
+    "interval-coverage": ("bench_interval_coverage.py", ["--banks", "500"], [], None),
 }
 
 
