@@ -33,6 +33,13 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
     "analysis": ("bench_analysis.py", ["--no-figures"], [], "ua-customs-exam/questions.json"),
     "md-matcher": ("bench_md_matcher.py", [], [], None),
     "hostile": ("bench_hostile.py", ["--skip-slow"], [], None),
+    "habit-coverage": (
+        "bench_habit_coverage.py",
+        ["--banks", "200", "--resamples", "500"],
+        ["--banks", "800", "--resamples", "1000"],
+        None,
+    ),
+    "interval-coverage": ("bench_interval_coverage.py", ["--banks", "500"], [], None),
 }
 
 

@@ -56,7 +56,7 @@ def test_item_level_bounds_hold_their_estimate(kn: tuple[int, int], sd: float, i
     p = k / n
     lo, hi = stats.wilson_at(p, float(n), z)
     assert holds(p, float(lo), float(hi))
-    lo, hi = stats.item_wilson_bounds(np.array([p]), np.array([sd]), np.array([items]), np.array([n]))
+    lo, hi = stats.item_share_bounds(np.array([p]), np.array([sd]), np.array([items]), np.array([n]))
     assert holds(p, float(lo[0]), float(hi[0]))
 
 

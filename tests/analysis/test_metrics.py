@@ -50,17 +50,18 @@ def test_blind_accuracy_matches_counts(analysis, predictions):
     got = analysis.summary[analysis.summary["set"] == "all"].set_index("model")["blind_acc"]
     assert np.allclose(got.sort_index(), want.sort_index())
     # eight orders per item: calls are correlated, so the interval is over item means, at their effective
-    # sample size: between the item count (items all agree) and the call count (calls independent)
+    # sample size (their spread with one pseudo-item at 0 and one at 1): between the item count (items all
+    # agree) and the call count (calls independent); the beta (Clopper-Pearson) quantiles at that size
     for model in ("good", "gate"):
         row = analysis.summary.query("set == 'all' and model == @model").iloc[0]
         item_means = rows[rows["model"] == model].groupby("item_id")["correct"].mean()
         p, m = item_means.mean(), item_means.size
-        n_eff = np.clip(p * (1 - p) / (item_means.var(ddof=1) / m), m, 8 * m)
-        z = np.sqrt(m / (m - 1)) * sps.t.ppf(0.975, m - 1)
-        centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
-        half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / (1 + z * z / n_eff)
-        assert row["blind_ci"] == "item-wilson" and row["blind_items"] == m
-        assert (row["blind_lo"], row["blind_hi"]) == pytest.approx((centre - half, centre + half))
+        padded = np.append(item_means.to_numpy(dtype=float), [0.0, 1.0])
+        n_eff = np.clip(padded.mean() * (1 - padded.mean()) / (padded.var(ddof=1) / m), m, 8 * m)
+        x = p * n_eff
+        want = (sps.beta.ppf(0.025, x, n_eff - x + 1), sps.beta.ppf(0.975, x + 1, n_eff - x))
+        assert row["blind_ci"] == "item-level" and row["blind_items"] == m
+        assert (row["blind_lo"], row["blind_hi"]) == pytest.approx(want)
         wilson = stats.wilson(row["blind_k"], row["blind_n"])
         assert row["blind_hi"] - row["blind_lo"] > wilson[1] - wilson[0]  # wider than calls as independent
 

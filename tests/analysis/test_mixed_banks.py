@@ -56,7 +56,7 @@ def check_bank(items: list[Item], predictions: pd.DataFrame, excess_tolerance: f
     # the uniform picker has no excess over its habit, and its chance is the item mean of 1/N
     assert abs(rnd["excess"]) <= excess_tolerance, rnd["excess"]
     assert rnd["chance"] == pytest.approx(mean_inv)
-    assert rnd["blind_ci"] == "item-wilson" and 0 <= rnd["blind_lo"] < rnd["blind_acc"] < rnd["blind_hi"] <= 1
+    assert rnd["blind_ci"] == "item-level" and 0 <= rnd["blind_lo"] < rnd["blind_acc"] < rnd["blind_hi"] <= 1
     # the always-first picker scores exactly the bank's mean of 1/N with the key forced everywhere
     f = a.forced.query("set == 'all'").set_index("model").loc["constant-a"]
     assert f["position_free"] == pytest.approx(mean_inv, abs=1e-12)

@@ -106,7 +106,7 @@ def interval_kind(frame: pd.DataFrame) -> str:
     kinds = {str(v) for c in ("blind_ci", "full_ci", "ci") if c in frame for v in frame[c].dropna()}
     if kinds == {"wilson"}:
         return "Wilson intervals"
-    if kinds == {"item-wilson"}:
+    if kinds == {"item-level"}:
         return "item-level intervals"
     return "intervals (Wilson, or item-level with several calls per item)"
 

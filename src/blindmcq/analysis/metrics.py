@@ -7,8 +7,8 @@ Conventions, fixed here so every table means the same thing (docs/statistics.md 
 - Failed calls (error, refusal, truncated without an answer) are dropped from every rate under
   ``failed_calls="drop"`` (the paper's n) or kept as wrong under ``"wrong"``; their counts are
   reported either way. An unparseable answer is a response and always counts as wrong.
-- Accuracy carries a Wilson interval when every item has one call, else an item-level Wilson interval
-  (calls of one item are correlated), clipped to [0, 1].
+- Accuracy carries a Wilson interval when every item has one call, else an item-level interval (calls of
+  one item are correlated: the beta interval at the items' effective sample size).
 - Habit per N is sum_s pick_N(s) * key_N(s) on the same calls; pick rates are shares of all calls
   (they sum to 1 minus the unparsed share), so a model that always answers slot 0 has excess 0.
 - Agreement with the gate model is over presentations both answered with an option; its null is
@@ -18,12 +18,14 @@ Conventions, fixed here so every table means the same thing (docs/statistics.md 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as sps
 
 from blindmcq import stats
@@ -117,8 +119,9 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
     ``acc`` is the mean over items of each item's share of correct calls, i.e. per option count N
     weighted by the share of items with that N; with one call per item it is k/n and its interval
     is Wilson's. Where some item has several calls (several orders, phrasings...), the calls are
-    correlated and the interval is over item means instead (``stats.item_wilson_bounds``: Wilson at the
-    items' effective sample size, which keeps its width at 0 and 1 where a t interval collapses).
+    correlated and the interval is over item means instead (``stats.item_share_bounds``: the beta
+    interval at the items' effective sample size, which keeps its width at 0 and 1 where a t interval
+    collapses).
     ``chance`` is the mean of 1/N over the items; where failed calls are kept as wrong (an ``_answered``
     column), each item's 1/N is scaled by its share of answered calls, the chance a content-blind picker
     that fails as often actually has.
@@ -148,11 +151,11 @@ def accuracy_table(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.Dat
         .reset_index()
     )
     _, w_lo, w_hi = stats.wilson_columns(out["k"], out["n"])
-    i_lo, i_hi = stats.item_wilson_bounds(out["acc"], out["sd"].fillna(0.0), out["items"], out["n"])
+    i_lo, i_hi = stats.item_share_bounds(out["acc"], out["sd"].fillna(0.0), out["items"], out["n"])
     single = (out["most"] <= 1).to_numpy()
     out["lo"] = np.where(single, w_lo, i_lo)
     out["hi"] = np.where(single, w_hi, i_hi)
-    out["ci"] = np.where(single, "wilson", "item-wilson")
+    out["ci"] = np.where(single, "wilson", "item-level")
     out["k"] = out["k"].astype(int)
     return out[cols]
 
@@ -222,123 +225,162 @@ def habit_parts(blind: pd.DataFrame, n_slots: int) -> tuple[pd.DataFrame, pd.Dat
 
 
 BOOTSTRAP_RESAMPLES = 2000
-_ROWS_AT_ONCE = 100
+_ROWS_AT_ONCE = 200
+HABIT_STATS = ("habit", "excess", "habit_corrected", "excess_corrected")
 
 
-def _habit_excess(
-    chosen: Mapping[int, np.ndarray],
-    weights: Mapping[int, float],
-    pick: np.ndarray,
-    key: np.ndarray,
-    y: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Habit and excess for each row of item indices: ``chosen`` maps N to an (rows, items) index array."""
-    habit = blind_acc = 0.0
-    for n, idx in chosen.items():
-        h, acc = np.empty(idx.shape[0]), np.empty(idx.shape[0])
-        # a block of rows at a time: pick[idx] for all 2,000 resamples of 11,990 items is 0.8 GB
-        for start in range(0, idx.shape[0], _ROWS_AT_ONCE):
-            part = idx[start : start + _ROWS_AT_ONCE]
-            h[start : start + part.shape[0]] = np.einsum(
-                "bs,bs->b", pick[part].mean(axis=1), key[part].mean(axis=1)
-            )
-            acc[start : start + part.shape[0]] = y[part].mean(axis=1)
+def _habit_values(means: Mapping[int, np.ndarray], weights: Mapping[int, float], n_slots: int) -> np.ndarray:
+    """Rows x HABIT_STATS from per-N item means: ``means`` maps N to (rows, 2 n_slots + 1) arrays of the
+    mean pick shares, key shares and accuracy (rows broadcast: a (1, F) array is the same in every row).
+
+    Per N: the paper's habit ``H = pick . key`` and the corrected one (:func:`corrected_habit`); both
+    combined by each N's item share, excess = accuracy - habit. An N whose corrected habit is undefined
+    adds nothing to it, as in the point estimate; it is NaN only where every N's is."""
+    rows = max(a.shape[0] for a in means.values())
+    habit, acc, corrected = np.zeros(rows), np.zeros(rows), np.zeros(rows)
+    defined = np.zeros(rows, dtype=bool)
+    for n, x in means.items():
+        pick, key, y = x[:, :n_slots], x[:, n_slots : 2 * n_slots], x[:, 2 * n_slots]
+        h = np.einsum("bs,bs->b", pick, key)
+        c = corrected_habit(h, y, np.einsum("bs,bs->b", key, key))
         habit = habit + weights[n] * h
-        blind_acc = blind_acc + weights[n] * acc
-    return np.asarray(habit), np.asarray(blind_acc - habit)
+        acc = acc + weights[n] * y
+        corrected = corrected + weights[n] * np.nan_to_num(c)
+        defined = defined | np.isfinite(c)
+    corrected = np.where(defined, corrected, np.nan)
+    return np.stack([habit, acc - habit, corrected, acc - corrected], axis=1)
+
+
+def _resampled_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(models, resamples, F) means of each model's item rows ``x`` (models, items, F) over resamples of
+    the items drawn with replacement, the same draws for every model: each resample's item counts (one
+    bincount) times the items' rows, a matrix product rather than a gather of resamples x items x F."""
+    models, m, f = x.shape
+    flat = x.transpose(1, 0, 2).reshape(m, models * f)
+    out = np.empty((resamples, models * f))
+    for start in range(0, resamples, _ROWS_AT_ONCE):
+        b = min(_ROWS_AT_ONCE, resamples - start)
+        drawn = rng.integers(0, m, size=(b, m)) + m * np.arange(b)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=b * m).reshape(b, m)
+        out[start : start + b] = counts.astype(float) @ flat / m  # a float product runs in BLAS
+    return out.reshape(resamples, models, f).transpose(1, 0, 2)
 
 
 def _leave_one_out(
-    groups: Mapping[int, np.ndarray],
-    weights: Mapping[int, float],
-    pick: np.ndarray,
-    key: np.ndarray,
-    y: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Habit and excess with each item left out in turn (the jackknife of :func:`_bca`), in item order.
+    groups: Mapping[int, np.ndarray], weights: Mapping[int, float], n_slots: int
+) -> np.ndarray:
+    """(models, items left out, HABIT_STATS): each item left out in turn (the jackknife of :func:`_bca`),
+    ``groups`` mapping N to the (models, items, F) rows of its items.
 
-    Leaving item j out changes only its own option count's mean pick and key shares and accuracy, and each
-    is the group's sum less j's row over one item fewer: O(items) in all. (Recomputing every mean over the
-    remaining items was O(items^2): 11,990 items x 13 models took minutes.) Items alone in their N are
-    not left out, as before.
-    """
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    sums = {n: (pick[g].sum(axis=0), key[g].sum(axis=0), y[g].sum()) for n, g in groups.items()}
-    own_habit = {n: weights[n] * float(sums[n][0] @ sums[n][1]) / g.size**2 for n, g in groups.items()}
-    own_acc = {n: weights[n] * float(sums[n][2]) / g.size for n, g in groups.items()}
-    base_habit, base_acc = sum(own_habit.values()), sum(own_acc.values())
+    Leaving item j out changes only its own option count's means, each the group's sum less j's row
+    over one item fewer: O(items) in all. Items alone in their N are not left out."""
+    whole = {n: g.mean(axis=1) for n, g in groups.items()}
+    parts = []
     for n, g in groups.items():
-        m = g.size
+        models, m, f = g.shape
         if m < 2:
             continue
-        p_sum, k_sum, y_sum = sums[n]
-        p_out, k_out = (p_sum - pick[g]) / (m - 1), (k_sum - key[g]) / (m - 1)
-        habit = base_habit - own_habit[n] + weights[n] * np.einsum("bs,bs->b", p_out, k_out)
-        acc = base_acc - own_acc[n] + weights[n] * (y_sum - y[g]) / (m - 1)
-        parts.append((g, habit, acc - habit))
+        out = (g.sum(axis=1, keepdims=True) - g) / (m - 1)
+        means = {k: np.repeat(v, m, axis=0) for k, v in whole.items()}
+        means[n] = out.reshape(models * m, f)
+        parts.append(_habit_values(means, weights, n_slots).reshape(models, m, len(HABIT_STATS)))
     if not parts:
-        return np.array([]), np.array([])
-    order = np.argsort(np.concatenate([g for g, _, _ in parts]), kind="stable")
-    return np.concatenate([h for _, h, _ in parts])[order], np.concatenate([e for _, _, e in parts])[order]
+        return np.empty((next(iter(groups.values())).shape[0], 0, len(HABIT_STATS)))
+    return np.concatenate(parts, axis=1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expanded_quantile(items: int, confidence: float) -> float:
+    """``stats.expanded_quantile``, remembered: one habit interval per model and set asks for few sizes."""
+    return float(stats.expanded_quantile(items, confidence))
 
 
 def _bca(
-    boot: np.ndarray, estimate: float, jack: np.ndarray, confidence: float = 0.95
-) -> tuple[float, float]:
-    """Bias-corrected and accelerated bootstrap bounds (Efron 1987): the percentiles are moved by the
-    bootstrap's median bias and by the skewness of the leave-one-item-out estimates, which the plain
-    percentile interval ignores and which matters near 0 and 1."""
-    if np.ptp(boot) == 0:
-        return float(boot[0]), float(boot[0])
-    z0 = sps.norm.ppf(np.clip(np.mean(boot < estimate) + 0.5 * np.mean(boot == estimate), 1e-6, 1 - 1e-6))
-    d = jack.mean() - jack
-    denominator = 6.0 * float(np.sum(d**2)) ** 1.5
-    accel = float(np.sum(d**3)) / denominator if denominator > 0 else 0.0
-    expanded = stats.expanded_quantile(max(jack.size, 2), confidence)
-    bounds = []
+    boot: np.ndarray, estimate: np.ndarray, jack: np.ndarray, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bias-corrected and accelerated bootstrap bounds (Efron 1987) of each column of ``boot``
+    (resamples x statistics; ``estimate`` one value a column, ``jack`` the leave-one-item-out values):
+    the percentiles are moved by the bootstrap's median bias and by the skewness of the jackknife,
+    which the plain percentile interval ignores and which matters near 0 and 1. The quantile is
+    Hesterberg's expanded one for the items left out. Resamples where a statistic is undefined are left
+    out; NaN where the estimate is."""
+    boot = np.atleast_2d(np.asarray(boot, dtype=float).T).T
+    estimate = np.atleast_1d(np.asarray(estimate, dtype=float))
+    jack = np.atleast_2d(np.asarray(jack, dtype=float).T).T
+    finite = np.isfinite(boot)
+    n = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = np.sum(finite & (boot < estimate), axis=0) + 0.5 * np.sum(finite & (boot == estimate), axis=0)
+        z0 = special.ndtri(np.clip(below / n, 1e-6, 1 - 1e-6))
+        known = np.isfinite(jack)
+        centre = np.where(known, jack, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)
+        d = np.where(known, centre - jack, 0.0)
+        denominator = 6.0 * np.sum(d**2, axis=0) ** 1.5
+        accel = np.where(denominator > 0, np.sum(d**3, axis=0) / denominator, 0.0)
+    expanded = _expanded_quantile(max(jack.shape[0], 2), confidence)
+    ordered = np.sort(np.where(finite, boot, np.inf), axis=0)  # undefined resamples sort last
+    out = []
     for z in (-expanded, expanded):
-        shifted = z0 + (z0 + z) / (1 - accel * (z0 + z))
-        bounds.append(float(np.percentile(boot, 100 * sps.norm.cdf(shifted))))
-    return bounds[0], bounds[1]
+        level = special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+        ok = np.isfinite(estimate) & (n > 0) & np.isfinite(level)
+        pos = np.clip(np.where(ok, level * (n - 1), 0.0), 0, np.maximum(n - 1, 0))  # linear, as numpy
+        low = np.floor(pos).astype(int)
+        high = np.minimum(low + 1, np.maximum(n - 1, 0))
+        cols = np.arange(boot.shape[1])
+        with np.errstate(invalid="ignore"):
+            value = ordered[low, cols] + (pos - low) * (ordered[high, cols] - ordered[low, cols])
+        value = np.where(high == low, ordered[low, cols], value)
+        out.append(np.where(ok, value, np.nan))
+    return out[0], out[1]
 
 
 def habit_intervals(
     blind: pd.DataFrame, n_slots: int, *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> pd.DataFrame:
-    """Per model: 95% item-level BCa bootstrap bounds of habit and excess (``habit_lo``, ``habit_hi``,
-    ``excess_lo``, ``excess_hi``).
+    """Per model: 95% item-level BCa bootstrap bounds of the paper's habit and excess and of the corrected
+    ones (``habit_lo``, ``habit_hi``, ``excess_lo``, ``excess_hi``, ``habit_corrected_lo`` ...).
 
     Items are resampled with replacement within each option count N (each N keeps its share of the
-    items, as the point estimate weights it), and habit and excess are recomputed from the resampled
+    items, as the point estimate weights it), and every statistic is recomputed from the resampled
     items' pick shares, key shares and accuracies, so the calls of one item always move together. The
     bounds are bias-corrected and accelerated (leave-one-item-out jackknife): the plain percentile
-    interval covered 0.91 near the boundary in simulation. Seeded, so a rerun prints the same bounds.
+    interval covered 0.91 near the boundary in simulation. Models with as many items of each N share
+    the resampled positions (one matrix product for all), so their bounds are paired. Seeded, so a rerun
+    prints the same bounds.
     """
     items = blind.groupby(["model", "item_id"], observed=True).agg(
         n_options=("n_options", "first"), y=("correct", "mean")
     )
     pick = _item_shares(blind, "picked_slot", n_slots).reindex(items.index).to_numpy()
     key = _item_shares(blind, "key_slot", n_slots).reindex(items.index).to_numpy()
-    y_all = items["y"].to_numpy(dtype=float)
+    x = np.column_stack([pick, key, items["y"].to_numpy(dtype=float)])
+    n_of = items["n_options"].to_numpy()
+    shapes: dict[tuple[tuple[int, int], ...], list[tuple[object, dict[int, np.ndarray]]]] = {}
+    for model, at in items.groupby(level="model", observed=True, sort=False).indices.items():
+        groups = {int(n): at[n_of[at] == n] for n in np.unique(n_of[at])}
+        shapes.setdefault(tuple((n, g.size) for n, g in groups.items()), []).append((model, groups))
     rng = np.random.default_rng(seed)
     rows = []
-    for model in items.index.get_level_values("model").unique():
-        at = np.flatnonzero(items.index.get_level_values("model") == model)
-        n_opt = items["n_options"].to_numpy()[at]
-        groups = {int(n): at[n_opt == n] for n in np.unique(n_opt)}
-        weights = {n: g.size / at.size for n, g in groups.items()}
-        drawn = {n: g[rng.integers(0, g.size, size=(resamples, g.size))] for n, g in groups.items()}
-        habit, excess = _habit_excess(drawn, weights, pick, key, y_all)
-        whole = {n: g[None, :] for n, g in groups.items()}
-        h0, e0 = (float(v[0]) for v in _habit_excess(whole, weights, pick, key, y_all))
-        h_jack, e_jack = _leave_one_out(groups, weights, pick, key, y_all)
-        if h_jack.size == 0:
-            h_jack, e_jack = np.array([h0]), np.array([e0])
-        h_lo, h_hi = _bca(habit, h0, h_jack)
-        e_lo, e_hi = _bca(excess, e0, e_jack)
-        rows.append(
-            {"model": model, "habit_lo": h_lo, "habit_hi": h_hi, "excess_lo": e_lo, "excess_hi": e_hi}
+    for shape, members in shapes.items():
+        total = sum(size for _, size in shape)
+        weights = {n: size / total for n, size in shape}
+        stacked = {n: np.stack([x[groups[n]] for _, groups in members]) for n, _ in shape}
+        boot = {n: _resampled_means(g, resamples, rng) for n, g in stacked.items()}
+        models, stat = len(members), len(HABIT_STATS)
+        boot_values = _habit_values({n: b.reshape(models * resamples, -1) for n, b in boot.items()}, weights,
+                                    n_slots).reshape(models, resamples, stat)  # fmt: skip
+        whole = _habit_values({n: g.mean(axis=1) for n, g in stacked.items()}, weights, n_slots)
+        jack = _leave_one_out(stacked, weights, n_slots)
+        lo, hi = _bca(
+            boot_values.transpose(1, 0, 2).reshape(resamples, models * stat),
+            whole.reshape(models * stat),
+            jack.transpose(1, 0, 2).reshape(jack.shape[1], models * stat),
         )
+        for i, (model, _) in enumerate(members):
+            row: dict[str, object] = {"model": model}
+            for j, name in enumerate(HABIT_STATS):
+                row[f"{name}_lo"], row[f"{name}_hi"] = float(lo[i * stat + j]), float(hi[i * stat + j])
+            rows.append(row)
     return pd.DataFrame(rows).set_index("model")
 
 
@@ -355,7 +397,9 @@ def blind_chance_tests(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"blind_p": p, "blind_p_holm": stats.holm(p)}, index=summary.index)
 
 
-def corrected_habit(habit: pd.Series, blind_acc: pd.Series, key_sq: pd.Series) -> pd.Series:
+def corrected_habit(
+    habit: pd.Series | np.ndarray, blind_acc: pd.Series | np.ndarray, key_sq: pd.Series | np.ndarray
+) -> pd.Series | np.ndarray:
     """Habit with the content bias taken out (per N; not the paper's definition, shown beside it).
 
     The paper's habit takes pick rates over every blind call, including items the model knows, whose
@@ -363,11 +407,13 @@ def corrected_habit(habit: pd.Series, blind_acc: pd.Series, key_sq: pd.Series) -
     knows a share kappa of the items and otherwise picks by a position habit pi, the pick rates are
     ``p = kappa q + (1 - kappa) pi`` (q the key shares) and ``acc = kappa + (1 - kappa) h`` with
     ``h = pi . q`` the true habit; solving both gives ``h = (H - acc Q) / (1 + H - acc - Q)``, where
-    ``H = p . q`` is the paper's habit and ``Q = q . q``. NaN where that is undefined (Q = 1, one slot)."""
-    denominator = 1 + habit - blind_acc - key_sq
+    ``H = p . q`` is the paper's habit and ``Q = q . q``. NaN where that is undefined (Q = 1, one slot;
+    or accuracy 1). A Series in gives a Series out."""
+    h, acc, q = (np.asarray(v, dtype=float) for v in (habit, blind_acc, key_sq))
+    denominator = 1 + h - acc - q
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = (habit - blind_acc * key_sq) / denominator
-    return value.where(denominator.abs() > 1e-9)
+        value = np.where(np.abs(denominator) > 1e-9, (h - acc * q) / denominator, np.nan)
+    return pd.Series(value, index=habit.index) if isinstance(habit, pd.Series) else value
 
 
 def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
@@ -462,7 +508,7 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     Position-free solvability is the mean over items of each item's accuracy over its N forced
     placements (equivalently, per N the mean of the N slot accuracies, weighted by the item share
     of N), so a content-blind picker scores exactly the bank's mean of 1/N. Its interval is the
-    item-level Wilson interval over those item means (``stats.item_wilson_bounds``). ``acc_s`` pools
+    item-level interval over those item means (``stats.item_share_bounds``). ``acc_s`` pools
     the items that have a slot s; Sum is per N the sum of the slot accuracies (1 for a content-blind
     picker), weighted by item share.
     """
@@ -489,7 +535,7 @@ def forced_placement(df: pd.DataFrame, base: Baseline) -> pd.DataFrame:
     out["spread"] = acc.max(axis=1) - acc.min(axis=1)
     out["n_items"] = agg["count"]
     calls = rows.groupby("model", observed=True).size()
-    out["pf_lo"], out["pf_hi"] = stats.item_wilson_bounds(
+    out["pf_lo"], out["pf_hi"] = stats.item_share_bounds(
         agg["mean"], agg["std"].fillna(0.0), agg["count"], calls.reindex(agg.index)
     )
     out["chance"] = (1.0 / items["n_options"]).groupby(level="model", observed=True).mean()

@@ -2,8 +2,8 @@
 
 Rewriting: blind (or any condition's) accuracy before and after. The unit is the item: a model answers
 an item the same way in most of its orders (lexical search in all of them), so its calls are not
-independent draws. Intervals and chance tests are the Rao-Scott ones (Wilson and the one-sided binomial
-at the effective sample size, calls divided by the item design effect; chance = mean 1/N over the
+independent draws. Intervals and chance tests are the Rao-Scott ones (the beta interval and the one-sided
+binomial at the effective sample size, calls divided by the item design effect; chance = mean 1/N over the
 calls), and before against after is the exact sign test on items (a rewritten item keeps its id): how
 many items' accuracy went up, how many down.
 AnswerPool: pooled accuracy on the answerable questions against the ordinary accuracy of the same
@@ -96,7 +96,7 @@ def rewrite_table(comparison: pd.DataFrame) -> Table:
     })  # fmt: skip
     note = (
         "Unit: the item (its calls in several orders are not independent). Intervals and one-sided "
-        "tests against chance (mean 1/N) are Rao-Scott: Wilson and the exact binomial at the effective "
+        "tests against chance (mean 1/N) are Rao-Scott: the beta interval and the binomial at the effective "
         "sample size, calls divided by the item design effect. Before against after: the exact two-sided "
         "sign test on the items whose accuracy moved; Holm p adjusts it for the family of "
         "comparisons in this table."

@@ -236,10 +236,10 @@ def markdown(summary: pd.DataFrame, variance: pd.DataFrame, meta: Mapping[str, A
         f"{meta.get('orders')}), {meta.get('n_shots')} few-shot examples from the few-shot split. Test keys: "
         + ("placed like the examples' answers." if meta.get("keys") == "skew" else "as drawn (uniform).")
         + " Content cannot earn a point, so any accuracy above chance is bias. The unit is the item (its "
-        "orders are not independent): accuracy with the Rao-Scott 95% interval (Wilson at the effective "
-        "sample size, calls divided by the item design effect); p = one-sided binomial test against chance "
-        "at that size; Holm p adjusts it over every row of the table; uncertain, tie and unparseable count "
-        "as wrong.",
+        "orders are not independent): accuracy with the Rao-Scott 95% interval (the beta interval at the "
+        "effective sample size, calls divided by the item design effect); p = one-sided binomial test "
+        "against chance at that size; Holm p adjusts it over every row of the table; uncertain, tie and "
+        "unparseable count as wrong.",
         "",
         "| model | protocol | few-shot | n | accuracy [95% CI] | p (> chance) | Holm p | keys in A "
         "| picks in A | unparseable | uncertain | tie | names pattern |",
