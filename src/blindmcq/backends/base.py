@@ -44,13 +44,15 @@ class ModelResponse:
 
 
 # Model scores are kept on a fixed grid: rounded to SCORE_DECIMALS decimals (nats) by ``quantise_score``.
-# torch's CPU kernels differ between processors in the last bits of a float32 score (about 1e-6 of it,
-# docs/cache.md); the grid is far coarser, so the same request gives the same stored score on almost
-# every machine, while no difference between two options that means anything is lost.
-SCORE_DECIMALS = 3
-# How far apart two machines' figures derived from model scores may be (a mean of scores, a per-token
-# fluency): two grid steps. Everything else (structure, picks, model-free figures) is compared exactly.
-SCORE_FIGURE_TOLERANCE = 2 * 10.0**-SCORE_DECIMALS
+# torch's CPU kernels differ between processors in the last bits of a float32 score (1e-5 on a cloze sum,
+# relative 1e-6); a score changes its grid point between two machines with a chance of about that
+# difference over the step, so equality is likely, not certain (docs/cache.md). 4 decimals keep every
+# gap between two options of the default run (the smallest is 2.9e-4).
+SCORE_DECIMALS = 4
+# How far apart two machines' figures resting on model scores may be: three grid steps (a mean of scores
+# on the grid moves by at most one step when its scores move by less than one; the figure's own rounding
+# to 4 decimals adds at most one more). Structure and model-free figures are compared exactly.
+SCORE_FIGURE_TOLERANCE = 3 * 10.0**-SCORE_DECIMALS
 # The ``meta`` entries of a response that are model scores (one number, or one per option).
 SCORE_META_KEYS = ("logprob", "per_token", "per_char", "prob_mass")
 
