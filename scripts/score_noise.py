@@ -7,11 +7,11 @@ shipped bank, after the answer cue alone and after the first item's question, is
 printed: the differences, and how many scores land on another grid point at 2 to 5 decimals.
 With ``--fluency``: the rewrite stage's fluency figures (``interventions.compare.fluency_change``'s
 means of per-token scores, rounded to 4 decimals) from one run of raw scores, unrounded and on the grid
-(needs ``results/corpus/items.jsonl`` and ``results/interventions/rewrite/items.jsonl`` of a run).
+(needs ``corpus/items.jsonl`` and ``interventions/rewrite/items.jsonl`` of a run's ``--results`` folder).
 Loads Gemma 3 270M (minutes on a busy 2-core machine).
 
     PYTHONPATH=src python scripts/score_noise.py --items 6
-    PYTHONPATH=src python scripts/score_noise.py --fluency
+    PYTHONPATH=src python scripts/score_noise.py --fluency --results RUN/results
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=6, help="items of the shipped bank (4 options each)")
     parser.add_argument("--fluency", action="store_true", help="the rewrite's fluency figures instead")
+    parser.add_argument("--results", type=Path, default=ROOT / "results", help="a run's results folder")
     args = parser.parse_args()
     if args.fluency:
-        fluency()
+        fluency(args.results)
         return
 
     import torch
@@ -83,7 +84,7 @@ def raw_scores(backend: object, context: str, options: list[str]) -> list[float]
         return [backend._continuation_logprob(c, d) for c, d in pairs]  # type: ignore[attr-defined]
 
 
-def fluency() -> None:
+def fluency(results: Path) -> None:
     import pandas as pd
     import yaml
 
@@ -94,8 +95,8 @@ def fluency() -> None:
     def read(path: Path) -> list[dict]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
-    corpus = {d["id"]: d for d in read(ROOT / "results/corpus/items.jsonl")}
-    rewritten = read(ROOT / "results/interventions/rewrite/items.jsonl")
+    corpus = {d["id"]: d for d in read(results / "corpus/items.jsonl")}
+    rewritten = read(results / "interventions/rewrite/items.jsonl")
     cfg = yaml.safe_load((ROOT / "conf/model/gemma3-270m.yaml").read_text(encoding="utf-8"))
     backend = LocalBackend(cfg)
     backend.load()
