@@ -43,6 +43,54 @@ class ModelResponse:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# Model scores are kept on a fixed grid: rounded to SCORE_DECIMALS decimals (nats) by ``quantise_score``.
+# torch's CPU kernels differ between processors in the last bits of a float32 score (1e-5 on a cloze sum,
+# relative 1e-6); a score changes its grid point between two machines with a chance of about that
+# difference over the step, so equality is likely, not certain (docs/cache.md). 4 decimals keep every
+# gap between two options of the default run (the smallest is 2.9e-4).
+SCORE_DECIMALS = 4
+# How far apart two machines' figures resting on model scores may be: three grid steps (a mean of scores
+# on the grid moves by at most one step when its scores move by less than one; the figure's own rounding
+# to 4 decimals adds at most one more). Structure and model-free figures are compared exactly.
+SCORE_FIGURE_TOLERANCE = 3 * 10.0**-SCORE_DECIMALS
+# The ``meta`` entries of a response that are model scores (one number, or one per option).
+SCORE_META_KEYS = ("logprob", "per_token", "per_char", "prob_mass")
+
+
+def quantise_score(value: float) -> float:
+    """A model score on the grid: ``value`` rounded to ``SCORE_DECIMALS`` decimals (Python's correctly
+    rounded ``round``, so the result depends on the double alone, and quantising twice changes
+    nothing). NaN and infinities pass through."""
+    if not math.isfinite(value):
+        return float(value)
+    return round(float(value), SCORE_DECIMALS) + 0.0  # + 0.0: no -0.0 beside 0.0
+
+
+def quantise_response(response: ModelResponse) -> ModelResponse:
+    """``response`` with every model score on the grid (``quantise_score``), in place; returned for
+    chaining: ``choice_logprobs`` and the ``SCORE_META_KEYS`` entries of ``meta``. The one place scores
+    are quantised: the local backend before it picks, the response cache before it stores a row and
+    when it reads one back (so rows stored before are served on the grid too)."""
+    if response.choice_logprobs is not None:
+        response.choice_logprobs = [_on_grid(v) for v in response.choice_logprobs]
+    meta = response.meta
+    if isinstance(meta, dict):
+        for name in SCORE_META_KEYS:
+            value = meta.get(name)
+            if isinstance(value, list):
+                meta[name] = [_on_grid(v) for v in value]
+            elif value is not None:
+                meta[name] = _on_grid(value)
+    return response
+
+
+def _on_grid(value: Any) -> Any:
+    """A number on the grid; anything else (a malformed row's string) as it is, for the schema to name."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return quantise_score(value)
+
+
 STATUSES = ("ok", "refused", "error")
 _OPTIONAL_STR = ("region", "error")
 # No one call reads or writes a billion tokens (the longest context windows hold a few million): a count

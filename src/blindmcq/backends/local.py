@@ -53,7 +53,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, quantise_response, quantise_score
 from blindmcq.config.schema import LocalModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
@@ -344,14 +344,15 @@ class LocalBackend:
                 scores = self._shared_pass_scores(ctx_ids, conts)
             if scores is None:
                 scores = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
-        best = max(range(len(scores)), key=lambda i: (scores[i], -i))
-        return ModelResponse(
-            text=labels[best],
+        response = quantise_response(ModelResponse(
+            text="",
             input_tokens=len(ctx_ids),
             output_tokens=0,
             choice_logprobs=scores,
             meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
-        )
+        ))  # fmt: skip
+        response.text = labels[_first_best(response.choice_logprobs or [])]
+        return response
 
     def _prefix_ids(self, whole: Sequence[int], head_text: str) -> list[int]:
         """The token ids of the prompt's shared first part (``head_text``), cut where they agree with
@@ -479,13 +480,14 @@ class LocalBackend:
         out = []
         for option, (_, cont), lp in zip(options, pairs, logprobs, strict=True):
             chars = max(len(option), 1)
+            # each score from the raw sum, then put on the grid (what the cache would store)
             out.append(
                 {
-                    "logprob": lp,
+                    "logprob": quantise_score(lp),
                     "n_tokens": float(len(cont)),
                     "n_chars": float(len(option)),
-                    "per_token": lp / len(cont),
-                    "per_char": lp / chars,
+                    "per_token": quantise_score(lp / len(cont)),
+                    "per_char": quantise_score(lp / chars),
                 }
             )
         return out
@@ -579,13 +581,11 @@ class LocalBackend:
         )
         scores = self.cloze_scores(context, [str(o) for o in options])
         key = {"raw": "logprob", "token": "per_token", "char": "per_char"}[self.cloze_norm]
-        chosen = [s[key] for s in scores]
-        best = max(range(len(chosen)), key=lambda i: (chosen[i], -i))
-        return ModelResponse(
-            text=request.choices[best],
+        response = quantise_response(ModelResponse(
+            text="",
             input_tokens=len(self.encode_pair(context, self.delimiter + str(options[0]))[0]),
             output_tokens=0,
-            choice_logprobs=chosen,
+            choice_logprobs=[s[key] for s in scores],
             meta={
                 "mode": "cloze",
                 "norm": self.cloze_norm,
@@ -594,4 +594,12 @@ class LocalBackend:
                     for name in ("logprob", "per_token", "per_char", "n_tokens")
                 },
             },
-        )
+        ))  # fmt: skip
+        response.text = str(request.choices[_first_best(response.choice_logprobs or [])])
+        return response
+
+
+def _first_best(scores: Sequence[float]) -> int:
+    """The slot of the highest score, the first of equal ones (the answer text of a scored call; the
+    parser reads the scores and calls an exact tie a ``tie``)."""
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))

@@ -18,7 +18,10 @@ longer than ``busy_timeout_s``) is waited out with backoff and a log line, never
 is checked against one typed schema (``backends.base.response_from_dict``: field types, a known
 ``status`` that agrees with the row's own column); a row that does not fit (bad JSON, a string where a
 token count belongs, an unknown status) is reported with its key and treated as a miss; the next answer
-replaces it. Token counts are coerced to integers before a row is written (``conform_usage``). A damaged
+replaces it. Token counts are coerced to integers before a row is written (``conform_usage``). Model
+scores (``choice_logprobs``, cloze scores in ``meta``) are put on a fixed grid before a row is written and
+again when one is read (``backends.base.quantise_response``), so a cache filled before is served on the
+grid too, without a new call. A damaged
 file (an unreadable page) stops with one line naming it and the recovery command,
 ``blindmcq cache check --repair FILE`` (``blindmcq.cli.cache``).
 
@@ -40,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from blindmcq.backends.base import ModelResponse, conform_usage, response_from_dict
+from blindmcq.backends.base import ModelResponse, conform_usage, quantise_response, response_from_dict
 from blindmcq.errors import InputError
 from blindmcq.secrets import scrub_response
 
@@ -77,7 +80,7 @@ def row_problem(payload: str, status: str | None = None) -> ModelResponse | str:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if status is not None and status != response.status:
         return f"status column {status!r} disagrees with the response's {response.status!r}"
-    return response
+    return quantise_response(response)  # rows stored before scores were quantised are served on the grid
 
 
 class CachedResponse(NamedTuple):
@@ -313,6 +316,7 @@ class ResponseCache:
         lease on the key is released in the same transaction (also when nothing is stored)."""
         store = response.status != "error" or self.cache_errors
         conform_usage(response)  # a provider's "10" is stored (and recorded) as 10
+        quantise_response(response)  # model scores are stored (and recorded) on the grid
         scrub_response(response)  # an error body that echoes a key is never stored
         payload = json.dumps(asdict(response), ensure_ascii=False, default=str)
         if store and isinstance(row_problem(payload, response.status), str):

@@ -80,6 +80,12 @@ def interventions_section(root: Path) -> list[str]:
     return ["## Interventions", "", *parts, ""] if parts else []
 
 
+# The figures of ``reports/metrics.json`` that no model score reaches: the corpus's, and those of the
+# option-only strategies on all items (Table 2, the bank's lengths, lexical search beyond length), all
+# read from the corpus and baselines stages. Every other figure rests on a model's picks or scores, so
+# another machine's run may put it within ``backends.base.SCORE_FIGURE_TOLERANCE`` (docs/cache.md).
+MODEL_FREE_FIGURES = ("corpus/", "bank/", "table2/", "lexical_beyond_length/")
+
 # The headline figures (``reports/headline.json``): short names, so that the README's ``dvc exp show``
 # fits them beside what was swept in 110 columns; every figure is also in ``reports/metrics.json``.
 HEADLINE = {
