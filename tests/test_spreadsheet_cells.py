@@ -40,7 +40,7 @@ def test_csv_text_neutralises_text_cells_and_leaves_numeric_columns() -> None:
     rows = _rows(csv_text(frame))
     assert rows[0] == ["label", "excess", "n", "scheme"]
     assert [r[0] for r in rows[1:]] == ["'-", "A", "'=1+1"]
-    assert [r[1] for r in rows[1:]] == ["-0.25", "0.1", "-1.0"] and [r[2] for r in rows[1:]] == [
+    assert [r[1] for r in rows[1:]] == ["-0.25", "0.1", "-1"] and [r[2] for r in rows[1:]] == [
         "1",
         "-2",
         "3",

@@ -189,7 +189,8 @@ def test_three_option_items_broken_across_pages_are_never_read_as_four(records, 
     assert all(i == truth[i.id] for i in items if i.status != "disputed")
     disputed = {d["id"]: d["why"] for d in report["disputed"]}
     if records is not None and len(records) > 1000:  # the full bank (the sample draws other items)
-        assert "continue the option above (3 options?)" in disputed["var-key-split-3-144"]
+        # disputed, never settled by the option count: by the print check or by the readings' disagreement
+        assert "var-key-split-3-144" in disputed
     assert len(disputed) <= 3
 
 

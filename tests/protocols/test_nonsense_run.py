@@ -107,9 +107,10 @@ def test_outputs_are_written_and_consistent(rot0) -> None:
         ["sl", "none"],
     ]
     text = (out / "nonsenseqa.md").read_text(encoding="utf-8")
-    # 40 items, each answered the same way: the item-level interval at 40 (expanded quantile), 0.905
-    assert "| constant-a | SL | all_a | 40 | 1.000 [0.905, 1.000] |" in text
-    assert "few-shot `all_a`: SL 1.000 [0.905, 1.000], above chance (item-level, Holm p" in text
+    # 40 items, each answered the same way: the item-level interval is the beta one at 40, 0.025 ** (1/40)
+    assert f"{0.025 ** (1 / 40):.3f}" == "0.912"
+    assert "| constant-a | SL | all_a | 40 | 1.000 [0.912, 1.000] |" in text
+    assert "few-shot `all_a`: SL 1.000 [0.912, 1.000], above chance (item-level, Holm p" in text
     assert "(chance 0.25); MD 1.000" in text
     assert (out / "nonsenseqa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -136,7 +136,7 @@ def test_the_audit_leaves_uncovered_lexical_search_out_of_table_2_and_the_holm_f
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "> Warning: Lexical search left out: the statutes do not cover this bank" in report
     n_content = int((~result.summary["strategy"].str.startswith("constant_")).sum())
-    assert f"Holm over {n_content} strategies" in report
+    assert f"Holm over the {n_content} option-text strategies" in report
     # the same bank with legal options: lexical search joins the family
     picks, note = lexical_strategy(legal_items(), "uk", statutes, 0)
     assert picks is not None and note.startswith("Lexical search applies")
