@@ -105,6 +105,17 @@ def chance_test(k: int, n: int, chance: float, alternative: Literal["greater", "
     return float(sps.binomtest(int(k), int(n), chance, alternative=alternative).pvalue)
 
 
+def _options_and_orders(
+    n_options: Sequence[int] | np.ndarray, n_orders: Sequence[int] | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: option count and order count (default 2N, the design), checked to pair up."""
+    n_opt = np.asarray(n_options, dtype=int)
+    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
+    if n_opt.shape != orders.shape:
+        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    return n_opt, orders
+
+
 def chance_histogram(
     n_options: Sequence[int] | np.ndarray, n_orders: Sequence[int] | np.ndarray | None = None
 ) -> np.ndarray:
@@ -113,10 +124,7 @@ def chance_histogram(
     A mixture over items: item i contributes Binomial(orders_i, 1/N_i) (orders default to 2N_i, the
     design), so a bank of mixed option counts is not treated as one Binomial at the mean of 1/N.
     """
-    n_opt = np.asarray(n_options, dtype=int)
-    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
-    if n_opt.shape != orders.shape:
-        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    n_opt, orders = _options_and_orders(n_options, n_orders)
     if n_opt.size == 0:
         return np.zeros(1)
     top = int(orders.max())
@@ -134,10 +142,7 @@ def consistent_histogram(
     picks the same option in every order: item i is solved in all its orders with probability 1/N_i
     (its one pick is the key), else in none. The null of a deterministic gate, beside
     ``chance_histogram``'s picker that redraws in each order."""
-    n_opt = np.asarray(n_options, dtype=int)
-    orders = 2 * n_opt if n_orders is None else np.asarray(n_orders, dtype=int)
-    if n_opt.shape != orders.shape:
-        raise ValueError(f"option and order counts differ in length: {n_opt.shape} vs {orders.shape}")
+    n_opt, orders = _options_and_orders(n_options, n_orders)
     if n_opt.size == 0:
         return np.zeros(1)
     out = np.zeros(int(orders.max()) + 1)

@@ -76,7 +76,10 @@ def lexical_beyond_length(
     baselines: pd.DataFrame | None, lexical: str = "lexical_search", length: str = "most_words"
 ) -> dict[str, float]:
     """Lexical search on the items where its pick differs from ``length``'s: n, right, accuracy, chance
-    and the one-sided exact binomial p against chance (empty when either strategy is missing)."""
+    and the one-sided exact binomial p against chance (empty when either strategy is missing).
+
+    Items where either strategy ties are left out: there a pick is a tie break's draw, and the figure
+    would move with its seed; what is left are the items where both picks are settled by print."""
     if baselines is None or baselines.empty:
         return {}
     picks = baselines.pivot_table(
@@ -84,7 +87,9 @@ def lexical_beyond_length(
     )
     if lexical not in picks or length not in picks:
         return {}
-    differ = picks.index[picks[lexical] != picks[length]]
+    both = baselines[baselines["strategy"].isin([lexical, length])]
+    tied = set(both.loc[both["tie"].astype(bool), "item_id"]) if "tie" in both else set()
+    differ = picks.index[(picks[lexical] != picks[length]) & ~picks.index.isin(tied)]
     rows = baselines[(baselines["strategy"] == lexical) & baselines["item_id"].isin(differ)]
     n = len(rows)
     if n == 0:

@@ -186,7 +186,8 @@ def table_2(
     if beyond:
         note += (
             f" Lexical search beyond length: on the {beyond['n']} items where its pick differs from "
-            f"most_words', it is right {beyond['k']} of {beyond['n']} ({fmt(beyond['acc'])}, chance "
+            f"most_words' (items where either ties left out, so no tie break enters), it is right "
+            f"{beyond['k']} of {beyond['n']} ({fmt(beyond['acc'])}, chance "
             f"{fmt(beyond['chance'])}, one-sided exact binomial p {fmt_p(beyond['p_above'])})."
         )
     if absent:

@@ -109,11 +109,13 @@ def fluency_change(
 ) -> dict[str, float]:
     """How natural the rewritten distractors read against the originals: each changed distractor's mean
     per-token log-likelihood after the answer cue alone (the blind cloze context), before and after, and
-    the exact sign test over the changed distractors (the unit: a distractor's text is what changed).
-    A rewrite that leaves the distractors less fluent than before gives the key away as the one
-    well-formed option; the keys' own score is given for reference."""
+    the exact sign test over items (the unit of every test here: an item's changed distractors, mean
+    before against mean after, since the distractors of one item were rewritten together). A rewrite
+    that leaves the distractors less fluent than before gives the key away as the one well-formed
+    option; the keys' own score is given for reference."""
     context = backend.cloze_context(None, answer_cue)
     before, after, keys = [], [], []
+    item_before, item_after = [], []
     for old, new in zip(original, rewritten, strict=True):
         changed = [j for j, (a, b) in enumerate(zip(old.options, new.options, strict=True)) if a != b]
         if not changed:
@@ -122,15 +124,20 @@ def fluency_change(
         # one sequence per forward pass, past any memo: the figures must not depend on which texts the
         # probe happened to score before in a batch (batched floats differ in the last bits)
         scores = backend.score_options(context, [*texts, old.options[old.key]], batch_size=1)
-        before += [sc["per_token"] for sc in scores[: len(changed)]]
-        after += [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
+        old_scores = [sc["per_token"] for sc in scores[: len(changed)]]
+        new_scores = [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
+        before += old_scores
+        after += new_scores
+        item_before.append(float(np.mean(old_scores)))
+        item_after.append(float(np.mean(new_scores)))
         keys.append(scores[-1]["per_token"])
     if not before:
         return {"fluency_n": 0.0}
     b, a = pd.Series(before), pd.Series(after)
-    test = item_sign_test(b, a)
+    test = item_sign_test(pd.Series(item_before), pd.Series(item_after))
     return {
-        "fluency_n": float(len(b)), "fluency_before": round(float(b.mean()), 4),
+        "fluency_n": float(len(b)), "fluency_items": float(len(item_before)),
+        "fluency_before": round(float(b.mean()), 4),
         "fluency_after": round(float(a.mean()), 4), "fluency_keys": round(float(np.mean(keys)), 4),
         "fluency_up": float(test.up), "fluency_down": float(test.down), "fluency_sign_p": test.p,
     }  # fmt: skip
@@ -143,8 +150,9 @@ def fluency_note(f: dict[str, float], model: str) -> str:
     return (
         f"Fluency ({model}, mean per-token log-likelihood after the answer cue alone): the "
         f"{int(f['fluency_n'])} changed distractors read {f['fluency_before']:.3f} before and "
-        f"{f['fluency_after']:.3f} after ({int(f['fluency_up'])} more fluent, {int(f['fluency_down'])} "
-        f"less; exact sign test over the changed distractors, p {fmt_p(f['fluency_sign_p'])}); the keys "
+        f"{f['fluency_after']:.3f} after; of the {int(f.get('fluency_items', 0))} items they belong to, "
+        f"{int(f['fluency_up'])} read more fluent on average, {int(f['fluency_down'])} less (exact sign "
+        f"test over items, p {fmt_p(f['fluency_sign_p'])}); the keys "
         f"read {f['fluency_keys']:.3f}."
     )
 
