@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from harness_support import small_export
 
 from blindmcq.backends.base import ModelResponse

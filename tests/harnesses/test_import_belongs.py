@@ -155,7 +155,9 @@ def test_an_lm_eval_model_named_by_a_folder_or_not_at_all_needs_model(tmp_path, 
     assert len(err) == 1 and "give --model NAME" in err[0]
     assert (logged or "names no model") in err[0]
     named = tmp_path / "named.jsonl"
-    assert importing.main(["lm-eval", str(samples_file), "--out", str(named), "--model", "qwen-7b", *given]) == 0
+    assert (
+        importing.main(["lm-eval", str(samples_file), "--out", str(named), "--model", "qwen-7b", *given]) == 0
+    )
     assert {json.loads(line)["model"] for line in named.read_text(encoding="utf-8").splitlines()} == {
         "qwen-7b"
     }

@@ -42,7 +42,11 @@ def run_import(
     code = importing.main(argv)
     err = capsys.readouterr().err
     if code == 2:
-        assert err.count("\n") == 1 and err.startswith("blindmcq import: error:") and f"file {about or log}" in err
+        assert (
+            err.count("\n") == 1
+            and err.startswith("blindmcq import: error:")
+            and f"file {about or log}" in err
+        )
         assert not out.exists()  # nothing half-written
     return code, err
 
@@ -66,7 +70,9 @@ def test_a_key_slot_moved_to_the_models_pick_is_refused(tmp_path, capsys, audit)
     extra = ["--audit", str(tmp_path / "audit")] if audit else []
     code, err = run_import("lm-eval", lm_eval_samples(log, moved), export, tmp_path, capsys, *extra)
     assert code == 2
-    assert f"line {first + 1}:" in err and f"item {docs[first]['item_id']!r}" in err and "field key_slot" in err
+    assert (
+        f"line {first + 1}:" in err and f"item {docs[first]['item_id']!r}" in err and "field key_slot" in err
+    )
     assert not (tmp_path / "audit").exists()
 
 
