@@ -168,8 +168,8 @@ def model_name_of(path: Path) -> str | None:
             continue
         if not isinstance(data, dict):
             continue
-        config = data.get("config")
-        name = data.get("model_name") or (config.get("model") if isinstance(config, dict) else None)
+        run = data.get("config")  # lm-eval's run settings, not a blindmcq config
+        name = data.get("model_name") or (run.get("model") if isinstance(run, dict) else None)
         if name:
             return str(name)
     return None
