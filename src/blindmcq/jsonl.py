@@ -13,8 +13,8 @@ from blindmcq.errors import InputError
 
 def jsonl_records(path: str | Path, *, objects: bool = True) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) of each non-blank line. Bytes that are not UTF-8 and text that is not
-    JSON are an InputError naming the file, the line and what is wrong; with ``objects`` a value that is
-    not a JSON object is one too."""
+    JSON (or nested too deeply to parse) are an InputError naming the file, the line and what is wrong;
+    with ``objects`` a value that is not a JSON object is one too."""
     with Path(path).open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             try:
@@ -28,6 +28,8 @@ def jsonl_records(path: str | Path, *, objects: bool = True) -> Iterator[tuple[i
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not valid JSON: {exc.msg}", file=str(path), line=number) from None
+            except RecursionError:  # nesting deeper than the interpreter's stack
+                raise InputError("JSON nested too deeply to read", file=str(path), line=number) from None
             if objects and not isinstance(value, dict):
                 raise InputError("expected a JSON object", file=str(path), line=number)
             yield number, value

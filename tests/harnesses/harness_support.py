@@ -59,3 +59,15 @@ def table4(predictions: pd.DataFrame, items: Sequence[Item], model: str) -> str:
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
     picks = surface_strategies(list(items), 0).picks
     return build_tables(analysis, baselines=picks, items=list(items))["table4"].markdown()
+
+
+def small_export(tmp_path: Path, harness: str, n: int = 4) -> Path:
+    """``blindmcq export HARNESS`` of a four-option CSV bank of ``n`` items (every one probed)."""
+    from blindmcq.cli import export as export_cli
+
+    bank = tmp_path / "bank.csv"
+    rows = "".join(f"Q{i}?,opt a{i},opt b{i},opt c{i},opt d{i},{'ABCD'[i % 4]}\n" for i in range(n))
+    bank.write_text("question,A,B,C,D,answer\n" + rows, encoding="utf-8")
+    out = tmp_path / f"export-{harness}"
+    assert export_cli.main([harness, str(bank), "--out", str(out), "--sample", "all"]) == 0
+    return out

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from harness_support import small_export
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.cli import export as export_cli
@@ -105,13 +106,15 @@ def test_bad_export_input_is_one_line_and_exit_2(argv, names, bank_items, tmp_pa
 
 
 def test_bad_import_input_is_one_line_naming_the_file_and_row(tmp_path, capsys):
+    export = ["--export", str(small_export(tmp_path, "lm-eval", n=1))]
     samples = tmp_path / "samples_blindmcq_probe_x.jsonl"
     samples.write_text('{"doc_id": 0, "doc": {"a": 1}}\n', encoding="utf-8")
-    assert importing.main(["lm-eval", str(samples), "--out", str(tmp_path / "p.parquet")]) == 2
+    capsys.readouterr()
+    assert importing.main(["lm-eval", str(samples), "--out", str(tmp_path / "p.parquet"), *export]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"file {samples}, line 1" in err and "blindmcq document" in err
     samples.write_text("not json\n", encoding="utf-8")
-    assert importing.main(["lm-eval", str(samples)]) == 2
+    assert importing.main(["lm-eval", str(samples), *export]) == 2
     assert "line 1: not valid JSON" in capsys.readouterr().err
 
 

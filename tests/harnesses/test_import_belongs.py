@@ -42,16 +42,16 @@ def samples(export: Path, answer: str = "A") -> list[object]:
                                   completed_at=None) for r in rows]  # fmt: skip
 
 
-def log_of(status: str, samples: list[object]) -> object:
+def log_of(status: str, samples: list[object], task_file: str | None = None) -> object:
     return types.SimpleNamespace(
-        status=status, samples=samples, eval=types.SimpleNamespace(model="mockllm/model")
+        status=status, samples=samples, eval=types.SimpleNamespace(model="mockllm/model", task_file=task_file)
     )
 
 
 @pytest.mark.parametrize("status", ["started", "cancelled", "error"])
 def test_an_unfinished_inspect_log_is_refused_in_one_line(tmp_path, monkeypatch, capsys, status) -> None:
     export = exported(tmp_path)
-    fake_inspect(monkeypatch, log_of(status, samples(export)[:3]))
+    fake_inspect(monkeypatch, log_of(status, samples(export)[:3], str(export / "blindmcq_probe.py")))
     log = tmp_path / "run.eval"
     log.write_bytes(b"")
     capsys.readouterr()
@@ -65,7 +65,7 @@ def test_the_model_is_named_by_the_log_and_answers_must_be_the_corpus_items(
     tmp_path, monkeypatch, capsys
 ) -> None:
     export = exported(tmp_path)
-    fake_inspect(monkeypatch, log_of("success", samples(export)))
+    fake_inspect(monkeypatch, log_of("success", samples(export), str(export / "blindmcq_probe.py")))
     log = tmp_path / "run.eval"
     log.write_bytes(b"")
     out = tmp_path / "p.jsonl"
@@ -149,12 +149,15 @@ def test_an_lm_eval_model_named_by_a_folder_or_not_at_all_needs_model(tmp_path, 
         results = {"model_name": logged, "config": {"model": "hf"}}
         (out / "results_2026.json").write_text(json.dumps(results), encoding="utf-8")
     capsys.readouterr()
-    assert importing.main(["lm-eval", str(samples_file), "--out", str(tmp_path / "p.jsonl")]) == 2
+    given = ["--export", str(export)]
+    assert importing.main(["lm-eval", str(samples_file), "--out", str(tmp_path / "p.jsonl"), *given]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "give --model NAME" in err[0]
     assert (logged or "names no model") in err[0]
     named = tmp_path / "named.jsonl"
-    assert importing.main(["lm-eval", str(samples_file), "--out", str(named), "--model", "qwen-7b"]) == 0
+    assert (
+        importing.main(["lm-eval", str(samples_file), "--out", str(named), "--model", "qwen-7b", *given]) == 0
+    )
     assert {json.loads(line)["model"] for line in named.read_text(encoding="utf-8").splitlines()} == {
         "qwen-7b"
     }

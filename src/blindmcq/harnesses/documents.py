@@ -11,6 +11,8 @@ harness itself scored it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,49 +110,176 @@ def doc_key(p: Presentation) -> str:
     return f"{p.item_id}|{p.condition}|{p.order_id}"
 
 
-def presentation_of(doc: Mapping[str, Any], *, file: str, line: int | None = None) -> Presentation:
-    """The presentation a document carries; a document that is not one of ours is an InputError."""
+def presentation_of(
+    doc: Mapping[str, Any], *, file: str, line: int | None = None, where: str = ""
+) -> Presentation:
+    """The presentation a document carries, each field of the type ``Presentation`` declares; a document
+    that is not one of ours, or a field of another type, is an InputError naming the field."""
+    what = f"{where}: " if where else ""
     if not isinstance(doc, Mapping):
-        raise InputError("no blindmcq document (export it with `blindmcq export`)", file=file, line=line)
+        raise InputError(
+            f"{what}no blindmcq document (export it with `blindmcq export`)", file=file, line=line
+        )
     missing = [f for f in ("doc_version", *PRESENTATION_FIELDS) if f not in doc]
     if missing:
         raise InputError(
-            f"not a blindmcq document: no {', '.join(missing[:3])} (export it with `blindmcq export`)",
+            f"{what}not a blindmcq document: no {', '.join(missing[:3])} (export it with `blindmcq export`)",
             file=file, line=line,
         )  # fmt: skip
     if doc["doc_version"] != DOC_VERSION:
         raise InputError(
-            f"document version {doc['doc_version']!r}; this blindmcq reads {DOC_VERSION}",
+            f"{what}document version {doc['doc_version']!r:.40}; this blindmcq reads {DOC_VERSION}",
             file=file,
             line=line,
         )
-    try:
-        fields = {name: doc[name] for name in PRESENTATION_FIELDS}
-        for name in _TUPLES:
-            fields[name] = tuple(fields[name])
-        fields["order"] = tuple(int(i) for i in fields["order"])
-        p = Presentation(**fields)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"malformed blindmcq document ({exc})", file=file, line=line) from exc
+    for name in PRESENTATION_FIELDS:
+        if not _FIELD_TYPES[name](doc[name]):
+            raise InputError(f"{what}field {name} is {doc[name]!r:.60}, not {_FIELD_WORDS[name]}",
+                             file=file, line=line)  # fmt: skip
+    fields = {name: doc[name] for name in PRESENTATION_FIELDS}
+    for name in _TUPLES:
+        fields[name] = tuple(fields[name])
+    p = Presentation(**fields)
     n = p.n_options
     if sorted(p.order) != list(range(n)) or len(p.label_strings) != n or len(p.option_texts) != n:
-        raise InputError(f"document {doc.get('doc_key')!r} does not hold {n} options", file=file, line=line)
+        raise InputError(f"{what}fields order, label_strings, option_texts do not hold {n} options",
+                         file=file, line=line)  # fmt: skip
     if p.key_slot is not None and not 0 <= p.key_slot < n:
+        raise InputError(f"{what}field key_slot is {p.key_slot}, not a slot of {n}", file=file, line=line)
+    if p.forced_slot is not None and not 0 <= p.forced_slot < n:
         raise InputError(
-            f"document {doc.get('doc_key')!r}: key slot {p.key_slot} of {n}", file=file, line=line
+            f"{what}field forced_slot is {p.forced_slot}, not a slot of {n}", file=file, line=line
         )
     return p
 
 
-def request_of(doc: Mapping[str, Any], model: str) -> ModelRequest:
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ints(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)
+
+
+def _strs(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+
+
+_OPTIONAL = ("system",)
+_FIELD_TYPES = {
+    name: (
+        _ints if name == "order"
+        else _strs if name in _TUPLES
+        else (lambda v: v is None or _is_int(v)) if name in ("key_slot", "forced_slot")
+        else (lambda v: _is_int(v) and v >= 2) if name == "n_options"
+        else _is_int if name == "shared_chars"
+        else (lambda v: v is None or isinstance(v, str)) if name in _OPTIONAL
+        else (lambda v: isinstance(v, str))
+    )
+    for name in PRESENTATION_FIELDS
+}  # fmt: skip
+_FIELD_WORDS = {
+    name: (
+        "a list of integers" if name == "order"
+        else "a list of strings" if name in _TUPLES
+        else "an integer or null" if name in ("key_slot", "forced_slot")
+        else "an integer of at least 2" if name == "n_options"
+        else "an integer" if name == "shared_chars"
+        else "a string or null" if name in _OPTIONAL
+        else "a string"
+    )
+    for name in PRESENTATION_FIELDS
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BankKey:
+    """What the export's manifest holds of one probed item: its key (original option index) and the hash
+    of its option texts in the published order (``options_hash``)."""
+
+    key: int | None
+    options_sha256: str
+
+
+def options_hash(options: Sequence[str]) -> str:
+    """sha256 of an item's option texts in the published order (as a JSON list, UTF-8)."""
+    return hashlib.sha256(json.dumps(list(options), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def check_against_bank(
+    p: Presentation, bank: Mapping[str, BankKey], *, file: str, line: int | None = None, where: str = ""
+) -> None:
+    """A document must present an item of the exported bank, with its option texts and with the key slot
+    its key takes in the document's order; anything else is an InputError naming the item and field."""
+    what = f"{where}: " if where else ""
+    expected = bank.get(p.item_id)
+    if expected is None:
+        raise InputError(f"{what}item_id {p.item_id!r} is not in the exported bank (manifest.json)",
+                         file=file, line=line)  # fmt: skip
+    published: list[str] = [""] * p.n_options
+    for slot, index in enumerate(p.order):
+        published[index] = p.option_texts[slot]
+    if options_hash(published) != expected.options_sha256:
+        raise InputError(f"{what}item {p.item_id!r}: field option_texts differ from the exported bank's",
+                         file=file, line=line)  # fmt: skip
+    want = None if expected.key is None else p.order.index(expected.key)
+    if p.key_slot != want:
+        raise InputError(
+            f"{what}item {p.item_id!r}: field key_slot is {p.key_slot}, the exported bank's key is in slot "
+            f"{want} of order {p.order_id}",
+            file=file, line=line,
+        )  # fmt: skip
+
+
+def doc_int(
+    doc: Mapping[str, Any], field: str, default: int, *, file: str, line: int | None = None, where: str = ""
+) -> int:
+    """A document's integer field (absent or null: ``default``); anything else is an InputError."""
+    value = doc.get(field)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        what = f"{where}: " if where else ""
+        raise InputError(f"{what}field {field} is {value!r:.40}, not an integer", file=file, line=line)
+    return value
+
+
+def doc_choices(
+    doc: Mapping[str, Any], n: int, *, file: str, line: int | None = None, where: str = ""
+) -> list[str]:
+    """A scored document's label choices: one string per option."""
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or len(choices) != n or not all(isinstance(c, str) for c in choices):
+        what = f"{where}: " if where else ""
+        raise InputError(
+            f"{what}field choices is {choices!r:.60}, not {n} label strings", file=file, line=line
+        )
+    return choices
+
+
+def request_of(
+    doc: Mapping[str, Any], model: str, *, file: str = "", line: int | None = None, where: str = ""
+) -> ModelRequest:
     """The request the document stands for, named by ``model``: its hash is the record's request_hash."""
+    temperature = doc.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool) or not isinstance(temperature, int | float)
+    ):
+        what = f"{where}: " if where else ""
+        raise InputError(
+            f"{what}field temperature is {temperature!r:.40}, not a number", file=file, line=line
+        )
+    choices = doc.get("choices") or ()
+    if not isinstance(choices, list | tuple) or not all(isinstance(c, str) for c in choices):
+        what = f"{where}: " if where else ""
+        raise InputError(f"{what}field choices is {choices!r:.60}, not label strings", file=file, line=line)
     return ModelRequest(
         model=model,
         system=doc.get("system"),
         user=str(doc.get("context") or doc["user"]),
-        choices=tuple(doc.get("choices") or ()),
-        temperature=doc.get("temperature"),
-        max_tokens=int(doc.get("max_tokens") or 16),
+        choices=tuple(choices),
+        temperature=temperature,
+        max_tokens=doc_int(doc, "max_tokens", 16, file=file, line=line, where=where) or 16,
         reasoning=str(doc["reasoning"]),
     )
 
@@ -165,10 +294,15 @@ def record_of(
     time: str | None,
     file: str,
     line: int | None = None,
+    bank: Mapping[str, BankKey] | None = None,
+    where: str = "",
 ) -> PredictionRecord:
-    """One prediction row for a harness's answer to ``doc``, parsed and scored as a probe's is."""
-    p = presentation_of(doc, file=file, line=line)
-    request = request_of(doc, model)
+    """One prediction row for a harness's answer to ``doc``, parsed and scored as a probe's is; with
+    ``bank`` (the export's manifest) the document is checked against it first (``check_against_bank``)."""
+    p = presentation_of(doc, file=file, line=line, where=where)
+    if bank is not None:
+        check_against_bank(p, bank, file=file, line=line, where=where)
+    request = request_of(doc, model, file=file, line=line, where=where)
     setting = str(doc.get("setting") or "")
     try:
         return make_record(

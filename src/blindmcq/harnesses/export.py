@@ -6,11 +6,14 @@ get the same ids). The probe's seeded sample (``--sample``, ``--seed``: the prob
 presented as ``blindmcq.tasks.probe`` presents it under the named phrasing, labels, reasoning,
 condition and protocol (``conf/<group>/<name>.yaml``), or under those of a composed ``--params
 params.yaml``: blind over the 2N orders, full, forced placement. DIR gets the harness's task files,
-``items.jsonl`` (the bank's items, for the audit report of imported answers) and ``manifest.json``.
+``items.jsonl`` (the bank's items, for the audit report of imported answers) and ``manifest.json``
+(the configuration, the sha256 of ``items.jsonl`` and, per probed item id, its key and the sha256 of its
+option texts: what ``blindmcq import`` checks every answer against).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -21,7 +24,7 @@ from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.errors import InputError
-from blindmcq.harnesses.documents import ProbeConfig, build_documents
+from blindmcq.harnesses.documents import ProbeConfig, build_documents, options_hash
 from blindmcq.tasks.presentations import label_symbols_by_scheme
 from blindmcq.tasks.probe import sample_items
 
@@ -108,6 +111,9 @@ def export(
         "seed": seed,
         "items": len(items),
         "probed_items": [item.id for item in probed],
+        # what an import checks its answers against (harnesses.importing.read_manifest)
+        "items_sha256": hashlib.sha256((out / "items.jsonl").read_bytes()).hexdigest(),
+        "keys": {item.id: {"key": item.key, "options_sha256": options_hash(item.options)} for item in probed},
         "documents": len(docs),
         "symbols": symbols_of(config),
     }

@@ -19,7 +19,7 @@ from blindmcq.answers.records import PredictionRecord
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelResponse, coerce_tokens
 from blindmcq.errors import InputError
-from blindmcq.harnesses.documents import record_of, sorted_records
+from blindmcq.harnesses.documents import BankKey, doc_int, record_of, sorted_records
 
 BACKEND = "inspect"
 DATA_FILE = "dataset.jsonl"
@@ -86,9 +86,15 @@ def write_task(
 
 
 def read_log(
-    path: Path, *, model: str | None, symbols: Mapping[str, Sequence[str]]
+    path: Path,
+    *,
+    model: str | None,
+    symbols: Mapping[str, Sequence[str]],
+    bank: Mapping[str, BankKey] | None = None,
 ) -> list[PredictionRecord]:
-    """Prediction rows from an inspect_ai log (``.eval`` or ``.json``) of an exported task."""
+    """Prediction rows from an inspect_ai log (``.eval`` or ``.json``) of an exported task; with ``bank``
+    (the export's manifest) every document is checked against it. A log whose every sample errored is
+    an InputError: it holds no answer."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError as exc:  # the extra is not installed
@@ -115,21 +121,33 @@ def read_log(
     pairs: list[tuple[tuple[int, int], PredictionRecord]] = []
     seen: set[str] = set()
     for number, sample in enumerate(log.samples or [], start=1):
-        where = f"sample {sample.id} (epoch {sample.epoch})"
+        where = f"sample {str(sample.id)[:80]} (epoch {sample.epoch!r:.20})"
+        epoch = sample.epoch
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise InputError(f"{where}: field epoch is not an integer", file=str(path))
         doc = sample.metadata
         if not isinstance(doc, dict) or "doc_key" not in doc:
             raise InputError(f"{where} is not a blindmcq document (export it with `blindmcq export inspect`)",
                              file=str(path))  # fmt: skip
-        key = f"{doc['doc_key']}#{sample.epoch}"
+        key = f"{doc['doc_key']}#{epoch}"
         if key in seen:
             raise InputError(f"{where} appears twice", file=str(path))
         seen.add(key)
         response = _response(sample)
         record = record_of(doc, response, model=name, backend=BACKEND, symbols=symbols,
-                           time=sample.completed_at or None, file=str(path))  # fmt: skip
-        pairs.append(((int(doc.get("index", number)), int(sample.epoch)), record))
+                           time=sample.completed_at or None, file=str(path), bank=bank,
+                           where=where)  # fmt: skip
+        index = doc_int(doc, "index", number, file=str(path), where=where)
+        pairs.append(((index, epoch), record))
     if not pairs:
         raise InputError("the log has no samples (was it written with --no-log-samples?)", file=str(path))
+    if all(record.parse_status == "error" for _, record in pairs):
+        first = min(pairs, key=lambda pair: pair[0])[1]
+        raise InputError(
+            f"every one of its {len(pairs)} samples errored (sample {first.item_id} {first.order_id}, field "
+            f"error: {first.error or '?'}); nothing was answered: retry it (inspect eval-retry)",
+            file=str(path),
+        )
     return sorted_records(pairs)
 
 

@@ -22,7 +22,14 @@ from blindmcq.answers.records import PredictionRecord
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelResponse
 from blindmcq.errors import InputError
-from blindmcq.harnesses.documents import record_of, sorted_records
+from blindmcq.harnesses.documents import (
+    BankKey,
+    doc_choices,
+    doc_int,
+    presentation_of,
+    record_of,
+    sorted_records,
+)
 from blindmcq.jsonl import jsonl_records
 
 BACKEND = "lm-eval"
@@ -100,9 +107,15 @@ def _scores(row: Mapping[str, Any], n: int, *, file: str, line: int) -> list[flo
     return out
 
 
-def read_samples(path: Path, *, model: str, symbols: Mapping[str, Sequence[str]]) -> list[PredictionRecord]:
+def read_samples(
+    path: Path,
+    *,
+    model: str,
+    symbols: Mapping[str, Sequence[str]],
+    bank: Mapping[str, BankKey] | None = None,
+) -> list[PredictionRecord]:
     """Prediction rows from an lm-eval ``--log_samples`` file (``samples_<task>_<time>.jsonl``) of an
-    exported task."""
+    exported task; with ``bank`` (the export's manifest) every document is checked against it."""
     path = Path(path)
     if not path.is_file():
         raise InputError("samples file not found", file=str(path))
@@ -115,16 +128,19 @@ def read_samples(path: Path, *, model: str, symbols: Mapping[str, Sequence[str]]
         if not isinstance(doc, dict) or "choices" not in doc:
             raise InputError("not a blindmcq document (export it with `blindmcq export lm-eval`)",
                              file=str(path), line=number)  # fmt: skip
+        where = f"sample {row.get('doc_id')!r:.40}"
         key = str(doc.get("doc_key"))
         if key in seen:
             raise InputError(
                 f"document {key!r} appears twice (also line {seen[key]})", file=str(path), line=number
             )
         seen[key] = number
-        scores = _scores(row, len(doc["choices"]), file=str(path), line=number)
+        p = presentation_of(doc, file=str(path), line=number, where=where)
+        choices = doc_choices(doc, p.n_options, file=str(path), line=number, where=where)
+        scores = _scores(row, len(choices), file=str(path), line=number)
         finite = [s for s in scores if not math.isnan(s)]
         best = scores.index(max(finite)) if finite else 0
-        response = ModelResponse(text=str(doc["choices"][best]), choice_logprobs=scores)
+        response = ModelResponse(text=choices[best], choice_logprobs=scores)
         record = record_of(
             doc,
             response,
@@ -134,8 +150,10 @@ def read_samples(path: Path, *, model: str, symbols: Mapping[str, Sequence[str]]
             time=None,
             file=str(path),
             line=number,
+            bank=bank,
+            where=where,
         )
-        pairs.append((int(doc.get("index", number)), record))
+        pairs.append((doc_int(doc, "index", number, file=str(path), line=number, where=where), record))
     if not pairs:
         raise InputError("no samples in the file", file=str(path))
     return sorted_records(pairs)
@@ -146,9 +164,12 @@ def model_name_of(path: Path) -> str | None:
     for results in sorted(Path(path).parent.glob("results_*.json"), reverse=True):
         try:
             data = json.loads(results.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
-        name = data.get("model_name") or (data.get("config") or {}).get("model")
+        if not isinstance(data, dict):
+            continue
+        run = data.get("config")  # lm-eval's run settings, not a blindmcq config
+        name = data.get("model_name") or (run.get("model") if isinstance(run, dict) else None)
         if name:
             return str(name)
     return None
