@@ -122,3 +122,28 @@ def test_the_token_resolver_is_cached_per_config() -> None:
 
     cfg = OmegaConf.create({"a": "${blindmcq_token:}", "b": "${blindmcq_token:}"})
     assert cfg.a == cfg.b and cfg.a.split("-")[0].isdigit()
+
+
+def test_a_full_cache_disk_in_a_sweep_says_what_was_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import blindmcq.sweep as sweep
+    from blindmcq.engine.cache import CacheUnwritable
+
+    lost = "cannot write the response cache (c.sqlite: database or disk is full); 1 paid answer(s) ..."
+
+    def job(*args: object, **kwargs: object) -> None:
+        raise CacheUnwritable(lost)
+
+    def full(path: object) -> None:  # the same full disk: scrubbing .hydra/ fails as well
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(sweep, "sweep_job", job)
+    monkeypatch.setattr(sweep, "scrub_tree", full)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["blindmcq.sweep", "-m", "tracking=off", f"hydra.sweep.dir={tmp_path}/m"])
+    with pytest.raises(SystemExit) as info:
+        sweep.cli()
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"blindmcq sweep: error: {lost}"  # the job's own error, not the scrub's

@@ -468,10 +468,10 @@ def main(cfg: DictConfig) -> float | None:
             metrics = sweep_job(
                 params, out_dir, sweep_id, job, sweep_task_overrides(Path(sweep_id)) if sweep_id else ()
             )
-        finally:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before it started
-            scrub_tree(out_dir)
-            if sweep_id:
-                scrub_tree(Path(sweep_id) / "multirun.yaml")
+        except BaseException:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before
+            _scrub_outputs(out_dir, sweep_id, failing=True)
+            raise
+        _scrub_outputs(out_dir, sweep_id)
     except (BlindMCQError, OSError) as exc:
         message = scrub_text(error_line(exc, out_dir), assignments=False)
         log.error("%s", message)  # the job's log file
@@ -479,6 +479,19 @@ def main(cfg: DictConfig) -> float | None:
         raise SystemExit(2) from None
     key = f"blind_acc/{params['model']['name']}/all"
     return metrics.get(key)
+
+
+def _scrub_outputs(out_dir: Path, sweep_id: str | None, failing: bool = False) -> None:
+    """Scrub the job's folder and the sweep's ``multirun.yaml``. When the job is ``failing`` (a full
+    disk, say), a scrub that fails too is logged and the job's own error is the one reported."""
+    try:
+        scrub_tree(out_dir)
+        if sweep_id:
+            scrub_tree(Path(sweep_id) / "multirun.yaml")
+    except OSError as exc:
+        if not failing:
+            raise
+        log.warning("could not scrub %s (%s): check its .hydra/ files for credentials", out_dir, exc)
 
 
 def error_line(exc: BaseException, out_dir: Path | None = None) -> str:
