@@ -141,7 +141,8 @@ def test_a_full_cache_disk_in_a_sweep_says_what_was_lost(
     monkeypatch.setattr(sweep, "sweep_job", job)
     monkeypatch.setattr(sweep, "scrub_tree", full)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["blindmcq.sweep", "-m", "tracking=off", f"hydra.sweep.dir={tmp_path}/m"])
+    argv = ["blindmcq.sweep", "-m", "tracking=off", f"hydra.sweep.dir={tmp_path}/m"]
+    monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as info:
         sweep.cli()
     assert info.value.code == 2
