@@ -29,8 +29,18 @@ except ImportError:  # pragma: no cover
     ENV_ALLOW = frozenset({"HOME", "USER", "PWD", "TMPDIR", "AWS_REGION", "AWS_DEFAULT_REGION"})
 
 
-class SecretInParams(ValueError):
-    """``${oc.env:...}`` in a config that DVC is about to write into params.yaml."""
+class SecretInParams(SystemExit):
+    """``${oc.env:...}`` in a config that DVC is about to write into params.yaml: exit 2, after its one
+    line on stderr. A SystemExit, so that neither OmegaConf (which wraps an ``Exception``) nor DVC
+    (which answers one with "unexpected error" and exit 255) turns it into something else; DVC undoes
+    its stash and reset in ``finally`` blocks, which still run."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def secret_ref(name: str) -> str:
@@ -45,10 +55,12 @@ def _refusing_env(key: str, default: Any = None, *, _node_: Any = None) -> Any:
         value = os.environ.get(str(key))
         return value if value is not None else default
     where = _node_._get_full_key(None) if _node_ is not None else "a config value"
-    raise SecretInParams(
+    refused = SecretInParams(
         f"{where}: ${{oc.env:{key}}} would write the variable's value into params.yaml (and git); "
         f"use ${{secret:{key}}}, read from the environment only when the stage runs (docs/config.md)"
     )
+    print(f"blindmcq: error: {refused}", file=sys.stderr, flush=True)
+    raise refused
 
 
 OmegaConf.register_new_resolver("secret", secret_ref, replace=True)

@@ -44,6 +44,7 @@ def test_nothing_listening_stops_the_run_naming_the_url(tmp_path: Path) -> None:
         run_requests(_requests(52), backend, cache=tmp_path / "c.sqlite", concurrency=2, progress=False)
     message = str(info.value)
     assert isinstance(info.value, InputError) and url in message and "\n" not in message
+    assert "0 distinct answer(s) are in the cache" in message  # no call was answered: none is cached
     assert Counting.calls < 52 and time.monotonic() - started < 60
 
 

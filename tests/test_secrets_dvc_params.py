@@ -39,9 +39,10 @@ def _dvc_compose(out: Path, override: str) -> subprocess.CompletedProcess[str]:
 def test_the_unsafe_route_fails_before_params_yaml_is_written(tmp_path: Path) -> None:
     out = tmp_path / "params.yaml"
     done = _dvc_compose(out, "prompt.system=${oc.env:SOME_TOKEN}")
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert not out.exists()  # nothing written, so nothing stashed in git either
     assert "prompt.system" in done.stderr and "${secret:SOME_TOKEN}" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("blindmcq: error: ")
     assert TOKEN not in done.stderr + done.stdout
 
 

@@ -30,6 +30,10 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)
+    except OSError as exc:
+        if exc.filename is None:  # pyarrow's write names no file (a full disk): the target is the one
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+        raise
     finally:
         tmp_path.unlink(missing_ok=True)
 

@@ -26,18 +26,21 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import re
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from secrets import token_hex
 from typing import Any, NamedTuple
 
 import hydra
 import pandas as pd
 from filelock import FileLock
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -51,13 +54,23 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_text
 from blindmcq.config.files import hydra_conf_dir, load_label_schemes
 from blindmcq.config.schema import validate
-from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
+from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
 from blindmcq.wiring.probe import probe_from_params
 from blindmcq.wiring.runs import baseline_from_params
 
 log = logging.getLogger(__name__)
+
+
+def process_token() -> str:
+    """A token for this launch: the process id and 4 random hex digits. Hydra caches a resolver's value
+    in the config (and pickles it to submitit's jobs), so every job of one sweep sees the same token."""
+    return f"{os.getpid()}-{token_hex(2)}"
+
+
+# conf/config.yaml's hydra.sweep.dir and hydra.run.dir end with ${blindmcq_token:}
+OmegaConf.register_new_resolver("blindmcq_token", process_token, use_cache=True, replace=True)
 install_env_resolver()  # every value a job resolves from ${oc.env:...} is scrubbed by value (docs/config.md)
 CONFIG_SOURCE = "composed config (conf/config.yaml + overrides)"
 SUMMARY_COLUMNS = (  # the child metrics the parent's table shows, when the children have them
@@ -455,15 +468,12 @@ def main(cfg: DictConfig) -> float | None:
             metrics = sweep_job(
                 params, out_dir, sweep_id, job, sweep_task_overrides(Path(sweep_id)) if sweep_id else ()
             )
-        finally:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before it started
-            scrub_tree(out_dir)
-            if sweep_id:
-                scrub_tree(Path(sweep_id) / "multirun.yaml")
-    except (BlindMCQError, OSError) as exc:
-        if isinstance(exc, OSError) and exc.filename is None:
+        except BaseException:  # also when the job fails: Hydra wrote .hydra/ (and multirun.yaml) before
+            _scrub_outputs(out_dir, sweep_id, failing=True)
             raise
-        text = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
-        message = scrub_text(text, assignments=False)
+        _scrub_outputs(out_dir, sweep_id)
+    except (BlindMCQError, OSError) as exc:
+        message = scrub_text(error_line(exc, out_dir), assignments=False)
         log.error("%s", message)  # the job's log file
         print(f"blindmcq sweep: error: {message}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -471,5 +481,43 @@ def main(cfg: DictConfig) -> float | None:
     return metrics.get(key)
 
 
+def _scrub_outputs(out_dir: Path, sweep_id: str | None, failing: bool = False) -> None:
+    """Scrub the job's folder and the sweep's ``multirun.yaml``. When the job is ``failing`` (a full
+    disk, say), a scrub that fails too is logged and the job's own error is the one reported."""
+    try:
+        scrub_tree(out_dir)
+        if sweep_id:
+            scrub_tree(Path(sweep_id) / "multirun.yaml")
+    except OSError as exc:
+        if not failing:
+            raise
+        log.warning("could not scrub %s (%s): check its .hydra/ files for credentials", out_dir, exc)
+
+
+def error_line(exc: BaseException, out_dir: Path | None = None) -> str:
+    """One line for a job's failure: an OSError names its file (pyarrow's name none: then the job's
+    output folder and the library's own words, which carry the path). Hydra's errors (some of which are
+    OSErrors) give their first line: the rest lists the options and search path."""
+    if isinstance(exc, HydraException):
+        return one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    if isinstance(exc, OSError):
+        if exc.filename is not None:
+            return os_error_line(exc)
+        return one_line(f"output folder {out_dir or '?'}: {exc}")
+    return one_line(str(exc))
+
+
+def cli() -> None:
+    """``python -m blindmcq.sweep``: Hydra's main, where a failure of Hydra's own (the output folder
+    cannot be made or its ``.hydra/`` files written; a bad override) is one line and exit 2, not the
+    traceback Hydra prints."""
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing the trace itself
+    try:
+        main()
+    except (OSError, HydraException) as exc:
+        print(f"blindmcq sweep: error: {scrub_text(error_line(exc), assignments=False)}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 if __name__ == "__main__":
-    main()
+    cli()

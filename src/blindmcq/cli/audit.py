@@ -11,7 +11,7 @@ from typing import Any
 from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit
 from blindmcq.cli._fail import fail
 from blindmcq.datasets.generic import ALL_FORMATS, KEY_FORMATS
-from blindmcq.errors import BlindMCQError, ConfigError
+from blindmcq.errors import BlindMCQError, ConfigError, one_line
 
 
 def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -27,7 +27,11 @@ def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[s
             raise ConfigError(
                 "FILE", f"expected dataset.KEY=VALUE after dataset={cfg.get('name')}, got {override!r}"
             )
-        cfg[name] = yaml.safe_load(value)
+        try:
+            cfg[name] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:  # dataset.path=[x, say: the value is not YAML
+            why = one_line(str(getattr(exc, "problem", None) or exc))
+            raise ConfigError(key, f"{value!r} is not a YAML value ({why}); quote it") from None
     return cfg
 
 

@@ -277,7 +277,11 @@ def run_requests(
     )
     done: list[Result] = []
 
+    in_cache: set[str] = set()  # keys whose answer is a row of the cache (found there or stored now)
+
     def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
+        if cached:
+            in_cache.add(key)
         scrub_response(response)  # also an error row cached before errors were scrubbed
         for n, index in enumerate(by_key[key]):
             # a repeated identical request in one run is answered by the first call, not sent again
@@ -336,7 +340,8 @@ def run_requests(
         # committed in the worker, the moment the answer arrives: a crash now loses nothing paid for
         time = utc_now()
         try:
-            cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder)
+            if cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder):
+                in_cache.add(key)
         except (CacheUnwritable, OSError) as exc:
             # the answer is paid for: keep it for this run's results, send nothing more, and say so
             unstored.append(str(exc))
@@ -427,7 +432,8 @@ def run_requests(
             where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
             raise Unreachable(
                 f"{where}: {streak[0]} calls in a row {last_outage[0]}; the run stopped "
-                f"({len(done)} of {len(requests)} calls settled, every answer so far is in the cache). "
+                f"({len(done)} of {len(requests)} calls settled; {len(in_cache)} distinct answer(s) are in "
+                "the cache, where a rerun finds them). "
                 "Is the server up?"
             )
     finally:

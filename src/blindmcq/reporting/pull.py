@@ -115,10 +115,12 @@ def _check_object(base: str, rel: str, md5: str) -> Problem:
 
 
 def diagnose(root: Path, url: str, cache: Path) -> list[Problem]:
-    """Each output of ``dvc.lock`` whose objects are not all in the local cache, with the reason."""
+    """Each output of ``dvc.lock`` whose objects are not all in the local cache, with the reason. A file
+    output already in the clone with its pinned bytes (a ``cache: false`` metric git checked out) is
+    not missing, so it is no problem."""
     problems: list[Problem] = []
     for path, md5 in locked_outputs(root).items():
-        if not md5:
+        if not md5 or (not md5.endswith(".dir") and _intact(root / path, md5)):
             continue
         obj = cache / md5[:2] / md5[2:]
         if not obj.is_file():
@@ -130,6 +132,13 @@ def diagnose(root: Path, url: str, cache: Path) -> list[Problem]:
                 if inner and not (cache / inner[:2] / inner[2:]).is_file():
                     problems.append(_check_object(url, f"{path}/{entry.get('relpath', '')}", inner))
     return problems
+
+
+def _intact(path: Path, md5: str) -> bool:
+    """``path`` is a regular file (no symlink) whose bytes hash to ``md5``."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    return hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest() == md5
 
 
 def _git_symlinks(root: Path) -> list[str]:
