@@ -53,10 +53,10 @@ def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir:
     """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
     tracking = params.get("tracking") or {}
     if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run, stage_parent
+        from blindmcq.reporting.tracking import log_run, stage_parent, stage_run_name
 
-        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(
-            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            parent=stage_parent(params), tags={"stage": name}, model=params.get("model", {}).get("name"),
+            tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
+            artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
+            model=params.get("model", {}).get("name"),
         )  # fmt: skip
