@@ -217,9 +217,9 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     # the multirun's end prints the parent's id and one row per child with the swept values; no "k=None"
     out = done.stdout
     assert f"MLflow parent run {parent.info.run_id}" in out, out[-2000:]
-    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("model=")]
-    assert sorted(r[0] for r in rows) == ["model=constant-a", "model=longest"]
-    assert {r[2] for r in rows} == {"constant-a", "longest"}  # the swept key's column
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["constant-a"], ["longest"])]
+    assert sorted(r[0] for r in rows) == ["constant-a", "longest"]  # the run name: value, then hash
+    assert all(r[1].startswith("#") and r[2] == r[0] for r in rows)  # then the swept key's column
     assert "k=None" not in done.stdout + done.stderr
     assert "k=None" not in "".join(p.read_text() for p in (tmp_path / "multirun").rglob("*.log"))
 

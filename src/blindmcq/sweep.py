@@ -50,7 +50,7 @@ from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_text
-from blindmcq.config.files import hydra_conf_dir, load_label_schemes
+from blindmcq.config.files import hydra_conf_dir, hydra_conf_problem, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
@@ -476,4 +476,8 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
+    problem = hydra_conf_problem()
+    if problem:  # before Hydra, whose own words ("Primary config directory not found") say not what to do
+        print(f"blindmcq sweep: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     main()

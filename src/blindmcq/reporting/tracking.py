@@ -205,7 +205,29 @@ def stage_parent(config: Mapping[str, Any]) -> Parent:
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
+def check_store(uri: str, cwd: Path | None = None, root: Path | None = None) -> None:
+    """Refuse a relative SQLite store (``sqlite:///mlruns/mlflow.db``) from a folder inside the project
+    but not its root: MLflow would quietly create a new, empty store there, and the runs logged so far
+    would read "not found". ``root``: the project (default the checkout this module is in)."""
+    from blindmcq.config.files import REPO_ROOT
+    from blindmcq.errors import ConfigError
+
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri[len(prefix):].startswith("/"):
+        return
+    here = (cwd or Path.cwd()).resolve()
+    root = (root or REPO_ROOT).resolve()
+    if here != root and here.is_relative_to(root):
+        store = root / uri[len(prefix):]
+        raise ConfigError(
+            "tracking.uri",
+            f"{uri} is relative and this folder ({here}) is not the project root: it would open a new, "
+            f"empty store here; run from {root}, or give the store's absolute URI ({prefix}{store})",
+        )
+
+
 def _experiment(mlflow: Any, tracking: Tracking) -> str:
+    check_store(tracking.uri)
     mlflow.set_tracking_uri(tracking.uri)
     name = tracking.experiment
     experiment = mlflow.get_experiment_by_name(name)
