@@ -42,14 +42,15 @@ def test_a_sweep_outside_the_repository_root_says_where_to_run_it(tmp_path: Path
 def test_a_relative_store_from_a_subfolder_is_refused(tmp_path: Path) -> None:
     from blindmcq.reporting.tracking import check_store
 
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
     (tmp_path / "docs").mkdir()
     with pytest.raises(ConfigError, match=r"run from .*or give the store's absolute URI") as caught:
-        check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path / "docs", root=tmp_path)
+        check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path / "docs")
     assert f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}" in str(caught.value)
     assert not (tmp_path / "docs" / "mlruns").exists()
-    check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path, root=tmp_path)  # the root: its own store
-    check_store(f"sqlite:///{tmp_path}/m.db", cwd=tmp_path / "docs", root=tmp_path)  # absolute: anywhere
-    check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path.parent, root=tmp_path)  # outside the project
+    check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path)  # the project root: its own store
+    check_store(f"sqlite:///{tmp_path}/m.db", cwd=tmp_path / "docs")  # absolute: from anywhere
+    check_store("sqlite:///mlruns/mlflow.db", cwd=tmp_path.parent)  # outside any project
 
 
 def test_a_commands_warning_is_one_line_without_a_source_path(

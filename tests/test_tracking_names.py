@@ -128,7 +128,8 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
 
     import mlflow
 
-    from blindmcq.reporting.tracking import stage_parent, stage_run_name
+    from blindmcq.reporting.tracking import stage_parent
+    from blindmcq.wiring.runs import stage_run_name
 
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)
@@ -255,7 +256,7 @@ def test_long_texts_are_no_params_but_kept_whole() -> None:
 
 
 def test_stage_run_names_carry_the_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from blindmcq.reporting.tracking import stage_run_name
+    from blindmcq.wiring.runs import stage_run_name
 
     config = {"model": {"name": "longest"}, "dataset": {"name": "customs-default"}}
     monkeypatch.setenv("DVC_EXP_NAME", "exp-one")

@@ -85,19 +85,6 @@ def process_start() -> float:
     return float(psutil.Process().create_time())
 
 
-def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
-    """A pipeline stage's run name: the stage, then what tells pipeline runs apart, short
-    (``rewrite·exp-one·longest``): the DVC experiment's name under ``dvc exp run``, else the bank; then
-    the probed model."""
-    def name(group: str) -> str:
-        value = config.get(group)
-        return str(value.get("name", "")) if isinstance(value, Mapping) else ""
-
-    exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
-    parts = [stage, exp or name("dataset"), name("model")]
-    return scrub_text("·".join(p for p in parts if p))
-
-
 def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, float]:
     """Metric names that runs of different models share: the run's own model's metrics without the model
     (``blind_acc/all``, ``excess/accepted``, ``agreement``; the model is logged as a param), every other
@@ -205,19 +192,20 @@ def stage_parent(config: Mapping[str, Any]) -> Parent:
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
-def check_store(uri: str, cwd: Path | None = None, root: Path | None = None) -> None:
-    """Refuse a relative SQLite store (``sqlite:///mlruns/mlflow.db``) from a folder inside the project
-    but not its root: MLflow would quietly create a new, empty store there, and the runs logged so far
-    would read "not found". ``root``: the project (default the checkout this module is in)."""
-    from blindmcq.config.files import REPO_ROOT
+def check_store(uri: str, cwd: Path | None = None) -> None:
+    """Refuse a relative SQLite store (``sqlite:///mlruns/mlflow.db``) from a subfolder of a project (a
+    folder above ``cwd`` holds ``dvc.yaml``): MLflow would quietly create a new, empty store there, and
+    the runs logged so far would read "not found"."""
     from blindmcq.errors import ConfigError
 
     prefix = "sqlite:///"
     if not uri.startswith(prefix) or uri[len(prefix):].startswith("/"):
         return
     here = (cwd or Path.cwd()).resolve()
-    root = (root or REPO_ROOT).resolve()
-    if here != root and here.is_relative_to(root):
+    if (here / "dvc.yaml").is_file():
+        return
+    root = next((p for p in here.parents if (p / "dvc.yaml").is_file()), None)
+    if root is not None:
         store = root / uri[len(prefix):]
         raise ConfigError(
             "tracking.uri",

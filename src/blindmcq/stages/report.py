@@ -9,9 +9,10 @@ from blindmcq import paths
 from blindmcq.params import section
 from blindmcq.reporting.html import report_from_results
 from blindmcq.reporting.markdown import build_report, headline_figures
-from blindmcq.reporting.tracking import log_run, stage_parent, stage_run_name
+from blindmcq.reporting.tracking import log_run, stage_parent
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
+from blindmcq.wiring.runs import stage_run_name
 
 log = logging.getLogger(__name__)
 
