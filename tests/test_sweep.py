@@ -209,7 +209,7 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     child_acc = [c.data.metrics["blind_acc/all"] for c in children]
     assert parent.data.metrics["sweep/max/blind_acc/all"] == max(child_acc)
     assert parent.data.metrics["sweep/min/blind_acc/all"] == min(child_acc)
-    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["model=constant-a", "model=longest"]
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["constant-a", "longest"]
     # metrics named by role: the constant-a child's gate model (longest) is gate_model/*, not a panel member
     constant = next(c for c in children if c.data.params["model.name"] == "constant-a")
     assert "gate_model/blind_acc/all" in constant.data.metrics
@@ -217,9 +217,9 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     # the multirun's end prints the parent's id and one row per child with the swept values; no "k=None"
     out = done.stdout
     assert f"MLflow parent run {parent.info.run_id}" in out, out[-2000:]
-    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("model=")]
-    assert sorted(r[0] for r in rows) == ["model=constant-a", "model=longest"]
-    assert {r[2] for r in rows} == {"constant-a", "longest"}  # the swept key's column
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["constant-a"], ["longest"])]
+    assert sorted(r[0] for r in rows) == ["constant-a", "longest"]  # the run name: value, then hash
+    assert all(r[1].startswith("#") and r[2] == r[0] for r in rows)  # then the swept key's column
     assert "k=None" not in done.stdout + done.stderr
     assert "k=None" not in "".join(p.read_text() for p in (tmp_path / "multirun").rglob("*.log"))
 
@@ -251,12 +251,27 @@ def test_job_names_differ_whenever_the_config_does() -> None:
     other_sample = _compose(["model=longest", "probe.sample=6"])
     job = ["model=longest", "probe.sample=5"]
     name = job_name(job, swept, base)
-    assert name.startswith("model=longest #") and len(name.split("#")[1]) == 8  # only the swept key shown
+    assert name.startswith("longest #") and len(name.split("#")[1]) == 8  # only the swept value shown
     assert job_name(job, swept, base) == name  # deterministic
     # the sample is not swept here, yet two samples never share a name: the config hash tells them apart
     assert job_name(["model=longest", "probe.sample=6"], swept, other_sample) != name
     # outside a sweep every override is shown
-    assert job_name(job, [], base).startswith("model=longest probe.sample=5 #")
+    assert job_name(job, [], base).startswith("longest·5 #")
+
+
+def test_child_names_of_a_2x2_sweep_differ_within_the_runs_table_width() -> None:
+    """MLflow's runs table shows about 20 characters of a name: the four children of
+    ``prompt=original,minimal labels=latin,cyrillic`` must differ there, led by the swept values."""
+    from blindmcq.sweep import job_name, swept_overrides
+
+    swept = swept_overrides(["prompt=original,minimal", "labels=latin,cyrillic"], conf_dir=REPO / "conf")
+    names = []
+    for prompt in ("original", "minimal"):
+        for labels in ("latin", "cyrillic"):
+            job = [f"prompt={prompt}", f"labels={labels}"]
+            names.append(job_name(job, swept, _compose(job)))
+    assert len({n[:20] for n in names}) == 4, names
+    assert names[3].startswith("minimal·cyrillic #")
 
 
 PARENT_SECRET = "tok-parent-5e4d3c2b1a-not-real"
@@ -294,7 +309,7 @@ def test_parent_run_carries_sweep_params_summary_and_no_secret(
     (parent,) = [r for r in runs if r.data.tags.get("role") == "parent"]
     children = [r for r in runs if r.data.tags.get("role") == "child"]
     assert len(children) == 2 and len({c.info.run_name for c in children}) == 2
-    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["model=constant-a", "model=longest"]
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["constant-a", "longest"]
     assert parent.info.run_name.startswith("sweep model=constant-a,longest #")
 
     params = parent.data.params

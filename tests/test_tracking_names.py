@@ -129,6 +129,7 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
     import mlflow
 
     from blindmcq.reporting.tracking import stage_parent
+    from blindmcq.wiring.runs import stage_run_name
 
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)
@@ -146,7 +147,7 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
         monkeypatch.setenv("DVC_EXP_NAME", exp)
         for stage in ("rewrite", "answerpool", "report"):
             metrics = {"blind_acc/longest/all": 0.3, "blind_acc/most-words/all": 0.2}
-            log_run(tracking, run_name=f"{stage}/longest", config=config, metrics=metrics,
+            log_run(tracking, run_name=stage_run_name(stage, config), config=config, metrics=metrics,
                     tags={"stage": stage}, model="longest", parent=stage_parent(config),
                     parent_metrics={"blind": 0.3})  # fmt: skip
     runs = mlflow.search_runs(experiment_names=["pipe"], output_format="list")
@@ -155,6 +156,8 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
     for exp, parent in parents.items():
         children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
         assert sorted(c.data.tags["stage"] for c in children) == ["answerpool", "report", "rewrite"]
+        assert sorted(c.info.run_name for c in children) == [f"{s}·{exp}·longest" for s in
+                                                             ("answerpool", "report", "rewrite")]  # fmt: skip
         assert all(c.data.tags["dvc.exp_name"] == exp for c in children)
         assert parent.data.tags["git.revision"] == rev and parent.data.tags["params_yaml.sha256"] == digest
         assert parent.data.params["model.name"] == "longest" and parent.data.metrics["blind"] == 0.3
@@ -231,3 +234,54 @@ def test_every_per_model_kind_of_the_table_registry_is_tracked_by_role() -> None
             assert kind in PER_MODEL_SINGLE, (spec.key, kind)
             named = role_metrics({f"{kind}/me": 0.1, f"{kind}/other": 0.3}, "me", panel=["other"])
             assert named == {kind: 0.1, f"panel/other/{kind}": 0.3}
+
+
+LONG_CONFIG = {
+    "model": {"name": "longest"},
+    "prompt": {"name": "minimal", "blind": "Answer with the letter of the option.\nOptions:\n{options}"},
+    "labels": {"name": "latin", "symbols": [chr(c) for c in range(ord("A"), ord("Z") + 1)]},
+}
+
+
+def test_long_texts_are_no_params_but_kept_whole() -> None:
+    """A prompt's text and a label scheme's symbol list would fill "Show diff only" and the parallel
+    coordinates: they leave the params, and ``long_values`` (the run's artifact) keeps them whole."""
+    from blindmcq.reporting.tracking import flatten, long_values
+
+    params = flatten(LONG_CONFIG)
+    assert params == {"model.name": "longest", "prompt.name": "minimal", "labels.name": "latin"}
+    long = long_values(LONG_CONFIG)
+    assert set(long) == {"prompt.blind", "labels.symbols"}
+    assert long["prompt.blind"] == LONG_CONFIG["prompt"]["blind"] and "'Z'" in long["labels.symbols"]
+
+
+def test_stage_run_names_carry_the_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from blindmcq.wiring.runs import stage_run_name
+
+    config = {"model": {"name": "longest"}, "dataset": {"name": "customs-default"}}
+    monkeypatch.setenv("DVC_EXP_NAME", "exp-one")
+    assert stage_run_name("rewrite", config) == "rewrite·exp-one·longest"
+    monkeypatch.delenv("DVC_EXP_NAME")
+    assert stage_run_name("rewrite", config) == "rewrite·customs-default·longest"  # dvc repro: the bank
+
+
+@pytest.mark.slow
+def test_a_logged_run_lasts_as_long_as_its_work_and_keeps_long_values_as_an_artifact(tmp_path: Path) -> None:
+    import json
+    import time
+
+    import mlflow
+
+    tracking = {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "artifact_location": str(tmp_path / "a"),
+                "experiment": "long"}  # fmt: skip
+    started = time.time() - 600  # the work began ten minutes before it was logged
+    run_id = log_run(tracking, run_name="minimal·latin #0", config=LONG_CONFIG, metrics={"x": 1.0},
+                     started=started)  # fmt: skip
+    assert run_id is not None
+    run = mlflow.get_run(run_id)
+    assert run.info.status == "FINISHED"
+    assert (run.info.end_time - run.info.start_time) / 1000 >= 599
+    assert "prompt.blind" not in run.data.params and run.data.params["labels.name"] == "latin"
+    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config/long_values.json",
+                                               dst_path=str(tmp_path / "dl"))  # fmt: skip
+    assert json.loads(Path(path).read_text())["prompt.blind"] == LONG_CONFIG["prompt"]["blind"]

@@ -10,14 +10,15 @@ settings (never the pipeline's ``results/gate/gate.json``, made under other sett
 predictions, writes them to the job's Hydra output folder, and logs an MLflow child run under one parent
 run per sweep. Secrets are scrubbed from the job's ``.hydra/*.yaml`` and from everything logged.
 
-Run names say what differs: a child is named by its swept overrides (``model=longest labels=cyrillic``)
-and a short hash of its composed config, so two runs with different samples or settings never share a
-name. The parent is named by the sweep's overrides and carries them as params (``sweep.<key>``: the
-values swept), the config every job shares (the children's param names), and a summary that each job
-refreshes when it finishes: ``sweep/n_children``, ``sweep/max/<metric>`` and ``sweep/min/<metric>``
-over the children's comparable metrics, and ``summary/sweep_summary.csv`` (one row per child). When the
-multirun ends, ``SweepSummary`` (a Hydra callback, ``conf/config.yaml``) prints the parent's run id and
-that table.
+Run names say what differs, first: a child is named by its swept values (``longest·cyrillic``, the
+keys are its ``sweep.<key>`` tags) and a short hash of its composed config, so two runs with different
+samples or settings never share a name and the runs table's default width tells them apart. A child's
+start and end are those of its job. The parent is named by the sweep's overrides and carries them as
+params (``sweep.<key>``: the values swept), the config every job shares (the children's param names),
+and a summary that each job refreshes when it finishes: ``sweep/n_children``, ``sweep/max/<metric>``
+and ``sweep/min/<metric>`` over the children's comparable metrics, and ``summary/sweep_summary.csv``
+(one row per child). When the multirun ends, ``SweepSummary`` (a Hydra callback, ``conf/config.yaml``)
+prints the parent's run id and that table.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_text
-from blindmcq.config.files import hydra_conf_dir, load_label_schemes
+from blindmcq.config.files import hydra_conf_dir, hydra_conf_problem, load_label_schemes
 from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
@@ -123,14 +124,15 @@ def swept_overrides(overrides: Sequence[str], conf_dir: str | Path | None = None
 
 
 def job_name(job_overrides: Sequence[str], swept: Sequence[Swept], params: Mapping[str, Any]) -> str:
-    """A child run's name: its values of the swept keys (all its overrides when nothing is swept) and
-    the hash of its composed config."""
+    """A child run's name: what differs first, short (``minimal·latin #1a2b3c4d``): its values of the
+    swept keys joined by ``·`` (the values of all its overrides when nothing is swept), then the hash of
+    its composed config. The swept keys are its tags (``sweep.<key>``)."""
     keys = {s.key for s in swept}
     shown = [
-        o.input_line for o in _parse(job_overrides)
+        o.input_line.split("=", 1)[1] for o in _parse(job_overrides)
         if not o.is_hydra_override() and (not keys or o.get_key_element().lstrip("+~") in keys)
     ]  # fmt: skip
-    return scrub_text(" ".join(shown) or "defaults") + f" #{config_hash(params)}"
+    return scrub_text("·".join(shown) or "defaults") + f" #{config_hash(params)}"
 
 
 def fixed_params(params: Mapping[str, Any], swept: Sequence[Swept]) -> dict[str, str]:
@@ -378,7 +380,8 @@ def sweep_job(
     job_overrides: Sequence[str] = (),
     sweep_overrides: Sequence[str] = (),
 ) -> dict[str, float]:
-    # the items of this job's dataset config, never another config's corpus (issue 27, finding 1)
+    started = time.time()
+    # the items of this job's dataset config, never another config's corpus
     items_path = corpus_for(params, out_dir / "corpus", who="sweep")
     predictions = probe_from_params(params, label_schemes=load_label_schemes(), items_path=items_path)
     write_predictions(scrub_frame(predictions), out_dir / "predictions.parquet")
@@ -436,6 +439,7 @@ def sweep_job(
             tags=tags,
             model=str(params["model"]["name"]),
             panel=(),  # a sweep job probes no panel: its other model is the gate model, named by role
+            started=started,
         )
         if sweep_id:
             summarize_parent(params["tracking"], sweep_id, swept, fixed_params(params, swept))
@@ -511,6 +515,10 @@ def cli() -> None:
     """``python -m blindmcq.sweep``: Hydra's main, where a failure of Hydra's own (the output folder
     cannot be made or its ``.hydra/`` files written; a bad override) is one line and exit 2, not the
     traceback Hydra prints."""
+    problem = hydra_conf_problem()
+    if problem:  # before Hydra, whose own words ("Primary config directory not found") say not what to do
+        print(f"blindmcq sweep: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing the trace itself
     try:
         main()

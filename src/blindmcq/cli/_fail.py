@@ -15,3 +15,16 @@ def fail(command: str | None, exc: Exception, where: object = None) -> int:
         text = str(exc)
     print(prefix + text, file=sys.stderr)
     return 2
+
+
+def warnings_as_lines(command: str) -> None:
+    """Show each Python warning as one line, ``blindmcq COMMAND: note: TEXT`` on stderr (its own text,
+    credentials masked), not the interpreter's source path and line."""
+    import warnings
+
+    from blindmcq.secrets import scrub_text
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        print(f"blindmcq {command}: note: {scrub_text(str(message), assignments=False)}", file=sys.stderr)
+
+    warnings.showwarning = show

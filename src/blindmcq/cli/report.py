@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from blindmcq.cli._fail import fail
+from blindmcq.cli._fail import fail, warnings_as_lines
 from blindmcq.errors import BlindMCQError
 from blindmcq.reporting.bundle import MANIFEST, export_bundle, report_from_bundle
 
@@ -34,6 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="[report] %(message)s")
+    warnings_as_lines("report")
     try:
         if args.export:
             manifest = export_bundle(args.project, args.export)

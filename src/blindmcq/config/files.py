@@ -28,6 +28,18 @@ def hydra_conf_dir() -> str:
     return os.environ.get("BLINDMCQ_CONF", str(Path.cwd() / "conf"))
 
 
+def hydra_conf_problem(conf_dir: str | Path | None = None) -> str | None:
+    """Why Hydra cannot compose from ``conf_dir`` (default ``hydra_conf_dir()``), in one line that says
+    what to do; None when its ``config.yaml`` is there."""
+    conf = Path(conf_dir or hydra_conf_dir())
+    if (conf / "config.yaml").is_file():
+        return None
+    return (
+        f"no config.yaml in {conf}: run the sweep from the repository root (cd {REPO_ROOT}), or set "
+        "BLINDMCQ_CONF to its conf folder"
+    )
+
+
 def group_names(group: str, conf_dir: str | Path | None = None) -> list[str]:
     """The option names of a config group (``conf/<group>/*.yaml`` stems), sorted."""
     return sorted(p.stem for p in (Path(conf_dir or CONF_DIR) / group).glob("*.yaml"))

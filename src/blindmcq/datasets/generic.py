@@ -91,6 +91,12 @@ def bank_format(path: Path, declared: str | None = None) -> str:
             "a folder without state.json: not one that datasets' save_to_disk wrote", file=str(path)
         )
     fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None and path.suffix.lower() == ".pdf":  # a PDF bank is read by extraction, not as a table
+        raise InputError(
+            f"a PDF, not a table: extract its items first (blindmcq extract {path} --out DIR), then audit "
+            "DIR/items.jsonl",
+            file=str(path),
+        )
     if fmt is None:
         raise ConfigError(
             "dataset.format",

@@ -6,6 +6,11 @@ a sweep is one parent run (tag ``sweep_id``) with a child run per setting; a pip
 ``dvc exp run``) is one parent run (tag ``pipeline_id``: the DVC experiment name, the git revision and the
 hash of ``params.yaml``) with each stage that logs (rewrite, answerpool, report) as a child.
 
+Params are the config's short values: a text longer than ``LONG_PARAM`` characters or on several lines
+(a prompt's text, a label scheme's symbol list) is no param; the run's ``config/long_values.json``
+artifact holds it, so the runs table and "Show diff only" compare names (``prompt.name``,
+``labels.name``), not paragraphs. A run's start and end are those of the work it logs (``started``).
+
 Metrics are named by the model's role in the run (``role_metrics``): the probed model's carry no model
 name (``blind_acc/all``), the gate model's are ``gate_model/blind_acc/all``, a panel member's
 ``panel/<model>/blind_acc/all`` (a gate model that is also a panel member has both).
@@ -14,6 +19,7 @@ name (``blind_acc/all``), the gate model's are ``gate_model/blind_acc/all``, a p
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -27,6 +33,8 @@ from blindmcq.config.schema import Tracking, validate_group
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
+LONG_PARAM = 64  # longer (or multi-line) values are an artifact, not a param
+LONG_VALUES = "config/long_values.json"
 # Per-model metric kinds as the analysis names them without a probed model: ``{kind}/{model}/{set}``
 # (or ``{kind}/{model}`` for agreement, expected and gap). ``reports/metrics.json`` already carries the
 # comparable names (analysis.tables.metric_key); ``comparable_metrics`` turns the plain ones into them.
@@ -37,22 +45,44 @@ GATE_PREFIX = "gate_model"  # the gate model's metrics, whichever model it is: o
 PANEL_PREFIX = "panel"
 
 
-def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """Flatten a nested config to dotted keys; secrets (blindmcq.secrets: by key name, by the value of a
-    secret-named environment variable, by AWS key shape) are dropped."""
+def flatten_all(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Flatten a nested config to dotted keys, every value as text; secrets (blindmcq.secrets: by key
+    name, by the value of a secret-named environment variable, by AWS key shape) are dropped."""
     flat: dict[str, str] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if is_secret_key(key):
             continue
         if isinstance(value, Mapping):
-            flat.update(flatten(value, f"{name}."))
+            flat.update(flatten_all(value, f"{name}."))
             continue
         text = str(value)
         if scrub_text(text) != text:
             continue
-        flat[name] = text[:MAX_PARAM_LEN]
+        flat[name] = text
     return flat
+
+
+def is_long(text: str) -> bool:
+    """A value too long to read as a column (a prompt's text, a symbol list): an artifact, not a param."""
+    return len(text) > LONG_PARAM or "\n" in text
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """The params of a config: ``flatten_all`` less its long values (``is_long``)."""
+    return {k: v[:MAX_PARAM_LEN] for k, v in flatten_all(config, prefix).items() if not is_long(v)}
+
+
+def long_values(config: Mapping[str, Any]) -> dict[str, str]:
+    """The values ``flatten`` leaves out for their length, by dotted key (the ``LONG_VALUES`` artifact)."""
+    return {k: v for k, v in flatten_all(config).items() if is_long(v)}
+
+
+def process_start() -> float:
+    """When this process started (seconds since the epoch): a stage's work began then."""
+    import psutil
+
+    return float(psutil.Process().create_time())
 
 
 def comparable_metrics(metrics: Mapping[str, float], model: str) -> dict[str, float]:
@@ -162,7 +192,30 @@ def stage_parent(config: Mapping[str, Any]) -> Parent:
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
+def check_store(uri: str, cwd: Path | None = None) -> None:
+    """Refuse a relative SQLite store (``sqlite:///mlruns/mlflow.db``) from a subfolder of a project (a
+    folder above ``cwd`` holds ``dvc.yaml``): MLflow would quietly create a new, empty store there, and
+    the runs logged so far would read "not found"."""
+    from blindmcq.errors import ConfigError
+
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri[len(prefix):].startswith("/"):
+        return
+    here = (cwd or Path.cwd()).resolve()
+    if (here / "dvc.yaml").is_file():
+        return
+    root = next((p for p in here.parents if (p / "dvc.yaml").is_file()), None)
+    if root is not None:
+        store = root / uri[len(prefix):]
+        raise ConfigError(
+            "tracking.uri",
+            f"{uri} is relative and this folder ({here}) is not the project root: it would open a new, "
+            f"empty store here; run from {root}, or give the store's absolute URI ({prefix}{store})",
+        )
+
+
 def _experiment(mlflow: Any, tracking: Tracking) -> str:
+    check_store(tracking.uri)
     mlflow.set_tracking_uri(tracking.uri)
     name = tracking.experiment
     experiment = mlflow.get_experiment_by_name(name)
@@ -210,6 +263,7 @@ def log_run(
     parent: Parent | None = None,
     parent_metrics: Mapping[str, float] | None = None,
     panel: Iterable[str] | None = None,
+    started: float | None = None,
 ) -> str | None:
     """Log one run, a child of ``parent`` (or of the sweep's parent when ``sweep_id`` is given); returns
     its run id. ``parent_metrics`` are logged on the parent too (the report's headline figures, so that
@@ -218,8 +272,10 @@ def log_run(
     With ``model``, metrics are named by role (``role_metrics``: the gate model read from ``config``, the
     panel members from ``panel``, or from ``config``'s ``panel.models`` when None) and ``model`` is a
     param, so runs of different models line up in one MLflow table. ``tracking``: the typed group, or
-    its mapping (checked here)."""
+    its mapping (checked here). ``started``: when the logged work began (seconds since the epoch; default
+    when this process started); the run ends when it is logged, so its duration is the work's."""
     tracking = validate_group("tracking", tracking)
+    started = process_start() if started is None else started
     if not tracking.enabled:
         return None
     import mlflow
@@ -235,7 +291,13 @@ def log_run(
         run_tags[parent.key] = parent.value.replace("'", "_")
         run_tags["role"] = "child"
         run_tags.update({k: v for k, v in scrub(dict(parent.tags)).items() if k != "stage"})
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=run_tags) as run:
+    client = mlflow.MlflowClient()
+    run = client.create_run(
+        experiment_id, start_time=int(started * 1000), tags=run_tags, run_name=scrub_text(run_name)
+    )
+    run_id = run.info.run_id
+    status = "FAILED"
+    try:
         params = flatten(config)
         if model is not None:
             params["model"] = model
@@ -244,23 +306,30 @@ def log_run(
             if panel is None and isinstance(panel_cfg, Mapping):
                 panel = panel_cfg.get("models") or ()
             metrics = role_metrics(metrics, model, gate_model=gate, panel=panel)
-        keys = sorted(params)
-        for start in range(0, len(keys), 100):  # MLflow caps a batch at 100 params
-            mlflow.log_params({k: params[k] for k in keys[start : start + 100]})
-        clean = {_metric_name(k): float(v) for k, v in metrics.items() if v == v}  # drop NaN
-        if clean:
-            mlflow.log_metrics(clean)
+        from mlflow.entities import Metric, Param
+
+        new = [Param(k, params[k]) for k in sorted(params)]
+        for start in range(0, len(new), 100):  # MLflow caps a batch at 100 params
+            client.log_batch(run_id, params=new[start : start + 100])
+        now = int(time.time() * 1000)
+        clean = [Metric(_metric_name(k), float(v), now, 0) for k, v in metrics.items() if v == v]  # drop NaN
+        for start in range(0, len(clean), 1000):
+            client.log_batch(run_id, metrics=clean[start : start + 1000])
+        long = long_values(config)
+        if long:
+            client.log_text(run_id, json.dumps(long, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                            LONG_VALUES)  # fmt: skip
         if artifacts_dir is not None and Path(artifacts_dir).exists():
             scrub_tree(artifacts_dir)  # .hydra/*.yaml, logs, reports: no credential leaves as an artifact
-            mlflow.log_artifacts(str(artifacts_dir), artifact_path="report")
+            client.log_artifacts(run_id, str(artifacts_dir), artifact_path="report")
         if parent_id is not None and parent_metrics:
-            from mlflow.entities import Metric
-
-            now = int(time.time() * 1000)
-            mlflow.MlflowClient().log_batch(parent_id, metrics=[
+            client.log_batch(parent_id, metrics=[
                 Metric(_metric_name(k), float(v), now, 0) for k, v in sorted(parent_metrics.items()) if v == v
             ])  # fmt: skip
-        return run.info.run_id
+        status = "FINISHED"
+    finally:
+        client.set_terminated(run_id, status=status, end_time=int(time.time() * 1000))
+    return str(run_id)
 
 
 def _metric_name(name: str) -> str:

@@ -12,7 +12,7 @@ from blindmcq.reporting.markdown import build_report, headline_figures
 from blindmcq.reporting.tracking import log_run, stage_parent
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.wiring.runs import run_name
+from blindmcq.wiring.runs import stage_run_name
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ def main() -> None:
         report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(
             section(params, "tracking"),
-            run_name=f"report/{run_name(params)}",  # beside rewrite/... and answerpool/... under the parent
+            run_name=stage_run_name("report", params),  # beside rewrite·..., answerpool·...
             config=params,
             metrics=metrics,
             artifacts_dir=paths.REPORT_DIR,

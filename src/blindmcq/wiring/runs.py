@@ -4,11 +4,13 @@ the analysis and report stages do not depend on the probe's code (backends, engi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from blindmcq.answers.predictions import Baseline
+from blindmcq.secrets import scrub_text
 
 
 def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
@@ -49,14 +51,28 @@ def run_name(params: dict[str, Any]) -> str:
     return "/".join(parts)
 
 
+def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
+    """A pipeline stage's run name: the stage, then what tells pipeline runs apart, short
+    (``rewrite·exp-one·longest``): the DVC experiment's name under ``dvc exp run``, else the bank; then
+    the probed model."""
+
+    def name(group: str) -> str:
+        value = config.get(group)
+        return str(value.get("name", "")) if isinstance(value, Mapping) else ""
+
+    exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
+    parts = [stage, exp or name("dataset"), name("model")]
+    return scrub_text("·".join(p for p in parts if p))
+
+
 def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
     """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
     tracking = params.get("tracking") or {}
     if tracking.get("enabled") and tracking.get("uri"):
         from blindmcq.reporting.tracking import log_run, stage_parent
 
-        run_name = f"{name}/{params.get('model', {}).get('name', '')}"
         log_run(
-            tracking, run_name=run_name, config=params, metrics=metrics, artifacts_dir=out_dir,
-            parent=stage_parent(params), tags={"stage": name}, model=params.get("model", {}).get("name"),
+            tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
+            artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
+            model=params.get("model", {}).get("name"),
         )  # fmt: skip
