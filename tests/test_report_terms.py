@@ -71,6 +71,8 @@ VOCABULARY: dict[str, str] = {
     "Out tok.": r"Out tok\.",
     "Sets": r"\bSets?: ",
     "accepted": r"\baccepted\b",
+    "headline set": r"headline set",
+    "detail set": r"detail set",
     "rejected": r"\brejected\b",
     "untestable": r"\buntestable\b",
     "Retained share": r"retained share",
