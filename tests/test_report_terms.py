@@ -1,11 +1,11 @@
 """Every technical term the reports use is defined in docs/definitions.md.
 
 The pipeline's report (built from the shipped release with ``blindmcq report --from``) and an audit's
-report (a small LEXam fixture) are scanned for the vocabulary below; each term a report uses must be
-bolded in docs/definitions.md. A term outside the vocabulary is noticed too: every capitalised or
-technical word of the reports' prose, headings and table headers must be a vocabulary term, a name the
-report itself sets (models, strategies) or an ordinary word, and every test or interval a note names
-must be one of the vocabulary's."""
+report (a small LEXam fixture), each with its tables' notes, are scanned for the vocabulary below; each
+term a report uses must be bolded in docs/definitions.md. A term outside the vocabulary is noticed too:
+every capitalised or technical word of the reports' prose, headings and table headers must be a
+vocabulary term, a name the report itself sets (models, strategies) or an ordinary word, and every test
+or interval a note names must be one of the vocabulary's."""
 
 from __future__ import annotations
 
@@ -212,6 +212,11 @@ def unlisted(report: str) -> list[str]:
     return out
 
 
+def _read(out: Path) -> str:
+    """``report.md`` and every table with its note (``tables/tables.md``) of a report folder."""
+    return "\n\n".join((out / name).read_text(encoding="utf-8") for name in ("report.md", "tables/tables.md"))
+
+
 def _env() -> dict[str, str]:
     path = os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path}
@@ -226,7 +231,7 @@ def release_report(tmp_path_factory: pytest.TempPathFactory) -> str:
         capture_output=True, text=True, env=_env(), timeout=600, cwd=REPO,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    return (out / "report.md").read_text(encoding="utf-8")
+    return _read(out)
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +243,7 @@ def audit_report(tmp_path_factory: pytest.TempPathFactory) -> str:
         capture_output=True, text=True, env=_env(), timeout=600, cwd=REPO,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    return (out / "report.md").read_text(encoding="utf-8")
+    return _read(out)
 
 
 @pytest.mark.slow
