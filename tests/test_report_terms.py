@@ -51,7 +51,7 @@ VOCABULARY: dict[str, str] = {
     "the option texts alone give the key away": r"option texts alone give the key away",
     "Tie credit": r"ties? credited 1/k|earns 1/k",
     "Tied items": r"Tied items",
-    "Lexical search": r"[Ll]exical search",
+    "Lexical search": r"[Ll]exical(?: search)?\b",
     "Statute coverage": r"Lexical search (?:applies|left out)|statutes do not cover",
     "Lexical search beyond length": r"Lexical search beyond length",
     "Best constant position": r"Best constant position",
@@ -70,10 +70,10 @@ VOCABULARY: dict[str, str] = {
     "Other-scheme answer rate": r"other-scheme answer rate",
     "Out tok.": r"Out tok\.",
     "Sets": r"\bSets?: ",
-    "accepted": r"\baccepted\b",
+    "accepted": r"\b[Aa]ccepted\b",
     "headline set": r"headline set",
     "detail set": r"detail set",
-    "rejected": r"\brejected\b",
+    "rejected": r"\b[Rr]ejected\b",
     "untestable": r"\buntestable\b",
     "Retained share": r"retained share",
     "k per N": r"\bk per N\b",
@@ -104,7 +104,7 @@ VOCABULARY: dict[str, str] = {
     "Distractor rewriting": r"Distractor rewriting",
     "Fluency": r"\bFluency\b",
     "AnswerPool": r"AnswerPool",
-    "Ordinary": r"\bordinary\b",
+    "Ordinary": r"\b[Oo]rdinary\b",
     "pooled": r"\bpooled\b",
     "elimination credit": r"elimination credit",
     "Abstention on unanswerable": r"abstention on unanswerable",
@@ -118,7 +118,7 @@ VOCABULARY: dict[str, str] = {
     "Excess": r"\bexcess\b|\bExcess\b",
     "Blind-solved count": r"[Ss]olved blind|blind-solved",
     "Gate": r"\bgate\b|\bGate\b",
-    "Conditions": r"\bblind\b|\bfull\b",
+    "Conditions": r"\b[Bb]lind\b|\b[Ff]ull\b",
     "Surface strategies": r"[Ss]urface strateg",
     "Forced placement": r"Forced placement",
     "Label schemes": r"label scheme",
@@ -136,9 +136,8 @@ ORDINARY = set(
 A B C D E F G H N P I The This That These No On Of In At If It Its Each Every One Past How Here Where When
 What Set Table Figure Figures Tables Model Models Strategy Items Item Measure Value Labels Labels Phrasing
 Reasoning Corpus Interventions Settings Warning Verification Expected Solved Intervals Tests Unit Before
-Left Options Option Mean Chance Scoring Blind Full Condition Accepted Rejected All Both Either Only Sets
-Probed Agrees Agreement Habit Excess Sum Gap Spread Weight Pairs Key Pick Err Ref Trunc Position-free
-Single-order Out Fluency Lexical Ordinary Also Without With Under Over Do Does Not Quote Read See
+Left Options Option Mean Scoring Condition All Both Either Only Probed Also Without With Under Over Do
+Does Not Quote Read See
 Highest Positional Columns CI MMLU's MMLU LEXam UA-JudgeExam ZNO
 """.split()
 )
