@@ -55,7 +55,8 @@ def content_sentence(summary: pd.DataFrame) -> str:
         return ""
     best = content.loc[content["accuracy"].idxmax()]
     test = (
-        f"one-sided exact binomial on items against chance, ties credited 1/k, Holm over the "
+        f"one-sided binomial on items against chance (exact for whole counts; ties credited 1/k continue "
+        f"it through the regularised incomplete beta, which is conservative), Holm over the "
         f"{len(content)} option-text strategies of Table 2"
     )
     head = (
