@@ -459,7 +459,11 @@ def _resolve(cfg: DictConfig) -> dict[str, Any]:
     return resolve_secret_refs(params)  # type: ignore[no-any-return]
 
 
-@hydra.main(config_path=hydra_conf_dir(), config_name="config", version_base=None)
+# the folder Hydra composes from, fixed when the decorator runs; the launch check reads the same one
+CONF_DIR_USED = hydra_conf_dir()
+
+
+@hydra.main(config_path=CONF_DIR_USED, config_name="config", version_base=None)
 def main(cfg: DictConfig) -> float | None:
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -515,7 +519,7 @@ def cli() -> None:
     """``python -m blindmcq.sweep``: Hydra's main, where a failure of Hydra's own (the output folder
     cannot be made or its ``.hydra/`` files written; a bad override) is one line and exit 2, not the
     traceback Hydra prints."""
-    problem = hydra_conf_problem()
+    problem = hydra_conf_problem(CONF_DIR_USED)
     if problem:  # before Hydra, whose own words ("Primary config directory not found") say not what to do
         print(f"blindmcq sweep: error: {problem}", file=sys.stderr)
         raise SystemExit(2)
