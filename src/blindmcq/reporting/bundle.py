@@ -21,7 +21,6 @@ model. The report is written to ``--out`` only once it is complete.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -37,7 +36,7 @@ import yaml
 from blindmcq.atomic import replace_tree, write_bytes
 from blindmcq.config.schema import Analysis, Config, validate
 from blindmcq.errors import BlindMCQError
-from blindmcq.reporting.confine import GIT_COMMIT, is_md5, parse_listing, path_problem
+from blindmcq.reporting.confine import GIT_COMMIT, is_md5, md5_bytes, md5_file, parse_listing, path_problem
 
 log = logging.getLogger(__name__)
 
@@ -72,16 +71,6 @@ class BundleError(BlindMCQError):
     """A release folder is incomplete, changed or of an unknown format; the message names the file."""
 
 
-def md5_bytes(data: bytes) -> str:
-    return hashlib.md5(data, usedforsecurity=False).hexdigest()
-
-
-def md5_file(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _commit(root: Path) -> str | None:

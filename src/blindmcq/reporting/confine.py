@@ -18,6 +18,18 @@ MD5 = re.compile(r"[0-9a-f]{32}")
 GIT_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
+def md5_bytes(data: bytes) -> str:
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+def md5_file(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def path_problem(rel: object) -> str | None:
     """Why ``rel`` is not a plain relative path inside its root (None when it is one)."""
     if not isinstance(rel, str) or not rel:
@@ -63,7 +75,7 @@ def is_md5(value: object, *, listing: bool = False) -> bool:
 def parse_listing(data: bytes, md5: str) -> list[tuple[str, str]]:
     """(relpath, md5) of each entry of the ``.dir`` listing ``data``, named ``md5``; ValueError saying
     why when its bytes do not hash to its name, it is not DVC's listing, or an entry leaves its folder."""
-    got = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    got = md5_bytes(data)
     if got != md5.removesuffix(".dir"):
         raise ValueError(f"its bytes hash to {got}, not to its name")
     try:

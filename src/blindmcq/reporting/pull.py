@@ -18,7 +18,6 @@ its output. The checked listings are put into the cache, so DVC checks out exact
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -33,7 +32,7 @@ import yaml
 
 from blindmcq import atomic
 from blindmcq.errors import BlindMCQError
-from blindmcq.reporting.confine import inside, is_md5, parse_listing, symlink_on
+from blindmcq.reporting.confine import inside, is_md5, md5_bytes, md5_file, parse_listing, symlink_on
 from blindmcq.reporting.release import locked_outputs, safe_url
 
 RELEASE_REMOTE = "release"
@@ -106,7 +105,7 @@ def _check_object(base: str, rel: str, md5: str) -> Problem:
         return Problem(rel, md5, f"{object_path(md5)} could not be read ({exc})")
     if data is None:
         return Problem(rel, md5, f"the server does not serve {object_path(md5)} (missing or not public)")
-    got = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    got = md5_bytes(data)
     if got != md5.removesuffix(".dir"):
         return Problem(
             rel, md5, f"the server's bytes of {object_path(md5)} hash to {got}: changed after the release"
@@ -138,7 +137,7 @@ def _intact(path: Path, md5: str) -> bool:
     """``path`` is a regular file (no symlink) whose bytes hash to ``md5``."""
     if path.is_symlink() or not path.is_file():
         return False
-    return hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest() == md5
+    return md5_file(path) == md5
 
 
 def _git_symlinks(root: Path) -> list[str]:
