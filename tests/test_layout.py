@@ -211,7 +211,7 @@ FORBIDDEN = {
 }
 # Leaves every layer may use: they import nothing of the project but ``errors`` (pure statistics, the
 # label schemes, the surface rules), so using one never loads another layer.
-LEAVES = {"blindmcq.stats", "blindmcq.labels", "blindmcq.surface"}
+LEAVES = {"blindmcq.stats", "blindmcq.labels", "blindmcq.surface", "blindmcq.vocabulary"}
 MODULE_NAME = re.compile(r"^blindmcq(\.[A-Za-z_]\w*)+$")
 
 

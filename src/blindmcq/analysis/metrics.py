@@ -588,7 +588,7 @@ def reasoning_modes(df: pd.DataFrame, base: Baseline, reference: str = "direct")
     paired = rows.loc[rows["reasoning"] != reference, [*keys, "reasoning", "correct"]].merge(
         ref, on=keys, suffixes=("", "_ref")
     )
-    for cond in ("blind", "full"):
+    for cond in CONDITIONS:
         col = f"p_{cond}"
         out[col] = np.nan
         part = paired[paired["condition"] == cond]

@@ -31,6 +31,7 @@ from blindmcq.atomic import csv_text, write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
+from blindmcq.vocabulary import CONDITIONS
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -333,14 +334,14 @@ def table_3(a: Analysis) -> Table:
     s = s[s["set"].isin(sets)]
     cols = ["blind_n", "blind_items", "blind_acc", "blind_lo", "blind_hi", "blind_ci"]
     cols += ["full_n", "full_items", "full_acc", "full_lo", "full_hi", "full_ci"]
-    cols += [f"{cond}_{c}" for cond in ("blind", "full") for c in ("n_calls", *FAILURES)]
+    cols += [f"{cond}_{c}" for cond in CONDITIONS for c in ("n_calls", *FAILURES)]
     cols = [c for c in cols if c in s]
     frame = s.pivot(index="model", columns="set", values=cols)
     frame.columns = [f"{c}_{st}" for c, st in frame.columns]
     order_by = f"full_acc_{sets[0]}" if f"full_acc_{sets[0]}" in frame else f"blind_acc_{sets[0]}"
     frame = frame.sort_values(order_by, ascending=False).reset_index()
     shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
-    for cond in ("blind", "full"):
+    for cond in CONDITIONS:
         for st in sets:
             if f"{cond}_acc_{st}" not in frame or frame[f"{cond}_acc_{st}"].isna().all():
                 continue
@@ -615,7 +616,7 @@ def table_6(a: Analysis) -> Table:
 
 
 def table_7(a: Analysis) -> Table:
-    return _sweep_table(a, "table7", a.labels, ("blind", "full"))
+    return _sweep_table(a, "table7", a.labels, CONDITIONS)
 
 
 def table_8(a: Analysis) -> Table:

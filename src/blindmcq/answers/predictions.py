@@ -63,6 +63,7 @@ from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.jsonl import jsonl_records
+from blindmcq.vocabulary import CONDITIONS, FAILED_STATUSES
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -366,7 +367,6 @@ ANALYSED = (
 ANALYSED_FILL = {"stop_reason": ""}
 # A failed call: no answer came back (a backend error or a refusal), or the answer was cut off at the
 # token limit before any option could be parsed. ``analysis.failed_calls`` decides how rates count them.
-FAILED_STATUSES = ("error", "refused")
 TRUNCATED = "max_tokens"
 FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
 # every other analysed column but the option count and the verdict is a label: a category
@@ -374,7 +374,6 @@ CATEGORIES = tuple(c for c in ANALYSED if c not in (*FLOATS, "n_options", "corre
 PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
 ORDER_RE = re.compile(r"^(rot|rev)\d+$")
 ROTATION_RE = re.compile(r"^rot\d+$")
-CONDITIONS = ("blind", "full")
 
 
 def read_analysis_frame(path: str | Path) -> pd.DataFrame:

@@ -61,19 +61,14 @@ from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import LocalModel, default, validate_group
-from blindmcq.datasets.generic import (
-    HEADERLESS_FORMATS,
-    bank_format,
-    guess_mapping,
-    load_generic,
-    peek,
-)
+from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
 from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
+from blindmcq.vocabulary import CONDITIONS, HEADERLESS_FORMATS
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +239,7 @@ def _probe(
 
     condition = {
         "name": "audit",
-        "conditions": ["blind", "full"],
+        "conditions": list(CONDITIONS),
         "blind_orders": "all",
         "full_orders": ["rot0"],
         "forced": False,
@@ -283,7 +278,7 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     from blindmcq.stats import wilson
 
     rows = []
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         hits = dict.fromkeys(CLOZE_NORMS, 0)
         for item in tqdm(items, desc=f"cloze {condition}", unit="item"):  # a forward pass per option
             context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
@@ -564,7 +559,7 @@ def cloze_markdown(result: AuditResult) -> list[str]:
     ]
     for norm, label in CLOZE_NORMS.items():
         cells = []
-        for condition in ("blind", "full"):
+        for condition in CONDITIONS:
             r = c[(c["norm"] == norm) & (c["condition"] == condition)].iloc[0]
             cells.append(f"{fmt_ci(r['acc'], r['lo'], r['hi'])} ({int(r['k'])}/{int(r['n'])})")
         lines.append(f"| {label} | {cells[0]} | {cells[1]} |")

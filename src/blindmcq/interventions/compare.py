@@ -21,6 +21,7 @@ import pandas as pd
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
 from blindmcq.stats import clustered_chance_test, clustered_proportion, holm, item_sign_test
 from blindmcq.tasks.answerpool import score_pool
+from blindmcq.vocabulary import CONDITIONS
 
 ALPHA = 0.05
 
@@ -54,7 +55,7 @@ def _paired(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, Any]:
 
 
 def rewrite_comparison(
-    before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = ("blind", "full")
+    before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = CONDITIONS
 ) -> pd.DataFrame:
     """Rows (model, condition, version before|after) with accuracy, item-level interval and chance tests,
     and on the after row the item sign test; models in the order they first appear in ``before``."""

@@ -44,9 +44,9 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.stats import accuracy, chance_test
 from blindmcq.tasks.probe import effective_max_tokens
+from blindmcq.vocabulary import CONDITIONS
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
-CONDITIONS = ("blind", "full")
 SCORINGS = ("auto", "generate", "score")
 ENTRY_LABELS = ("auto", "numbers", "letters")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -42,8 +42,8 @@ from blindmcq.labels import (  # noqa: F401 (re-exported)
     label_strings,
 )
 from blindmcq.labels import label_symbols_by_scheme as _symbols_by_scheme
+from blindmcq.vocabulary import CONDITIONS, ParseStatus
 
-CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
 # Placeholders a phrasing template may use; {question} only in `full`.
 TEMPLATE_FIELDS = frozenset({"options", "question", "answer_instruction"})
@@ -448,7 +448,7 @@ MdMatcher = Callable[[str, Sequence[str]], tuple[int | None, str]]
 @dataclass(frozen=True)
 class Parsed:
     slot: int | None  # picked slot, None unless status is ok
-    status: str  # ok | unparseable | other_scheme | refused | error | tie | uncertain
+    status: ParseStatus
     label: str | None  # the label as answered (also for other_scheme and out-of-range labels)
 
 

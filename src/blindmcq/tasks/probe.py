@@ -44,6 +44,7 @@ from blindmcq.tasks.presentations import (
     label_symbols_by_scheme,
     to_request,
 )
+from blindmcq.vocabulary import ParseStatus
 
 log = logging.getLogger(__name__)
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
@@ -126,7 +127,7 @@ class PresentationLike(Protocol):
 
 class ParsedLike(Protocol):
     slot: int | None
-    status: str
+    status: ParseStatus
 
 
 Interpret = Callable[[Any, ModelResponse], ParsedLike]
