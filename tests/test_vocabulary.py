@@ -63,7 +63,9 @@ def test_no_module_spells_a_list_again() -> None:
     package = Path(v.__file__).parent
     spelled = {
         "conditions": re.compile(r"""[(\[]\s*["']blind["'],\s*["']full["']\s*[)\]]"""),
-        "item statuses": re.compile(r"""["']ok["'],\s*["']excluded["'],\s*["']malformed["'],\s*["']disputed"""),
+        "item statuses": re.compile(
+            r"""["']ok["'],\s*["']excluded["'],\s*["']malformed["'],\s*["']disputed["']"""
+        ),
         "bank formats": re.compile(r"""["']parquet["'],\s*["']xlsx["'],\s*["']hf["']"""),
     }
     found = [

@@ -819,6 +819,8 @@ class TableSpec:
     a column of the analysis frame named): ``set_kinds`` -> ``{kind}/{model}/{set}`` from the summary,
     ``detail_kinds`` -> ``{kind}/{model}/{detail set}`` from the forced-placement frame, ``pair_kinds``
     -> ``{kind}/{model}`` from the agreement with the gate model. ``metrics``: the table's other figures.
+    ``summary_metrics``: its figures from the baselines' ``summary.csv`` (one row per surface strategy),
+    which the report and the audit both take through ``summary_figures``.
     """
 
     key: str
@@ -829,6 +831,7 @@ class TableSpec:
     detail_kinds: tuple[str, ...] = ()
     pair_kinds: tuple[str, ...] = ()
     metrics: Callable[[Analysis], dict[str, float]] | None = None
+    summary_metrics: Callable[[pd.DataFrame], dict[str, float]] | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -843,6 +846,11 @@ def _gate_metrics(a: Analysis) -> dict[str, float]:
         "gate/n_accepted": float(len(a.gate.accepted)),
         "gate/n_rejected": float(len(a.gate.rejected)),
     }
+
+
+def _surface_metrics(summary: pd.DataFrame) -> dict[str, float]:
+    """``table2/<strategy>``: each surface strategy's accuracy on all usable items, as Table 2 shows it."""
+    return {f"table2/{row.strategy}": rounded(float(row.accuracy)) for row in summary.itertuples()}
 
 
 def _correlation_metrics(a: Analysis) -> dict[str, float]:
@@ -864,6 +872,7 @@ TABLES: tuple[TableSpec, ...] = (
         "table2", "Table 2: Surface strategies (accuracy without reasoning over the question)",
         lambda i: table_2(i.baselines, chance=i.chance, absent=i.lexical_absent),
         needs="a baselines frame (columns strategy, item_id, picked_option, correct)",
+        summary_metrics=_surface_metrics,
     ),
     TableSpec(
         "surface_gate", "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
@@ -927,6 +936,15 @@ SET_KINDS = tuple(k for spec in TABLES for k in spec.set_kinds)  # ``{kind}/{mod
 DETAIL_KINDS = tuple(k for spec in TABLES for k in spec.detail_kinds)  # ``{kind}/{model}/{detail set}``
 PAIR_KINDS = tuple(k for spec in TABLES for k in spec.pair_kinds)  # ``{kind}/{model}``
 PER_MODEL_KINDS = SET_KINDS + DETAIL_KINDS  # the three-part names
+
+
+def summary_figures(summary: pd.DataFrame) -> dict[str, float]:
+    """The figures the tables of ``TABLES`` take from the baselines' summary (``table2/<strategy>``)."""
+    out: dict[str, float] = {}
+    for spec in TABLES:
+        if spec.summary_metrics is not None:
+            out |= spec.summary_metrics(summary)
+    return out
 
 
 def build_tables(

@@ -50,6 +50,7 @@ from blindmcq.analysis.tables import (
     headline_metrics,
     rounded,
     slot_name,
+    summary_figures,
     table_2,
     write_tables,
 )
@@ -501,8 +502,7 @@ def audit_metrics(
     from blindmcq.reporting.tracking import comparable_metrics
 
     metrics = comparable_metrics(headline_metrics(analysis), model) if analysis is not None else {}
-    for row in summary.itertuples():
-        metrics[f"table2/{row.strategy}"] = rounded(float(row.accuracy))
+    metrics |= summary_figures(summary)
     metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
     for slot, share in enumerate(profile["key_slot_shares"]):
         metrics[f"bank/key_share/{slot_name(slot)}"] = rounded(float(share))

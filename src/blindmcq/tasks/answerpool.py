@@ -39,6 +39,7 @@ import pandas as pd
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
 from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.schema import AnswerPoolIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
@@ -104,17 +105,21 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 
+_SCHEMA = AnswerPoolIntervention()
+
+
 @dataclass(frozen=True)
 class PoolConfig:
-    group_size: int = 5
-    group_by: str = "bank"  # "bank" or a key of item.meta (e.g. "act")
-    delete_share: float = 0.2
-    seed: int = 0
-    conditions: tuple[str, ...] = CONDITIONS
-    language: str = "uk"
-    scoring: str = "auto"  # auto = score for local/heuristic backends, generate otherwise
-    max_tokens: int = 128
-    entry_labels: str = "auto"  # auto = letters when scoring and the pool has <= 26 entries, else numbers
+    # the defaults are the schema's (``AnswerPoolIntervention``), never restated here
+    group_size: int = _SCHEMA.group_size
+    group_by: str = _SCHEMA.group_by  # "bank" or a key of item.meta (e.g. "act")
+    delete_share: float = _SCHEMA.delete_share
+    seed: int = _SCHEMA.seed
+    conditions: tuple[str, ...] = tuple(_SCHEMA.conditions)
+    language: str = _SCHEMA.language
+    scoring: str = _SCHEMA.scoring  # auto = score for local/heuristic backends, generate otherwise
+    max_tokens: int = _SCHEMA.max_tokens
+    entry_labels: str = _SCHEMA.entry_labels  # auto = letters when scoring and the pool has <= 26 entries
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
