@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, gate_nulls, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
@@ -55,7 +56,7 @@ from blindmcq.analysis.tables import (
     write_tables,
 )
 from blindmcq.analysis.verdict import bank_verdict, key_counts_of
-from blindmcq.answers.predictions import Baseline, write_predictions
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
