@@ -105,9 +105,9 @@ class LexicalBackend:
     def pick(
         self, options: Sequence[str], order: Sequence[int] | None, item_id: str
     ) -> tuple[int, list[int]]:
-        """(slot picked, tied slots). Ties are broken as ``statutes.lexical._pick`` breaks them, over the
+        """(slot picked, tied slots). Ties are broken as ``statutes.lexical.pick_best`` breaks them, over the
         options in published order, so the option picked does not depend on the slots shown."""
-        from blindmcq.statutes.lexical import _pick
+        from blindmcq.statutes.lexical import pick_best
 
         n = len(options)
         order = list(order) if order else list(range(n))
@@ -117,7 +117,7 @@ class LexicalBackend:
         published = np.empty(n, dtype=np.float64)
         for slot, original in enumerate(order):
             published[original] = scores[slot]
-        chosen, tied = _pick(published, item_id, self.seed, self.tie_rtol, self.tie_break)  # type: ignore[arg-type]
+        chosen, tied = pick_best(published, item_id, self.seed, self.tie_rtol, self.tie_break)  # type: ignore[arg-type]
         return order.index(chosen), sorted(order.index(t) for t in tied)
 
     def complete(self, request: ModelRequest) -> ModelResponse:

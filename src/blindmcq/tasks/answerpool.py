@@ -43,7 +43,6 @@ from blindmcq.config.schema import AnswerPoolIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.stats import accuracy, chance_test
 from blindmcq.tasks.probe import effective_max_tokens
 from blindmcq.vocabulary import CONDITIONS
 
@@ -498,42 +497,3 @@ def _row(
         "model": result.request.model, "backend": result.backend, "raw_response": result.response.text,
         "request_hash": result.key, "cached": bool(result.cached),
     }  # fmt: skip
-
-
-# ------------------------------------------------------------------- scoring
-
-
-def _share(mask: pd.Series, within: pd.Series) -> tuple[int, int]:
-    return int((mask & within).sum()), int(within.sum())
-
-
-def score_pool(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per condition: pooled accuracy, accuracy on answerable questions, abstention on unanswerable
-    (its correct response), false abstention on answerable, unparseable rate, order-free set hits,
-    whole-group success, each with its exact chance (the test uses the mean per-question chance:
-    a binomial at the mean chance is conservative for the Poisson-binomial of unequal pools)."""
-    rows = []
-    for condition, part in frame.groupby("condition", sort=True):
-        every = pd.Series(True, index=part.index)
-        answerable, unanswerable = part["answerable"], ~part["answerable"]
-        k, n = _share(part["correct"], every)
-        acc = accuracy(k, n)
-        groups = part.groupby("group_id").agg(ok=("correct", "all"), chance=("group_chance", "first"))
-        row: dict[str, Any] = {"condition": condition, "questions": n, "groups": len(groups)}
-        row |= {"pooled_acc": acc.value, "pooled_lo": acc.lo, "pooled_hi": acc.hi}
-        row |= {"chance": float(part["chance"].mean())}
-        row |= {"p_above": chance_test(k, n, row["chance"], "greater")}
-        row |= {"p_below": chance_test(k, n, row["chance"], "less")}
-        for name, (hits, within) in {
-            "answerable_acc": _share(part["correct"], answerable),
-            "abstention": _share(part["abstained"], unanswerable),
-            "false_abstention": _share(part["abstained"], answerable),
-            "unparseable": _share(part["parse_status"] != "ok", every),
-            "set_hit": _share(part["set_hit"], every),
-        }.items():
-            p = accuracy(hits, within)
-            row |= {f"{name}_n": within, name: p.value, f"{name}_lo": p.lo, f"{name}_hi": p.hi}
-        row |= {"set_chance": float(part["set_chance"].mean())}
-        row |= {"group_acc": float(groups["ok"].mean()), "group_chance": float(groups["chance"].mean())}
-        rows.append(row)
-    return pd.DataFrame(rows)
