@@ -23,8 +23,10 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-STRATEGIES = ("constant", "longest", "shortest", "most_words")
+Strategy = Literal["constant", "longest", "shortest", "most_words"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 
 
 def collapse_whitespace(text: str) -> str:

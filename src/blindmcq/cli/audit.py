@@ -35,7 +35,6 @@ def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[s
     return cfg
 
 
-HELP = "audit any multiple-choice bank (CSV/TSV, JSONL, Parquet, XLSX, a datasets folder): leaks, probe, gate"
 EPILOG = """\
 examples:
   blindmcq audit international_law_test.csv --no-header --out audit/

@@ -23,7 +23,8 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
-from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat
+from blindmcq.surface import Strategy
+from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, TieBreak
 from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
@@ -514,7 +515,7 @@ class LocalModel(_Model):
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
     default_concurrency: ClassVar[int] = 64
-    strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
+    strategy: Literal[Strategy, "random"] | None = None
     slot: int = non_negative(0)
 
     def check(self, key: str) -> None:
@@ -530,7 +531,7 @@ class LexicalModel(_Model):
 
     default_concurrency: ClassVar[int] = 4
     index: str | None = None  # the BM25 index folder; null = results/statutes/index
-    tie_break: Literal["random", "first"] = "random"
+    tie_break: TieBreak = "random"
     tie_rtol: float = non_negative(1e-9)
 
 
@@ -732,8 +733,6 @@ GROUPS: dict[str, type] = {
     "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol,
     "reasoning": Reasoning, "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
 }  # fmt: skip
-# conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.
-INTERVENTION_FILES = {"rewrite": RewriteIntervention, "answerpool": AnswerPoolIntervention}
 
 
 def _raise(exc: _Reject, file: str | None) -> typing.NoReturn:
@@ -775,7 +774,7 @@ def default(schema: type, name: str) -> Any:
     raise KeyError(f"{schema.__name__}.{name} has no default")
 
 
-# ---------------------------------------------------------------- the commands' own configs (issue #31)
+# ---------------------------------------------------------------- the commands' own configs
 
 
 def _positive_number(default: float) -> Any:

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +27,8 @@ from blindmcq.stats import wilson
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.index import load_statute_index
 from blindmcq.statutes.text import Analyzer
+from blindmcq.vocabulary import TieBreak
 
-TieBreak = Literal["random", "first"]
 _SEGMENT_RE = re.compile(r"(?<=[.;:!?])\s+|\n+")
 
 

@@ -19,9 +19,7 @@ concurrency x 60 / latency_s), regions and concurrency from the model config, rp
 the plan's wall time is the slowest model's; the sum is what one model at a time would take.
 Calls repeated across runs (a sweep's baseline setting) are counted in each run: the cache would
 answer them once, so the totals are an upper bound.
-
-(Moved whole from ``engine/`` in issue #31: it renders the probe task's prompts, and the engine imports
-no task.)
+It lives in ``tasks/``: it renders the probe task's prompts, and the engine imports no task.
 """
 
 from __future__ import annotations
@@ -55,7 +53,6 @@ SAMPLE_SOURCES = (
 # points to https://aws.amazon.com/bedrock/pricing/, not in the search corpus, for per-model prices).
 BATCH_PRICE_FACTOR = 0.5
 BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.BatchSettings.max_records)
-ROUTES = ("on-demand", "batch", "server")
 PLAN_GROUPS = ("prompt", "labels", "reasoning", "model", "dataset")  # the config groups a plan reads
 PAPER_DATASET = "customs-default"  # whose words the prompts name the paper's banks with (its description)
 
