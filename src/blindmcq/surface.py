@@ -23,10 +23,8 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
-Strategy = Literal["constant", "longest", "shortest", "most_words"]
-STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+from blindmcq.vocabulary import SURFACE_STRATEGIES as STRATEGIES
 
 
 def collapse_whitespace(text: str) -> str:

@@ -4,7 +4,7 @@
 The frozen records type their fields with these (``Item.status``, ``PredictionRecord.condition``,
 ``Parsed.status``, the config groups' ``conditions`` and ``format``), as inspect_ai's log types its
 fields; code that checks or lists the words imports the tuple from here, never spells it again.
-A leaf: it imports nothing of the project.
+A leaf: it imports nothing of the project; the other leaves may use it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ FAILED_STATUSES: tuple[ParseStatus, ...] = ("error", "refused")
 # How a backend's call ended (``backends.base.Response.status``).
 CallStatus = Literal["ok", "refused", "error"]
 CALL_STATUSES: tuple[CallStatus, ...] = get_args(CallStatus)
+
+# The surface strategies (``surface.py``): a probed heuristic model may also be ``random``.
+SurfaceStrategy = Literal["constant", "longest", "shortest", "most_words"]
+SURFACE_STRATEGIES: tuple[SurfaceStrategy, ...] = get_args(SurfaceStrategy)
 
 # How lexical search breaks a tie between equally scored options: a seeded draw, or the first.
 TieBreak = Literal["random", "first"]

@@ -23,8 +23,7 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
-from blindmcq.surface import Strategy
-from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, TieBreak
+from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
 from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
@@ -515,7 +514,7 @@ class LocalModel(_Model):
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
     default_concurrency: ClassVar[int] = 64
-    strategy: Literal[Strategy, "random"] | None = None
+    strategy: Literal[SurfaceStrategy, "random"] | None = None
     slot: int = non_negative(0)
 
     def check(self, key: str) -> None:
