@@ -25,7 +25,7 @@ from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.openai_api import OpenAIBackend
 from blindmcq.engine import run_requests
 from blindmcq.engine.run import Unreachable
-from blindmcq.tasks.presentations import parse_answer
+from blindmcq.tasks.parsing import parse_answer
 
 N_REQUESTS = 200
 

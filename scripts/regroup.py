@@ -38,7 +38,7 @@ MOVES: dict[str, str] = {
     "runner": "tasks.probe",  # split by hand: Job, run_calls, make_record, call_counts live there
     "probe": "tasks.probe",
     "presentations": "tasks.presentations",
-    "parsing": "tasks.presentations",  # folded into the presenter (issue #31)
+    "parsing": "tasks.parsing",
     "preview": "tasks.preview",
     "interventions.rewrite": "tasks.rewrite",
     "interventions.answerpool": "tasks.answerpool",

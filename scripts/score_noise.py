@@ -5,7 +5,7 @@ against two (other blocking of the matrix products) and batched against one by o
 option's cloze log-likelihood (raw sum, before ``quantise_score``) of the first ``--items`` items of the
 shipped bank, after the answer cue alone and after the first item's question, is computed each way;
 printed: the differences, and how many scores land on another grid point at 2 to 5 decimals.
-With ``--fluency``: the rewrite stage's fluency figures (``interventions.compare.fluency_change``'s
+With ``--fluency``: the rewrite stage's fluency figures (``analysis.interventions.fluency_change``'s
 means of per-token scores, rounded to 4 decimals) from one run of raw scores, unrounded and on the grid
 (needs ``corpus/items.jsonl`` and ``interventions/rewrite/items.jsonl`` of a run's ``--results`` folder).
 Loads Gemma 3 270M (minutes on a busy 2-core machine).

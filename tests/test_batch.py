@@ -30,7 +30,8 @@ from blindmcq.engine.batch import (
 )
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.presentations import build_presentations, interpret, label_symbols_by_scheme
+from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
+from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, make_jobs, run_calls
 
 SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped label schemes

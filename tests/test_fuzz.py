@@ -27,13 +27,8 @@ from blindmcq.config.schema import Config, validate, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
-from blindmcq.tasks.presentations import (
-    build_presentations,
-    interpret,
-    label_symbols_by_scheme,
-    parse_answer,
-    present,
-)
+from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme, parse_answer
+from blindmcq.tasks.presentations import build_presentations, present
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 json_scalars = (

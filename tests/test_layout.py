@@ -1,11 +1,16 @@
-"""The package's layout rules (issue #19): stages are wiring and import no other stage; the sweep
-imports no stage."""
+"""The package's layout rules: stages are wiring and import no other stage, the sweep imports no stage,
+configuration and command lines enter only at the edges, and every import keeps the layers of
+``src/blindmcq/layers.toml``."""
 
 from __future__ import annotations
 
 import ast
 import re
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blindmcq"
 
@@ -199,20 +204,45 @@ def test_the_command_line_check_sees_a_parser_and_a_main(tmp_path: Path) -> None
     assert not command_lines(PACKAGE / "tasks" / "capacity.py")
 
 
-# ---------------------------------------------------------------- layer contracts (issue #31)
+# ---------------------------------------------------------------- the layers (src/blindmcq/layers.toml)
 
-# Which layer may not import which (every import counts: lazy ones inside functions too, and a module
-# named by string for importlib). A layer is the first folder under blindmcq/.
-FORBIDDEN = {
-    "datasets": {"tasks"},
-    "corpus": {"tasks"},
-    "tasks": {"stages", "analysis", "reporting"},
-    "engine": {"tasks"},
-}
-# Leaves every layer may use: they import nothing of the project but ``errors`` (pure statistics, the
-# label schemes, the surface rules), so using one never loads another layer.
-LEAVES = {"blindmcq.stats", "blindmcq.labels", "blindmcq.surface"}
+LAYERS_FILE = PACKAGE / "layers.toml"
 MODULE_NAME = re.compile(r"^blindmcq(\.[A-Za-z_]\w*)+$")
+
+
+@dataclass(frozen=True)
+class Layers:
+    """The rules of ``layers.toml``: each part's layer, each layer's allowed layers, the exceptions."""
+
+    order: tuple[str, ...]  # bottom up
+    part_layer: dict[str, str]
+    uses: dict[str, frozenset[str]]
+    exceptions: frozenset[tuple[str, str]]
+
+    def layer_of(self, module: str) -> str | None:
+        return self.part_layer.get(_part(module))
+
+
+def read_layers(path: Path = LAYERS_FILE) -> Layers:
+    """The layers file, checked: every part in one layer only, and ``uses`` naming only layers above."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    order: list[str] = []
+    part_layer: dict[str, str] = {}
+    uses: dict[str, frozenset[str]] = {}
+    for layer in data["layer"]:
+        name = layer["name"]
+        assert name not in order, f"layer {name} listed twice"
+        below = set(order)
+        upward = [u for u in layer["uses"] if u not in below]
+        assert not upward, f"layer {name} uses {upward}, which are not below it"
+        for part in layer["holds"]:
+            assert part not in part_layer, f"{part} is in layers {part_layer[part]} and {name}"
+            part_layer[part] = name
+        order.append(name)
+        uses[name] = frozenset(layer["uses"])
+    exceptions = frozenset((e["module"], e["imports"]) for e in data.get("exception", ()))
+    assert all(e.get("why") for e in data.get("exception", ())), "each exception says why"
+    return Layers(tuple(order), part_layer, uses, exceptions)
 
 
 def _modules(package: Path = PACKAGE) -> dict[str, Path]:
@@ -249,17 +279,27 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     return graph
 
 
-def _layer(module: str) -> str:
-    return module.split(".")[1] if module.count(".") else ""
+def _part(module: str) -> str:
+    """The first name under blindmcq (``__init__`` for the package itself)."""
+    return module.split(".")[1] if module.count(".") else "__init__"
 
 
-def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(
-        f"{m} -> {d}"
-        for m, deps in graph.items()
-        for d in deps
-        if _layer(d) in FORBIDDEN.get(_layer(m), set())
-    )
+def unplaced(graph: dict[str, set[str]], layers: Layers) -> list[str]:
+    """Modules whose part is in no layer."""
+    return sorted(m for m in graph if layers.layer_of(m) is None)
+
+
+def layer_breaks(graph: dict[str, set[str]], layers: Layers) -> list[str]:
+    """Every import from one layer to another that the layer's ``uses`` does not allow."""
+    breaks = []
+    for module, deps in graph.items():
+        here = layers.layer_of(module)
+        for dep in deps:
+            there = layers.layer_of(dep)
+            if here == there or there in layers.uses.get(here, ()) or (module, dep) in layers.exceptions:
+                continue
+            breaks.append(f"{module} ({here}) -> {dep} ({there})")
+    return sorted(breaks)
 
 
 def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -297,10 +337,15 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return circles
 
 
-def test_layers_import_only_downwards() -> None:
+def test_every_module_is_in_a_layer() -> None:
     graph = import_graph()
     assert len(graph) > 50, "the package was not found"
-    assert not layer_breaks(graph)
+    assert not unplaced(graph, read_layers())
+
+
+def test_every_import_is_allowed_by_the_layers() -> None:
+    """Every pair of layers, not a few: an import across layers must be named in ``uses``."""
+    assert not layer_breaks(import_graph(), read_layers())
 
 
 def test_no_import_circles() -> None:
@@ -308,14 +353,32 @@ def test_no_import_circles() -> None:
 
 
 def test_the_leaves_stay_leaves() -> None:
+    layers = read_layers()
+    assert layers.uses["leaves"] == {"errors"}
+    leaves = [m for m in import_graph() if layers.layer_of(m) == "leaves"]
+    assert "blindmcq.surface" in leaves and "blindmcq.vocabulary" in leaves
     graph = import_graph()
-    assert all(graph[m] <= {"blindmcq.errors"} for m in LEAVES), {m: graph[m] for m in LEAVES}
+    # a leaf uses only errors and other leaves, so using one never loads another layer
+    assert all(graph[m] <= {"blindmcq.errors", *leaves} for m in leaves), {m: graph[m] for m in leaves}
 
 
-def test_the_layer_checks_see_a_break_and_a_circle(tmp_path: Path) -> None:
-    """The checks above can fail: a lazy import that breaks a layer, a circle through a lazy import."""
+def test_the_layer_rules_are_the_documented_ones() -> None:
+    """docs/architecture.md points at the layers file instead of restating its rules."""
+    doc = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert "src/blindmcq/layers.toml" in doc
+    layers = read_layers()
+    assert layers.order[0] == "errors" and layers.order[-1] == "entry"
+    # the rules the layout always kept, now read from the file
+    assert "tasks" not in layers.uses["bank"] and "engine" not in layers.uses["backends"]
+    assert not {"analysis", "reporting", "entry"} & layers.uses["tasks"]
+    assert "tasks" not in layers.uses["engine"] and "tasks" not in layers.uses["analysis"]
+
+
+def test_the_layer_checks_see_a_break_a_stray_and_a_circle(tmp_path: Path) -> None:
+    """The checks above can fail: a lazy import that breaks a layer, a module in no layer, an upward
+    ``uses``, a part in two layers, a circle through a lazy import."""
     package = tmp_path / "blindmcq"
-    for folder in ("engine", "tasks", "backends"):
+    for folder in ("engine", "tasks", "backends", "stray"):
         (package / folder).mkdir(parents=True)
         (package / folder / "__init__.py").write_text("", encoding="utf-8")
     (package / "__init__.py").write_text("", encoding="utf-8")
@@ -325,54 +388,92 @@ def test_the_layer_checks_see_a_break_and_a_circle(tmp_path: Path) -> None:
     (package / "backends" / "b.py").write_text(
         "def x():\n    import importlib\n    importlib.import_module('blindmcq.backends.a')\n"
     )
+    rules = tmp_path / "layers.toml"
+    layer = '[[layer]]\nname = "{}"\nholds = {}\nuses = {}\n'
+    rules.write_text(
+        layer.format("base", '["__init__", "backends"]', "[]")
+        + layer.format("engine", '["engine"]', '["base"]')
+        + layer.format("tasks", '["tasks"]', '["base", "engine"]'),
+        encoding="utf-8",
+    )
     graph = import_graph(package)
-    assert layer_breaks(graph) == ["blindmcq.engine.run -> blindmcq.tasks.probe"]
+    layers = read_layers(rules)
+    assert layer_breaks(graph, layers) == ["blindmcq.engine.run (engine) -> blindmcq.tasks.probe (tasks)"]
+    assert unplaced(graph, layers) == ["blindmcq.stray"]
     assert sorted(import_circles(graph)) == [
         ["blindmcq.backends.a", "blindmcq.backends.b"],
         ["blindmcq.engine.run", "blindmcq.tasks.probe"],
     ]
+    rules.write_text(layer.format("engine", '["engine"]', '["tasks"]') + layer.format("tasks", "[]", "[]"))
+    with pytest.raises(AssertionError, match="not below it"):
+        read_layers(rules)
+    rules.write_text(layer.format("a", '["engine"]', "[]") + layer.format("b", '["engine"]', '["a"]'))
+    with pytest.raises(AssertionError, match="in layers a and b"):
+        read_layers(rules)
 
 
-# ---------------------------------------------------------------- typed configuration in the core (#31)
+# ---------------------------------------------------------------- private names
 
 
-def _config_reads():
-    import importlib.util
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """``from blindmcq.x import _name`` and ``module._name`` on an imported project module, anywhere."""
+    modules = _modules(package)
+    found = []
+    for name, path in sorted(modules.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("blindmcq"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        found.append(f"{name}:{node.lineno} imports {node.module}.{a.name}")
+                    if f"{node.module}.{a.name}" in modules:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in modules})
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                found.append(f"{name}:{node.lineno} reads {aliases[node.value.id]}.{node.attr}")
+    return found
 
-    path = PACKAGE.parents[1] / "scripts" / "config_reads.py"
-    spec = importlib.util.spec_from_file_location("config_reads", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+
+def test_no_module_imports_a_private_name() -> None:
+    assert not private_imports()
 
 
-def test_the_core_reads_typed_configs_not_mappings() -> None:
-    """Fewer than 40 ``.get(`` calls on config mappings in the core (issue #31 started at 291): the
-    typed groups of ``config/schema.py`` flow to the core, defaults live in the schema."""
-    found = _config_reads().count()
-    assert sum(found.values()) < 40, found.most_common(8)
+def test_the_private_name_check_sees_both_forms(tmp_path: Path) -> None:
+    package = tmp_path / "blindmcq"
+    (package / "statutes").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "statutes" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "statutes" / "lexical.py").write_text("def _pick():\n    pass\n", encoding="utf-8")
+    (package / "a.py").write_text("def f():\n    from blindmcq.statutes.lexical import _pick\n")
+    (package / "b.py").write_text("from blindmcq.statutes import lexical\nlexical._pick()\n")
+    assert private_imports(package) == [
+        "blindmcq.a:2 imports blindmcq.statutes.lexical._pick",
+        "blindmcq.b:2 reads blindmcq.statutes.lexical._pick",
+    ]
 
 
-def test_the_config_read_count_sees_a_mapping_read(tmp_path: Path) -> None:
-    core = tmp_path / "blindmcq"
-    (core / "stages").mkdir(parents=True)
-    reads = "def f(model_cfg, cfg):\n    return model_cfg.get('a'), cfg['x'].get('b')\n"
-    (core / "core.py").write_text(reads)
-    (core / "stages" / "edge.py").write_text("def g(params):\n    return params.get('a')\n")
-    (core / "other.py").write_text("def h(response):\n    return response.get('a')\n")
-    assert dict(_config_reads().count(core)) == {"core.py": 2}
+# ---------------------------------------------------------------- the walk (docs/architecture.md)
 
 
 def test_the_walk_lists_existing_files() -> None:
-    """docs/architecture.md's walk from a PDF to Table 4's cell names files that exist, as many as it says."""
+    """docs/architecture.md's walk from a PDF to Table 4's cell names files that exist, each once."""
     doc = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
     listed = re.findall(r"`([\w/]+\.py)`", doc.split("<!-- walk -->")[1].split("<!-- /walk -->")[0])
     assert listed and len(set(listed)) == len(listed)
     missing = [f for f in listed if not (PACKAGE / f).is_file()]
     assert not missing, missing
-    stated = re.search(r"<!-- /walk -->\s*\((\d+),", doc)
-    assert stated and int(stated.group(1)) == len(listed)
-    assert len(listed) <= 15, "issue #31: the walk passes through at most 15 files"
+    # the steps the walk must not leave out: choosing an item and the index the lexical gate reads
+    needed = {"corpus/assemble.py", "corpus/settle.py", "statutes/index.py", "stages/statutes.py"}
+    assert needed <= set(listed), needed - set(listed)
     # each file after a stage is reached from the files before it (lazy and by-name imports too): a walk
     graph = import_graph()
     names = ["blindmcq." + f.removesuffix(".py").replace("/", ".") for f in listed]

@@ -7,7 +7,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from blindmcq.answers.predictions import order_mask
+from blindmcq.analysis.frame import order_mask
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.presentations import select_orders
 

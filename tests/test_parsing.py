@@ -11,8 +11,9 @@ from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
-from blindmcq.tasks import presentations
-from blindmcq.tasks.presentations import Parsed, Presentation, label_symbols_by_scheme, parse_answer, present
+from blindmcq.tasks import parsing
+from blindmcq.tasks.parsing import Parsed, label_symbols_by_scheme, parse_answer
+from blindmcq.tasks.presentations import Presentation, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -20,7 +21,7 @@ SYMBOLS = label_symbols_by_scheme(load_label_schemes())  # the shipped schemes, 
 
 
 def interpret(p: Presentation, response: ModelResponse, **kwargs: Any) -> Parsed:  # the shipped schemes
-    return presentations.interpret(p, response, symbols=SYMBOLS, **kwargs)
+    return parsing.interpret(p, response, symbols=SYMBOLS, **kwargs)
 
 
 def test_symbols_come_from_the_schemes_handed_in() -> None:
@@ -31,12 +32,12 @@ def test_symbols_come_from_the_schemes_handed_in() -> None:
     }
     assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
     p = shown()
-    assert presentations.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(
         None, "other_scheme", "B"
     )
     # without latin among the schemes handed in, a latin B is not told from noise
     own = {"cyrillic": SYMBOLS["cyrillic"]}
-    assert presentations.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(
         None, "unparseable", None
     )
 
@@ -143,7 +144,7 @@ def test_a_long_run_of_whitespace_reads_as_one_space(answer: str) -> None:
     run is one character before any label pattern sees it, so none of them backtracks over the run
     (8,000 spaces after "option" took 26 s before)."""
     short, padded = answer.format(s=" "), answer.format(s=" \t" * 20_000)
-    cleaned = presentations._clean(padded)
+    cleaned = parsing._clean(padded)
     assert "  " not in cleaned and len(cleaned) <= len(short) + 2
     for scheme in ("latin", "cyrillic"):
         assert parse_answer(padded, scheme, 4, symbols=SYMBOLS) == parse_answer(

@@ -9,14 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from blindmcq.answers.predictions import (
-    SCHEMA,
-    call_log_path,
-    read_predictions,
-    read_table,
-    to_records,
-    write_predictions,
-)
+from blindmcq.answers.calllog import call_log_path
+from blindmcq.answers.predictions import SCHEMA, read_predictions, read_table, to_records, write_predictions
 from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.errors import InputError
 
@@ -159,7 +153,8 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
 
 
 def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path) -> None:
-    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY, read_analysis_frame
+    from blindmcq.analysis.frame import read_analysis_frame
+    from blindmcq.answers.predictions import SCHEMA_VERSION, VERSION_KEY
 
     frame = read_predictions(write_predictions([record(0), record(1)], tmp_path / "a.parquet"))
     meta = pq.read_schema(tmp_path / "a.parquet").metadata

@@ -313,7 +313,7 @@ def test_a_scheme_that_does_not_extend_stops_naming_itself() -> None:
 
 def test_a_32_option_item_renders_and_its_answers_parse() -> None:
     from blindmcq.config.files import load_label_schemes
-    from blindmcq.tasks.presentations import label_symbols_by_scheme, parse_answer
+    from blindmcq.tasks.parsing import label_symbols_by_scheme, parse_answer
 
     item = make_item(32, key=31)
     shown = build_presentations([item], conditions=["full"], full_orders=["rot0"], forced=False,

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
+from blindmcq.analysis.interventions import fluency_change
 from blindmcq.analysis.metrics import habit_parts
 from blindmcq.backends.base import (
     SCORE_DECIMALS,
@@ -30,7 +31,6 @@ from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import run_requests
-from blindmcq.interventions.compare import fluency_change
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-STRATEGIES = ("constant", "longest", "shortest", "most_words")
+from blindmcq.vocabulary import SURFACE_STRATEGIES as STRATEGIES
 
 
 def collapse_whitespace(text: str) -> str:

@@ -11,9 +11,9 @@ import pytest
 from scipy.stats import binom
 
 from blindmcq.analysis.findings import findings
+from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.verdict import bank_verdict, content_family, content_sentence, detectable_accuracy
-from blindmcq.answers.predictions import read_analysis_frame
 
 RELEASE = Path(__file__).resolve().parents[2] / "releases" / "default"
 

@@ -13,10 +13,10 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
+from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables
-from blindmcq.answers.predictions import Baseline
 from blindmcq.auditing.surface import surface_strategies
 from blindmcq.config.files import load_model_file
 from blindmcq.datasets.items import Item

@@ -15,7 +15,7 @@ from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.harnesses.documents import build_documents, presentation_of, record_of
-from blindmcq.tasks.presentations import label_symbols_by_scheme
+from blindmcq.tasks.parsing import label_symbols_by_scheme
 from blindmcq.tasks.probe import build_jobs
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.analysis.interventions import score_pool
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
@@ -25,7 +26,6 @@ from blindmcq.tasks.answerpool import (
     parse_assignment,
     render_prompt,
     run_answerpool,
-    score_pool,
 )
 
 

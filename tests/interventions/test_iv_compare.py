@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from blindmcq.interventions.compare import pool_comparison, pool_table, rewrite_comparison, rewrite_table
+from blindmcq.analysis.interventions import pool_comparison, pool_table, rewrite_comparison, rewrite_table
 from blindmcq.stats import clustered_proportion, holm, item_sign_test
 
 
@@ -115,8 +115,8 @@ def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:
 def test_fluency_change_scores_each_changed_distractor_before_and_after() -> None:
     """A scorer that finds a text less fluent the more it ends mid-phrase ("такого"): the rewritten
     distractors read worse, counted per changed distractor, with the sign test over them."""
+    from blindmcq.analysis.interventions import fluency_change, fluency_note
     from blindmcq.datasets.items import Item
-    from blindmcq.interventions.compare import fluency_change, fluency_note
 
     class Scorer:
         def cloze_context(self, question: str | None, cue: str) -> str:

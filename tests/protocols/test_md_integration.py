@@ -10,7 +10,8 @@ from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.protocols.md import make_md_matcher
-from blindmcq.tasks.presentations import interpret, present
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import present
 
 
 class NoEmbedder:

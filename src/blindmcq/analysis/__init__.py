@@ -15,10 +15,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from blindmcq.analysis.frame import Baseline, prepare, read_analysis_frame
 from blindmcq.analysis.gate import GateResult, gate, read_gate, smallest_significant_k, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze, bank_blind_accuracy, item_sets, split_halves
 from blindmcq.analysis.tables import Table, build_tables, headline_metrics, write_tables
-from blindmcq.answers.predictions import Baseline, prepare, read_analysis_frame
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blindmcq.answers.predictions import Baseline, Orders, ensure, failed_mask, select
+from blindmcq.analysis.frame import Baseline, Orders, ensure, failed_mask, select
 from blindmcq.atomic import write_text
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.stats import count_test, false_rejection_rate, gate_threshold, holm, smallest_significant_k

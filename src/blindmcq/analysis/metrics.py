@@ -29,17 +29,10 @@ from scipy import special
 from scipy import stats as sps
 
 from blindmcq import stats
+from blindmcq.analysis.frame import PRESENTATION, Baseline, ensure, failed_mask, failure_counts, select
 from blindmcq.analysis.gate import GateResult
-from blindmcq.answers.predictions import (
-    CONDITIONS,
-    PRESENTATION,
-    Baseline,
-    ensure,
-    failed_mask,
-    failure_counts,
-    select,
-)
 from blindmcq.errors import ConfigError
+from blindmcq.vocabulary import CONDITIONS
 
 ItemSets = dict[str, list[str] | None]  # set name -> item ids (None: every item)
 PAIR_KEYS = ("item_id", "order_id", *PRESENTATION)  # one presentation of one item
@@ -588,7 +581,7 @@ def reasoning_modes(df: pd.DataFrame, base: Baseline, reference: str = "direct")
     paired = rows.loc[rows["reasoning"] != reference, [*keys, "reasoning", "correct"]].merge(
         ref, on=keys, suffixes=("", "_ref")
     )
-    for cond in ("blind", "full"):
+    for cond in CONDITIONS:
         col = f"p_{cond}"
         out[col] = np.nan
         part = paired[paired["condition"] == cond]

@@ -31,6 +31,7 @@ from blindmcq.atomic import csv_text, write_text
 from blindmcq.datasets.items import Item
 from blindmcq.errors import InputError
 from blindmcq.labels import combined_label
+from blindmcq.vocabulary import CONDITIONS
 
 DECIMALS = 3
 BASELINE_COLUMNS = ("strategy", "item_id", "picked_option", "correct")
@@ -333,14 +334,14 @@ def table_3(a: Analysis) -> Table:
     s = s[s["set"].isin(sets)]
     cols = ["blind_n", "blind_items", "blind_acc", "blind_lo", "blind_hi", "blind_ci"]
     cols += ["full_n", "full_items", "full_acc", "full_lo", "full_hi", "full_ci"]
-    cols += [f"{cond}_{c}" for cond in ("blind", "full") for c in ("n_calls", *FAILURES)]
+    cols += [f"{cond}_{c}" for cond in CONDITIONS for c in ("n_calls", *FAILURES)]
     cols = [c for c in cols if c in s]
     frame = s.pivot(index="model", columns="set", values=cols)
     frame.columns = [f"{c}_{st}" for c, st in frame.columns]
     order_by = f"full_acc_{sets[0]}" if f"full_acc_{sets[0]}" in frame else f"blind_acc_{sets[0]}"
     frame = frame.sort_values(order_by, ascending=False).reset_index()
     shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
-    for cond in ("blind", "full"):
+    for cond in CONDITIONS:
         for st in sets:
             if f"{cond}_acc_{st}" not in frame or frame[f"{cond}_acc_{st}"].isna().all():
                 continue
@@ -615,7 +616,7 @@ def table_6(a: Analysis) -> Table:
 
 
 def table_7(a: Analysis) -> Table:
-    return _sweep_table(a, "table7", a.labels, ("blind", "full"))
+    return _sweep_table(a, "table7", a.labels, CONDITIONS)
 
 
 def table_8(a: Analysis) -> Table:
@@ -818,6 +819,8 @@ class TableSpec:
     a column of the analysis frame named): ``set_kinds`` -> ``{kind}/{model}/{set}`` from the summary,
     ``detail_kinds`` -> ``{kind}/{model}/{detail set}`` from the forced-placement frame, ``pair_kinds``
     -> ``{kind}/{model}`` from the agreement with the gate model. ``metrics``: the table's other figures.
+    ``summary_metrics``: its figures from the baselines' ``summary.csv`` (one row per surface strategy),
+    which the report and the audit both take through ``summary_figures``.
     """
 
     key: str
@@ -828,6 +831,7 @@ class TableSpec:
     detail_kinds: tuple[str, ...] = ()
     pair_kinds: tuple[str, ...] = ()
     metrics: Callable[[Analysis], dict[str, float]] | None = None
+    summary_metrics: Callable[[pd.DataFrame], dict[str, float]] | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -842,6 +846,11 @@ def _gate_metrics(a: Analysis) -> dict[str, float]:
         "gate/n_accepted": float(len(a.gate.accepted)),
         "gate/n_rejected": float(len(a.gate.rejected)),
     }
+
+
+def _surface_metrics(summary: pd.DataFrame) -> dict[str, float]:
+    """``table2/<strategy>``: each surface strategy's accuracy on all usable items, as Table 2 shows it."""
+    return {f"table2/{row.strategy}": rounded(float(row.accuracy)) for row in summary.itertuples()}
 
 
 def _correlation_metrics(a: Analysis) -> dict[str, float]:
@@ -863,6 +872,7 @@ TABLES: tuple[TableSpec, ...] = (
         "table2", "Table 2: Surface strategies (accuracy without reasoning over the question)",
         lambda i: table_2(i.baselines, chance=i.chance, absent=i.lexical_absent),
         needs="a baselines frame (columns strategy, item_id, picked_option, correct)",
+        summary_metrics=_surface_metrics,
     ),
     TableSpec(
         "surface_gate", "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
@@ -926,6 +936,15 @@ SET_KINDS = tuple(k for spec in TABLES for k in spec.set_kinds)  # ``{kind}/{mod
 DETAIL_KINDS = tuple(k for spec in TABLES for k in spec.detail_kinds)  # ``{kind}/{model}/{detail set}``
 PAIR_KINDS = tuple(k for spec in TABLES for k in spec.pair_kinds)  # ``{kind}/{model}``
 PER_MODEL_KINDS = SET_KINDS + DETAIL_KINDS  # the three-part names
+
+
+def summary_figures(summary: pd.DataFrame) -> dict[str, float]:
+    """The figures the tables of ``TABLES`` take from the baselines' summary (``table2/<strategy>``)."""
+    out: dict[str, float] = {}
+    for spec in TABLES:
+        if spec.summary_metrics is not None:
+            out |= spec.summary_metrics(summary)
+    return out
 
 
 def build_tables(

@@ -1,5 +1,4 @@
-"""Predictions files: one row per model call (``PredictionRecord``), as Parquet or as JSONL, and the
-analysis's view of them.
+"""The predictions file format: one row per model call (``PredictionRecord``), as Parquet or as JSONL.
 
 Format (the released predictions):
 
@@ -30,38 +29,29 @@ Format (the released predictions):
 Files are written all-or-nothing; reading checks the version and that every column is present and typed
 as above.
 
-What varies from run to run of the same calls (``VOLATILE``: ``latency_s``, ``time``, ``cached``) is
-written as null in a predictions file under a ``results`` folder (the pipeline's outputs), so a rerun
-from the response cache writes the same bytes and DVC sees the same hash. The real values go to a call
-log outside every DVC output (``call_log_path``: ``results/predictions/predictions.parquet`` ->
-``results/calls/predictions/predictions.parquet``), one row per prediction row in the same order,
-keyed by ``request_hash``. Reading a predictions file fills those columns back from its call log when
-the log's keys match row for row; otherwise (a file pulled without its log) they stay null.
+What varies from run to run of the same calls (``VOLATILE``) is written null under a ``results`` folder
+and kept in the file's call log (``answers/calllog.py``), which reading fills back.
 
-One reader, ``read_table`` (a column list, the version and type checks), serves both views:
-``read_predictions`` (every released column, typed as written) and ``read_analysis_frame`` (the analysed
-columns ``ANALYSED`` only, compacted and checked by ``prepare``; ``select`` takes the rows of a
-``Baseline`` presentation from it). The gate, the metrics and the tables read the second.
+One reader, ``read_table`` (a column list, the version and type checks): ``read_predictions`` gives every
+released column, typed as written; the analysis's view (``analysis/frame.py``, ``read_analysis_frame``)
+asks it for the analysed columns only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blindmcq.answers.calllog import CALL_LOG_KEYS, VOLATILE, join_call_log, split_volatile
 from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.atomic import atomic_path
-from blindmcq.errors import ConfigError, InputError
+from blindmcq.errors import InputError
 from blindmcq.jsonl import jsonl_records
 
 _STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
@@ -111,11 +101,6 @@ _PANDAS_TYPES = {_STR: pd.StringDtype(), _INT: pd.Int64Dtype(), _BOOL: pd.Boolea
 Predictions = Sequence[PredictionRecord] | pd.DataFrame | pa.Table
 PathLike = str | os.PathLike[str]
 
-# per-call facts that differ between a first run and a rerun from the cache: kept out of hashed files
-VOLATILE: tuple[str, ...] = ("latency_s", "time", "cached")
-CALL_LOG_KEYS: tuple[str, ...] = ("item_id", "model", "condition", "order_id", "request_hash")
-
-
 def check_version(version: object, *, file: str, line: int | None = None) -> int:
     """The predictions format version of a file; an unknown one is an InputError naming the file."""
     if version is None:
@@ -145,66 +130,6 @@ def _with_version(table: pa.Table) -> pa.Table:
     return table.replace_schema_metadata(meta)
 
 
-def call_log_path(path: PathLike) -> Path | None:
-    """Where the call log of a results file goes: ``results/x/y.parquet`` -> ``results/calls/x/y.parquet``
-    (not a DVC output); None for a file outside any ``results`` folder, which keeps every column."""
-    parts = Path(path).parts
-    if "results" not in parts:
-        return None
-    i = len(parts) - 1 - parts[::-1].index("results")
-    return Path(*parts[: i + 1], "calls", *parts[i + 1 :]).with_suffix(".parquet")
-
-
-def _split_volatile(table: pa.Table, path: Path) -> pa.Table:
-    """Write the call log for ``path``; return the table with the volatile columns nulled."""
-    target = call_log_path(path)
-    if target is None:
-        return table
-    log = table.select([*CALL_LOG_KEYS, *VOLATILE])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target) as tmp:
-        pq.write_table(log, tmp, compression="zstd")
-    for name in VOLATILE:
-        index = table.schema.get_field_index(name)
-        table = table.set_column(index, name, pa.nulls(len(table), SCHEMA.field(name).type))
-    return table
-
-
-def split_call_log(frame: pd.DataFrame, path: PathLike) -> pd.DataFrame:
-    """For a results table in another shape (AnswerPool's pooled rows): write the volatile columns it
-    has, with its key columns, to the call log of ``path``; return the frame with those columns null."""
-    volatile = [c for c in VOLATILE if c in frame.columns]
-    target = call_log_path(path)
-    if not volatile or target is None:
-        return frame
-    keys = [c for c in (*CALL_LOG_KEYS, "group_id", "question") if c in frame.columns]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(target) as tmp:
-        frame[keys + volatile].to_parquet(tmp, index=False)
-    empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    return frame.assign(**dict.fromkeys(volatile, empty))
-
-
-def _join_call_log(table: pa.Table, path: Path) -> pa.Table:
-    """Fill the volatile columns from the call log if it belongs to this file (same keys, same order)."""
-    log_path = call_log_path(path)
-    if log_path is None or not log_path.is_file():
-        return table
-    try:
-        log = pq.read_table(log_path, columns=[*CALL_LOG_KEYS, *VOLATILE])
-    except (OSError, pa.ArrowException, ValueError):
-        return table  # the log is a convenience; the predictions file stands without it
-    if log.num_rows != table.num_rows or not all(
-        log.column(k).cast(_STR).equals(table.column(k)) for k in CALL_LOG_KEYS
-    ):
-        return table
-    for name in VOLATILE:
-        if table.column(name).null_count == table.num_rows:  # written nulled by this module
-            column = log.column(name).cast(SCHEMA.field(name).type)
-            table = table.set_column(table.schema.get_field_index(name), name, column)
-    return table
-
-
 def to_table(predictions: Predictions) -> pa.Table:
     """Records, a DataFrame or a Table -> an Arrow table with exactly SCHEMA."""
     if isinstance(predictions, pa.Table):
@@ -230,7 +155,7 @@ def write_predictions(predictions: Predictions, path: PathLike) -> Path:
     path = Path(path)
     if path.suffix == ".jsonl":
         return write_predictions_jsonl(predictions, path)
-    table = _with_version(_split_volatile(to_table(predictions), path))
+    table = _with_version(split_volatile(to_table(predictions), path))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return path
@@ -238,7 +163,7 @@ def write_predictions(predictions: Predictions, path: PathLike) -> Path:
 
 def write_predictions_jsonl(predictions: Predictions, path: PathLike) -> Path:
     path = Path(path)
-    rows = _split_volatile(to_table(predictions), path).to_pylist()
+    rows = split_volatile(to_table(predictions), path).to_pylist()
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps({**row, VERSION_KEY: SCHEMA_VERSION}, ensure_ascii=False) + "\n")
@@ -274,7 +199,7 @@ def read_table(path: PathLike, columns: Sequence[str] | None = None) -> pa.Table
         table = _conform(table, source=str(path), columns=wanted)
     # the call log fills the volatile columns back, matched by the key columns (both must be asked for)
     if set(VOLATILE) & set(wanted) and set(CALL_LOG_KEYS) <= set(wanted):
-        table = _join_call_log(table, path)
+        table = join_call_log(table, path)
     return table
 
 
@@ -334,217 +259,3 @@ def _read_jsonl(path: Path) -> pa.Table:
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                 raise InputError(f"wrong value type ({exc})", file=str(path), line=number) from exc
         raise
-
-
-# ---------------------------------------------------------------- the analysis frame
-# What the analysis reads: the analysed columns only, with compact dtypes (categories for labels, float for
-# nullable slots) so a million rows fit and group quickly, checked once where they are loaded; and the rows
-# of one presentation (``Baseline``: what headline numbers are measured on; sweeps vary one field at a time).
-
-# Columns the analysis reads; the rest (raw text, hashes, latency) stay in the release only.
-ANALYSED = (
-    "item_id",
-    "model",
-    "condition",
-    "phrasing",
-    "labels",
-    "protocol",
-    "reasoning",
-    "setting",
-    "order_id",
-    "forced_slot",
-    "key_slot",
-    "n_options",
-    "picked_slot",
-    "picked_option",
-    "correct",
-    "parse_status",
-    "output_tokens",
-    "stop_reason",
-)
-# Read when present, filled when absent: older predictions files have no stop reason (truncation 0).
-ANALYSED_FILL = {"stop_reason": ""}
-# A failed call: no answer came back (a backend error or a refusal), or the answer was cut off at the
-# token limit before any option could be parsed. ``analysis.failed_calls`` decides how rates count them.
-FAILED_STATUSES = ("error", "refused")
-TRUNCATED = "max_tokens"
-FLOATS = ("forced_slot", "key_slot", "picked_slot", "picked_option", "output_tokens")
-# every other analysed column but the option count and the verdict is a label: a category
-CATEGORIES = tuple(c for c in ANALYSED if c not in (*FLOATS, "n_options", "correct"))
-PRESENTATION = ("phrasing", "labels", "protocol", "reasoning", "setting")
-ORDER_RE = re.compile(r"^(rot|rev)\d+$")
-ROTATION_RE = re.compile(r"^rot\d+$")
-CONDITIONS = ("blind", "full")
-
-
-def read_analysis_frame(path: str | Path) -> pd.DataFrame:
-    """Read released predictions (Parquet, or JSONL with one record a line) with the one reader above
-    (``read_table``), asking it for the analysed columns only (``ANALYSED``: raw responses never enter
-    memory), and ``prepare`` them. The file must carry every released column.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("predictions file not found", file=str(path))
-    # plain NumPy dtypes (not the records' nullable ones): what ``prepare`` compacts into categories
-    return prepare(read_table(path, columns=ANALYSED).to_pandas(), source=str(path))
-
-
-def check_item_ids(predictions: pd.DataFrame, known: Iterable[str], *, source: str, corpus: str) -> None:
-    """Every item a predictions file answers must be one of ``known`` (the run's corpus): answers to other
-    items would join tables they do not belong to. One InputError naming ``source`` otherwise."""
-    known = set(known)
-    ids = set(predictions["item_id"].astype(str))
-    unknown = sorted(ids - known)
-    if unknown:
-        shared = len(ids) - len(unknown)
-        raise InputError(
-            f"{len(unknown)} of its {len(ids)} item ids are not in {corpus} ({shared} shared; first unknown: "
-            f"{unknown[0]}): these answers are to another bank's items",
-            file=source,
-        )
-
-
-def _category(values: pd.Series) -> pd.Series:
-    """Labels as a categorical of strings, missing as "" (converting categories, not every row)."""
-    cat = values.astype("category")
-    if not all(isinstance(c, str) for c in cat.cat.categories):
-        cat = values.astype(str).where(values.notna(), "").astype("category")
-    if cat.isna().any():
-        cat = cat.cat.add_categories([""]) if "" not in cat.cat.categories else cat
-        cat = cat.fillna("")
-    return cat
-
-
-def prepare(predictions: pd.DataFrame, *, source: str = "predictions") -> pd.DataFrame:
-    """Check the analysed columns (``ANALYSED``) and return them with compact dtypes.
-
-    Raises InputError naming ``source`` (and the first offending item) on missing columns, unknown
-    conditions, slots outside ``0..N-1``, or a row marked correct whose pick is not the key.
-    """
-    missing = [c for c in ANALYSED if c not in predictions.columns and c not in ANALYSED_FILL]
-    if missing:
-        raise InputError(f"missing prediction columns {missing}", file=source)
-    extra = {c: v for c, v in ANALYSED_FILL.items() if c not in predictions.columns}
-    df = (predictions.assign(**extra) if extra else predictions).loc[:, list(ANALYSED)].copy()
-    for col in CATEGORIES:
-        df[col] = _category(df[col])
-    for col in FLOATS:
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    df["n_options"] = pd.to_numeric(df["n_options"], errors="coerce")
-    df["correct"] = df["correct"].astype(bool)
-
-    def fail(mask: np.ndarray | pd.Series, what: str) -> None:
-        bad = np.flatnonzero(np.asarray(mask))
-        if bad.size:
-            row = int(bad[0])
-            raise InputError(
-                f"{what} ({bad.size} rows; first at row {row})", file=source, item=str(df["item_id"].iat[row])
-            )
-
-    fail(df["n_options"].isna() | (df["n_options"] < 2), "n_options missing or below 2")
-    df["n_options"] = df["n_options"].astype(int)
-    fail(~df["condition"].isin(CONDITIONS), f"condition not one of {CONDITIONS}")
-    for col in ("key_slot", "picked_slot", "forced_slot"):
-        fail((df[col] < 0) | (df[col] >= df["n_options"]), f"{col} outside 0..n_options-1")
-    fail(
-        df["correct"] & (df["picked_slot"] != df["key_slot"]), "marked correct but picked slot is not the key"
-    )
-    fail(df["forced_slot"].notna() & (df["forced_slot"] != df["key_slot"]), "forced slot is not the key slot")
-    return df
-
-
-def failed_mask(df: pd.DataFrame) -> np.ndarray:
-    """Rows whose call failed: an error or refusal, or a truncated response with no parsed answer."""
-    status = df["parse_status"].astype(str).to_numpy() if len(df) else np.array([], dtype=str)
-    failed = np.isin(status, FAILED_STATUSES)
-    if "stop_reason" in df:
-        failed |= (df["stop_reason"].astype(str).to_numpy() == TRUNCATED) & (status != "ok")
-    return failed
-
-
-def failure_counts(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
-    """Per group: calls, errors, refusals and truncated calls (``stop_reason`` max_tokens, parsed or not)."""
-    cols = ["n_calls", "n_error", "n_refused", "n_truncated"]
-    if df.empty:
-        return pd.DataFrame(columns=[*by, *cols])
-    status = df["parse_status"].astype(str)
-    trunc = df["stop_reason"].astype(str) == TRUNCATED if "stop_reason" in df else pd.Series(False, df.index)
-    flags = pd.DataFrame(
-        {"n_calls": 1, "n_error": status == "error", "n_refused": status == "refused", "n_truncated": trunc},
-        index=df.index,
-    ).astype(int)
-    keys = [df[b] for b in by]
-    return flags.groupby(keys, observed=True).sum().reset_index()
-
-
-def is_prepared(df: pd.DataFrame) -> bool:
-    return list(df.columns) == list(ANALYSED) and isinstance(df["model"].dtype, pd.CategoricalDtype)
-
-
-def ensure(df: pd.DataFrame) -> pd.DataFrame:
-    """``prepare`` unless already prepared (so public functions accept either)."""
-    return df if is_prepared(df) else prepare(df)
-
-
-Orders = Literal["all", "rotations"] | Sequence[str] | None
-
-
-def order_mask(order_id: pd.Series, orders: Orders) -> np.ndarray:
-    """Rows whose order is selected: "all" = every rotation/reversal (rot*/rev*), "rotations" = rot*,
-    None = any unforced."""
-    if orders is None:
-        return np.ones(len(order_id), dtype=bool)
-    if isinstance(orders, str):
-        if orders not in ("all", "rotations"):
-            raise ConfigError("orders", f"expected 'all', 'rotations' or a list of order ids, got {orders!r}")
-        pattern = ORDER_RE if orders == "all" else ROTATION_RE
-        cats = order_id.cat.categories if isinstance(order_id.dtype, pd.CategoricalDtype) else None
-        if cats is not None:  # match on the categories once, not on every row
-            good = np.array([bool(pattern.match(c)) for c in cats], dtype=bool)
-            codes = order_id.cat.codes.to_numpy()
-            return np.where(codes >= 0, good[codes], False)
-        return order_id.astype(str).str.match(pattern).to_numpy()
-    return order_id.isin(list(orders)).to_numpy()
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The presentation headline numbers are measured on; a field set to None matches any value.
-
-    Defaults follow the composed config (prompt ``original``, labels ``latin``, protocol ``sl``,
-    reasoning ``direct``). ``orders`` selects unforced orders: "all" = rot*/rev*, or a list of ids.
-    """
-
-    phrasing: str | None = "original"
-    labels: str | None = "latin"
-    protocol: str | None = "sl"
-    reasoning: str | None = "direct"
-    setting: str | None = None
-    orders: Orders = "all"
-
-    def without(self, field: str) -> Baseline:
-        """The same baseline with one presentation field left free (for a sweep over it)."""
-        return replace(self, **{field: None})
-
-
-def select(
-    df: pd.DataFrame,
-    base: Baseline,
-    *,
-    condition: str | None = None,
-    forced: bool = False,
-    items: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Rows of the baseline presentation; ``forced`` picks forced-placement rows instead of orders."""
-    mask = np.ones(len(df), dtype=bool)
-    for field in PRESENTATION:
-        value = getattr(base, field)
-        if value is not None:
-            mask &= (df[field] == value).to_numpy()
-    if condition is not None:
-        mask &= (df["condition"] == condition).to_numpy()
-    forced_rows = df["forced_slot"].notna().to_numpy()
-    mask &= forced_rows if forced else (~forced_rows & order_mask(df["order_id"], base.orders))
-    if items is not None:
-        mask &= df["item_id"].isin(list(items)).to_numpy()
-    return df.loc[mask]

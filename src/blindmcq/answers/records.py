@@ -6,17 +6,16 @@ Predictions are stored as Parquet with exactly these columns (and a JSONL export
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from typing import Any
 
-Condition = Literal["blind", "full"]
-PARSE_STATUSES = ("ok", "unparseable", "other_scheme", "refused", "error", "uncertain", "tie")
+from blindmcq.vocabulary import PARSE_STATUSES, Condition, ParseStatus  # noqa: F401 (re-exported)
 
 
 @dataclass
 class PredictionRecord:
     item_id: str
     model: str
-    condition: str  # blind | full
+    condition: Condition
     phrasing: str
     labels: str  # latin | cyrillic | numerals | dash
     protocol: str  # sl (select-and-letter) | md (matched-and-dashed)
@@ -29,7 +28,7 @@ class PredictionRecord:
     picked_slot: int | None
     picked_option: int | None
     correct: bool
-    parse_status: str
+    parse_status: ParseStatus
     raw_response: str
     input_tokens: int | None
     output_tokens: int | None

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, gate_nulls, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
@@ -50,30 +51,26 @@ from blindmcq.analysis.tables import (
     headline_metrics,
     rounded,
     slot_name,
+    summary_figures,
     table_2,
     write_tables,
 )
 from blindmcq.analysis.verdict import bank_verdict, key_counts_of
-from blindmcq.answers.predictions import Baseline, write_predictions
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import LocalModel, default, validate_group
-from blindmcq.datasets.generic import (
-    HEADERLESS_FORMATS,
-    bank_format,
-    guess_mapping,
-    load_generic,
-    peek,
-)
+from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
 from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
+from blindmcq.vocabulary import CONDITIONS, HEADERLESS_FORMATS
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +241,7 @@ def _probe(
 
     condition = {
         "name": "audit",
-        "conditions": ["blind", "full"],
+        "conditions": list(CONDITIONS),
         "blind_orders": "all",
         "full_orders": ["rot0"],
         "forced": False,
@@ -283,7 +280,7 @@ def cloze_accuracy(backend: Any, items: Sequence[Item], answer_cue: str) -> pd.D
     from blindmcq.stats import wilson
 
     rows = []
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         hits = dict.fromkeys(CLOZE_NORMS, 0)
         for item in tqdm(items, desc=f"cloze {condition}", unit="item"):  # a forward pass per option
             context = backend.cloze_context(item.question if condition == "full" else None, answer_cue)
@@ -506,8 +503,7 @@ def audit_metrics(
     from blindmcq.reporting.tracking import comparable_metrics
 
     metrics = comparable_metrics(headline_metrics(analysis), model) if analysis is not None else {}
-    for row in summary.itertuples():
-        metrics[f"table2/{row.strategy}"] = rounded(float(row.accuracy))
+    metrics |= summary_figures(summary)
     metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
     for slot, share in enumerate(profile["key_slot_shares"]):
         metrics[f"bank/key_share/{slot_name(slot)}"] = rounded(float(share))
@@ -564,7 +560,7 @@ def cloze_markdown(result: AuditResult) -> list[str]:
     ]
     for norm, label in CLOZE_NORMS.items():
         cells = []
-        for condition in ("blind", "full"):
+        for condition in CONDITIONS:
             r = c[(c["norm"] == norm) & (c["condition"] == condition)].iloc[0]
             cells.append(f"{fmt_ci(r['acc'], r['lo'], r['hi'])} ({int(r['k'])}/{int(r['n'])})")
         lines.append(f"| {label} | {cells[0]} | {cells[1]} |")

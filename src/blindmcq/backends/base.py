@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
+from blindmcq.vocabulary import CALL_STATUSES, CallStatus
+
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -33,7 +35,7 @@ class ModelRequest:
 @dataclass
 class ModelResponse:
     text: str
-    status: str = "ok"  # ok | refused | error
+    status: CallStatus = "ok"
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float | None = None
@@ -91,7 +93,6 @@ def _on_grid(value: Any) -> Any:
     return quantise_score(value)
 
 
-STATUSES = ("ok", "refused", "error")
 _OPTIONAL_STR = ("region", "error")
 # No one call reads or writes a billion tokens (the longest context windows hold a few million): a count
 # above it is junk from the server, and one past int64 breaks the predictions file.
@@ -138,8 +139,8 @@ def response_from_dict(data: Any) -> ModelResponse:
     if not isinstance(data.get("text"), str):
         raise ValueError(f"text: expected a string, got {_kind(data.get('text'))}")
     status = data.get("status", "ok")
-    if status not in STATUSES:
-        raise ValueError(f"status: {status!r} is not one of {', '.join(STATUSES)}")
+    if status not in CALL_STATUSES:
+        raise ValueError(f"status: {status!r} is not one of {', '.join(CALL_STATUSES)}")
     for name in ("input_tokens", "output_tokens"):
         value = data.get(name)
         if value is not None and (

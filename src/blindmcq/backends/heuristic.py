@@ -23,7 +23,6 @@ from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.config.schema import HeuristicModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
-STRATEGIES = (*surface.STRATEGIES, "random")
 TIED = tuple(surface.SCORED)  # strategies whose pick can tie; broken by the option texts
 TIE_BREAK = "uniform, seeded by the sorted option texts"  # in the wire: a new rule is a new cache key
 
@@ -38,7 +37,7 @@ class HeuristicBackend:
         return Abilities(generate=True, needs_option_texts=True)
 
     def __init__(self, model_cfg: HeuristicModel | Mapping[str, Any]) -> None:
-        # the schema checks strategy (one of STRATEGIES) and slot (>= 0)
+        # the schema checks strategy (a surface strategy or random) and slot (>= 0)
         self.cfg: HeuristicModel = model_config(model_cfg, HeuristicModel)
         self.strategy = str(self.cfg.strategy)
         self.slot = self.cfg.slot

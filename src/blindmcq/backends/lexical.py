@@ -30,8 +30,6 @@ from blindmcq.backends.heuristic import answer_text, option_fields
 from blindmcq.config.schema import LexicalModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
-TIE_BREAKS = ("random", "first")
-
 
 class LexicalBackend:
     """Picks the option whose best BM25 match over the statute provisions scores highest."""
@@ -42,7 +40,7 @@ class LexicalBackend:
         return Abilities(generate=True, needs_option_texts=True, needs_option_order=True, reads_statutes=True)
 
     def __init__(self, model_cfg: LexicalModel | Mapping[str, Any]) -> None:
-        # the schema checks tie_break (one of TIE_BREAKS) and tie_rtol (>= 0)
+        # the schema checks tie_break (one of vocabulary.TIE_BREAKS) and tie_rtol (>= 0)
         self.cfg: LexicalModel = model_config(model_cfg, LexicalModel)
         self.index_dir = Path(self.cfg.index or paths.STATUTE_INDEX)
         self._index_id: str | None = None
@@ -105,9 +103,9 @@ class LexicalBackend:
     def pick(
         self, options: Sequence[str], order: Sequence[int] | None, item_id: str
     ) -> tuple[int, list[int]]:
-        """(slot picked, tied slots). Ties are broken as ``statutes.lexical._pick`` breaks them, over the
+        """(slot picked, tied slots). Ties are broken as ``statutes.lexical.pick_best`` breaks them, over the
         options in published order, so the option picked does not depend on the slots shown."""
-        from blindmcq.statutes.lexical import _pick
+        from blindmcq.statutes.lexical import pick_best
 
         n = len(options)
         order = list(order) if order else list(range(n))
@@ -117,7 +115,7 @@ class LexicalBackend:
         published = np.empty(n, dtype=np.float64)
         for slot, original in enumerate(order):
             published[original] = scores[slot]
-        chosen, tied = _pick(published, item_id, self.seed, self.tie_rtol, self.tie_break)  # type: ignore[arg-type]
+        chosen, tied = pick_best(published, item_id, self.seed, self.tie_rtol, self.tie_break)  # type: ignore[arg-type]
         return order.index(chosen), sorted(order.index(t) for t in tied)
 
     def complete(self, request: ModelRequest) -> ModelResponse:

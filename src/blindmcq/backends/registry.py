@@ -111,7 +111,6 @@ for _entry in (
     Entry("slow", "blindmcq.backends.fault", "SlowBackend", _slow),
 ):
     register(_entry)
-BACKENDS = tuple(REGISTRY)
 
 
 def entry_for(model_cfg: ModelConfig) -> Entry:

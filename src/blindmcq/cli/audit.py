@@ -10,8 +10,8 @@ from typing import Any
 
 from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit
 from blindmcq.cli._fail import fail
-from blindmcq.datasets.generic import ALL_FORMATS, KEY_FORMATS
 from blindmcq.errors import BlindMCQError, ConfigError, one_line
+from blindmcq.vocabulary import BANK_FORMATS, KEY_FORMATS
 
 
 def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -35,7 +35,6 @@ def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[s
     return cfg
 
 
-HELP = "audit any multiple-choice bank (CSV/TSV, JSONL, Parquet, XLSX, a datasets folder): leaks, probe, gate"
 EPILOG = """\
 examples:
   blindmcq audit international_law_test.csv --no-header --out audit/
@@ -66,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         nargs="+",
         metavar="FILE",
-        help=f"the bank ({', '.join(ALL_FORMATS)}; hf = a save_to_disk folder), or dataset=NAME "
+        help=f"the bank ({', '.join(BANK_FORMATS)}; hf = a save_to_disk folder), or dataset=NAME "
         "(conf/dataset/NAME.yaml) followed by any dataset.KEY=VALUE overrides",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for the outputs")

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         from blindmcq.config.files import load_label_schemes
-        from blindmcq.tasks.presentations import label_symbols_by_scheme
+        from blindmcq.tasks.parsing import label_symbols_by_scheme
 
         symbols = label_symbols_by_scheme(load_label_schemes())  # configuration enters here, once
         if args.out.suffix not in (".parquet", ".jsonl"):
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         predictions = import_predictions(args.harness, args.log, model=args.model, symbols=symbols, bank=bank)
         corpus = args.items or (Path(args.export) / "items.jsonl" if args.export is not None else None)
         if corpus is not None:  # answers to items outside the run's corpus would join its tables
-            from blindmcq.answers.predictions import check_item_ids
+            from blindmcq.analysis.frame import check_item_ids
             from blindmcq.datasets.items import read_items
 
             known = {item.id for item in read_items(corpus)}

@@ -23,6 +23,8 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
+from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
+from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
 
@@ -214,7 +216,7 @@ class Analysis:
 @dataclass(frozen=True)
 class Condition:
     name: str = "default"
-    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind", "full"])
+    conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
     blind_orders: Orders = "all"
     full_orders: Orders = field(default_factory=lambda: ["rot0"])
     forced: bool = False
@@ -258,13 +260,13 @@ class LexamDataset(_Dataset):
 class GenericDataset(_Dataset):
     source: str = "generic"
     bank: str | None = None
-    format: Literal["csv", "tsv", "jsonl", "parquet", "xlsx", "hf"] | None = None
+    format: BankFormat | None = None
     header: bool = True  # false: a CSV/TSV/XLSX whose first row is data (columns "0", "1", ...)
     question: str | None = None  # null: guessed (datasets/generic.guess_mapping), said in one line
     options: str | None = None
     option_columns: list[str] | None = None
     key: str | None = None
-    key_format: Literal["index", "index1", "label", "text"] | None = None
+    key_format: KeyFormat | None = None
     labels: list[str] | str | None = None
     id: str | None = None
     meta_columns: list[str] | None = None
@@ -331,7 +333,7 @@ class RewriteIntervention:
     seed: int = 0
     items: str = "results/corpus/items.jsonl"
     sample: int | None = positive(None)
-    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind"])
+    conditions: list[ConditionName] = field(default_factory=lambda: ["blind"])
     blind_orders: Orders = "all"
     full_orders: Orders = field(default_factory=lambda: ["rot0"])
     models: Literal["model", "panel"] = "model"  # probed before and after: the model, or the panel
@@ -344,7 +346,7 @@ class AnswerPoolIntervention:
     group_by: str = "bank"
     delete_share: float = field(default=0.2, **_rng(ge=0, le=1))
     seed: int = 0
-    conditions: list[Literal["blind", "full"]] = field(default_factory=lambda: ["blind", "full"])
+    conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
     language: Literal["uk", "en"] = "uk"
     scoring: Literal["auto", "score", "generate"] = "auto"
     max_tokens: int = positive(128)
@@ -512,7 +514,7 @@ class LocalModel(_Model):
 @dataclass(frozen=True)
 class HeuristicModel(_Model):
     default_concurrency: ClassVar[int] = 64
-    strategy: Literal["constant", "longest", "shortest", "most_words", "random"] | None = None
+    strategy: Literal[SurfaceStrategy, "random"] | None = None
     slot: int = non_negative(0)
 
     def check(self, key: str) -> None:
@@ -528,7 +530,7 @@ class LexicalModel(_Model):
 
     default_concurrency: ClassVar[int] = 4
     index: str | None = None  # the BM25 index folder; null = results/statutes/index
-    tie_break: Literal["random", "first"] = "random"
+    tie_break: TieBreak = "random"
     tie_rtol: float = non_negative(1e-9)
 
 
@@ -730,8 +732,6 @@ GROUPS: dict[str, type] = {
     "model": Model, "panel": Panel, "probe": Probe, "prompt": Prompt, "protocol": Protocol,
     "reasoning": Reasoning, "statutes": Statutes, "tracking": Tracking, "intervention": Interventions,
 }  # fmt: skip
-# conf/intervention/*.yaml hold either intervention; ``rewriter`` tells them apart.
-INTERVENTION_FILES = {"rewrite": RewriteIntervention, "answerpool": AnswerPoolIntervention}
 
 
 def _raise(exc: _Reject, file: str | None) -> typing.NoReturn:
@@ -773,7 +773,7 @@ def default(schema: type, name: str) -> Any:
     raise KeyError(f"{schema.__name__}.{name} has no default")
 
 
-# ---------------------------------------------------------------- the commands' own configs (issue #31)
+# ---------------------------------------------------------------- the commands' own configs
 
 
 def _positive_number(default: float) -> Any:

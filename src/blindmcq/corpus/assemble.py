@@ -145,7 +145,7 @@ def _vocabularies() -> tuple[Vocabulary, ...]:
 
 
 VOCABULARIES = _vocabularies()
-RIGHT_WORDS, WRONG_WORDS = VOCABULARIES[0].right, VOCABULARIES[0].wrong
+RIGHT_WORDS = VOCABULARIES[0].right
 MARK_VALUES = frozenset().union(*(v.right | v.wrong for v in VOCABULARIES))
 KEY_LETTERS = "абвгдеєжз"
 _MARK_NOISE = re.compile(r"[\s\-\u00ad]+")

@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from blindmcq.datasets.items import FLAGS, STATUSES, Item, invariant_flags
+from blindmcq.datasets.items import FLAGS, Item, invariant_flags
 from blindmcq.errors import InputError
+from blindmcq.vocabulary import ITEM_STATUSES
 
 FIELDS = ("question", "options", "key", "status")
 GAP_FIELDS = (*FIELDS, "absent")
@@ -57,8 +58,8 @@ def load_corrections(path: str | Path) -> dict[str, dict[str, Any]]:
             raise InputError("options must be a list of strings", file=str(path), item=item_id)
         if "key" in entry and entry["key"] is not None and not isinstance(entry["key"], int):
             raise InputError("key must be a 0-based integer or null", file=str(path), item=item_id)
-        if "status" in entry and entry["status"] not in STATUSES:
-            raise InputError(f"status must be one of {list(STATUSES)}", file=str(path), item=item_id)
+        if "status" in entry and entry["status"] not in ITEM_STATUSES:
+            raise InputError(f"status must be one of {list(ITEM_STATUSES)}", file=str(path), item=item_id)
     return {str(k): v for k, v in data.items()}
 
 

@@ -44,8 +44,9 @@ from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
 from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle
 from blindmcq.corpus.verify import compare
-from blindmcq.datasets.items import STATUSES, Item, write_items
+from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
+from blindmcq.vocabulary import ITEM_STATUSES
 
 PathFn = Callable[[Page, int], list[Row]]
 METHODS: dict[str, PathFn] = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}
@@ -375,7 +376,7 @@ def extract_items(
     else:
         applied = {"file": None, "applied": [], "other_banks": 0}
     winners = Counter(str(i.meta["settled"]["path"]) for i in settled)
-    report["counts"]["status"] = {s: sum(i.status == s for i in settled) for s in STATUSES}
+    report["counts"]["status"] = {s: sum(i.status == s for i in settled) for s in ITEM_STATUSES}
     report = {
         "source": source,
         "files": report_files,

@@ -45,17 +45,15 @@ from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.jsonl import jsonl_records
 from blindmcq.labels import combined
+from blindmcq.vocabulary import BANK_FORMATS, HEADERLESS_FORMATS, KEY_FORMATS, BankFormat
 
 log = logging.getLogger(__name__)
 
-KEY_FORMATS = ("index", "index1", "label", "text")
-FORMATS = {
+FORMATS: dict[str, BankFormat] = {
     ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
     ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx",
 }  # fmt: skip
-HF_FORMAT = "hf"  # a folder Hugging Face ``datasets`` wrote with save_to_disk (Arrow IPC stream files)
-ALL_FORMATS = (*dict.fromkeys(FORMATS.values()), HF_FORMAT)
-HEADERLESS_FORMATS = ("csv", "tsv", "xlsx")  # the formats whose first row may be data
+HF_FORMAT: BankFormat = "hf"  # a folder Hugging Face ``datasets`` wrote with save_to_disk (Arrow IPC)
 LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 UKRAINIAN = "АБВГДЕЄЖЗИІЇЙКЛМНОПРСТУФХЦЧШЩЬЮЯ"  # the order Ukrainian tests letter their options in
 
@@ -78,8 +76,8 @@ _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
 def bank_format(path: Path, declared: str | None = None) -> str:
     """The format a bank is read in: ``declared`` (checked), else a save_to_disk folder, else the suffix."""
     if declared:
-        if declared not in ALL_FORMATS:
-            raise ConfigError("dataset.format", f"expected one of {list(ALL_FORMATS)}, got {declared!r}")
+        if declared not in BANK_FORMATS:
+            raise ConfigError("dataset.format", f"expected one of {list(BANK_FORMATS)}, got {declared!r}")
         return declared
     if path.is_dir():
         if (path / "state.json").is_file():
@@ -100,7 +98,7 @@ def bank_format(path: Path, declared: str | None = None) -> str:
     if fmt is None:
         raise ConfigError(
             "dataset.format",
-            f"cannot tell the format of {path.name}; set one of {list(ALL_FORMATS)} "
+            f"cannot tell the format of {path.name}; set one of {list(BANK_FORMATS)} "
             f"(suffixes {sorted(FORMATS)}, or a save_to_disk folder)",
         )
     return fmt

@@ -9,14 +9,13 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from blindmcq.atomic import atomic_path
 from blindmcq.errors import InputError
+from blindmcq.vocabulary import ITEM_STATUSES, ItemStatus
 
-Status = Literal["ok", "excluded", "malformed", "disputed"]
 FLAGS = ("excluded", "invariant", "blank_option", "duplicate_options", "recovered_merge")
-STATUSES = ("ok", "excluded", "malformed", "disputed")  # disputed: extraction paths disagree
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class Item:
     question: str
     options: tuple[str, ...]
     key: int | None
-    status: Status = "ok"
+    status: ItemStatus = "ok"
     flags: tuple[str, ...] = ()
     file: str | None = None
     page: int | None = None
@@ -110,7 +109,7 @@ def invariant_flags(options: Iterable[str], keys: Iterable[int], n_expected: int
 
 def validate_item(item: Item, *, file: str | None = None, line: int | None = None) -> None:
     """Raise InputError naming the item when the record itself is inconsistent."""
-    if item.status not in STATUSES:
+    if item.status not in ITEM_STATUSES:
         raise InputError(f"unknown status {item.status!r}", file=file, line=line, item=item.id)
     if item.key is not None and not 0 <= item.key < len(item.options):
         raise InputError(

@@ -1,4 +1,4 @@
-"""The blind probe inside the harnesses researchers already run (issue 33).
+"""The blind probe inside the harnesses researchers already run.
 
 ``blindmcq export lm-eval|inspect BANK --out DIR`` writes the probe's presentations (blind over the 2N
 orders, full, forced placement; the phrasing, labels and orders a config names, rendered by

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import gate, write_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables, write_tables
-from blindmcq.answers.predictions import Baseline, write_predictions
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.audit import (
     REPORT_TABLES,

@@ -24,7 +24,8 @@ from blindmcq.config.schema import Protocol as ProtocolGroup
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
-from blindmcq.tasks.presentations import Presentation, interpret
+from blindmcq.tasks.parsing import interpret
+from blindmcq.tasks.presentations import Presentation
 from blindmcq.tasks.probe import PresentationSetup, build_jobs, make_record
 
 HARNESSES = ("lm-eval", "inspect")

@@ -17,7 +17,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.harnesses.documents import presentation_of
-from blindmcq.tasks.presentations import interpret
+from blindmcq.tasks.parsing import interpret
 
 
 def picked_slot(doc: Mapping[str, Any], text: str, symbols: Mapping[str, Sequence[str]]) -> int | None:

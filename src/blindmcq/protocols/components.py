@@ -21,9 +21,7 @@ from typing import Any
 from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 
-FEWSHOT = ("none", "all_a", "a70", "uniform")
 ORDERS = (None, "all", "published")
-EXTRACTIONS = ("letter", "match")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ import numpy as np
 from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.embeddings import Embedder, Role, load_embedder
+from blindmcq.vocabulary import ParseStatus
 
 Method = Literal["exact", "contained", "embedding", "none"]
 Extraction = Literal["regex", "last_sentence", "empty"]
@@ -106,7 +107,7 @@ class MDConfig:
 @dataclass(frozen=True)
 class MatchResult:
     slot: int | None  # display slot of the matched option; None unless status == "ok"
-    status: str  # ok | uncertain | tie | unparseable
+    status: ParseStatus  # ok, uncertain, tie or unparseable
     similarity: float | None  # best cosine similarity (None when matched without embeddings)
     method: Method
     extracted: str  # the final answer text that was matched

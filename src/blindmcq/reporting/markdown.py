@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.analysis.tables import summary_figures
 from blindmcq.atomic import replace_tree, write_text
 from blindmcq.config.schema import Config, validate
 from blindmcq.errors import InputError
@@ -118,8 +119,7 @@ def build_report(
     facts = _read_json(baselines_dir / "facts.json")
     metrics = {k: float(v) for k, v in _read_json(analysis_dir / "metrics.json").items()}
     summary = pd.read_csv(baselines_dir / "summary.csv")
-    for row in summary.itertuples():
-        metrics[f"table2/{row.strategy}"] = round(float(row.accuracy), 3)
+    metrics |= summary_figures(summary)
     metrics["bank/key_minus_distractor_chars"] = round(float(facts["key_minus_distractor_chars"]), 3)
     metrics |= corpus_metrics(verification)
     for name in ("rewrite", "answerpool"):

@@ -20,12 +20,12 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.analysis.figures import write_figures
 from blindmcq.analysis.findings import findings
+from blindmcq.analysis.frame import check_item_ids, read_analysis_frame
 from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.leaks import leak_metrics, lexical_beyond_length
 from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.analysis.verdict import bank_verdict, key_counts_of
-from blindmcq.answers.predictions import check_item_ids, read_analysis_frame
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items

@@ -13,10 +13,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from blindmcq.answers.predictions import split_call_log, write_predictions
+from blindmcq.analysis.interventions import pool_comparison, pool_table
+from blindmcq.answers.calllog import split_call_log
+from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_csv, write_text
 from blindmcq.config.files import intervention_cfg, load_label_schemes
-from blindmcq.interventions.compare import pool_comparison, pool_table
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool

@@ -20,7 +20,8 @@ import pandas as pd
 
 from blindmcq import paths
 from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
-from blindmcq.answers.predictions import call_log_path, write_predictions, write_predictions_jsonl
+from blindmcq.answers.calllog import call_log_path
+from blindmcq.answers.predictions import write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.datasets.items import read_items

@@ -18,12 +18,12 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.analysis.interventions import fluency_change, fluency_note, rewrite_comparison, rewrite_table
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
 from blindmcq.datasets.items import write_items
-from blindmcq.interventions.compare import fluency_change, fluency_note, rewrite_comparison, rewrite_table
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff

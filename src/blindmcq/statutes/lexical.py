@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +27,8 @@ from blindmcq.stats import wilson
 from blindmcq.statutes.bm25 import BM25Index
 from blindmcq.statutes.index import load_statute_index
 from blindmcq.statutes.text import Analyzer
+from blindmcq.vocabulary import TieBreak
 
-TieBreak = Literal["random", "first"]
 _SEGMENT_RE = re.compile(r"(?<=[.;:!?])\s+|\n+")
 
 
@@ -39,9 +39,10 @@ def _snippet(text: str, query_terms: set[str], analyzer: Analyzer, max_chars: in
     return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"
 
 
-def _pick(
+def pick_best(
     scores: np.ndarray, item_id: str, seed: int, tie_rtol: float, tie_break: TieBreak
 ) -> tuple[int, list[int]]:
+    """(the option picked, the options tied at the best score); ties broken by ``tie_break``."""
     best = scores.max()
     tied = [i for i, s in enumerate(scores) if np.isclose(s, best, rtol=tie_rtol, atol=0.0)]
     if len(tied) == 1 or tie_break == "first":
@@ -77,7 +78,7 @@ def lexical_search(
         if not item.options:  # a malformed item kept as published: nothing to pick
             rows.append({"item_id": item.id, "n_options": 0, "key": item.key, "usable": item.usable})
             continue
-        picked, tied = _pick(scores, item.id, seed, tie_rtol, tie_break)
+        picked, tied = pick_best(scores, item.id, seed, tie_rtol, tie_break)
         refs = [
             f"{prov.at[d, 'act']} {prov.at[d, 'ref']}" if m else None
             for d, m in zip(docs, has_match, strict=True)

@@ -39,14 +39,14 @@ import pandas as pd
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
 from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.schema import AnswerPoolIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.stats import accuracy, chance_test
 from blindmcq.tasks.probe import effective_max_tokens
+from blindmcq.vocabulary import CONDITIONS
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
-CONDITIONS = ("blind", "full")
 SCORINGS = ("auto", "generate", "score")
 ENTRY_LABELS = ("auto", "numbers", "letters")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -104,17 +104,21 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 
+_SCHEMA = AnswerPoolIntervention()
+
+
 @dataclass(frozen=True)
 class PoolConfig:
-    group_size: int = 5
-    group_by: str = "bank"  # "bank" or a key of item.meta (e.g. "act")
-    delete_share: float = 0.2
-    seed: int = 0
-    conditions: tuple[str, ...] = CONDITIONS
-    language: str = "uk"
-    scoring: str = "auto"  # auto = score for local/heuristic backends, generate otherwise
-    max_tokens: int = 128
-    entry_labels: str = "auto"  # auto = letters when scoring and the pool has <= 26 entries, else numbers
+    # the defaults are the schema's (``AnswerPoolIntervention``), never restated here
+    group_size: int = _SCHEMA.group_size
+    group_by: str = _SCHEMA.group_by  # "bank" or a key of item.meta (e.g. "act")
+    delete_share: float = _SCHEMA.delete_share
+    seed: int = _SCHEMA.seed
+    conditions: tuple[str, ...] = tuple(_SCHEMA.conditions)
+    language: str = _SCHEMA.language
+    scoring: str = _SCHEMA.scoring  # auto = score for local/heuristic backends, generate otherwise
+    max_tokens: int = _SCHEMA.max_tokens
+    entry_labels: str = _SCHEMA.entry_labels  # auto = letters when scoring and the pool has <= 26 entries
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
@@ -493,42 +497,3 @@ def _row(
         "model": result.request.model, "backend": result.backend, "raw_response": result.response.text,
         "request_hash": result.key, "cached": bool(result.cached),
     }  # fmt: skip
-
-
-# ------------------------------------------------------------------- scoring
-
-
-def _share(mask: pd.Series, within: pd.Series) -> tuple[int, int]:
-    return int((mask & within).sum()), int(within.sum())
-
-
-def score_pool(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per condition: pooled accuracy, accuracy on answerable questions, abstention on unanswerable
-    (its correct response), false abstention on answerable, unparseable rate, order-free set hits,
-    whole-group success, each with its exact chance (the test uses the mean per-question chance:
-    a binomial at the mean chance is conservative for the Poisson-binomial of unequal pools)."""
-    rows = []
-    for condition, part in frame.groupby("condition", sort=True):
-        every = pd.Series(True, index=part.index)
-        answerable, unanswerable = part["answerable"], ~part["answerable"]
-        k, n = _share(part["correct"], every)
-        acc = accuracy(k, n)
-        groups = part.groupby("group_id").agg(ok=("correct", "all"), chance=("group_chance", "first"))
-        row: dict[str, Any] = {"condition": condition, "questions": n, "groups": len(groups)}
-        row |= {"pooled_acc": acc.value, "pooled_lo": acc.lo, "pooled_hi": acc.hi}
-        row |= {"chance": float(part["chance"].mean())}
-        row |= {"p_above": chance_test(k, n, row["chance"], "greater")}
-        row |= {"p_below": chance_test(k, n, row["chance"], "less")}
-        for name, (hits, within) in {
-            "answerable_acc": _share(part["correct"], answerable),
-            "abstention": _share(part["abstained"], unanswerable),
-            "false_abstention": _share(part["abstained"], answerable),
-            "unparseable": _share(part["parse_status"] != "ok", every),
-            "set_hit": _share(part["set_hit"], every),
-        }.items():
-            p = accuracy(hits, within)
-            row |= {f"{name}_n": within, name: p.value, f"{name}_lo": p.lo, f"{name}_hi": p.hi}
-        row |= {"set_chance": float(part["set_chance"].mean())}
-        row |= {"group_acc": float(groups["ok"].mean()), "group_chance": float(groups["chance"].mean())}
-        rows.append(row)
-    return pd.DataFrame(rows)

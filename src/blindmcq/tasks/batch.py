@@ -14,8 +14,8 @@ under the online keys, so the next ``dvc repro`` (or ``blindmcq`` probe) answers
 Batch settings come from the model config's ``batch:`` section, the config's top-level ``batch:``, and
 the flags, in that order of precedence (flags win). Credentials: boto3's chain only, never recorded.
 
-(Moved from ``engine/`` in issue #31: it runs the probe task, and the engine imports no task. The
-command line, with the Hydra compose, is ``blindmcq.cli.batch``; this module is its core.)
+It lives in ``tasks/``: it runs the probe task, and the engine imports no task. The command line, with
+the Hydra compose, is ``blindmcq.cli.batch``; this module is its core.
 """
 
 from __future__ import annotations

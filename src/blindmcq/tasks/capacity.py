@@ -19,9 +19,7 @@ concurrency x 60 / latency_s), regions and concurrency from the model config, rp
 the plan's wall time is the slowest model's; the sum is what one model at a time would take.
 Calls repeated across runs (a sweep's baseline setting) are counted in each run: the cache would
 answer them once, so the totals are an upper bound.
-
-(Moved whole from ``engine/`` in issue #31: it renders the probe task's prompts, and the engine imports
-no task.)
+It lives in ``tasks/``: it renders the probe task's prompts, and the engine imports no task.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, typed
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
+from blindmcq.vocabulary import CONDITIONS
 
 ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
@@ -54,7 +53,6 @@ SAMPLE_SOURCES = (
 # points to https://aws.amazon.com/bedrock/pricing/, not in the search corpus, for per-model prices).
 BATCH_PRICE_FACTOR = 0.5
 BATCH_MAX_RECORDS = 50_000  # records per batch job (blindmcq.engine.batch.BatchSettings.max_records)
-ROUTES = ("on-demand", "batch", "server")
 PLAN_GROUPS = ("prompt", "labels", "reasoning", "model", "dataset")  # the config groups a plan reads
 PAPER_DATASET = "customs-default"  # whose words the prompts name the paper's banks with (its description)
 
@@ -131,7 +129,7 @@ def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence
     key = f"runs[{index}]"
     run = typed(PlanRun, cfg, key=key)
     conditions = _names(run.conditions, f"{key}.conditions", ["blind"])
-    bad = set(conditions) - {"blind", "full"}
+    bad = set(conditions) - set(CONDITIONS)
     if bad:
         raise ConfigError(f"{key}.conditions", f"unknown conditions {sorted(bad)}")
     orders = {"blind": "all", "full": "published"} if run.orders is None else run.orders
@@ -438,13 +436,13 @@ def paper_config() -> dict[str, Any]:
             {"name": "forced placement, 400 items (Table 8)", "items": 400, "models": SWEEP_MODELS,
              "conditions": ["blind"], "orders": {"blind": 0}, "forced": True},
             {"name": "phrasings x labels, 400 items (Tables 6-7)", "items": 400, "models": SWEEP_MODELS,
-             "conditions": ["blind", "full"], "orders": "published",
+             "conditions": list(CONDITIONS), "orders": "published",
              "phrasings": ["original", "minimal", "no_domain", "english", "guessing", "no_exam", "expert"],
              "labels": ["latin", "cyrillic", "numerals"]},
             {"name": "step-by-step, 400 items (Table 9)", "items": 400, "models": ["sonnet-4.6", "nova-pro"],
-             "conditions": ["blind", "full"], "orders": "published", "reasoning": ["step_by_step"]},
+             "conditions": list(CONDITIONS), "orders": "published", "reasoning": ["step_by_step"]},
             {"name": "extended thinking, 400 items (Table 9)", "items": 400,
-             "models": ["sonnet-4.6", "deepseek-r1"], "conditions": ["blind", "full"], "orders": "published",
+             "models": ["sonnet-4.6", "deepseek-r1"], "conditions": list(CONDITIONS), "orders": "published",
              "reasoning": ["thinking"]},
         ],
     }  # fmt: skip

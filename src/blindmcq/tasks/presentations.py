@@ -1,37 +1,19 @@
-"""Turn items into presentations, and read an answer back: orders, forced placement, label schemes and
-prompt rendering (SPEC, "Presentations"); then the slot a response picks among the labels it was shown
-(``interpret``, SPEC, parse statuses). Plain functions over the typed groups of ``config/schema.py``
-(``Prompt``, ``Labels``, ``Reasoning``, ``Protocol``; a plain mapping is checked into its dataclass once, at
-the entry); nothing here is random, so the same config yields byte-identical prompts.
-
-An answer is read per label scheme, strict first, then lenient (the inverse of the rendering, kept
-beside it as inspect_ai keeps ``parse_answers`` beside its multiple-choice template). Rules, in order:
-1. Markdown, ``<think>`` blocks and LaTeX ``\\boxed{}`` are stripped; empty text is ``unparseable``.
-2. The last answer line ("Відповідь: Б", "Answer: B", "The answer is B", "Правильна відповідь — В") is
-   read first; when it names no label at all, the whole text is read instead.
-3. Within that text the strongest tier that finds any label decides: the text is exactly a label (any
-   case) > it starts with one ("Б) ...", "B. ...") > marked labels ("(B)", "B)", "варіант Б", "option B")
-   > standalone capital labels (only on a single line). One distinct label: ``ok``; a label beyond the
-   item's N options, or two different labels: ``unparseable``.
-4. Nothing in the asked scheme, but exactly one label of another scheme: ``other_scheme``, the label kept
-   and never mapped. Schemes are told apart by code point, never by shape: Latin "B" (U+0042) answering
-   Cyrillic labels is ``other_scheme`` although it looks like Cyrillic "В" (U+0412), and vice versa.
-5. No single label and a refusal phrase (Ukrainian, English, Russian): ``refused``; else ``unparseable``.
-A hedged guess that names one label ("Не можу знати напевно, але Б") counts as an answer.
+"""Turn items into presentations: orders, forced placement, label schemes and prompt rendering (SPEC,
+"Presentations"), and the backend request for each. Plain functions over the typed groups of
+``config/schema.py`` (``Prompt``, ``Labels``, ``Reasoning``, ``Protocol``; a plain mapping is checked into its
+dataclass once, at the entry); nothing here is random, so the same config yields byte-identical prompts.
+Reading an answer back, the inverse of this rendering, is ``tasks/parsing.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import ModelRequest
 from blindmcq.config.schema import Labels, Prompt, Protocol, Reasoning, validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
@@ -41,9 +23,8 @@ from blindmcq.labels import (  # noqa: F401 (re-exported)
     label_list,
     label_strings,
 )
-from blindmcq.labels import label_symbols_by_scheme as _symbols_by_scheme
+from blindmcq.vocabulary import CONDITIONS, Condition
 
-CONDITIONS = ("blind", "full")
 PROTOCOLS = ("sl", "md")
 # Placeholders a phrasing template may use; {question} only in `full`.
 TEMPLATE_FIELDS = frozenset({"options", "question", "answer_instruction"})
@@ -62,7 +43,7 @@ class Presentation:
     """One prompt as shown to a model, with everything needed to score the answer."""
 
     item_id: str
-    condition: str  # blind | full
+    condition: Condition
     phrasing: str
     labels: str  # label scheme name
     protocol: str  # sl | md
@@ -229,14 +210,6 @@ def _answer_instruction(
             ) from None
     return f"{prefix} {text}" if prefix else str(text)
 
-
-def label_symbols_by_scheme(
-    schemes: Mapping[str, Labels | Mapping[str, Any]], n: int = 0
-) -> dict[str, list[str]]:
-    """``labels.label_symbols_by_scheme`` (the ``symbols`` argument of parsing) of every label scheme by
-    name, as ``config.files.load_label_schemes`` reads them: each is checked into ``Labels`` here."""
-    typed = {name: validate_group("labels", s, key=f"labels.{name}") for name, s in schemes.items()}
-    return _symbols_by_scheme(typed, n)
 
 
 def _option_line(line: str, label: str, text: str) -> str:
@@ -438,196 +411,3 @@ def to_request(
         reasoning=p.reasoning,
         extra=extra,
     )
-
-
-# ---------------------------------------------------------------- reading an answer back
-
-MdMatcher = Callable[[str, Sequence[str]], tuple[int | None, str]]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    slot: int | None  # picked slot, None unless status is ok
-    status: str  # ok | unparseable | other_scheme | refused | error | tie | uncertain
-    label: str | None  # the label as answered (also for other_scheme and out-of-range labels)
-
-
-REFUSALS = (
-    # Ukrainian
-    "не можу",
-    "неможливо визначити",
-    "неможливо відповісти",
-    "неможливо дати",
-    "не маю змоги",
-    "не в змозі",
-    "без тексту запитання",
-    "без самого запитання",
-    "без запитання",
-    "без питання",
-    "відмовляюся",
-    # English
-    "i cannot",
-    "i can't",
-    "i can not",
-    "i'm unable",
-    "i am unable",
-    "i'm not able",
-    "i am not able",
-    "unable to determine",
-    "cannot determine",
-    "can't determine",
-    "not possible to determine",
-    "without the question",
-    "i won't",
-    "i will not",
-    # Russian (models sometimes switch)
-    "не могу",
-    "невозможно",
-)
-
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
-_MARKDOWN = re.compile(r"\*+|_{2,}|`+|^\s*[#>]+\s*", re.M)
-_BOXED = re.compile(r"\$?\\boxed\{([^{}]*)\}\$?")
-_ANSWER_LINE = re.compile(
-    r"(?i)\b(?:final\s+answer|answer|відповідь|ответ)\b(?:\s+(?:is|є))?\s*[:：—–-]?\s*(?P<rest>\S.*)$"
-)
-_WRAP = " \t\r\n.,;:!?()[]{}«»\"'“”„‘’"
-# a run of whitespace becomes one character (a newline if it holds one): the label patterns' adjacent
-# ``\s*`` would otherwise backtrack quadratically over a long run of spaces
-_RUNS = re.compile(r"\s+")
-_ORDER = ("latin", "cyrillic", "numerals")  # fixed order for the other-scheme search, then the rest
-
-
-def _clean(text: str) -> str:
-    """The answer without hidden reasoning, ``\\boxed{}`` and markdown, each whitespace run one character
-    (so every pattern below runs in time linear in the answer's length)."""
-    text = _THINK.sub("", text)
-    text = _BOXED.sub(r"\1", text)
-    text = _RUNS.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
-    return _MARKDOWN.sub("", text).strip()
-
-
-def _answer_segment(text: str) -> str | None:
-    for line in reversed(text.splitlines()):
-        match = _ANSWER_LINE.search(line)
-        if match:
-            return match.group("rest").strip()
-    return None
-
-
-@lru_cache(maxsize=512)
-def _tiers(label: str) -> tuple[re.Pattern[str], ...]:
-    lab = re.escape(label)
-    # Singular forms only: "варіантів А, Б, В чи Г" lists the labels, it does not pick one.
-    keyword = (
-        r"(?i:варіант(?:а|у|ом|і)?|відповід(?:ь|і|ю)|літер(?:а|у|ою)|цифр(?:а|у|ою)"
-        r"|option|answer|choice|letter|number)(?!\w)"
-    )
-    return (
-        re.compile(rf"^{lab}(?=\s*[).:,;\]»\"]|\s+[-—–]|\s*$)"),
-        # "(b)", "b)" in any case; after a keyword only the capital ("відповідь в статті" is no label)
-        re.compile(
-            rf"(?i:\({lab}\)|\[{lab}\]|(?<!\w){lab}\))|{keyword}\s*(?:is\s+)?[:—–-]?\s*[«\"'“]?{lab}(?!\w)"
-        ),
-        re.compile(rf"(?<!\w){lab}(?!\w)"),
-    )
-
-
-def _find(segment: str, symbols: Sequence[str], n: int, single_line: bool) -> list[str]:
-    """Distinct labels of the strongest tier that finds any (see module docstring, rule 3)."""
-    bare = segment.strip(_WRAP)
-    for symbol in symbols:  # tier 0: the text is exactly a label, any case, even beyond N
-        if bare.casefold() == symbol.casefold():
-            return [symbol]
-    per_tier = [_tiers(s) for s in symbols[:n]]
-    for tier in range(3 if single_line else 2):
-        found = [s for s, pats in zip(symbols[:n], per_tier, strict=True) if pats[tier].search(segment)]
-        if found:
-            return found
-    return []
-
-
-def _decide(label: str, symbols: Sequence[str], n: int) -> Parsed:
-    slot = list(symbols).index(label)
-    if slot >= n:  # a label of this scheme the item does not have
-        return Parsed(None, "unparseable", label)
-    return Parsed(slot, "ok", label)
-
-
-def parse_answer(text: str, scheme: str, n: int, *, symbols: Mapping[str, Sequence[str]]) -> Parsed:
-    """Parse a free-text answer to an item of ``n`` options labelled with ``scheme``.
-
-    ``symbols`` maps every scheme name to its symbols (``label_symbols_by_scheme``); the other schemes
-    are what ``other_scheme`` is detected against.
-    """
-    if scheme not in symbols:
-        raise ConfigError(
-            "labels", f"no symbols for scheme {scheme!r} (have {sorted(symbols)}; the dash is read by md)"
-        )
-    target = [str(s) for s in symbols[scheme]]
-    if len(set(target)) < max(2, len(target)):
-        raise ConfigError(f"labels.{scheme}", "symbols repeat: a uniform scheme is read by the md matcher")
-    others = sorted(
-        (k for k in symbols if k != scheme and len(set(symbols[k])) == len(symbols[k]) > 1),
-        key=lambda k: (_ORDER.index(k) if k in _ORDER else len(_ORDER), k),
-    )
-    clean = _clean(text or "")
-    if not clean:
-        return Parsed(None, "unparseable", None)
-    segments: list[tuple[str, bool]] = []
-    answer = _answer_segment(clean)
-    if answer:
-        segments.append((answer, True))
-    segments.append((clean, "\n" not in clean))
-    for segment, single_line in segments:
-        found = _find(segment, target, n, single_line)
-        if found:  # two labels on the answer line do not fall back to the whole text
-            if len(found) == 1:
-                return _decide(found[0], target, n)
-            break
-        for other in others:
-            found_other = _find(segment, [str(s) for s in symbols[other]], n, single_line)
-            if len(found_other) == 1:
-                return Parsed(None, "other_scheme", found_other[0])
-    lowered = clean.casefold().replace("’", "'")
-    if any(phrase in lowered for phrase in REFUSALS):
-        return Parsed(None, "refused", None)
-    return Parsed(None, "unparseable", None)
-
-
-def interpret(
-    p: Presentation,
-    response: ModelResponse,
-    *,
-    symbols: Mapping[str, Sequence[str]],
-    md_matcher: MdMatcher | None = None,
-) -> Parsed:
-    """The answer a response gives to a presentation.
-
-    Backend ``error``/``refused`` pass through. Matched-and-Dashed calls ``md_matcher(text, option_texts)``.
-    Scored calls (``choice_logprobs``) take the argmax; an exact tie is ``tie`` (no slot), so that a
-    degenerate distribution never adds a first-slot bias; NaN scores are ``error``.
-    Otherwise the text is parsed against the presentation's label scheme; ``symbols`` are every scheme's
-    symbols (``presentations.label_symbols_by_scheme``), what an answer in another scheme is told by.
-    """
-    if response.status in ("error", "refused"):
-        return Parsed(None, response.status, None)
-    if p.protocol == "md":
-        if md_matcher is None:
-            raise ConfigError("md_matcher", "protocol 'md' needs a matcher (blindmcq.protocols)")
-        slot, status = md_matcher(response.text, p.option_texts)
-        return Parsed(slot, status, None)
-    scores = response.choice_logprobs
-    if scores is not None:
-        if len(scores) != p.n_options:
-            raise ValueError(f"{len(scores)} label scores for {p.n_options} options (item {p.item_id})")
-        if any(math.isnan(s) for s in scores):
-            return Parsed(None, "error", None)
-        best = max(scores)
-        winners = [i for i, s in enumerate(scores) if s == best]
-        if len(winners) > 1:
-            return Parsed(None, "tie", None)
-        return Parsed(winners[0], "ok", p.label_strings[winners[0]])
-    table = dict(symbols)
-    table.setdefault(p.labels, list(p.label_strings))
-    return parse_answer(response.text, p.labels, p.n_options, symbols=table)

@@ -36,14 +36,9 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.params import section
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.tasks.presentations import (
-    Presentation,
-    build_presentations,
-    for_bank,
-    interpret,
-    label_symbols_by_scheme,
-    to_request,
-)
+from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
+from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
+from blindmcq.vocabulary import ParseStatus
 
 log = logging.getLogger(__name__)
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
@@ -126,7 +121,7 @@ class PresentationLike(Protocol):
 
 class ParsedLike(Protocol):
     slot: int | None
-    status: str
+    status: ParseStatus
 
 
 Interpret = Callable[[Any, ModelResponse], ParsedLike]

@@ -41,6 +41,7 @@ import pandas as pd
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.schema import RewriteIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
@@ -82,16 +83,20 @@ def prompt_sha256(template: str) -> str:
     return hashlib.sha256(template.encode("utf-8")).hexdigest()
 
 
+_SCHEMA = RewriteIntervention()
+
+
 @dataclass(frozen=True)
 class RewriteConfig:
-    rewriter: str = "length_match"
-    language: str = "uk"
+    # the defaults are the schema's (``RewriteIntervention``), never restated here
+    rewriter: str = _SCHEMA.rewriter
+    language: str = _SCHEMA.language
     model: Mapping[str, Any] | None = None  # the rewriting model's config (the stage resolves a name)
-    max_tokens: int = 96
-    tolerance: float = 0.15
-    pad_source: str = "bank"
-    statutes: str | None = None  # provisions file for pad_source statutes
-    seed: int = 0
+    max_tokens: int = _SCHEMA.max_tokens
+    tolerance: float = _SCHEMA.tolerance
+    pad_source: str = _SCHEMA.pad_source
+    statutes: str | None = _SCHEMA.statutes  # provisions file for pad_source statutes
+    seed: int = _SCHEMA.seed
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:

@@ -4,8 +4,7 @@ panel's model configs and manifest, the interventions' item sample.
 The edge between the composed config (``params.yaml``, a mapping) and the core: each function reads what
 it needs from ``params`` once and hands the core typed values (``tasks.probe.PresentationSetup``,
 ``EngineSettings``). Nothing here reads ``conf/``: the entry point hands in what the composed ``params``
-do not hold (the label schemes, the panel members' model configs). Issue #31 dissolved
-``tasks/from_params.py`` and ``tasks/panel.py`` into this module and ``tasks/probe.py``.
+do not hold (the label schemes, the panel members' model configs).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from blindmcq.answers.predictions import Baseline
+from blindmcq.analysis.frame import Baseline
 from blindmcq.secrets import scrub_text
 
 

@@ -1,4 +1,5 @@
-"""Per-N gate thresholds, items the gate cannot reject, and the failed-call policy (issue 17)."""
+"""Per-N gate thresholds, items the gate cannot reject, the failed-call policy and the per-N habit on
+banks of mixed option counts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Before/after tables for the repairs, from predictions frames; plain pandas, Markdown via ``Table``.
+"""Before/after tables for the repairs (``tasks/rewrite.py``, ``tasks/answerpool.py``), from their predictions
+frames; plain pandas, Markdown via ``Table``.
 
 Rewriting: blind (or any condition's) accuracy before and after. The unit is the item: a model answers
 an item the same way in most of its orders (lexical search in all of them), so its calls are not
@@ -19,8 +20,15 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
-from blindmcq.stats import clustered_chance_test, clustered_proportion, holm, item_sign_test
-from blindmcq.tasks.answerpool import score_pool
+from blindmcq.stats import (
+    accuracy,
+    chance_test,
+    clustered_chance_test,
+    clustered_proportion,
+    holm,
+    item_sign_test,
+)
+from blindmcq.vocabulary import CONDITIONS
 
 ALPHA = 0.05
 
@@ -54,7 +62,7 @@ def _paired(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, Any]:
 
 
 def rewrite_comparison(
-    before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = ("blind", "full")
+    before: pd.DataFrame, after: pd.DataFrame, conditions: Sequence[str] = CONDITIONS
 ) -> pd.DataFrame:
     """Rows (model, condition, version before|after) with accuracy, item-level interval and chance tests,
     and on the after row the item sign test; models in the order they first appear in ``before``."""
@@ -203,3 +211,42 @@ def pool_table(comparison: pd.DataFrame) -> Table:
         "chance by construction; set hit = the pick answers some question of the group."
     )
     return Table("answerpool", "AnswerPool: pooled against ordinary accuracy", comparison, shown, note)
+
+
+# ------------------------------------------------------------------- AnswerPool's scores
+
+
+def _share(mask: pd.Series, within: pd.Series) -> tuple[int, int]:
+    return int((mask & within).sum()), int(within.sum())
+
+
+def score_pool(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per condition: pooled accuracy, accuracy on answerable questions, abstention on unanswerable
+    (its correct response), false abstention on answerable, unparseable rate, order-free set hits,
+    whole-group success, each with its exact chance (the test uses the mean per-question chance:
+    a binomial at the mean chance is conservative for the Poisson-binomial of unequal pools)."""
+    rows = []
+    for condition, part in frame.groupby("condition", sort=True):
+        every = pd.Series(True, index=part.index)
+        answerable, unanswerable = part["answerable"], ~part["answerable"]
+        k, n = _share(part["correct"], every)
+        acc = accuracy(k, n)
+        groups = part.groupby("group_id").agg(ok=("correct", "all"), chance=("group_chance", "first"))
+        row: dict[str, Any] = {"condition": condition, "questions": n, "groups": len(groups)}
+        row |= {"pooled_acc": acc.value, "pooled_lo": acc.lo, "pooled_hi": acc.hi}
+        row |= {"chance": float(part["chance"].mean())}
+        row |= {"p_above": chance_test(k, n, row["chance"], "greater")}
+        row |= {"p_below": chance_test(k, n, row["chance"], "less")}
+        for name, (hits, within) in {
+            "answerable_acc": _share(part["correct"], answerable),
+            "abstention": _share(part["abstained"], unanswerable),
+            "false_abstention": _share(part["abstained"], answerable),
+            "unparseable": _share(part["parse_status"] != "ok", every),
+            "set_hit": _share(part["set_hit"], every),
+        }.items():
+            p = accuracy(hits, within)
+            row |= {f"{name}_n": within, name: p.value, f"{name}_lo": p.lo, f"{name}_hi": p.hi}
+        row |= {"set_chance": float(part["set_chance"].mean())}
+        row |= {"group_acc": float(groups["ok"].mean()), "group_chance": float(groups["chance"].mean())}
+        rows.append(row)
+    return pd.DataFrame(rows)

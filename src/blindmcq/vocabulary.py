@@ -1,0 +1,48 @@
+"""The project's closed word lists, each defined once as a ``Literal`` (SPEC, "Items", "Presentations",
+"Per-call record"), with the tuple of its words for checks and messages.
+
+The frozen records type their fields with these (``Item.status``, ``PredictionRecord.condition``,
+``Parsed.status``, the config groups' ``conditions`` and ``format``), as inspect_ai's log types its
+fields; code that checks or lists the words imports the tuple from here, never spells it again.
+A leaf: it imports nothing of the project; the other leaves may use it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+# A presentation's condition: options only, or stem and options.
+Condition = Literal["blind", "full"]
+CONDITIONS: tuple[Condition, ...] = get_args(Condition)
+
+# An item's status in items.jsonl; disputed: the two extraction paths disagree.
+ItemStatus = Literal["ok", "excluded", "malformed", "disputed"]
+ITEM_STATUSES: tuple[ItemStatus, ...] = get_args(ItemStatus)
+
+# How an answer was read back (a prediction row's parse_status).
+ParseStatus = Literal["ok", "unparseable", "other_scheme", "refused", "error", "uncertain", "tie"]
+PARSE_STATUSES: tuple[ParseStatus, ...] = get_args(ParseStatus)
+# The parse statuses of a call that failed before the model answered (docs/statistics.md, failed_calls).
+FAILED_STATUSES: tuple[ParseStatus, ...] = ("error", "refused")
+
+# How a backend's call ended (``backends.base.Response.status``).
+CallStatus = Literal["ok", "refused", "error"]
+CALL_STATUSES: tuple[CallStatus, ...] = get_args(CallStatus)
+
+# The surface strategies (``surface.py``): a probed heuristic model may also be ``random``.
+SurfaceStrategy = Literal["constant", "longest", "shortest", "most_words"]
+SURFACE_STRATEGIES: tuple[SurfaceStrategy, ...] = get_args(SurfaceStrategy)
+
+# How lexical search breaks a tie between equally scored options: a seeded draw, or the first.
+TieBreak = Literal["random", "first"]
+TIE_BREAKS: tuple[TieBreak, ...] = get_args(TieBreak)
+
+# The table formats a generic bank is read in; hf: a folder datasets' save_to_disk wrote.
+BankFormat = Literal["csv", "tsv", "jsonl", "parquet", "xlsx", "hf"]
+BANK_FORMATS: tuple[BankFormat, ...] = get_args(BankFormat)
+# The formats whose first row may be data rather than a header.
+HEADERLESS_FORMATS: tuple[BankFormat, ...] = ("csv", "tsv", "xlsx")
+
+# How a generic bank writes its key: 0-based index, 1-based index, the option's label, its text.
+KeyFormat = Literal["index", "index1", "label", "text"]
+KEY_FORMATS: tuple[KeyFormat, ...] = get_args(KeyFormat)
