@@ -79,3 +79,34 @@ def test_the_bank_paragraph_does_not_depend_on_the_panel() -> None:
     assert openings["all"] == openings["fewer"] == openings["more"]
     assert openings["all"].startswith("**The bank.** The best option-text strategy, `lexical_search`")
     assert "The option texts alone give the key away." in openings["all"]
+
+
+NULL_CLAIMS = (
+    "No model answers blind above chance",
+    "No other model answers the accepted items above chance",
+    "no surface strategy finds the key",
+)
+
+
+def test_every_null_result_of_the_opening_states_what_the_sample_could_detect() -> None:
+    """The committed run gated by its own gate file: each sentence that reads a non-significant result
+    carries the smallest accuracy its test detects with 80% power, at the level that test used (Holm's
+    first step over 7 models; the 95% interval's lower side; Holm over 8 strategies and both directions),
+    and "the gate carries over" is no longer concluded from non-significance."""
+    from blindmcq.analysis.gate import read_gate
+    from blindmcq.analysis.leaks import surface_past_gate
+
+    predictions = read_analysis_frame(RELEASE / "results/predictions/predictions.parquet")
+    g = read_gate(RELEASE / "results/gate/gate.json")
+    picks = pd.read_parquet(RELEASE / "results/baselines/picks.parquet")
+    past = surface_past_gate(picks, g)
+    lines = findings(analyze(predictions, gate=g), model="gemma3-270m", surface_gate=past)
+    text = " ".join(lines)
+    sentences = [s for s in text.split(". ") if any(claim in s for claim in NULL_CLAIMS)]
+    assert len(sentences) == 3, sentences
+    expected = [detectable_accuracy(60, 0.25, 0.05 / 7), detectable_accuracy(36, 0.25, 0.025),
+                detectable_accuracy(36, 0.25, 0.05 / 16)]  # fmt: skip
+    for sentence, acc in zip(sentences, expected, strict=True):
+        assert f"would detect an accuracy of {acc:.3f} or more with 80% power" in sentence, sentence
+    assert "and the gate carries over to them" not in text
+    assert "whether the gate carries over to them wholly, this sample cannot decide" in text

@@ -47,6 +47,15 @@ def detectable_accuracy(n: int, chance: float, alpha: float, power: float = POWE
     return hi
 
 
+def detectable_clause(n: int, chance: float, alpha: float, test: str = "the test") -> str:
+    """What a non-significant one-sided exact binomial at level ``alpha`` on ``n`` items could have seen:
+    the clause every sentence that concludes from a null result carries (``detectable_accuracy``)."""
+    return (
+        f"at {n} items {test} would detect an accuracy of {fmt(detectable_accuracy(n, chance, alpha))} "
+        f"or more with {POWER:.0%} power, so a smaller leak is not ruled out"
+    )
+
+
 def content_sentence(summary: pd.DataFrame) -> str:
     """Whether an option-text strategy finds the key above chance on the bank's items (see module doc);
     when none does, the smallest accuracy the sample could have detected."""
@@ -66,11 +75,8 @@ def content_sentence(summary: pd.DataFrame) -> str:
     )
     if best["holm"] < ALPHA:
         return head + "The option texts alone give the key away."
-    smallest = detectable_accuracy(int(best["n"]), float(best["chance"]), ALPHA / len(content))
-    return head + (
-        f"That is not shown to be above chance; at {int(best['n'])} items the test would detect an accuracy "
-        f"of {fmt(smallest)} or more with {POWER:.0%} power, so a smaller leak is not ruled out."
-    )
+    clause = detectable_clause(int(best["n"]), float(best["chance"]), ALPHA / len(content))
+    return head + f"That is not shown to be above chance; {clause}."
 
 
 def position_sentence(key_counts: Mapping[int, Sequence[int]]) -> str:
