@@ -33,6 +33,8 @@ VOCABULARY: dict[str, str] = {
     "Power": r"\bpower\b",
     "smallest detectable accuracy": r"would detect an accuracy",
     "Pearson r": r"Pearson r",
+    "Not tested": r"is not tested|too few to test",
+    "No data": r"\bNo data\b",
     "Fisher-z": r"Fisher-z",
     "same items": r"same items",
     "disjoint halves": r"disjoint halves",
