@@ -453,3 +453,65 @@ def test_header_rule_figures_at_natural_size_and_wide_tables_scroll(built, brows
         cell,
     )
     assert rects == 1 and height < 2 * line, (height, line)  # the interval stays on one line
+
+
+@pytest.fixture(scope="module")
+def release_html(tmp_path_factory) -> Path:
+    """The HTML ``blindmcq report --from releases/default`` writes (the shipped run, no model called)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("release") / "report"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(REPO / "releases/default"),
+         "--out", str(out), "-C", str(REPO)],
+        capture_output=True, text=True, env=env, timeout=600, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "html" / "index.html"
+
+
+@pytest.mark.slow
+def test_the_release_explorer_states_its_rule_tags_once_and_shows_figures_whole(release_html, browser):
+    """The shipped run's page: the per-N rule in the header, one lexical tag (not also
+    "surface: lexical_search"), model tags that name their model, four captioned figures linked to their
+    PNG and none shrunk to a thumbnail, and Table 3's intervals on one line each."""
+    from selenium.webdriver.common.by import By
+
+    data = page_data(release_html)
+    tags = {t for row in data["items"] for t in row["leaks"]}
+    assert "lexical" in tags and "surface: lexical_search" not in tags and "model: content" not in tags
+    models = {t for t in tags if t.startswith("model: ")}
+    assert models and all(t.removeprefix("model: ").removesuffix(" (content)") in row["leakRuns"]
+                          for row in data["items"] for t in row["leaks"] if t in models)  # fmt: skip
+    browser.set_window_size(1400, 1000)
+    browser.get(release_html.as_uri())
+    note = browser.find_element(By.ID, "gate-note").text
+    assert "N=4: k=5 of 8" in note and "null" not in note, note
+    figures = browser.find_elements(By.CSS_SELECTOR, "#figures figure")
+    assert len(figures) == 4
+    page = browser.execute_script("return document.querySelector('main').clientWidth")
+    for i, fig in enumerate(figures, start=1):
+        img = fig.find_element(By.TAG_NAME, "img")
+        browser.execute_script("arguments[0].loading = 'eager'; arguments[0].scrollIntoView()", img)
+        browser.execute_script("return arguments[0].decode()", img)
+        natural, shown = browser.execute_script(
+            "return [arguments[0].naturalWidth, arguments[0].getBoundingClientRect().width]", img
+        )
+        assert natural > 0 and shown >= min(natural, page) - 40, (i, natural, shown, page)
+        assert img.find_element(By.XPATH, "..").get_attribute("href").endswith(f"figures/figure{i}.png")
+        assert fig.find_element(By.TAG_NAME, "figcaption").text.startswith(f"Figure {i}:")
+    table3 = browser.find_element(By.XPATH, "//section[starts-with(h3, 'Table 3:')]")
+    cell = table3.find_element(By.CSS_SELECTOR, "tbody td:nth-child(2)")
+    assert "[" in cell.text
+    assert browser.execute_script("return arguments[0].getClientRects().length", cell) == 1
+    height, line = browser.execute_script(
+        "const c = arguments[0]; return [c.clientHeight, parseFloat(getComputedStyle(c).lineHeight) || 20];",
+        cell,
+    )
+    assert height < 2 * line, (height, line)
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 1400
+    omitted = browser.find_element(By.XPATH, "//section[starts-with(h3, 'Table 6:')]")
+    assert not omitted.find_elements(By.TAG_NAME, "table") and "No data: only one value" in omitted.text
