@@ -26,6 +26,7 @@ VOCABULARY: dict[str, str] = {
     "Holm p": r"\bHolm p\b",
     "One-sided exact binomial on items": r"one-sided exact binomial",
     "Chi-square against uniform slots, per N": r"chi-square against uniform slots",
+    "Cohen's w": r"Cohen's w",
     "Chi-square test of failed x key slot": r"chi-square test of failed",
     "Exact McNemar": r"McNemar",
     "Exact sign test": r"sign test",

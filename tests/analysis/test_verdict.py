@@ -110,3 +110,23 @@ def test_every_null_result_of_the_opening_states_what_the_sample_could_detect() 
         assert f"would detect an accuracy of {acc:.3f} or more with 80% power" in sentence, sentence
     assert "and the gate carries over to them" not in text
     assert "whether the gate carries over to them wholly, this sample cannot decide" in text
+
+
+def test_a_balanced_key_spread_states_the_imbalance_it_could_detect() -> None:
+    """No imbalance shown: the sentence gives the smallest Cohen's w the chi-square detects with 80%
+    power, which has that power (statsmodels), and as one slot's share of the keys, which is that w."""
+    from statsmodels.stats.power import GofChisquarePower
+
+    from blindmcq.analysis.verdict import position_sentence
+
+    balanced = position_sentence({4: [26, 24, 25, 25]})
+    assert balanced.startswith("No key-position imbalance is shown")
+    w = float(balanced.split("Cohen's w ")[1].split()[0])
+    share = float(balanced.split("one slot holding ")[1].split()[0])
+    assert "at the 100 items with N=4 that test would detect" in balanced and "80% power" in balanced
+    power = GofChisquarePower().power(effect_size=w, nobs=100, alpha=0.05, n_bins=4)
+    assert power == pytest.approx(0.8, abs=0.01)
+    others = (1 - share) / 3
+    assert np.sqrt(((share - 0.25) ** 2 + 3 * (others - 0.25) ** 2) / 0.25) == pytest.approx(w, abs=0.002)
+    uneven = position_sentence({4: [103, 73, 64, 100]})
+    assert uneven.startswith("The keys sit unevenly") and "Cohen's w" not in uneven

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 from scipy.stats import binom, chisquare, combine_pvalues
+from statsmodels.stats.power import GofChisquarePower
 
 from blindmcq.analysis.tables import fmt, fmt_ci, fmt_p
 from blindmcq.stats import binomial_tail, holm
@@ -90,10 +91,28 @@ def position_sentence(key_counts: Mapping[int, Sequence[int]]) -> str:
         return ""
     p = p_values[0] if len(p_values) == 1 else float(combine_pvalues(p_values).pvalue)
     verdict = "The keys sit unevenly across slots" if p < ALPHA else "No key-position imbalance is shown"
+    power = "" if p < ALPHA else f"; {detectable_imbalance_clause(key_counts)}"
     return (
-        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}): a bank-level fact that a "
-        "model's position habit can turn into accuracy, which habit and excess separate; it is no leak of "
-        "any one item."
+        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}{power}): a bank-level fact "
+        "that a model's position habit can turn into accuracy, which habit and excess separate; it is no "
+        "leak of any one item."
+    )
+
+
+def detectable_imbalance_clause(key_counts: Mapping[int, Sequence[int]]) -> str:
+    """What a non-significant chi-square against uniform slots could have seen: the smallest Cohen's w
+    it detects at level ``ALPHA`` with ``POWER`` on the largest option count's items (statsmodels'
+    ``GofChisquarePower``), and as one slot's share of the keys with the others even
+    (1/N + w sqrt(N - 1) / N)."""
+    n_options, counts = max(key_counts.items(), key=lambda kv: sum(kv[1]))
+    n = sum(counts)
+    w = float(GofChisquarePower().solve_power(effect_size=None, nobs=n, alpha=ALPHA, power=POWER,
+                                              n_bins=n_options))  # fmt: skip
+    share = 1 / n_options + w * (n_options - 1) ** 0.5 / n_options
+    return (
+        f"at the {n} items with N={n_options} that test would detect an imbalance of Cohen's w "
+        f"{fmt(w)} or more with {POWER:.0%} power (one slot holding {fmt(share)} of the keys where "
+        f"{fmt(1 / n_options)} is even), so a smaller one is not ruled out"
     )
 
 
