@@ -33,6 +33,10 @@ MODELS = {"gate-model": 0.55, "other-model": 0.25}  # chance of a correct blind 
 HABIT_MODEL = "slot-model"
 
 
+# Table 3's shape in the default report: 17 columns of intervals, wider than any screen
+WIDE = pd.DataFrame({f"Blind, set {i}": ["0.278 [0.158, 0.440]", "0.317 [0.213, 0.442]"] for i in range(17)})
+
+
 def displayed(order_id: str, n: int) -> list[int]:
     base = list(range(n)) if order_id.startswith("rot") else list(range(n))[::-1]
     r = int(order_id[3:])
@@ -131,9 +135,11 @@ def built(tmp_path_factory) -> dict:
     (tmp / "baselines").mkdir()
     lexical_frame(items).to_parquet(tmp / "baselines" / "lexical.parquet")
     ids = [it.id for it in items]
-    pd.DataFrame(  # constant_0 holds every key here: key position, a bank fact, never an item's leak
-        {"strategy": ["longest"] * 12 + ["constant_0"] * 12, "item_id": ids * 2,
-         "correct": [True, False] * 6 + [True] * 12}
+    # constant_0 holds every key here: key position, a bank fact, never an item's leak; lexical_search
+    # (Table 2's statute search) is right where lexical.parquet is: the same leak, one tag
+    pd.DataFrame(
+        {"strategy": ["longest"] * 12 + ["lexical_search"] * 12 + ["constant_0"] * 12, "item_id": ids * 3,
+         "correct": [True, False] * 12 + [True] * 12}
     ).to_parquet(tmp / "baselines" / "picks.parquet")  # fmt: skip
     shown = pd.DataFrame({"strategy": ["longest", "лексичний пошук"], "accuracy": ["0.412", "0.380"]})
     write_tables(
@@ -141,6 +147,7 @@ def built(tmp_path_factory) -> dict:
         {
             "table2": Table("table2", "Table 2: Точність стратегій", shown, shown, "Chance is 0.25."),
             "gate": Table("gate", "Gate", pd.DataFrame(), pd.DataFrame({"k": ["5"], "retained": ["0.9"]})),
+            "table3": Table("table3", "Table 3: wide", pd.DataFrame(), WIDE),
         },
     )
     (tmp / "analysis" / "figures").mkdir()
@@ -169,7 +176,8 @@ def expected_leaks(built: dict) -> dict[str, list[str]]:
         tags = ["surface: longest"] if i % 2 == 0 else []  # picks.parquet: longest right on even items
         tags += ["lexical"] if i % 2 == 0 else []  # lexical_frame: the key on even items, no ties
         runs = [(right[(item.id, m)], top_slot[(item.id, m)]) for m in [*MODELS, HABIT_MODEL]]
-        tags += ["model: content"] if any(r > half for r, _ in runs) else []
+        tags += [f"model: {m} (content)" for m, (r, _) in zip([*MODELS, HABIT_MODEL], runs, strict=True)
+                 if r > half]  # fmt: skip
         out[item.id] = tags  # a position habit is the model's, not the item's: no tag
     return out
 
@@ -196,11 +204,14 @@ def test_page_embeds_every_item_with_gate_picks_lexical_and_lengths(built):
     assert [c["o"] for c in picks["gate-model"]] == ORDERS
     assert sum(c["c"] for c in picks["gate-model"]) == solved[items[0].id]
     assert first["lexical"]["match_act_title"] == "Митний кодекс України"
-    assert first["strategies"] == ["longest"] and data["items"][1]["strategies"] == []
+    assert first["strategies"] == ["lexical_search", "longest"] and data["items"][1]["strategies"] == []
+    assert data["gate"]["rule"] == result.describe_thresholds() and "N=4: k=5 of 8" in data["gate"]["rule"]
     html = index.read_text(encoding="utf-8")
     assert '<meta charset="utf-8">' in html
     assert "Точність стратегій" in html and "<td>лексичний пошук</td>" in html
     assert "src='figures/figure1.png'" in html and (index.parent / "figures" / "figure1.png").exists()
+    assert "<a href='figures/figure1.png' target='_blank'" in html  # opens full size
+    assert "<figcaption>Figure 1: how often each item is answered blind" in html  # titled, not "figure1"
     assert (index.parent / "assets" / "report.js").exists() and "http" not in html.split("<script")[0]
 
 
@@ -233,9 +244,12 @@ def test_model_leaks_tells_content_from_position_habit():
     assert model_leaks(refused) is None
     tags, runs = leak_tags(["longest"], {"correct": True, "tie": True}, {"a": content, "b": habit, "c": half})
     # a tied lexical pick is no leak, and neither is a position habit (the run still says it)
-    assert tags == ["surface: longest", "model: content"]
+    assert tags == ["surface: longest", "model: a (content)"]  # the tag names its model
     assert runs == {"a": "content", "b": "position habit"}
     assert leak_tags([], {"correct": True, "tie": False}, {}) == (["lexical"], {})
+    # Table 2's lexical_search is the statute search: one tag, from either file
+    assert leak_tags(["lexical_search"], {"correct": True, "tie": False}, {}) == (["lexical"], {})
+    assert leak_tags(["lexical_search", "longest"], None, {}) == (["surface: longest", "lexical"], {})
 
 
 def test_script_json_cannot_break_out_of_the_script_tag():
@@ -247,7 +261,7 @@ def test_script_json_cannot_break_out_of_the_script_tag():
 def test_analysis_tables_are_the_table_objects_titles_rows_and_notes(built):
     """The page's tables come from ``tables.json`` (``Table.cells``), never from parsing Markdown."""
     tables = analysis_tables(built["tmp"] / "analysis")
-    assert [t["title"] for t in tables] == ["Table 2: Точність стратегій", "Gate"]
+    assert [t["title"] for t in tables] == ["Table 2: Точність стратегій", "Gate", "Table 3: wide"]
     assert tables[0]["columns"] == ["strategy", "accuracy"]
     assert tables[0]["rows"] == [["longest", "0.412"], ["лексичний пошук", "0.380"]]
     assert tables[0]["notes"] == ["Chance is 0.25."] and tables[1]["notes"] == []
@@ -348,7 +362,10 @@ def test_leak_filter_changes_the_visible_rows(built, browser):
     # the options are the leak types present, in reading order: surface, lexical, models
     tags = [o.get_attribute("value") for o in leak.options]
     # (a position habit is the model's, not the item's: no filter for it)
-    assert tags == ["", "__any__", "__none__", "surface: longest", "lexical", "model: content"]
+    content = sorted({t for ts in leaks.values() for t in ts if t.startswith("model: ")})
+    assert content and all(t.endswith(" (content)") for t in content)  # one tag per model, named
+    assert tags == ["", "__any__", "__none__", "surface: longest", "lexical", *content]
+    assert len(tags) == len(set(tags))
 
     def shown_ids() -> list[str]:
         return sorted(r[0] for r in rows(browser))
@@ -363,11 +380,10 @@ def test_leak_filter_changes_the_visible_rows(built, browser):
     assert shown_ids() == sorted(i for i, t in leaks.items() if not t)
     leak.select_by_value("__any__")
     assert shown_ids() == sorted(i for i, t in leaks.items() if t)
-    # with the gate filter: content leaks the gate rejected
-    leak.select_by_value("model: content")
+    # with the gate filter: one model's content leaks the gate rejected
+    leak.select_by_value(content[0])
     Select(browser.find_element(By.ID, "f-gate")).select_by_value("rejected")
-    content = sorted(i for i, t in leaks.items() if "model: content" in t and i in rejected)
-    assert shown_ids() == content
+    assert shown_ids() == sorted(i for i, t in leaks.items() if content[0] in t and i in rejected)
     count = browser.find_element(By.ID, "count").text
     assert count == f"{len(rows(browser))} of {len(items)} items"
     leak.select_by_value("")
@@ -394,3 +410,108 @@ def test_a_failed_call_with_missing_values_is_written_as_null_not_a_crash():
     assert _plain(pd.NA) is None
     calls = blind_picks(frame)["i1"]["m"]
     assert json.loads(json.dumps(calls)) == [{"o": "rot0", "p": None, "c": False, "s": "error", "k": None}]
+
+
+@pytest.mark.slow
+def test_header_rule_figures_at_natural_size_and_wide_tables_scroll(built, browser):
+    """The explorer's header states the gate's per-N rule; a figure shows at its natural size (or the
+    page's width) inside a link to the PNG; a wide table keeps each cell on one line and scrolls sideways
+    in its own box instead of widening the page."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1280, 900)
+    browser.get(built["index"].as_uri())
+    note = browser.find_element(By.ID, "gate-note").text
+    assert built["gate"].describe_thresholds() in note and "null" not in note and "undefined" not in note
+
+    img = browser.find_element(By.CSS_SELECTOR, "#figures figure img")
+    browser.execute_script("arguments[0].scrollIntoView()", img)
+    browser.execute_script(
+        "const i = arguments[0]; i.loading = 'eager'; return i.decode ? i.decode() : null;", img
+    )
+    natural, shown = browser.execute_script(
+        "const i = arguments[0]; return [i.naturalWidth, i.getBoundingClientRect().width];", img
+    )
+    page = browser.execute_script("return document.querySelector('main').clientWidth")
+    assert natural == 64 and abs(shown - min(natural, page)) <= 2, (natural, shown)  # not a thumbnail
+    link = img.find_element(By.XPATH, "..")
+    assert link.tag_name == "a" and link.get_attribute("href").endswith("figures/figure1.png")
+    caption = browser.find_element(By.CSS_SELECTOR, "#figures figcaption").text
+    assert caption.startswith("Figure 1:")
+
+    wide = browser.find_element(By.XPATH, "//section[h3='Table 3: wide']")
+    box = wide.find_element(By.CSS_SELECTOR, ".scroll")
+    scroll_w, client_w = browser.execute_script(
+        "return [arguments[0].scrollWidth, arguments[0].clientWidth];", box
+    )
+    assert scroll_w > client_w  # scrolls in its box
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 1280  # page does not
+    cell = wide.find_element(By.CSS_SELECTOR, "tbody td")
+    rects = browser.execute_script("return arguments[0].getClientRects().length", cell)
+    height, line = browser.execute_script(
+        "const c = arguments[0]; return [c.clientHeight, parseFloat(getComputedStyle(c).lineHeight) || 20];",
+        cell,
+    )
+    assert rects == 1 and height < 2 * line, (height, line)  # the interval stays on one line
+
+
+@pytest.fixture(scope="module")
+def release_html(tmp_path_factory) -> Path:
+    """The HTML ``blindmcq report --from releases/default`` writes (the shipped run, no model called)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("release") / "report"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(REPO / "releases/default"),
+         "--out", str(out), "-C", str(REPO)],
+        capture_output=True, text=True, env=env, timeout=600, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "html" / "index.html"
+
+
+@pytest.mark.slow
+def test_the_release_explorer_states_its_rule_tags_once_and_shows_figures_whole(release_html, browser):
+    """The shipped run's page: the per-N rule in the header, one lexical tag (not also
+    "surface: lexical_search"), model tags that name their model, four captioned figures linked to their
+    PNG and none shrunk to a thumbnail, and Table 3's intervals on one line each."""
+    from selenium.webdriver.common.by import By
+
+    data = page_data(release_html)
+    tags = {t for row in data["items"] for t in row["leaks"]}
+    assert "lexical" in tags and "surface: lexical_search" not in tags and "model: content" not in tags
+    models = {t for t in tags if t.startswith("model: ")}
+    assert models and all(t.removeprefix("model: ").removesuffix(" (content)") in row["leakRuns"]
+                          for row in data["items"] for t in row["leaks"] if t in models)  # fmt: skip
+    browser.set_window_size(1400, 1000)
+    browser.get(release_html.as_uri())
+    note = browser.find_element(By.ID, "gate-note").text
+    assert "N=4: k=5 of 8" in note and "null" not in note, note
+    figures = browser.find_elements(By.CSS_SELECTOR, "#figures figure")
+    assert len(figures) == 4
+    page = browser.execute_script("return document.querySelector('main').clientWidth")
+    for i, fig in enumerate(figures, start=1):
+        img = fig.find_element(By.TAG_NAME, "img")
+        browser.execute_script("arguments[0].loading = 'eager'; arguments[0].scrollIntoView()", img)
+        browser.execute_script("return arguments[0].decode()", img)
+        natural, shown = browser.execute_script(
+            "return [arguments[0].naturalWidth, arguments[0].getBoundingClientRect().width]", img
+        )
+        assert natural > 0 and shown >= min(natural, page) - 40, (i, natural, shown, page)
+        assert img.find_element(By.XPATH, "..").get_attribute("href").endswith(f"figures/figure{i}.png")
+        assert fig.find_element(By.TAG_NAME, "figcaption").text.startswith(f"Figure {i}:")
+    table3 = browser.find_element(By.XPATH, "//section[starts-with(h3, 'Table 3:')]")
+    cell = table3.find_element(By.CSS_SELECTOR, "tbody td:nth-child(2)")
+    assert "[" in cell.text
+    assert browser.execute_script("return arguments[0].getClientRects().length", cell) == 1
+    height, line = browser.execute_script(
+        "const c = arguments[0]; return [c.clientHeight, parseFloat(getComputedStyle(c).lineHeight) || 20];",
+        cell,
+    )
+    assert height < 2 * line, (height, line)
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 1400
+    omitted = browser.find_element(By.XPATH, "//section[starts-with(h3, 'Table 6:')]")
+    assert not omitted.find_elements(By.TAG_NAME, "table") and "No data: only one value" in omitted.text

@@ -131,7 +131,7 @@ def test_mlflow_ui_shows_a_sweep_nested_and_comparable(tmp_path: Path, browser: 
         wait_until(lambda: "blind_acc/all" in body(), 30, "metrics in the compare view")
         text = body()
         for name in ("constant-a·latin", "constant-a·cyrillic", "longest·latin", "longest·cyrillic"):
-            assert f"{name} #" in text  # the children's names: the swept values first
+            assert f"{name} on nonsenseqa #" in text  # the swept values first, then the bank
         lines = text.splitlines()
         for param, values in (
             ("model.name", {"constant-a", "longest"}),

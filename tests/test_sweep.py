@@ -209,7 +209,8 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     child_acc = [c.data.metrics["blind_acc/all"] for c in children]
     assert parent.data.metrics["sweep/max/blind_acc/all"] == max(child_acc)
     assert parent.data.metrics["sweep/min/blind_acc/all"] == min(child_acc)
-    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["constant-a", "longest"]
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == [
+        "constant-a on nonsenseqa", "longest on nonsenseqa"]  # the swept value, then the bank
     # metrics named by role: the constant-a child's gate model (longest) is gate_model/*, not a panel member
     constant = next(c for c in children if c.data.params["model.name"] == "constant-a")
     assert "gate_model/blind_acc/all" in constant.data.metrics
@@ -218,8 +219,9 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     out = done.stdout
     assert f"MLflow parent run {parent.info.run_id}" in out, out[-2000:]
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["constant-a"], ["longest"])]
-    assert sorted(r[0] for r in rows) == ["constant-a", "longest"]  # the run name: value, then hash
-    assert all(r[1].startswith("#") and r[2] == r[0] for r in rows)  # then the swept key's column
+    assert sorted(r[0] for r in rows) == ["constant-a", "longest"]  # the run name: value, bank, hash
+    assert all(r[1:3] == ["on", "nonsenseqa"] and r[3].startswith("#") for r in rows)
+    assert all(r[4] == "nonsenseqa" and r[5] == r[0] for r in rows)  # the bank's column, the swept key's
     assert "k=None" not in done.stdout + done.stderr
     assert "k=None" not in "".join(p.read_text() for p in (tmp_path / "multirun").rglob("*.log"))
 
@@ -251,12 +253,13 @@ def test_job_names_differ_whenever_the_config_does() -> None:
     other_sample = _compose(["model=longest", "probe.sample=6"])
     job = ["model=longest", "probe.sample=5"]
     name = job_name(job, swept, base)
-    assert name.startswith("longest #") and len(name.split("#")[1]) == 8  # only the swept value shown
+    assert name.startswith(f"longest on {base['dataset']['name']} #")  # the swept value, the bank
+    assert len(name.split("#")[1]) == 8
     assert job_name(job, swept, base) == name  # deterministic
     # the sample is not swept here, yet two samples never share a name: the config hash tells them apart
     assert job_name(["model=longest", "probe.sample=6"], swept, other_sample) != name
     # outside a sweep every override is shown
-    assert job_name(job, [], base).startswith("longest·5 #")
+    assert job_name(job, [], base).startswith("longest·5 on ")
 
 
 def test_child_names_of_a_2x2_sweep_differ_within_the_runs_table_width() -> None:
@@ -271,7 +274,7 @@ def test_child_names_of_a_2x2_sweep_differ_within_the_runs_table_width() -> None
             job = [f"prompt={prompt}", f"labels={labels}"]
             names.append(job_name(job, swept, _compose(job)))
     assert len({n[:20] for n in names}) == 4, names
-    assert names[3].startswith("minimal·cyrillic #")
+    assert names[3].startswith("minimal·cyrillic on ")
 
 
 PARENT_SECRET = "tok-parent-5e4d3c2b1a-not-real"
@@ -309,8 +312,9 @@ def test_parent_run_carries_sweep_params_summary_and_no_secret(
     (parent,) = [r for r in runs if r.data.tags.get("role") == "parent"]
     children = [r for r in runs if r.data.tags.get("role") == "child"]
     assert len(children) == 2 and len({c.info.run_name for c in children}) == 2
-    assert sorted(c.info.run_name.split(" #")[0] for c in children) == ["constant-a", "longest"]
-    assert parent.info.run_name.startswith("sweep model=constant-a,longest #")
+    assert sorted(c.info.run_name.split(" #")[0] for c in children) == [
+        "constant-a on nonsenseqa", "longest on nonsenseqa"]  # the swept value, then the bank
+    assert parent.info.run_name.startswith("sweep model=constant-a,longest on nonsenseqa #")
 
     params = parent.data.params
     assert params["sweep.model"] == "constant-a,longest" and params["sweep.keys"] == "model"
@@ -331,7 +335,7 @@ def test_parent_run_carries_sweep_params_summary_and_no_secret(
         run_id=parent.info.run_id, artifact_path="summary/sweep_summary.csv", dst_path=str(tmp_path / "dl")
     )
     table = pd.read_csv(local)
-    assert sorted(table["model"]) == ["constant-a", "longest"]
+    assert sorted(table["model"]) == ["constant-a", "longest"] and set(table["bank"]) == {"nonsenseqa"}
     by_model = table.set_index("model")["blind_acc/all"]
     assert by_model.to_dict() == pytest.approx(own)
     assert set(table["run_name"]) == {c.info.run_name for c in children}

@@ -140,7 +140,8 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
     digest = hashlib.sha256((tmp_path / "params.yaml").read_bytes()).hexdigest()
     tracking = {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "artifact_location": str(tmp_path / "a"),
                 "experiment": "pipe"}  # fmt: skip
-    config = {"model": {"name": "longest"}, "gate_model": {"name": "most-words"}, "panel": {"models": []}}
+    config = {"model": {"name": "longest"}, "gate_model": {"name": "most-words"}, "panel": {"models": []},
+              "dataset": {"name": "zno-geo"}}  # fmt: skip
     monkeypatch.delenv("BLINDMCQ_SWEEP_ID", raising=False)
     monkeypatch.delenv("DVC_EXP_BASELINE_REV", raising=False)
     for exp in ("exp-one", "exp-two"):
@@ -156,12 +157,13 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
     for exp, parent in parents.items():
         children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
         assert sorted(c.data.tags["stage"] for c in children) == ["answerpool", "report", "rewrite"]
-        assert sorted(c.info.run_name for c in children) == [f"{s}·{exp}·longest" for s in
+        assert sorted(c.info.run_name for c in children) == [f"{s}·{exp}·zno-geo·longest" for s in
                                                              ("answerpool", "report", "rewrite")]  # fmt: skip
         assert all(c.data.tags["dvc.exp_name"] == exp for c in children)
         assert parent.data.tags["git.revision"] == rev and parent.data.tags["params_yaml.sha256"] == digest
         assert parent.data.params["model.name"] == "longest" and parent.data.metrics["blind"] == 0.3
         assert exp in parent.info.run_name and rev[:7] in parent.info.run_name
+        assert parent.info.run_name.startswith(f"exp {exp} on zno-geo ")  # the bank, in every run name
         # the gate model of a longest run is named by its role, not as a panel member
         assert all(c.data.metrics["gate_model/blind_acc/all"] == 0.2 for c in children)
         assert not any(k.startswith("panel/") for c in children for k in c.data.metrics)
@@ -260,9 +262,36 @@ def test_stage_run_names_carry_the_experiment(monkeypatch: pytest.MonkeyPatch) -
 
     config = {"model": {"name": "longest"}, "dataset": {"name": "customs-default"}}
     monkeypatch.setenv("DVC_EXP_NAME", "exp-one")
-    assert stage_run_name("rewrite", config) == "rewrite·exp-one·longest"
+    # the stage first (what differs within a pipeline run), then the experiment, the bank, the model
+    assert stage_run_name("rewrite", config) == "rewrite·exp-one·customs-default·longest"
     monkeypatch.delenv("DVC_EXP_NAME")
-    assert stage_run_name("rewrite", config) == "rewrite·customs-default·longest"  # dvc repro: the bank
+    assert stage_run_name("rewrite", config) == "rewrite·customs-default·longest"  # dvc repro
+
+
+def test_every_run_name_carries_the_bank(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage runs, the pipeline's parent, a sweep's children and its parent all name the bank, and a
+    2x2 sweep's children still differ within the runs table's width (about 20 characters)."""
+    from blindmcq.reporting.tracking import pipeline_parent
+    from blindmcq.sweep import Swept, job_name, sweep_name
+    from blindmcq.wiring.runs import stage_run_name
+
+    config = {"model": {"name": "longest"}, "dataset": {"name": "zno-geo"}}
+    monkeypatch.setenv("DVC_EXP_NAME", "exp-one")
+    assert "zno-geo" in stage_run_name("report", config)
+    assert "zno-geo" in pipeline_parent(config=config).name
+    monkeypatch.delenv("DVC_EXP_NAME")
+    assert "zno-geo" in pipeline_parent(config=config).name
+    swept = [Swept("prompt", "original,minimal", "prompt"), Swept("labels", "latin,cyrillic", "labels")]
+    names = [job_name([f"prompt={p}", f"labels={x}"], swept, {**config, "prompt": {"name": p}, "labels": x})
+             for p in ("original", "minimal") for x in ("latin", "cyrillic")]  # fmt: skip
+    assert all(" on zno-geo #" in n for n in names) and len({n[:20] for n in names}) == 4, names
+    assert sweep_name(swept, {"dataset.name": "zno-geo"}).startswith(
+        "sweep prompt=original,minimal labels=latin,cyrillic on zno-geo #"
+    )
+    # a swept bank is among the values that differ: named once, first
+    by_bank = [Swept("dataset", "zno-geo,customs-default", "dataset")]
+    name = job_name(["dataset=zno-geo"], by_bank, config)
+    assert name.startswith("zno-geo #") and name.count("zno-geo") == 1
 
 
 @pytest.mark.slow

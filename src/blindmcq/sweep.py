@@ -123,16 +123,25 @@ def swept_overrides(overrides: Sequence[str], conf_dir: str | Path | None = None
     return out
 
 
+def bank_name(params: Mapping[str, Any]) -> str:
+    """The bank a run probes (``dataset.name``), "" when the config has none."""
+    dataset = params.get("dataset")
+    return str(dataset.get("name", "")) if isinstance(dataset, Mapping) else ""
+
+
 def job_name(job_overrides: Sequence[str], swept: Sequence[Swept], params: Mapping[str, Any]) -> str:
-    """A child run's name: what differs first, short (``minimal·latin #1a2b3c4d``): its values of the
-    swept keys joined by ``·`` (the values of all its overrides when nothing is swept), then the hash of
-    its composed config. The swept keys are its tags (``sweep.<key>``)."""
+    """A child run's name: what differs first, short (``minimal·latin on customs-default #1a2b3c4d``):
+    its values of the swept keys joined by ``·`` (the values of all its overrides when nothing is swept),
+    the bank when the dataset is not among them, then the hash of its composed config. The swept keys
+    are its tags (``sweep.<key>``)."""
     keys = {s.key for s in swept}
     shown = [
         o.input_line.split("=", 1)[1] for o in _parse(job_overrides)
         if not o.is_hydra_override() and (not keys or o.get_key_element().lstrip("+~") in keys)
     ]  # fmt: skip
-    return scrub_text("·".join(shown) or "defaults") + f" #{config_hash(params)}"
+    bank = bank_name(params) if "dataset" not in keys else ""
+    text = ("·".join(shown) or "defaults") + (f" on {bank}" if bank else "")
+    return scrub_text(text) + f" #{config_hash(params)}"
 
 
 def fixed_params(params: Mapping[str, Any], swept: Sequence[Swept]) -> dict[str, str]:
@@ -147,6 +156,8 @@ def fixed_params(params: Mapping[str, Any], swept: Sequence[Swept]) -> dict[str,
 def sweep_name(swept: Sequence[Swept], fixed: Mapping[str, str]) -> str:
     text = json.dumps([list(swept), sorted(fixed.items())], ensure_ascii=False)
     shown = " ".join(f"{s.key}={s.values}" for s in swept) or "no swept keys"
+    bank = fixed.get("dataset.name")  # absent when the dataset is swept: its values are shown
+    shown += f" on {bank}" if bank else ""
     return scrub_text(f"sweep {shown}") + f" #{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
@@ -223,14 +234,15 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
 
 
 def summary_table(children: Sequence[Any], swept: Sequence[Swept]) -> pd.DataFrame:
-    """One row per child run: its name and id, its value of each swept key, ``SUMMARY_COLUMNS``."""
+    """One row per child run: its name and id, its bank, its value of each swept key, ``SUMMARY_COLUMNS``."""
     rows = [
-        {"run_name": c.info.run_name, "run_id": c.info.run_id,
+        {"run_name": c.info.run_name, "run_id": c.info.run_id, "bank": c.data.params.get("dataset.name"),
          **{s.key: c.data.tags.get(tracking_key(s.key), "") for s in swept},
          **{m: c.data.metrics.get(m) for m in SUMMARY_COLUMNS}}
         for c in sorted(children, key=lambda c: c.info.run_name or "")
     ]  # fmt: skip
-    table = pd.DataFrame(rows, columns=["run_name", "run_id", *(s.key for s in swept), *SUMMARY_COLUMNS])
+    columns = ["run_name", "run_id", "bank", *(s.key for s in swept if s.key != "dataset"), *SUMMARY_COLUMNS]
+    table = pd.DataFrame(rows, columns=columns)
     return table.dropna(axis=1, how="all")
 
 

@@ -79,3 +79,54 @@ def test_the_bank_paragraph_does_not_depend_on_the_panel() -> None:
     assert openings["all"] == openings["fewer"] == openings["more"]
     assert openings["all"].startswith("**The bank.** The best option-text strategy, `lexical_search`")
     assert "The option texts alone give the key away." in openings["all"]
+
+
+NULL_CLAIMS = (
+    "No model answers blind above chance",
+    "No other model answers the accepted items above chance",
+    "no surface strategy finds the key",
+)
+
+
+def test_every_null_result_of_the_opening_states_what_the_sample_could_detect() -> None:
+    """The committed run gated by its own gate file: each sentence that reads a non-significant result
+    carries the smallest accuracy its test detects with 80% power, at the level that test used (Holm's
+    first step over 7 models; the 95% interval's lower side; Holm over 8 strategies and both directions),
+    and "the gate carries over" is no longer concluded from non-significance."""
+    from blindmcq.analysis.gate import read_gate
+    from blindmcq.analysis.leaks import surface_past_gate
+
+    predictions = read_analysis_frame(RELEASE / "results/predictions/predictions.parquet")
+    g = read_gate(RELEASE / "results/gate/gate.json")
+    picks = pd.read_parquet(RELEASE / "results/baselines/picks.parquet")
+    past = surface_past_gate(picks, g)
+    lines = findings(analyze(predictions, gate=g), model="gemma3-270m", surface_gate=past)
+    text = " ".join(lines)
+    sentences = [s for s in text.split(". ") if any(claim in s for claim in NULL_CLAIMS)]
+    assert len(sentences) == 3, sentences
+    expected = [detectable_accuracy(60, 0.25, 0.05 / 7), detectable_accuracy(36, 0.25, 0.025),
+                detectable_accuracy(36, 0.25, 0.05 / 16)]  # fmt: skip
+    for sentence, acc in zip(sentences, expected, strict=True):
+        assert f"would detect an accuracy of {acc:.3f} or more with 80% power" in sentence, sentence
+    assert "and the gate carries over to them" not in text
+    assert "whether the gate carries over to them wholly, this sample cannot decide" in text
+
+
+def test_a_balanced_key_spread_states_the_imbalance_it_could_detect() -> None:
+    """No imbalance shown: the sentence gives the smallest Cohen's w the chi-square detects with 80%
+    power, which has that power (statsmodels), and as one slot's share of the keys, which is that w."""
+    from statsmodels.stats.power import GofChisquarePower
+
+    from blindmcq.analysis.verdict import position_sentence
+
+    balanced = position_sentence({4: [26, 24, 25, 25]})
+    assert balanced.startswith("No key-position imbalance is shown")
+    w = float(balanced.split("Cohen's w ")[1].split()[0])
+    share = float(balanced.split("one slot holding ")[1].split()[0])
+    assert "at the 100 items with N=4 that test would detect" in balanced and "80% power" in balanced
+    power = GofChisquarePower().power(effect_size=w, nobs=100, alpha=0.05, n_bins=4)
+    assert power == pytest.approx(0.8, abs=0.01)
+    others = (1 - share) / 3
+    assert np.sqrt(((share - 0.25) ** 2 + 3 * (others - 0.25) ** 2) / 0.25) == pytest.approx(w, abs=0.002)
+    uneven = position_sentence({4: [103, 73, 64, 100]})
+    assert uneven.startswith("The keys sit unevenly") and "Cohen's w" not in uneven

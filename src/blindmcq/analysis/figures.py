@@ -1,12 +1,16 @@
 """Figures 1-4 of the paper as PNG (matplotlib, Agg), each readable on its own: title, axis labels,
-chance line, 95% intervals. A figure without data still renders, saying what it needs.
+chance line, 95% intervals. A figure without data still renders, saying what it needs. Layout is
+matplotlib's constrained layout, so titles, axis labels and tick labels never run into each other; point
+labels (Figure 2) are placed so that no two overlap (``place_labels``).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -15,11 +19,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.text import Annotation
 
 from blindmcq import stats
 from blindmcq.analysis.gate import GateResult, gate_nulls
 from blindmcq.analysis.metrics import Analysis
-from blindmcq.analysis.tables import NEEDS, slot_name
+from blindmcq.analysis.tables import NEEDS, correlation_tested, slot_name
 from blindmcq.atomic import atomic_path
 from blindmcq.datasets.items import Item
 
@@ -36,7 +42,7 @@ def save(fig: Figure, path: str | Path) -> Path:
 
 
 def _placeholder(title: str, needs: str) -> Figure:
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     ax.set_title(title)
     ax.text(0.5, 0.5, f"No data: this figure needs\n{needs}.", ha="center", va="center", wrap=True)
     ax.set_axis_off()
@@ -56,7 +62,7 @@ def figure_1(gate: GateResult | None) -> Figure:
     expected = stats.chance_histogram(counts["n_options"], counts["n_orders"])
     consistent = stats.consistent_histogram(counts["n_options"], counts["n_orders"])
     x = np.arange(n_orders + 1)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
     w = 0.28
     ax.bar(x - w, observed, w, color=OBSERVED, label=f"observed ({gate.gate_model})")
     ax.bar(x, expected, w, color=EXPECTED, edgecolor="black", label=chance_label(counts))
@@ -137,7 +143,7 @@ def figure_2(a: Analysis) -> Figure:
         return _placeholder(title, "blind and full predictions on the baseline presentation")
     s = s.dropna(subset=["blind_acc", "full_acc"])
     chance = float(s["chance"].mean())
-    fig, ax = plt.subplots(figsize=(6.5, 5.5))
+    fig, ax = plt.subplots(figsize=(8.5, 5.5), layout="constrained")
     gate_model = a.gate.gate_model if a.gate is not None else None
     everything = a.summary[a.summary["set"] == "all"].set_index("model") if a.headline_set != "all" else None
     moved = False
@@ -165,13 +171,6 @@ def figure_2(a: Analysis) -> Figure:
             color=OBSERVED,
             capsize=2,
         )
-        ax.annotate(
-            f"{row.model}{' (gate)' if is_gate else ''}",
-            (row.full_acc, row.blind_acc),
-            fontsize=7,
-            xytext=(4, 4),
-            textcoords="offset points",
-        )
     ax.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance_text(chance)}")
     ax.axvline(chance, color="gray", linestyle=":", linewidth=1)
     ax.set_xlim(0, 1)
@@ -180,9 +179,13 @@ def figure_2(a: Analysis) -> Figure:
     ax.set_ylabel(f"blind accuracy (options only), {a.headline_set} items")
     lines = []
     for row in a.correlation.itertuples(index=False):
-        if math.isfinite(row.r):
+        if not math.isfinite(row.r):
+            continue
+        if correlation_tested(int(row.n_models)):
             ci = f" [{row.lo:.2f}, {row.hi:.2f}]" if math.isfinite(row.lo) else ""
             lines.append(f"r = {row.r:.3f}{ci} ({row.kind}, {row.n_models} models)")
+        else:  # analysis.tables.MIN_MODELS_TESTED: shown, not tested
+            lines.append(f"r = {row.r:.3f} ({row.kind}, {row.n_models} models: too few to test)")
     single = s["model"].nunique() == 1
     if single:  # what one model allows: its point against chance (and the gate's effect), no correlation
         lines = [f"one model ({s['model'].iloc[0]}): its blind and full accuracy against chance;",
@@ -196,8 +199,59 @@ def figure_2(a: Analysis) -> Figure:
         + ("; gray: all items, arrow to the gate's set" if moved else ""),
         fontsize=10,
     )
-    ax.legend(fontsize=8, loc="lower right")
+    # each point carries a number and the key beside the axes names it: names written at the points ran
+    # into each other where models sit close ("longest" on "most-words")
+    rows = list(s.itertuples(index=False))
+    key = [
+        Line2D([], [], linestyle="none", marker=f"${i}$", color="black", markersize=6,
+               label=f"{r.model}{' (gate)' if r.model == gate_model else ''}")
+        for i, r in enumerate(rows, start=1)
+    ]  # fmt: skip
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend([*handles, *key], [*names, *(h.get_label() for h in key)], fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.02, 1), borderaxespad=0, title="models", title_fontsize=8)  # fmt: skip
+    place_labels(ax, [(r.full_acc, r.blind_acc, str(i)) for i, r in enumerate(rows, start=1)])
     return fig
+
+
+def _overlaps(box: Any, boxes: Sequence[Any]) -> bool:
+    return any(box.overlaps(other) for other in boxes)
+
+
+def place_labels(ax: Any, points: Sequence[tuple[float, float, str]], fontsize: float = 7) -> list[Any]:
+    """Label each point so that no two labels overlap: each label goes to the first free place beside its
+    point (right, then left, stepping up and down by a line), checked in display units after the layout
+    is fixed; points at one spot share one label. Returns the label artists."""
+    fig = ax.figure
+    fig.canvas.draw()  # the constrained layout settles here; it is then frozen so the boxes stay true
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()
+    grouped: dict[tuple[float, float], list[str]] = {}
+    for x, y, text in points:
+        grouped.setdefault((round(float(x), 3), round(float(y), 3)), []).append(text)
+    frame = ax.get_window_extent(renderer)
+    # the r lines' box; the gray arrows are annotations too, and their boxes span the plot
+    taken = [t.get_window_extent(renderer) for t in ax.texts if not isinstance(t, Annotation)]
+    step = fontsize * 1.3
+    tries = [(dx, dy * step) for dy in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6) for dx in (1, -1)]
+    placed = []
+    for (x, y), names in sorted(grouped.items(), key=lambda kv: (-kv[0][1], kv[0][0])):
+        label = ", ".join(names)
+        artist = None
+        for side, dy in tries:
+            if artist is not None:
+                artist.remove()
+            artist = ax.annotate(
+                label, (x, y), xytext=(4 * side, 3 + dy), textcoords="offset points", fontsize=fontsize,
+                ha="left" if side > 0 else "right", va="bottom",
+            )  # fmt: skip
+            box = artist.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not _overlaps(box, taken):
+                break
+        taken.append(artist.get_window_extent(renderer))
+        placed.append(artist)
+    return placed
 
 
 def figure_3(a: Analysis) -> Figure:
@@ -216,7 +270,8 @@ def figure_3(a: Analysis) -> Figure:
     n = len(f)
     cols = min(n, 3)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharey=True,
+                             layout="constrained")
     x = np.arange(len(slots))
     for ax, row in zip(axes.flat, f.itertuples(index=False), strict=False):
         acc = np.array([getattr(row, f"acc_{i}") for i in slots], dtype=float)
@@ -238,7 +293,6 @@ def figure_3(a: Analysis) -> Figure:
         ax.set_axis_off()
     axes.flat[0].legend(fontsize=7, loc="upper right")
     fig.suptitle(f"{title} ({a.detail_set} items)\nunder content-independence bars equal points and sum to 1")
-    fig.tight_layout()
     return fig
 
 
@@ -247,7 +301,7 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
     title = "Figure 4: Option length and blind accuracy by bank"
     if not banks:
         return _placeholder(title, "the items of two banks and their blind accuracies")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
     for name, items in banks.items():
         lengths = np.sort([len(o) for it in items for o in it.options])
         if lengths.size:
@@ -285,11 +339,11 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
         right.axhline(chance, color="gray", linestyle="--", linewidth=1, label=f"chance {chance:.2f}")
         right.set_xticks(x, models, rotation=20, ha="right", fontsize=8)
         right.set_ylim(0, 1)
-        right.set_ylabel(f"blind accuracy (95% {interval_kind(bank_accuracy)})")
+        # wrapped: one line of the interval's name ran the label past the axes into the title
+        right.set_ylabel(textwrap.fill(f"blind accuracy (95% {interval_kind(bank_accuracy)})", 45))
         right.set_title("Blind accuracy, question hidden")
         right.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from blindmcq.analysis.gate import gate_nulls
 from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import fmt, fmt_ci, fmt_p
+from blindmcq.analysis.verdict import ALPHA, detectable_clause
 
 
 def _row(a: Analysis, model: str, set_name: str) -> pd.Series | None:
@@ -102,9 +103,12 @@ def findings(
             if best["blind_lo"] > best["chance"]
             else ""
         )
+        # Holm's first step tests at alpha / m: what the best model had to reach
+        clause = detectable_clause(int(best["blind_items"]), float(best["chance"]), ALPHA / len(everything))
         paragraph.append(
             f"No model answers blind above chance on all items ({test}); the best, {name(best['model'])}, "
-            f"reads {_blind(best)}, p {fmt_p(raw)}, Holm p {fmt_p(best.get('blind_p_holm', np.nan))}{caveat}."
+            f"reads {_blind(best)}, p {fmt_p(raw)}, Holm p {fmt_p(best.get('blind_p_holm', np.nan))}"
+            f"{caveat}; {clause}."
         )
     own = _row(a, model, "all")
     if own is not None and "habit" in own and np.isfinite(own.get("habit", np.nan)):
@@ -146,11 +150,19 @@ def findings(
             else:
                 # carried over: the model solves the rejected items above chance, not the accepted ones
                 closed = [m for m, _, rej in rows if rej is not None and _versus_chance(rej) == "above"]
+                n_accepted = min(int(acc["blind_items"]) for _, acc, _ in rows)
+                # the check is the 95% interval's lower side: a one-sided test at 0.025
+                clause = detectable_clause(
+                    n_accepted, float(rows[0][1]["chance"]), ALPHA / 2,
+                    test="a one-sided exact binomial at 0.025 (the 95% interval's lower side)",
+                )  # fmt: skip
                 gate_par.append(
-                    "No other model answers the accepted items above chance at this sample size"
+                    "No other model answers the accepted items above chance (its 95% interval wholly above "
+                    f"it); {clause}"
                     + (
-                        f"; {_names(closed)} answer the rejected items above chance, so here the leaks "
-                        "overlap and the gate carries over to them (Table 5's gap)."
+                        f". {_names(closed)} answer the rejected items above chance, so the leaks they find "
+                        "overlap the gate's (Table 5's gap); whether the gate carries over to them wholly, "
+                        "this sample cannot decide."
                         if closed
                         else "."
                     )
@@ -209,10 +221,12 @@ def past_gate_sentence(frame: pd.DataFrame, gate_model: str) -> str:
     test = f"exact binomial on items against chance, Holm over {scanned} strategies and both directions"
     leaks = accepted[accepted["leaks"].astype(bool)].sort_values("acc", ascending=False)
     reverse = accepted[accepted["reversed"].astype(bool)]
-    if leaks.empty:
+    if leaks.empty:  # Holm's first step: alpha over the strategies and both directions
+        chance = float(accepted["chance"].mean()) if "chance" in accepted else float("nan")
+        clause = detectable_clause(n_items, chance, ALPHA / (2 * scanned)) if chance == chance else ""
         return (
             f"Past the gate, no surface strategy finds the key on the {n_items} accepted items above "
-            f"chance ({test})."
+            f"chance ({test})" + (f"; {clause}." if clause else ".")
         )
     listed = "; ".join(
         f"`{r.strategy}` {fmt_ci(r.acc, r.lo, r.hi)} (Holm p {fmt_p(r.holm_above)})"

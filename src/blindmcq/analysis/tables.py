@@ -599,12 +599,16 @@ def _sweep_table(a: Analysis, name: str, sweep_frame: pd.DataFrame, conditions: 
         shown[c] = shown[c].map(fmt)
     shown = shown.rename(columns={"value": name_value(name)})
     note = f"Set: {a.detail_set}; other presentation fields at baseline. Spread = max - min over the values."
-    if rows["value"].nunique() < 2:
-        note += f" Only one value present: this table needs {NEEDS[name]}."
+    other_line = ""
     if name == "table7" and "other_scheme" in rows:
         other = rows.groupby(["model", "value"], observed=True)["other_scheme"].max()
-        note += f" Highest other-scheme answer rate: {fmt(float(other.max()))}."
-    return Table(name, TITLES[name], frame, shown, note)
+        other_line = f" Highest other-scheme answer rate: {fmt(float(other.max()))}."
+    if rows["value"].nunique() < 2:  # one row repeating Table 3 and a spread of 0: no table, one line
+        only = f"{name_value(name).lower()} {rows['value'].iloc[0]}"
+        return Table(name, TITLES[name], frame, pd.DataFrame(),
+                     f"No data: only one value present ({only}); this table needs {NEEDS[name]}."
+                     + other_line)  # fmt: skip
+    return Table(name, TITLES[name], frame, shown, note + other_line)
 
 
 def name_value(name: str) -> str:
@@ -679,9 +683,11 @@ def table_9(a: Analysis) -> Table:
         }
     )
     ref = a.base.reasoning or "direct"
+    if frame["reasoning"].nunique() < 2:  # nothing to compare against: no table, one line
+        only = frame["reasoning"].iloc[0]
+        why = f"No data: only one mode present ({only}); this table needs {NEEDS['table9']}."
+        return Table("table9", TITLES["table9"], frame, pd.DataFrame(), why)
     note = f"Set: {a.detail_set}. p: exact McNemar on paired presentations against '{ref}'."
-    if frame["reasoning"].nunique() < 2:
-        note += f" Only one mode present: this table needs {NEEDS['table9']}."
     return Table("table9", TITLES["table9"], frame, shown, note)
 
 
@@ -703,22 +709,46 @@ def table_10(a: Analysis) -> Table:
     return Table("table10", TITLES["table10"], frame, shown, note)
 
 
+# Fewer models than this and r across them is shown, not tested: with n - 2 <= 3 degrees of freedom one
+# model moves r's sign, and the p and the Fisher-z interval rest on a normality no 5 points can check.
+MIN_MODELS_TESTED = 6
+
+
+def correlation_tested(n_models: int) -> bool:
+    """Whether r over ``n_models`` models gets a p and an interval (``MIN_MODELS_TESTED``)."""
+    return n_models >= MIN_MODELS_TESTED
+
+
+def untested_line(n_models: int) -> str:
+    """Why r over ``n_models`` models carries no p and no interval."""
+    return (
+        f"r over {n_models} models is not tested (no p, no Fisher-z interval): below "
+        f"{MIN_MODELS_TESTED} models a single model can decide r, so the data cannot decide whether blind "
+        "and full accuracy go together."
+    )
+
+
 def correlation_table(a: Analysis) -> Table:
     c = a.correlation
     if c.empty or c["n_models"].max() < 3:
         t = _empty("correlation")
         return Table(t.name, t.title, c, t.shown, t.note)
-    shown = pd.DataFrame(
-        {
-            "Items": c["kind"],
-            "r [95% CI]": [fmt_ci(*v) for v in c[["r", "lo", "hi"]].to_numpy()],
-            "p": c["p"].map(fmt_p),
-            "Models": c["n_models"].map(str),
-        }
-    )
+    tested = c["n_models"].map(correlation_tested)
+    shown = pd.DataFrame({"Items": c["kind"]})
+    if tested.any():
+        shown["r [95% CI]"] = [
+            fmt_ci(r, lo, hi) if ok else fmt(r)
+            for (r, lo, hi), ok in zip(c[["r", "lo", "hi"]].to_numpy(), tested, strict=True)
+        ]
+        shown["p"] = [fmt_p(p) if ok else "—" for p, ok in zip(c["p"], tested, strict=True)]
+    else:
+        shown["r"] = c["r"].map(fmt)
+    shown["Models"] = c["n_models"].map(str)
     note = (
         f"Set: {a.headline_set}; disjoint halves: blind on one seeded half of the items, full on the other."
     )
+    if not tested.all():
+        note += " " + untested_line(int(c.loc[~tested, "n_models"].max()))
     if a.correlation_excluded:
         note += (
             f" Left out: {', '.join(a.correlation_excluded)} (the gate model, which selected the items, and "

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 from scipy.stats import binom, chisquare, combine_pvalues
+from statsmodels.stats.power import GofChisquarePower
 
 from blindmcq.analysis.tables import fmt, fmt_ci, fmt_p
 from blindmcq.stats import binomial_tail, holm
@@ -47,6 +48,15 @@ def detectable_accuracy(n: int, chance: float, alpha: float, power: float = POWE
     return hi
 
 
+def detectable_clause(n: int, chance: float, alpha: float, test: str = "the test") -> str:
+    """What a non-significant one-sided exact binomial at level ``alpha`` on ``n`` items could have seen:
+    the clause every sentence that concludes from a null result carries (``detectable_accuracy``)."""
+    return (
+        f"at {n} items {test} would detect an accuracy of {fmt(detectable_accuracy(n, chance, alpha))} "
+        f"or more with {POWER:.0%} power, so a smaller leak is not ruled out"
+    )
+
+
 def content_sentence(summary: pd.DataFrame) -> str:
     """Whether an option-text strategy finds the key above chance on the bank's items (see module doc);
     when none does, the smallest accuracy the sample could have detected."""
@@ -66,11 +76,8 @@ def content_sentence(summary: pd.DataFrame) -> str:
     )
     if best["holm"] < ALPHA:
         return head + "The option texts alone give the key away."
-    smallest = detectable_accuracy(int(best["n"]), float(best["chance"]), ALPHA / len(content))
-    return head + (
-        f"That is not shown to be above chance; at {int(best['n'])} items the test would detect an accuracy "
-        f"of {fmt(smallest)} or more with {POWER:.0%} power, so a smaller leak is not ruled out."
-    )
+    clause = detectable_clause(int(best["n"]), float(best["chance"]), ALPHA / len(content))
+    return head + f"That is not shown to be above chance; {clause}."
 
 
 def position_sentence(key_counts: Mapping[int, Sequence[int]]) -> str:
@@ -84,10 +91,28 @@ def position_sentence(key_counts: Mapping[int, Sequence[int]]) -> str:
         return ""
     p = p_values[0] if len(p_values) == 1 else float(combine_pvalues(p_values).pvalue)
     verdict = "The keys sit unevenly across slots" if p < ALPHA else "No key-position imbalance is shown"
+    power = "" if p < ALPHA else f"; {detectable_imbalance_clause(key_counts)}"
     return (
-        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}): a bank-level fact that a "
-        "model's position habit can turn into accuracy, which habit and excess separate; it is no leak of "
-        "any one item."
+        f"{verdict} (chi-square against uniform slots, per N, p {fmt_p(p)}{power}): a bank-level fact "
+        "that a model's position habit can turn into accuracy, which habit and excess separate; it is no "
+        "leak of any one item."
+    )
+
+
+def detectable_imbalance_clause(key_counts: Mapping[int, Sequence[int]]) -> str:
+    """What a non-significant chi-square against uniform slots could have seen: the smallest Cohen's w
+    it detects at level ``ALPHA`` with ``POWER`` on the largest option count's items (statsmodels'
+    ``GofChisquarePower``), and as one slot's share of the keys with the others even
+    (1/N + w sqrt(N - 1) / N)."""
+    n_options, counts = max(key_counts.items(), key=lambda kv: sum(kv[1]))
+    n = sum(counts)
+    w = float(GofChisquarePower().solve_power(effect_size=None, nobs=n, alpha=ALPHA, power=POWER,
+                                              n_bins=n_options))  # fmt: skip
+    share = 1 / n_options + w * (n_options - 1) ** 0.5 / n_options
+    return (
+        f"at the {n} items with N={n_options} that test would detect an imbalance of Cohen's w "
+        f"{fmt(w)} or more with {POWER:.0%} power (one slot holding {fmt(share)} of the keys where "
+        f"{fmt(1 / n_options)} is even), so a smaller one is not ruled out"
     )
 
 

@@ -23,8 +23,10 @@ import pandas as pd
 
 from blindmcq.analysis.gate import GateResult, read_gate
 from blindmcq.atomic import write_text
+from blindmcq.auditing.surface import LEXICAL
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
+from blindmcq.reporting.markdown import FIGURE_CAPTIONS
 
 ASSETS = ("report.css", "report.js")
 ORDER_RANK = {"rot": 0, "rev": 1}  # rot0..rot3 then rev0..rev3, as the paper lists them
@@ -119,13 +121,20 @@ def copy_figures(analysis_dir: Path, out_dir: Path) -> list[str]:
 
 
 def figures_html(paths: list[str]) -> str:
+    """Each figure at its natural size (no wider than the page), a link to the PNG itself, and its
+    caption (``markdown.FIGURE_CAPTIONS``, the report's; the file's name for a figure without one)."""
     if not paths:
         return "<p class='note'>No figures were found.</p>"
-    return "\n".join(
-        f"<figure><img src='{html.escape(p)}' alt='{html.escape(Path(p).stem)}' loading='lazy'>"
-        f"<figcaption>{html.escape(Path(p).stem)}</figcaption></figure>"
-        for p in paths
-    )
+    parts = []
+    for p in paths:
+        src, caption = html.escape(p), html.escape(FIGURE_CAPTIONS.get(Path(p).stem, Path(p).stem))
+        title = caption.split(":", 1)[0]
+        parts.append(
+            f"<figure id='{html.escape(Path(p).stem)}'><a href='{src}' target='_blank' title='{title}, full "
+            f"size'><img src='{src}' alt='{caption}' loading='lazy'></a><figcaption>{caption} "
+            f"<a href='{src}' target='_blank'>Full size</a></figcaption></figure>"
+        )
+    return "\n".join(parts)
 
 
 def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -263,15 +272,17 @@ def leak_tags(
     """The leak types the explorer filters on, and per model run its leak (``model_leaks``).
 
     ``surface: <strategy>`` for each content strategy (``surface_strategies``) whose pick is the key,
-    ``lexical`` when the statute search picks the key without a tie, ``model: content`` when a model run
-    picks the key in most orders wherever it is shown. An item with none of these has no leak. A run
+    ``lexical`` when the statute search picks the key without a tie (Table 2's ``lexical_search``: the
+    same fact, one tag), ``model: <run> (content)`` for each model run that picks the key in most orders
+    wherever it is shown. An item with none of these has no leak. A run
     right only where its favourite slot holds the key (``position habit``) is listed in ``runs`` but is
     no leak of the item: that is the model's habit meeting the bank's key positions."""
-    tags = [f"surface: {s}" for s in strategies]
-    if lexical and lexical.get("correct") and not lexical.get("tie"):
+    # lexical search is Table 2's strategy too: one tag, whichever file says it picks the key
+    tags = [f"surface: {s}" for s in strategies if s != LEXICAL]
+    if LEXICAL in strategies or (lexical and lexical.get("correct") and not lexical.get("tie")):
         tags.append("lexical")
     runs = {run: kind for run, calls in picks.items() if (kind := model_leaks(calls))}
-    tags += ["model: content"] if "content" in runs.values() else []
+    tags += [f"model: {run} (content)" for run, kind in runs.items() if kind == "content"]
     return tags, runs
 
 
@@ -346,7 +357,9 @@ def write_html_report(
         lexical_matches(baselines / "lexical.parquet"),
         surface_strategies(baselines / "picks.parquet"),
     )
-    settings = {"gate_model": gate.gate_model, "k": gate.k, "orders": gate.orders}
+    # the rule as the gate applied it: a fixed k, or k chosen per option count N (``describe_thresholds``)
+    settings = {"gate_model": gate.gate_model, "k": gate.k, "orders": gate.orders,
+                "rule": gate.describe_thresholds()}  # fmt: skip
     data = {"items": rows, "gate": {**settings, "retained_share": gate.retained_share}}
     (out / "assets").mkdir(parents=True, exist_ok=True)
     for name in ASSETS:

@@ -164,13 +164,17 @@ def pipeline_parent(
 ) -> Parent:
     """The parent run of this pipeline run: one per DVC experiment (``DVC_EXP_NAME``, which ``dvc exp run``
     sets), git revision (``DVC_EXP_BASELINE_REV`` under ``dvc exp run``, else ``HEAD``) and
-    ``params.yaml`` content. ``dvc repro`` twice on the same commit and params shares one parent."""
+    ``params.yaml`` content. ``dvc repro`` twice on the same commit and params shares one parent. Its
+    name (``exp exp-one on customs-default 1a2b3c4 #5d6e7f80``) carries the bank of ``config``."""
     path = Path(params_file)
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
     exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
     rev = os.environ.get("DVC_EXP_BASELINE_REV") or git_revision()
     value = f"{exp or 'repro'}@{rev[:12] or 'nogit'}#{digest[:12]}"
-    name = f"{'exp ' + exp if exp else 'dvc repro'} {rev[:7] or 'nogit'} #{digest[:8]}"
+    dataset = (config or {}).get("dataset")
+    bank = str(dataset.get("name", "")) if isinstance(dataset, Mapping) else ""
+    on = f" on {scrub_text(bank)}" if bank else ""  # the bank, in every run name
+    name = f"{'exp ' + exp if exp else 'dvc repro'}{on} {rev[:7] or 'nogit'} #{digest[:8]}"
     tags = {"dvc.exp_name": exp or "(dvc repro)", "git.revision": rev or "(not a git checkout)",
             "params_yaml.sha256": digest, "stage": "pipeline"}  # fmt: skip
     if rev:

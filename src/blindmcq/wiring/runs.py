@@ -53,15 +53,15 @@ def run_name(params: dict[str, Any]) -> str:
 
 def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
     """A pipeline stage's run name: the stage, then what tells pipeline runs apart, short
-    (``rewrite·exp-one·longest``): the DVC experiment's name under ``dvc exp run``, else the bank; then
-    the probed model."""
+    (``rewrite·exp-one·customs-default·longest``): the DVC experiment's name under ``dvc exp run``, the
+    bank, then the probed model."""
 
     def name(group: str) -> str:
         value = config.get(group)
         return str(value.get("name", "")) if isinstance(value, Mapping) else ""
 
     exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
-    parts = [stage, exp or name("dataset"), name("model")]
+    parts = [stage, exp, name("dataset"), name("model")]
     return scrub_text("·".join(p for p in parts if p))
 
 

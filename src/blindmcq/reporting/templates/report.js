@@ -33,8 +33,9 @@
 
   const gate = DATA.gate || {};
   $("gate-note").textContent = gate.gate_model
-    ? `Gate: ${gate.gate_model}, an item is rejected when answered blind in at least ${gate.k} of ` +
-      `${(gate.orders || []).length} orders. Blind-solved counts are the gate model's. ` +
+    ? `Gate: ${gate.gate_model}, an item is rejected when answered blind in at least k of its orders` +
+      (gate.rule ? ` (${gate.rule}). ` : gate.k !== null && gate.k !== undefined ? ` (k = ${gate.k}). ` : ". ") +
+      `Blind-solved counts are the gate model's. ` +
       `Click a row for the item; click a column head to sort.`
     : "No gate in this run.";
 
