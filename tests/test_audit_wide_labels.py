@@ -45,9 +45,8 @@ def test_a_wide_bank_audits_without_pandas_performance_warnings(tmp_path: Path) 
     mapping = Mapping(options=[f"o{i}" for i in range(n)], key="answer", key_format="index")
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.PerformanceWarning)
-        result = run_audit(
-            bank, tmp_path / "out", mapping, model=load_model_file("longest"), configs=load_groups(AUDIT_GROUPS)
-        )
+        longest, configs = load_model_file("longest"), load_groups(AUDIT_GROUPS)
+        result = run_audit(bank, tmp_path / "out", mapping, model=longest, configs=configs)
     predictions = pd.read_parquet(tmp_path / "out" / "predictions.parquet")
     assert set(predictions["n_options"]) == {n} and predictions["item_id"].nunique() == 3
     assert result.metrics["agreement"] == 1.0  # the gate model is the probed model
