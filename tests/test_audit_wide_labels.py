@@ -30,7 +30,8 @@ def _wide_bank(path: Path, n: int, items: int, seed: int = 0) -> list[int]:
         out = csv.writer(f)
         out.writerow(["question", *[f"o{i}" for i in range(n)], "answer"])
         for k in range(items):
-            options = [f"w{i} " + " ".join(rng.choice("ab cd ef gh".split()) for _ in range(rng.randint(1, 6)))
+            words = "ab cd ef gh".split()
+            options = [f"w{i} " + " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
                        for i in range(n)]  # fmt: skip
             keys.append(rng.randrange(n))
             out.writerow([f"Q{k}?", *options, keys[-1]])
