@@ -73,7 +73,7 @@ from blindmcq.datasets.generic import (
     load_generic,
     peek,
 )
-from blindmcq.datasets.items import Item
+from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import combined, label_strings
 from blindmcq.statutes.coverage import Coverage
@@ -170,23 +170,6 @@ def key_labels(kwargs: dict[str, Any], records: Sequence[dict[str, Any]], n: int
     if alphabet == NUMERALS:
         return [str(i) for i in range(1, n + 1)]
     return combined(list(alphabet), n)[:n]
-
-
-def skipped_sentence(items: Sequence[Item]) -> str:
-    """One sentence: how many items are skipped, and why, each reason with its rows (or ids)."""
-    from blindmcq.datasets.items import unusable_reason
-
-    by_reason: dict[str, list[str]] = {}
-    for item in items:
-        reason = unusable_reason(item)
-        if reason is not None:
-            by_reason.setdefault(reason, []).append(str(item.meta.get("row") or item.id))
-    parts = []
-    for reason, where in by_reason.items():
-        shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
-        parts.append(f"{len(where)} with {reason}: {shown}")
-    n_bad = sum(len(w) for w in by_reason.values())
-    return f"{n_bad} of {len(items)} items are not usable and were skipped: {'; '.join(parts)}."
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
