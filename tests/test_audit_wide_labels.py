@@ -83,8 +83,10 @@ def test_a_cyrillic_keyed_bank_is_reported_with_its_own_labels_and_counts(tmp_pa
             out.writerow([f"Питання {i}?", *[f"варіант {rng.random():.4f}" for _ in range(4)], key])
     out_dir = tmp_path / "out"
     argv = [str(bank), "--options", "А", "Б", "В", "Г", "--key", "answer", "--key-format", "label"]
-    assert main([*argv, "--model", "none", "--out", str(out_dir)]) == 0
+    assert main([*argv, "--labels", "cyrillic", "--out", str(out_dir)]) == 0  # probed by longest
     report = (out_dir / "report.md").read_text(encoding="utf-8")
+    assert "| Pick 1 (А) | Pick 2 (Б) |" in report and "| Key 4 (Г) |" in report  # Table 4
+    assert "Pick B" not in report and "Key B" not in report
     counts = {c: keyed.count(c) for c in labels}
     for s, label in enumerate(labels):
         share = counts[label] / len(keyed)

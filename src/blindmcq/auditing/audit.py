@@ -459,6 +459,8 @@ def run_audit(
     tables = build_tables(analysis, baselines=picks, items=items)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
     tables["bank_profile"] = labelled_profile(items, own_labels)
+    if "table4" in tables:
+        tables["table4"] = labelled_slots(tables["table4"], own_labels)
 
     # files the explorer reads, then the three outputs; each written atomically
     write_predictions(predictions, out / "predictions.parquet")
@@ -632,6 +634,18 @@ def labelled_profile(items: Sequence[Item], labels: Sequence[str]) -> Table:
     shown.loc[: n - 1, "Measure"] = names
     shown.loc[: n - 1, "Value"] = [f"{counts.get(s, 0)} ({v})" for s, v in enumerate(shown["Value"][:n])]
     return dataclasses.replace(table, frame=frame, shown=shown)
+
+
+def labelled_slots(table: Table, labels: Sequence[str]) -> Table:
+    """Table 4 with its per-slot columns ("Pick A", "Key A": Latin, the probe's letters) named by
+    position and the bank's own label ("Pick 1 (А)") where its keys are written in labels."""
+    if not labels:
+        return table
+    names = {}
+    for s in range(len(labels)):
+        for kind in ("Pick", "Key"):
+            names[f"{kind} {slot_name(s)}"] = f"{kind} {_slot(s, labels)}"
+    return dataclasses.replace(table, shown=table.shown.rename(columns=names))
 
 
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
