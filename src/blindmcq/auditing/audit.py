@@ -638,9 +638,9 @@ def labelled_profile(items: Sequence[Item], labels: Sequence[str]) -> Table:
 
 def labelled_slots(table: Table, labels: Sequence[str]) -> Table:
     """Table 4 with its per-slot columns ("Pick A", "Key A": Latin, the probe's letters) named by
-    position and the bank's own label ("Pick 1 (А)") where its keys are written in labels."""
-    if not labels:
-        return table
+    position and the bank's own label ("Pick 1 (А)") where its keys are written in other labels."""
+    if not labels or all(label == slot_name(s) for s, label in enumerate(labels)):
+        return table  # Latin-keyed: the columns already carry the bank's labels
     names = {}
     for s in range(len(labels)):
         for kind in ("Pick", "Key"):
