@@ -40,6 +40,7 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
         None,
     ),
     "interval-coverage": ("bench_interval_coverage.py", ["--banks", "500"], [], None),
+    "wide-audit": ("bench_wide_audit.py", ["--options", "120", "--items", "4"], [], None),
 }
 
 

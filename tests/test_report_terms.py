@@ -87,8 +87,8 @@ VOCABULARY: dict[str, str] = {
     "deterministic": r"read as deterministic",
     "evidence of a leak": r"evidence of a leak",
     "Err/Ref/Trunc": r"Err/Ref/Trunc",
-    "Pick": r"\bPick [A-Z]\b",
-    "Key": r"\bKey [A-Z]\b",
+    "Pick": r"\bPick (?:[A-Z]\b|\d+ \(\w+\))",  # "Pick B", or by position and the bank's label "Pick 2 (Б)"
+    "Key": r"\bKey (?:[A-Z]\b|\d+ \(\w+\))",
     "Weight": r"\bWeight\b",
     "Habit*": r"\bHabit\*",
     "Excess*": r"\bExcess\*",

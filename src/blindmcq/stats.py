@@ -419,6 +419,46 @@ def _agreement_parts(tensors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
     return same, null
 
 
+DENSE_AGREEMENT_N = 16  # up to here the joint (key, a, b) shares are held whole; past it, by marginals
+_BOOT_ROWS = 100  # bootstrap draws weighed at once on the marginal path (bounded memory)
+
+
+def _agreement_marginal(
+    part: pd.DataFrame, code: np.ndarray, m: int, n: int, rng: np.random.Generator, n_boot: int
+) -> tuple[tuple[float, float], np.ndarray | None]:
+    """``_agreement_parts`` of one option count from per-item marginals: agreement is linear in the
+    items' shares of a == b, its null needs only the (key, a) and (key, b) shares and the key's, so
+    memory is items x N^2, not items x N^3. Draws as the joint path draws them (same generator calls);
+    the bootstrap part is None with one item."""
+    k, a, b = (part[c].to_numpy() for c in ("k", "a", "b"))
+    calls = np.bincount(code, minlength=m).astype(float)[:, None]
+
+    def shares(index: np.ndarray, size: int) -> np.ndarray:
+        counts = np.bincount(code * size + index, minlength=m * size).reshape(m, size)
+        return counts / calls
+
+    same_i = np.bincount(code, weights=(a == b).astype(float), minlength=m) / calls[:, 0]
+    a_i, b_i, q_i = shares(k * n + a, n * n), shares(k * n + b, n * n), shares(k, n)
+
+    def parts(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ka = (weights @ a_i).reshape(-1, n, n)
+        kb = (weights @ b_i).reshape(-1, n, n)
+        q = weights @ q_i
+        with np.errstate(invalid="ignore", divide="ignore"):
+            null = np.where(q > 0, (ka * kb).sum(axis=-1) / q, 0.0).sum(axis=-1)
+        return weights @ same_i, null
+
+    same, null = parts(np.full((1, m), 1.0 / m))
+    if m < 2:
+        return (float(same[0]), float(null[0])), None
+    draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
+    boot = np.zeros((n_boot, 2))
+    for start in range(0, n_boot, _BOOT_ROWS):
+        b_same, b_null = parts(draws[start : start + _BOOT_ROWS])
+        boot[start : start + _BOOT_ROWS] = np.stack([b_same, b_null], axis=1)
+    return (float(same[0]), float(null[0])), boot
+
+
 def agreement_given_key(
     items: Sequence[object] | np.ndarray,
     n_options: Sequence[int] | np.ndarray,
@@ -451,6 +491,15 @@ def agreement_given_key(
     for n, part in frame.groupby("n", sort=True):
         code, _ = pd.factorize(part["item"])
         m = int(code.max()) + 1
+        if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
+            w = m / total
+            (same, null), boot_parts = _agreement_marginal(part, code, m, int(n), rng, n_boot)
+            point += w * np.array([same, null])
+            if boot_parts is None:
+                tested = False
+                continue
+            boot += w * boot_parts
+            continue
         cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
         counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
         shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once

@@ -4,8 +4,11 @@ optional extra: ``harness_support.require``."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,6 +18,48 @@ from blindmcq.datasets.items import Item, read_items
 from blindmcq.harnesses.documents import ProbeConfig
 from blindmcq.harnesses.export import DEFAULTS, GROUPS
 from blindmcq.tasks.probe import sample_items
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def _local(host: Any) -> bool:
+    if host in (None, "", "localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:  # a name other than localhost: resolving it is already the network
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness tests run with the network off (docs/harnesses.md, Offline): the Hugging Face
+    libraries told so, and any connection or name lookup beyond this machine refused at once, so a
+    harness that reaches for the Hub fails the test instead of retrying for a minute."""
+    for name, value in OFFLINE.items():
+        monkeypatch.setenv(name, value)
+    connect, connect_ex, getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+
+    def refuse(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
+            raise OSError(f"network off in the harness tests: connect to {address[0]}")
+
+    def guarded_connect(sock: socket.socket, address: Any) -> None:
+        refuse(sock, address)
+        connect(sock, address)
+
+    def guarded_connect_ex(sock: socket.socket, address: Any) -> int:
+        refuse(sock, address)
+        return connect_ex(sock, address)
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _local(host):
+            raise socket.gaierror(f"network off in the harness tests: lookup of {host}")
+        return getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
 
 
 @pytest.fixture(scope="session")

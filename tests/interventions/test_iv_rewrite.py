@@ -23,6 +23,7 @@ from blindmcq.tasks.rewrite import (
     diff_frame,
     pad_or_trim,
     rewrite_items,
+    rewrite_template,
     write_diff,
 )
 
@@ -84,7 +85,7 @@ def test_model_rewriter_keeps_keys_and_flags_failures(bank: list[Item]) -> None:
     for old, new in zip(items, out, strict=True):
         info = new.meta["rewrite"]
         assert info["model"] == "fake" and info["backend"] == "fake-rewriter"
-        assert info["prompt_sha256"] == hashlib.sha256(PROMPTS["uk"].encode()).hexdigest()
+        assert info["prompt_sha256"] == hashlib.sha256(rewrite_template("uk").encode()).hexdigest()
         for j_text, status in info["status"].items():
             j = int(j_text)
             statuses[status] = statuses.get(status, 0) + 1
@@ -123,7 +124,8 @@ def test_english_prompt_has_its_own_hash(bank: list[Item]) -> None:
     assert all(
         u.startswith("You are editing") and u.rstrip().endswith("Rewritten wrong option:") for u in seen
     )
-    assert out[0].meta["rewrite"]["prompt_sha256"] == hashlib.sha256(PROMPTS["en"].encode()).hexdigest()
+    english = hashlib.sha256(rewrite_template("en").encode()).hexdigest()
+    assert out[0].meta["rewrite"]["prompt_sha256"] == english
     assert PROMPTS["en"] != PROMPTS["uk"]
 
 

@@ -160,7 +160,10 @@ def _item_shares(rows: pd.DataFrame, column: str, n_slots: int) -> pd.DataFrame:
     counts = rows.groupby(["model", "item_id", column], observed=True).size().unstack(fill_value=0)
     counts.columns = counts.columns.astype(int)
     counts = counts.reindex(index=calls.index, columns=range(n_slots), fill_value=0)
-    return counts.div(calls, axis=0)
+    # one block: reindex adds each missing slot as its own block, which a wide bank (200 options)
+    # carries into every later frame as pandas' PerformanceWarning
+    shares = counts.to_numpy() / calls.to_numpy()[:, None]
+    return pd.DataFrame(shares, index=counts.index, columns=counts.columns)
 
 
 def _by_n(item_values: pd.DataFrame | pd.Series, n_options: pd.Series) -> pd.DataFrame | pd.Series:

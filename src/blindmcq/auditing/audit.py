@@ -28,10 +28,12 @@ family of the option-text strategies. The sentence also counts the items that ma
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,7 @@ from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, gate_nulls, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
+    Table,
     bank_profile,
     build_tables,
     fmt,
@@ -63,10 +66,17 @@ from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import LocalModel, default, validate_group
-from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek
-from blindmcq.datasets.items import Item
+from blindmcq.datasets.generic import (
+    NUMERALS,
+    bank_format,
+    guess_mapping,
+    key_alphabet,
+    load_generic,
+    peek,
+)
+from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.labels import label_strings
+from blindmcq.labels import combined, label_strings
 from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
@@ -118,9 +128,12 @@ class Mapping:
         return self.guess(columns, records, file)[0]
 
 
-def read_bank(path: Path, mapping: Mapping, notes: list[str] | None = None) -> tuple[list[Item], str, str]:
+def read_bank(
+    path: Path, mapping: Mapping, notes: list[str] | None = None, labels: list[str] | None = None
+) -> tuple[list[Item], str, str]:
     """The items of a bank file, the mapping read (for the settings) and the guess note ("" if none);
-    what the loader says about the rows (repeated items) is appended to ``notes``."""
+    what the loader says about the rows (repeated items) is appended to ``notes``, and the labels the
+    bank's keys are written in (``key_labels``), one per slot, to ``labels``."""
     fmt = bank_format(path)
     if not path.exists():
         raise InputError("bank file not found", file=str(path))
@@ -137,25 +150,28 @@ def read_bank(path: Path, mapping: Mapping, notes: list[str] | None = None) -> t
         **kwargs,
     )  # fmt: skip
     check_question_column(items, kwargs["question"], str(path))
+    if labels is not None:
+        labels += key_labels(kwargs, records, max((it.n_options for it in items), default=0))
     described = ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ("" if mapping.header else ", no header")
     return items, f"{fmt}: {described}", note
 
 
-def skipped_sentence(items: Sequence[Item]) -> str:
-    """One sentence: how many items are skipped, and why, each reason with its rows (or ids)."""
-    from blindmcq.datasets.items import unusable_reason
-
-    by_reason: dict[str, list[str]] = {}
-    for item in items:
-        reason = unusable_reason(item)
-        if reason is not None:
-            by_reason.setdefault(reason, []).append(str(item.meta.get("row") or item.id))
-    parts = []
-    for reason, where in by_reason.items():
-        shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
-        parts.append(f"{len(where)} with {reason}: {shown}")
-    n_bad = sum(len(w) for w in by_reason.values())
-    return f"{n_bad} of {len(items)} items are not usable and were skipped: {'; '.join(parts)}."
+def key_labels(kwargs: dict[str, Any], records: Sequence[dict[str, Any]], n: int) -> list[str]:
+    """The bank's own label of each of ``n`` slots: the alphabet its keys are written in (the mapping's
+    ``labels``, else the script of the first keys read: А, Б, В, Г; A, B; 1, 2), going on past its end as
+    the labels do; none (slots by position) unless keys are labels."""
+    if kwargs.get("key_format") != "label" or n < 1:
+        return []
+    alphabet = kwargs.get("labels")
+    if not alphabet:
+        keys = [r.get(kwargs.get("key")) for r in records]
+        written = [str(k).strip() for k in keys if k is not None and str(k).strip()]
+        if not written:
+            return []
+        alphabet = key_alphabet(written[0])
+    if alphabet == NUMERALS:
+        return [str(i) for i in range(1, n + 1)]
+    return combined(list(alphabet), n)[:n]
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -224,6 +240,7 @@ class AuditResult:
     warnings: list[str]
     settings: dict[str, str]
     cloze: pd.DataFrame | None = None
+    key_labels: list[str] = field(default_factory=list)  # the bank's label of each slot (none: positions)
 
 
 def _probe(
@@ -341,16 +358,19 @@ def run_audit(
     if gate_k is not None and gate_k < 1:
         raise ConfigError("--gate-k", f"must be at least 1 (an item solved in k of its orders), got {gate_k}")
     warnings: list[str] = []
+    own_labels: list[str] = []  # the labels the bank's keys are written in, one per slot (none: positions)
     if dataset is not None:
         from blindmcq.datasets.registry import load_dataset
 
         items = load_dataset(dataset, root=ROOT)
         typed = validate_group("dataset", dataset)
         described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
+        written = {"key_format": getattr(typed, "key_format", None), "labels": getattr(typed, "labels", None)}
+        own_labels += key_labels(written, [], max((it.n_options for it in items), default=0))
         language = language or typed.language
     else:
         notes: list[str] = []
-        items, described, note = read_bank(path, mapping, notes)
+        items, described, note = read_bank(path, mapping, notes, own_labels)
         if note:
             warnings.append(f"Columns {note}.")
         warnings += [f"{n[0].upper()}{n[1:]}." for n in notes]
@@ -385,11 +405,16 @@ def run_audit(
         picks.to_parquet(tmp, index=False)
 
     if model is None:  # surface-only: what the options alone give away; no model, no labels
-        tables = {"table2": table_2(picks, item_ids=None), "bank_profile": bank_profile(items)}
+        tables = {
+            "table2": table_2(picks, item_ids=None),
+            "bank_profile": labelled_profile(items, own_labels),
+        }
         write_tables(out / "tables", tables)
         metrics = audit_metrics(None, summary, profile, "")
         settings["model"] = "none (surface-only: no probe, no gate, no labels)"
-        result = AuditResult(items, summary, profile, None, None, metrics, warnings, settings)
+        result = AuditResult(
+            items, summary, profile, None, None, metrics, warnings, settings, key_labels=own_labels
+        )
         write_text(out / "report.md", audit_markdown(result, tables))
         write_text(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
         return result
@@ -435,6 +460,9 @@ def run_audit(
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
     tables = build_tables(analysis, baselines=picks, items=items)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
+    tables["bank_profile"] = labelled_profile(items, own_labels)
+    if "table4" in tables:
+        tables["table4"] = labelled_slots(tables["table4"], own_labels)
 
     # files the explorer reads, then the three outputs; each written atomically
     write_predictions(predictions, out / "predictions.parquet")
@@ -460,7 +488,9 @@ def run_audit(
             else ""
         ),
     }
-    result = AuditResult(items, summary, profile, analysis, g, metrics, warnings, settings, cloze)
+    result = AuditResult(
+        items, summary, profile, analysis, g, metrics, warnings, settings, cloze, key_labels=own_labels
+    )
     write_text(out / "report.md", audit_markdown(result, tables))
     write_html_report(
         out,
@@ -583,14 +613,51 @@ def conclusions_markdown(result: AuditResult) -> str:
     return "\n".join(lines)
 
 
+def _slot(s: int, labels: Sequence[str]) -> str:
+    """Slot s (0-based) by position, with the bank's own label where it has one: "2 (Б)"."""
+    return f"{s + 1} ({labels[s]})" if s < len(labels) else f"{s + 1}"
+
+
+def labelled_profile(items: Sequence[Item], labels: Sequence[str]) -> Table:
+    """The bank profile table (``analysis.tables.bank_profile``) with each key slot named by position and
+    by the bank's own label, and its item count beside its share: a Cyrillic-keyed bank's slot Б is not
+    read as the Latin B (its В)."""
+    table = bank_profile(items)
+    if table.frame.empty:
+        return table
+    usable = [it for it in items if it.usable]
+    n = max(it.n_options for it in usable)
+    counts = Counter(int(it.key) for it in usable)  # type: ignore[arg-type]
+    frame, shown = table.frame.copy(), table.shown.copy()
+    names = [f"key in slot {_slot(s, labels)}" for s in range(n)]
+    frame.loc[: n - 1, "measure"] = names
+    frame["items"] = pd.array([counts.get(s, 0) for s in range(n)] + [None] * (len(frame) - n), dtype="Int64")
+    shown.loc[: n - 1, "Measure"] = names
+    shown.loc[: n - 1, "Value"] = [f"{counts.get(s, 0)} ({v})" for s, v in enumerate(shown["Value"][:n])]
+    return dataclasses.replace(table, frame=frame, shown=shown)
+
+
+def labelled_slots(table: Table, labels: Sequence[str]) -> Table:
+    """Table 4 with its per-slot columns ("Pick A", "Key A": Latin, the probe's letters) named by
+    position and the bank's own label ("Pick 1 (А)") where its keys are written in other labels."""
+    if not labels or all(label == slot_name(s) for s, label in enumerate(labels)):
+        return table  # Latin-keyed: the columns already carry the bank's labels
+    names = {}
+    for s in range(len(labels)):
+        for kind in ("Pick", "Key"):
+            names[f"{kind} {slot_name(s)}"] = f"{kind} {_slot(s, labels)}"
+    return dataclasses.replace(table, shown=table.shown.rename(columns=names))
+
+
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
-    # slots by position (the bank's own labels may be А, Б, В, Г or 1, 2, 3), each with its count
+    # slots by position and by the bank's own label (А, Б, В, Г or 1, 2, 3), each with its count
     counts = p.get("key_slot_counts") or [0] * len(p["key_slot_shares"])
     shares = ", ".join(
-        f"slot {s + 1} {c} ({v:.3f})"
+        f"slot {_slot(s, result.key_labels)} {c} ({v:.3f})"
         for s, (c, v) in enumerate(zip(counts, p["key_slot_shares"], strict=True))
     )
+    labelled = "; in brackets, the label the bank gives it" if result.key_labels else ""
     chars = p["option_chars"]
     lines = [
         f"# blindmcq audit: {Path(result.settings['file']).name}",
@@ -607,8 +674,8 @@ def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
         "",
         "## The bank",
         "",
-        f"Key-position shares (usable items; slot 1 is the first option as published, whatever its "
-        f"label): {shares}.",
+        f"Key-position shares (usable items, each slot's count before its share; slot 1 is the first "
+        f"option as published{labelled}): {shares}.",
         "",
         f"Option length (characters, whitespace-normalised, all {p['n_options_total']} options): "
         f"median {chars['q50']:.0f}, 10%-90% {chars['q10']:.0f}-{chars['q90']:.0f}, max {chars['max']:.0f}; "

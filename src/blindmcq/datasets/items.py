@@ -6,7 +6,7 @@ Malformed items are kept as published and flagged, never silently repaired (SPEC
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,22 @@ def unusable_reason(item: Item) -> str | None:
     if item.key is None:
         return "no key among its options"
     return f"status {item.status} ({', '.join(item.flags) or 'no flag'})"
+
+
+def skipped_sentence(items: Sequence[Item]) -> str:
+    """One sentence: how many items are skipped, and why, each reason with its rows (or ids); the audit's
+    warning and the corpus stage's log line and verification report (``datasets.registry``)."""
+    by_reason: dict[str, list[str]] = {}
+    for item in items:
+        reason = unusable_reason(item)
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(str(item.meta.get("row") or item.id))
+    parts = []
+    for reason, where in by_reason.items():
+        shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+        parts.append(f"{len(where)} with {reason}: {shown}")
+    n_bad = sum(len(w) for w in by_reason.values())
+    return f"{n_bad} of {len(items)} items are not usable and were skipped: {'; '.join(parts)}."
 
 
 def invariant_flags(options: Iterable[str], keys: Iterable[int], n_expected: int | None) -> list[str]:

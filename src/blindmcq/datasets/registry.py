@@ -20,6 +20,7 @@ from __future__ import annotations
 import glob
 import importlib
 import json
+import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -37,8 +38,10 @@ from blindmcq.config.schema import (
     default,
     validate_group,
 )
-from blindmcq.datasets.items import Item, read_items, validate_item, write_items
+from blindmcq.datasets.items import Item, read_items, skipped_sentence, validate_item, write_items
 from blindmcq.errors import ConfigError, InputError
+
+log = logging.getLogger(__name__)
 
 # one of the schema's per-loader dataclasses (config.schema.DATASET_SCHEMAS)
 DatasetConfig = CustomsDataset | LexamDataset | GenericDataset | ItemsDataset | NonsenseDataset | PdfDataset
@@ -252,6 +255,9 @@ def read_dataset(
         "flags": dict(Counter(flag for item in items for flag in item.flags)),
         "note": "read from a structured bank file: a single extraction path, nothing to cross-check",
     }
+    if any(not item.usable for item in items):  # each skipped item with its reason, in one line
+        report["skipped"] = skipped_sentence(items)
+        log.warning("%s: %s", cfg.name or cfg.loader, report["skipped"])
     return items, report
 
 

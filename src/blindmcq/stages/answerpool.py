@@ -32,8 +32,9 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
     conf = PoolConfig.from_cfg(cfg)
     items = stage_items(params, cfg, "intervention.answerpool")
     pooled = run_answerpool(
-        items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True
-    )
+        items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True,
+        description=(params.get("dataset") or {}).get("description"),  # the bank as its config names it
+    )  # fmt: skip
     orders = list(cfg.get("ordinary_orders") or ["rot0"])
     condition = probe_condition(list(conf.conditions), orders, orders)
     ordinary = probe_items(params, items, label_schemes=load_label_schemes(), condition=condition)

@@ -50,7 +50,10 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
     items = stage_items(params, cfg, "intervention.rewrite")
-    rewritten = rewrite_items(items, conf, cache=require(params, "probe.cache"), progress=True)
+    description = (params.get("dataset") or {}).get("description")  # the bank as its config names it
+    rewritten = rewrite_items(
+        items, conf, cache=require(params, "probe.cache"), progress=True, description=description
+    )
     write_items(out_dir / "items.jsonl", rewritten)
     diff = write_diff(rewritten, out_dir)
     conditions = list(cfg.get("conditions") or ["blind"])

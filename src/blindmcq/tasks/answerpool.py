@@ -43,6 +43,7 @@ from blindmcq.config.schema import AnswerPoolIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
 from blindmcq.vocabulary import CONDITIONS
 
@@ -55,13 +56,13 @@ TEXT: dict[str, dict[str, str]] = {
     "uk": {
         "none": "немає",
         "full_intro": (
-            "Нижче наведено {n} тестових запитань юридичного кваліфікаційного іспиту і спільний перелік "
+            "Нижче наведено {n} тестових запитань {exam_uk} і спільний перелік "
             "варіантів відповіді до них. Кожному запитанню відповідає щонайбільше один варіант із "
             "переліку; для деяких запитань правильного варіанта в переліку може не бути."
         ),
         "blind_intro": (
-            "Нижче наведено спільний перелік варіантів відповіді до {n} тестових запитань юридичного "
-            "кваліфікаційного іспиту. Самі запитання не наведено: вони позначені лише номерами 1–{n}. "
+            "Нижче наведено спільний перелік варіантів відповіді до {n} тестових запитань {exam_uk}. "
+            "Самі запитання не наведено: вони позначені лише номерами 1–{n}. "
             "Кожному запитанню відповідає щонайбільше один варіант із переліку; для деяких запитань "
             "правильного варіанта в переліку може не бути."
         ),
@@ -80,12 +81,12 @@ TEXT: dict[str, dict[str, str]] = {
     "en": {
         "none": "none",
         "full_intro": (
-            "Below are {n} questions from a law qualification exam and one shared list of answer options. "
+            "Below are {n} questions from {pool_exam_en} and one shared list of answer options. "
             "Each question has at most one correct option in the list; for some questions the correct "
             "option may be missing."
         ),
         "blind_intro": (
-            "Below is one shared list of answer options to {n} questions from a law qualification exam. "
+            "Below is one shared list of answer options to {n} questions from {pool_exam_en}. "
             "The questions themselves are not shown: they are numbered 1–{n} only. Each question has at "
             "most one correct option in the list; for some questions the correct option may be missing."
         ),
@@ -102,6 +103,20 @@ TEXT: dict[str, dict[str, str]] = {
         "letters": "letter",
     },
 }
+
+# the bank placeholders of the intros and their neutral words; the dataset's ``description`` fills them
+# (``tasks.bank_words``: ``pool_exam_en`` falls back to ``exam_en``)
+BANK: dict[str, dict[str, str]] = {
+    "uk": {"exam_uk": "з кількома варіантами відповіді"},
+    "en": {"pool_exam_en": "a multiple-choice test"},
+}
+
+
+def intro(condition: str, language: str, n: int, description: Any = None) -> str:
+    """The pooled prompt's first paragraph: ``n`` questions of the bank, named as the dataset's
+    ``description`` says (neutral words without one)."""
+    words = bank_words(BANK[language], description)
+    return fill_bank(TEXT[language][f"{condition}_intro"], words, ("n",)).format(n=n)
 
 
 _SCHEMA = AnswerPoolIntervention()
@@ -237,13 +252,19 @@ def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
 
 
 def render_prompt(
-    group: PoolGroup, condition: str, language: str = "uk", slot: int | None = None, style: str = "numbers"
+    group: PoolGroup,
+    condition: str,
+    language: str = "uk",
+    slot: int | None = None,
+    style: str = "numbers",
+    description: Any = None,
 ) -> str:
-    """The pooled prompt; with ``slot`` (0-based) it ends "Питання k:" for log-probability scoring."""
+    """The pooled prompt; with ``slot`` (0-based) it ends "Питання k:" for log-probability scoring.
+    ``description``: the dataset's, naming the bank (``intro``)."""
     t = TEXT[language]
     n = len(group.item_ids)
     labels = entry_labels(len(group.pool), style)
-    lines = [t[f"{condition}_intro"].format(n=n), "", t["pool"]]
+    lines = [intro(condition, language, n, description), "", t["pool"]]
     lines += [f"{label}. {text}" for label, text in zip(labels, group.pool, strict=True)]
     lines += ["", t["questions"]]
     for k, question in enumerate(group.questions, start=1):
@@ -380,8 +401,10 @@ def pool_requests(
     conf: PoolConfig,
     model_cfg: Mapping[str, Any],
     abilities: Abilities | None = None,
+    description: Any = None,
 ) -> list[tuple[PoolCall, ModelRequest]]:
-    """The calls: per group and condition one generation, or per question one scored request."""
+    """The calls: per group and condition one generation, or per question one scored request;
+    ``description``: the dataset's, naming the bank in the prompt."""
     name, none = str(model_cfg["name"]), TEXT[conf.language]["none"]
     abilities = abilities or abilities_for(model_cfg)
     heuristic = abilities.needs_option_texts
@@ -390,7 +413,7 @@ def pool_requests(
         style = label_style(conf, model_cfg, len(group.pool), abilities)
         for condition in conf.conditions:
             if _scoring(conf, model_cfg, abilities) == "generate":
-                user = render_prompt(group, condition, conf.language, style=style)
+                user = render_prompt(group, condition, conf.language, style=style, description=description)
                 request = ModelRequest(
                     model=name, system=None, user=user,
                     max_tokens=effective_max_tokens(model_cfg, conf.max_tokens),
@@ -403,7 +426,9 @@ def pool_requests(
             if heuristic:  # surface strategies judge the entry texts; abstention has none
                 extra |= {"option_texts": [*group.pool, ""], "label_strings": list(choices)}
             for slot in range(len(group.item_ids)):
-                user = render_prompt(group, condition, conf.language, slot=slot, style=style)
+                user = render_prompt(
+                    group, condition, conf.language, slot=slot, style=style, description=description
+                )
                 # the pool and questions are shared by the group's slots: only the last line differs
                 shared = {"shared_prefix_chars": user.rindex("\n") + 1}
                 request = ModelRequest(
@@ -421,11 +446,13 @@ def run_answerpool(
     cache: str | Path = ":memory:",
     backend: Backend | None = None,
     progress: bool = False,
+    description: Any = None,
 ) -> pd.DataFrame:
-    """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``."""
+    """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``.
+    ``description``: the dataset's, naming the bank in the prompt (neutral words without one)."""
     groups = build_groups(items, conf)
     abilities = abilities_for(model_cfg, backend)
-    calls = pool_requests(groups, conf, model_cfg, abilities)
+    calls = pool_requests(groups, conf, model_cfg, abilities, description)
     backend = backend or make_backend(model_cfg)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,

@@ -3,9 +3,10 @@
 Two rewriters (config ``rewriter``):
 
 ``model``
-    A model (any backend) rewrites each distractor under ``PROMPTS[language]``: match the key's
-    register and length, stay wrong, answer with the rewritten option on one line. The first non-empty
-    line of the generation is taken, stripped of quotes, a leading dash or label.
+    A model (any backend) rewrites each distractor under ``PROMPTS[language]``, the bank named by the
+    dataset's ``description`` (``BANK``: neutral words without one): match the key's register and
+    length, stay wrong, answer with the rewritten option on one line. The first non-empty line of the
+    generation is taken, stripped of quotes, a leading dash or label.
 ``length_match``
     No model: each distractor is moved toward the key's length in characters. One within
     ``tolerance`` x key length is kept. A shorter one is padded: ", " and then the words of filler
@@ -45,12 +46,13 @@ from blindmcq.config.schema import RewriteIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
 
 PROMPTS: dict[str, str] = {
     "uk": (
-        "Ви редагуєте тестове запитання юридичного іспиту. Перепишіть неправильний варіант відповіді "
-        "так, щоб він залишився неправильним, але стилем, юридичною термінологією і довжиною (близько "
+        "Ви редагуєте тестове запитання {rewrite_exam_uk}. Перепишіть неправильний варіант відповіді "
+        "так, щоб він залишився неправильним, але стилем, {rewrite_terms_uk} і довжиною (близько "
         "{key_chars} символів) був схожий на правильний варіант. Не копіюйте правильний варіант і не "
         "робіть переписаний варіант правильним. Напишіть лише переписаний варіант одним рядком.\n\n"
         "Запитання: {question}\n"
@@ -59,8 +61,8 @@ PROMPTS: dict[str, str] = {
         "Переписаний неправильний варіант:"
     ),
     "en": (
-        "You are editing a question from a law exam. Rewrite the wrong answer option so that it stays "
-        "wrong but matches the correct option in register, legal terminology and length (about "
+        "You are editing a question from {rewrite_exam_en}. Rewrite the wrong answer option so that it stays "
+        "wrong but matches the correct option in register, {rewrite_terms_en} and length (about "
         "{key_chars} characters). Do not copy the correct option and do not make the rewritten option "
         "correct. Write only the rewritten option, on one line.\n\n"
         "Question: {question}\n"
@@ -69,6 +71,14 @@ PROMPTS: dict[str, str] = {
         "Rewritten wrong option:"
     ),
 }
+# the bank placeholders of each template and their neutral words; the dataset's ``description`` fills
+# them (``tasks.bank_words``: ``rewrite_exam_uk`` falls back to ``exam_uk``, ``rewrite_exam_en`` to
+# ``exam_en``)
+BANK: dict[str, dict[str, str]] = {
+    "uk": {"rewrite_exam_uk": "з кількома варіантами відповіді", "rewrite_terms_uk": "термінологією"},
+    "en": {"rewrite_exam_en": "a multiple-choice test", "rewrite_terms_en": "terminology"},
+}
+_PER_REQUEST = ("question", "key", "distractor", "key_chars")
 REWRITERS = ("model", "length_match")
 PAD_SOURCES = ("bank", "statutes")
 _LEAD = re.compile(r"^\s*(?:[-*•–—]\s*|[A-Za-zА-ЯІЇЄҐа-яіїєґ0-9][.)]\s+)?[\"'«“„]*")
@@ -84,6 +94,12 @@ def prompt_sha256(template: str) -> str:
 
 
 _SCHEMA = RewriteIntervention()
+
+
+def rewrite_template(language: str, description: Any = None) -> str:
+    """The model rewriter's template in ``language``, naming the bank as the dataset's ``description``
+    says (neutral words without one); its per-request fields stay placeholders."""
+    return fill_bank(PROMPTS[language], bank_words(BANK[language], description), _PER_REQUEST)
 
 
 @dataclass(frozen=True)
@@ -190,11 +206,16 @@ def _with_rewrites(
 
 
 def rewrite_requests(
-    items: Sequence[Item], conf: RewriteConfig, model_name: str, max_tokens: int | None = None
+    items: Sequence[Item],
+    conf: RewriteConfig,
+    model_name: str,
+    max_tokens: int | None = None,
+    description: Any = None,
 ) -> list[tuple[tuple[str, int], ModelRequest]]:
     """One generation request per distractor of every usable item, each with its (item id, option index).
-    ``max_tokens``: the model's effective room (default ``conf.max_tokens``)."""
-    template = PROMPTS[conf.language]
+    ``max_tokens``: the model's effective room (default ``conf.max_tokens``); ``description``: the
+    dataset's, naming the bank in the prompt (``rewrite_template``)."""
+    template = rewrite_template(conf.language, description)
     room = int(max_tokens if max_tokens is not None else conf.max_tokens)
     calls = []
     for item in items:
@@ -223,12 +244,13 @@ def rewrite_with_model(
     cache: str | Path,
     backend: Backend | None = None,
     progress: bool = False,
+    description: Any = None,
 ) -> list[Item]:
     model_cfg = conf.model_cfg()
     backend = backend or make_backend(model_cfg)
     # a model that reasons before it answers spends its room there first (tasks.probe)
     room = effective_max_tokens(model_cfg, conf.max_tokens)
-    calls = rewrite_requests(items, conf, str(model_cfg["name"]), room)
+    calls = rewrite_requests(items, conf, str(model_cfg["name"]), room, description)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,
         concurrency=model_cfg.get("concurrency"), progress=progress, desc="rewrite",
@@ -249,7 +271,7 @@ def rewrite_with_model(
         "model": str(model_cfg["name"]),
         "backend": backend.name,
         "language": conf.language,
-        "prompt_sha256": prompt_sha256(PROMPTS[conf.language]),
+        "prompt_sha256": prompt_sha256(rewrite_template(conf.language, description)),
     }
     return [
         _with_rewrites(item, texts.get(item.id, {}), status.get(item.id, {}), provenance)
@@ -368,10 +390,14 @@ def rewrite_items(
     cache: str | Path = ":memory:",
     backend: Backend | None = None,
     progress: bool = False,
+    description: Any = None,
 ) -> list[Item]:
-    """The rewritten bank: same items, same order, same keys; unusable items pass through unchanged."""
+    """The rewritten bank: same items, same order, same keys; unusable items pass through unchanged.
+    ``description``: the dataset's, naming the bank in the model rewriter's prompt."""
     if conf.rewriter == "model":
-        return rewrite_with_model(items, conf, cache=cache, backend=backend, progress=progress)
+        return rewrite_with_model(
+            items, conf, cache=cache, backend=backend, progress=progress, description=description
+        )
     return rewrite_length_match(items, conf)
 
 
