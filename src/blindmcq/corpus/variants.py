@@ -45,6 +45,8 @@ class Variant:
     word_excluded: int = 0  # that many items whose stem cell holds only "Виключено." (options printed)
     five_every: int = 0  # print every n-th item with five options (the next item's first option added)
     skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
+    struck: int = 0  # that many items whose row is struck through (every line of its cells): excluded
+    struck_option: int = 0  # that many items with only their first option struck through: disputed
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -304,6 +306,31 @@ VARIANTS: tuple[Variant, ...] = (
         word_excluded=3,
     ),
     Variant(
+        "struck-rows",  # four items struck through (every line of their cells): excluded
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        struck=4,
+    ),
+    Variant(
+        "struck-key-split",  # struck rows in a key column whose rows break across pages, "№ N" numbers
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+            number_format="№ {n}",
+        ),
+        long_options=True,
+        struck=5,
+    ),
+    Variant(
+        "struck-option",  # one item with only its first option struck through: disputed, never guessed
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", "")),
+        cases=True,
+        struck=2,
+        struck_option=1,
+    ),
+    Variant(
         "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
         Style(widths=(36.0, 196.0, 221.0, 70.0), rotate=90),
         cases=True,
@@ -466,6 +493,10 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         )
     for k in plain[3 :: max(1, len(plain) // max(1, variant.word_excluded))][: variant.word_excluded]:
         specs[k] = dataclasses.replace(specs[k], excluded="word")
+    for k in plain[7 :: max(1, len(plain) // max(1, variant.struck))][: variant.struck]:
+        specs[k] = dataclasses.replace(specs[k], struck="row")
+    for k in plain[9 :: max(1, len(plain) // max(1, variant.struck_option))][: variant.struck_option]:
+        specs[k] = dataclasses.replace(specs[k], struck="option")
     for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
         words = specs[k - 1].options[-1].split() * 3
         specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
