@@ -42,7 +42,7 @@ from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle
+from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle, with_boxes
 from blindmcq.corpus.strikes import Run, exclude_struck, take_strikes
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import STATUSES, Item, write_items
@@ -339,6 +339,7 @@ def extract_items(
         items = dispute_text(items, faults, by_id)
         # Rows struck through (an exclusion convention): excluded when wholly struck, else disputed
         items = exclude_struck(items, fr.struck, by_id)
+        items = with_boxes(items, by_id)  # every disputed item's rows, for its crops on the review page
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
             d.pop("reading", None)
         report_files.append(

@@ -62,6 +62,7 @@ class Reading:
     breaks: list[int] = field(default_factory=list)  # page-top options that may continue the one above
     stem_top: bool = False  # stem text found at a page top with no number
     top_split: tuple[int, int] = (0, 0)  # (options, stem lines) before that stem text
+    boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) of its rows
 
 
 def _cells(row: Row) -> tuple[str, ...]:
@@ -101,6 +102,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
                 cur.stem_top = True
             if (row.option or "").strip() and every and cur.options and not squash(row.mark):
                 cur.options[-1] += " " + (row.option or "")
+                if row.top is not None and row.bottom is not None:
+                    cur.boxes.append((row.page, row.top, row.bottom))
                 continue
             if (row.option or "").strip() and not squash(row.mark) and cur.options:
                 cur.breaks.append(len(cur.options))
@@ -108,6 +111,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         elif stem and cur.options:
             cur = Reading(waiting.pop(0) if waiting else cur.number + 1, first_fourth=squash(row.mark))
             out.append(cur)
+        if row.top is not None and row.bottom is not None:
+            cur.boxes.append((row.page, row.top, row.bottom))
         if stem:
             cur.stem.append(stem)
         if row.option is not None:
@@ -175,6 +180,7 @@ def _by_count(items: list[Reading]) -> list[Reading]:
         if it.stem_top and m is not None and n_opts >= m and it.number + 1 not in printed:
             new = Reading(it.number + 1, stem=it.stem[n_stem:], options=it.options[n_opts:])
             new.fourth, new.first_fourth = it.fourth[n_opts:], it.fourth[n_opts] if it.fourth[n_opts:] else ""
+            new.boxes = list(it.boxes)  # which of the rows each owns is what the review is for
             it.stem, it.options, it.fourth = it.stem[:n_stem], it.options[:n_opts], it.fourth[:n_opts]
             out.append(new)
     items = out
@@ -225,7 +231,13 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
             fields.append("key")  # a key this reading could not read is not confirmed
         if fields:
             key = r.key if fourth != "unread" else None
-            reading = {"question": " ".join(r.stem), "options": r.options, "key": key, "status": "as read"}
+            reading = {
+                "question": " ".join(r.stem),
+                "options": r.options,
+                "key": key,
+                "status": "as read",
+                "boxes": [[p, round(t, 2), round(b, 2)] for p, t, b in r.boxes],  # its rows, for the crops
+            }
             differ.append({"id": it.id, "fields": fields, "reading": reading})
         else:
             agree += 1
