@@ -435,3 +435,25 @@ def test_an_item_struck_through_in_part_is_disputed(records, tmp_path: Path) -> 
     assert len(partly) == 1 and partly[0] in {i.id for i in part}
     truth = {i.id: i for i in bank.items}
     assert all(i == truth[i.id] for i in items if i.status != "disputed")
+
+
+@pytest.mark.parametrize(
+    "name", ["labelled-latin-key", "labelled-nospace", "labelled-split", "labelled-key-split3"]
+)
+def test_labelled_layouts_read_by_their_labels(records, tmp_path: Path, name: str) -> None:
+    """Labels typed with no space ("А)текст"), Latin labels with Latin keys ("B" the second option, not
+    the Cyrillic "В"), and page-top rows in a labelled bank (a row without a label is the rest of the
+    option above, one with the next label a new option, for the paths and the line reading alike): no item
+    wrong, and only the label-only blank option disputed."""
+    bank = render_variant(BY_NAME[name], records, tmp_path, n_items=60, seed=2)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert all("printed as its label alone" in d["why"] for d in report["disputed"])
+    assert report["files"][0]["items_with_option_labels"] >= 50
+    if name == "labelled-latin-key":
+        assert report["files"][0]["layout"]["key_letters"] == "latin"
+        assert {i.key for i in items if i.status == "ok"} >= {1, 2, 3}
+    if name == "labelled-key-split3":  # (a mark column on every option joins split rows by its marks)
+        assert any(i.meta.get("joined_rows") for i in items if i.status != "disputed")

@@ -197,6 +197,62 @@ VARIANTS: tuple[Variant, ...] = (
         relabel="1243",
     ),
     Variant(
+        "labelled-latin-key",  # "A. ..." Latin labels, the key column printing Latin letters (B: option 2)
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            key_column=True,
+            key_letters="ABCDEF",
+            option_labels="ABCDEF",
+            label_format="{label}. ",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "labelled-nospace",  # labels typed with no space before the text: "А)текст", "Б)10 днів"
+        Style(
+            widths=(36.0, 186.0, 231.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+            label_format="{label})",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "labelled-split",  # labelled options whose rows break across pages (a page-top row with no label)
+        Style(
+            widths=(36.0, 190.0, 227.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "labelled-key-split3",  # labels, a key column, 3 and 4 options, rows broken by pages
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            key_column=True,
+            option_labels="АБВГДЕ",
+            split_rows=True,
+        ),
+        long_options=True,
+        three_every=6,
+    ),
+    Variant(
+        "labelled-lower",  # held out: lower-case labels "а) ", "+" marks
+        Style(
+            widths=(36.0, 190.0, 227.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="абвгде",
+            marks=("+", ""),
+        ),
+        cases=True,
+        scoring_only=True,
+    ),
+    Variant(
         "key-split-3",  # key-split with every 6th item printed with three options, some broken by a page
         Style(
             widths=(36.0, 200.0, 227.0, 60.0),
