@@ -63,34 +63,24 @@ def find_strikes(
     cands = _candidates(page)
     if not cands:
         return []
+    # (top, bottom, x0, x1) of every glyph, sorted as tuples (a sort of dicts by a key costs more)
     glyphs = sorted(
-        (c for c in (page.chars if chars is None else chars) if c["text"].strip() and c["bottom"] > c["top"]),
-        key=lambda c: c["top"],
+        (c["top"], c["bottom"], c["x0"], c["x1"])
+        for c in (page.chars if chars is None else chars)
+        if c["bottom"] > c["top"] and c["text"].strip()
     )
     if not glyphs:
         return []
-    tops = [c["top"] for c in glyphs]
-    tallest = max(c["bottom"] - c["top"] for c in glyphs)
+    tops = [g[0] for g in glyphs]
+    tallest = max(g[1] - g[0] for g in glyphs)
     found = []
     for kind, k, y, x0, x1 in cands:
-        near = glyphs[bisect_left(tops, y - tallest) : bisect_right(tops, y)]
         crossed = sorted(
-            (
-                c
-                for c in near
-                if c["x1"] > x0
-                and c["x0"] < x1
-                and c["top"] + MID * (c["bottom"] - c["top"])
-                < y
-                < c["bottom"] - MID * (c["bottom"] - c["top"])
-            ),
-            key=lambda c: c["x0"],
+            (g[2], g[3])
+            for g in glyphs[bisect_left(tops, y - tallest) : bisect_right(tops, y)]
+            if g[3] > x0 and g[2] < x1 and g[0] + MID * (g[1] - g[0]) < y < g[1] - MID * (g[1] - g[0])
         )
-        if (
-            crossed
-            and x0 >= crossed[0]["x0"] - STRIKE_TOL
-            and x1 <= max(c["x1"] for c in crossed) + STRIKE_TOL
-        ):
+        if crossed and x0 >= crossed[0][0] - STRIKE_TOL and x1 <= max(g[1] for g in crossed) + STRIKE_TOL:
             found.append((kind, k, y, x0, x1))
     return found
 
