@@ -167,15 +167,18 @@ def exclude_struck(
         left = [r for r in mine if not r.struck and r.glyphs > SHORT]
         if left or it.status == "disputed":
             n = sum(1 for r in mine if r.glyphs > SHORT)
+            at = f"page {', '.join(map(str, pages))}"
             why = (
-                f"page {', '.join(map(str, pages))}: part of the item struck through ({len(hit)} of its "
-                f"printed lines struck, {len(left)} of {n} longer than {SHORT} glyphs not): excluded or not "
-                "cannot be told"
+                f"{at}: part of the item struck through ({len(hit)} of its printed lines struck, {len(left)} "
+                f"of {n} longer than {SHORT} glyphs not): excluded or not cannot be told"
+                if left
+                else f"{at}: the item's rows are struck through (an exclusion), but its readings are disputed"
             )
             out.append(dispute(it, why, paths))
             continue
         flags = set(it.flags) | {"excluded"}
-        meta = {**it.meta, "excluded_note": STRUCK_NOTE, "struck": pages}
+        # an item excluded by a printed note as well keeps the note
+        meta = {**it.meta, "excluded_note": it.meta.get("excluded_note") or STRUCK_NOTE, "struck": pages}
         out.append(
             dataclasses.replace(it, status="excluded", flags=tuple(f for f in FLAGS if f in flags), meta=meta)
         )
