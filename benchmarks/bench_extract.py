@@ -2,12 +2,13 @@
 
 Renders a Commission-layout bank of at least --pages pages from the real customs items (all 2,950,
 renumbered, repeated when more pages are asked for), then times:
-  pdfplumber's plain extract_tables() and extract_words() on every page (the yardsticks), path 1 alone (pdfplumber tables),
-  path 2 alone (ruling lines + words), the line reading's words alone, each on one core, parse included;
+  pdfplumber's plain extract_tables() and extract_words() on every page (the yardsticks), path 1 alone
+  (pdfplumber tables), path 2 alone (ruling lines + words), the line reading's words alone, each on one
+  core, parse included;
   extract_items with both paths and the line reading over --workers processes (what the corpus stage runs).
 Prints the figures and the projected time for the real bank's 1,672 pages (target: under 1 minute on 2
-cores, both paths and the line reading included; the projection from CPU-seconds is the one that does not depend on what else
-the machine runs). Both paths read the same parsed page (blindmcq.corpus.pages.LeanPage).
+cores, both paths and the line reading included; the projection from CPU-seconds is the one that does
+not depend on what else the machine runs). Both paths read the same parsed page (blindmcq.corpus.pages.LeanPage).
 
 Usage: python benchmarks/bench_extract.py [--pages 300] [--workers 2] [--out DIR]
 """
