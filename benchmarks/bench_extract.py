@@ -8,7 +8,7 @@ renumbered, repeated when more pages are asked for), then times:
   extract_items with both paths and the line reading over --workers processes (what the corpus stage runs).
 Prints the figures and the projected time for the real bank's 1,672 pages (target: under 1 minute on 2
 cores, both paths and the line reading included; the projection from CPU-seconds is the one that does
-not depend on what else the machine runs). Both paths read the same parsed page (blindmcq.corpus.pages.LeanPage).
+not depend on what else the machine runs). Both paths read the same parsed page (corpus.pages.LeanPage).
 
 Usage: python benchmarks/bench_extract.py [--pages 300] [--workers 2] [--out DIR]
 """
