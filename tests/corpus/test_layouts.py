@@ -397,3 +397,63 @@ def test_in_a_bank_of_mixed_option_counts_a_page_break_never_sets_the_count(reco
     assert not any("blank_option" in i.flags for i in items)
     assert sum(i.meta.get("joined_rows") is not None for i in items if i.status != "disputed") >= 3
     assert len(report["disputed"]) <= 0.05 * len(items)
+
+
+@pytest.mark.parametrize("name", ["struck-rows", "struck-key-split"])
+def test_rows_struck_through_are_excluded_and_gain_no_blank_option(
+    records, tmp_path: Path, name: str
+) -> None:
+    """Every line of an item's cells struck through (a word processor's strikethrough) is an exclusion:
+    the item is ``excluded`` with its text as printed, the strike lines are no rules (no cell is cut in
+    two, no option gained or blank), and the pages are reported; nothing else changes."""
+    bank = render_variant(BY_NAME[name], records, tmp_path, n_items=60, seed=0)
+    struck = [i for i in bank.items if i.meta.get("excluded_note") == "struck through"]
+    assert len(struck) >= 2, "the variant strikes no row through"
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    got = {i.id: i for i in items}
+    assert all(
+        got[i.id].status == "excluded" and got[i.id].meta["excluded_note"] == "struck through" for i in struck
+    )
+    assert not any("blank_option" in i.flags for i in items if i.id in {s.id for s in struck})
+    assert set(report["files"][0]["struck_through"]) == {
+        str(p) for i in struck for p in got[i.id].meta["struck"]
+    }
+    assert len(report["disputed"]) <= 1
+
+
+def test_an_item_struck_through_in_part_is_disputed(records, tmp_path: Path) -> None:
+    """Only one option struck through: whether the item is withdrawn cannot be told; it is disputed with
+    the reason, never excluded nor settled."""
+    bank = render_variant(BY_NAME["struck-option"], records, tmp_path, n_items=60, seed=0)
+    part = [s for s in bank.items if s.status == "ok"]
+    items, report = extract_items([bank.path], source="var", workers=1)
+    why = {d["id"]: d["why"] for d in report["disputed"]}
+    partly = [i for i, w in why.items() if "part of the item struck through" in w]
+    assert len(partly) == 1 and partly[0] in {i.id for i in part}
+    truth = {i.id: i for i in bank.items}
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+
+
+@pytest.mark.parametrize(
+    "name", ["labelled-latin-key", "labelled-nospace", "labelled-split", "labelled-key-split3"]
+)
+def test_labelled_layouts_read_by_their_labels(records, tmp_path: Path, name: str) -> None:
+    """Labels typed with no space ("А)текст"), Latin labels with Latin keys ("B" the second option, not
+    the Cyrillic "В"), and page-top rows in a labelled bank (a row without a label is the rest of the
+    option above, one with the next label a new option, for the paths and the line reading alike): no item
+    wrong, and only the label-only blank option disputed."""
+    bank = render_variant(BY_NAME[name], records, tmp_path, n_items=60, seed=2)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    assert all("printed as its label alone" in d["why"] for d in report["disputed"])
+    assert report["files"][0]["items_with_option_labels"] >= 50
+    if name == "labelled-latin-key":
+        assert report["files"][0]["layout"]["key_letters"] == "latin"
+        assert {i.key for i in items if i.status == "ok"} >= {1, 2, 3}
+    if name == "labelled-key-split3":  # (a mark column on every option joins split rows by its marks)
+        assert any(i.meta.get("joined_rows") for i in items if i.status != "disputed")

@@ -72,3 +72,21 @@ def test_path1_cells_equal_table_extract(cases_bank: Rendered) -> None:
             mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
             for table in tables:
                 assert path_tables.extract_table(table, chars, mids) == table.extract()
+
+
+def test_cell_text_equals_pdfplumber_extract_text_on_awkward_chars() -> None:
+    """The word breaks path 1 computes itself are pdfplumber's: an empty char, a blank, a ligature, a char
+    left of the one before, gaps just under and over the tolerance, a line 3 pt lower, a rotated char."""
+    from pdfplumber import utils
+
+    def char(x0: float, text: str, top: float = 10.0, upright: bool = True) -> dict:
+        return {"x0": x0, "x1": x0 + 4, "top": top, "bottom": top + 9, "text": text, "upright": upright,
+                "doctop": top, "size": 9.0}  # fmt: skip
+
+    rows = [
+        [char(0, "а"), char(4, "б"), char(11, "в"), char(18.1, "г"), char(22, ""), char(26, "д")],
+        [char(0, "ﬁ"), char(4, " "), char(8, "x"), char(6, "y"), char(30, "z", top=12.9)],
+        [char(0, "a", top=10), char(4, "b", top=13.1), char(8, "c", top=16.5), char(50, "d", top=10)],
+    ]
+    for chars in [*rows, rows[0] + rows[1], [*rows[2], char(60, "e", upright=False)]]:
+        assert path_tables.cell_text(chars) == utils.extract_text(chars)

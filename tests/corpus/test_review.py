@@ -231,3 +231,39 @@ def test_crops_of_a_page_read_turned_are_in_the_frame_it_was_read_in(tmp_path) -
         ((page_no, uri),) = _crops(pdf, [(1, 200.0, 260.0)])
     image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
     assert page_no == 1 and abs(image.width - shown.height * RESOLUTION / 72) <= 2
+
+
+@pytest.mark.parametrize("name", ["stem-tail-below", "tail-across-rule", "overprint", "key-split-3"])
+def test_every_disputed_item_is_cropped_whole_on_every_page_it_touches(tmp_path: Path, name: str) -> None:
+    """Each disputed item (the line reading's disputes included, whose item was settled by the paths and
+    kept no boxes) has a crop on every page it touches; each crop holds all the rows the paths and the line
+    reading gave it, cuts no printed glyph, and shows text printed outside the rules beside it (a stem's
+    tail under the last rule, a line across it, an overprint)."""
+    import pdfplumber
+    from corpus_support import items_json
+
+    from blindmcq.corpus.outside import STRAY_GAP
+    from blindmcq.corpus.variants import BY_NAME, customs_records, render_variant
+
+    bank = render_variant(BY_NAME[name], customs_records(items_json()), tmp_path, n_items=80, seed=0)
+    items, _ = extract.extract_items([bank.path], source="var", workers=1)
+    disputed = [i for i in items if i.status == "disputed"]
+    assert disputed
+    with pdfplumber.open(bank.path) as pdf:
+        for item in disputed:
+            boxes = review.item_boxes(item)
+            assert boxes, f"{item.id}: no rows to crop"
+            spans = review.crop_spans(pdf, boxes, review.item_pages(item))
+            by_page = {p: (t, b) for p, t, b in spans}
+            assert {int(b[0]) for b in boxes} | set(review.item_pages(item)) <= set(by_page)
+            for page_no, top, bottom in boxes:
+                t, b = by_page[int(page_no)]
+                assert t <= top + 0.01 and bottom - 0.01 <= b, f"{item.id}: a row outside its crop"
+            for page_no, (t, b) in by_page.items():
+                page = pdf.pages[page_no - 1]
+                chars = [c for c in page.chars if c["text"].strip()]
+                assert not any(c["top"] < t < c["bottom"] or c["top"] < b < c["bottom"] for c in chars)
+                if "text printed below the table" in item.meta["settled"]["why"] and page_no == item.page:
+                    last = max(e["top"] for e in page.edges if e["orientation"] == "h")
+                    tail = [c for c in chars if last - 6 < c["top"] < last + STRAY_GAP]
+                    assert tail and all(t <= c["top"] and c["bottom"] <= b for c in tail)

@@ -148,8 +148,13 @@ VOCABULARIES = _vocabularies()
 RIGHT_WORDS = VOCABULARIES[0].right
 MARK_VALUES = frozenset().union(*(v.right | v.wrong for v in VOCABULARIES))
 KEY_LETTERS = "абвгдеєжз"
+# Latin key letters, read only in a file whose every letter key is Latin: "B" is the second option there
+# and its Cyrillic look-alike "В" the third, so the alphabet is the file's, never guessed per cell
+LATIN_KEY_LETTERS = "abcdefgh"
 _MARK_NOISE = re.compile(r"[\s\-\u00ad]+")
-_KEY = re.compile(rf"^(?:(\d)|([{KEY_LETTERS}]))[.)]?$")
+_KEYS = {
+    letters: re.compile(rf"^(?:(\d)|([{letters}]))[.)]?$") for letters in (KEY_LETTERS, LATIN_KEY_LETTERS)
+}
 _NUMBER = re.compile(r"^№?(\d+)[.)]?$")
 MARK, KEY = "mark", "key"
 
@@ -159,14 +164,16 @@ def mark_word(text: str | None) -> str:
     return _MARK_NOISE.sub("", text or "").casefold()
 
 
-def key_indices(text: str | None) -> list[int] | None:
-    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В``; None otherwise."""
+def key_indices(text: str | None, letters: str = KEY_LETTERS) -> list[int] | None:
+    """A key cell's options, 0-based: ``2``, ``2)``, ``б``, ``Б.``, ``Б, В`` (with ``letters`` the Latin
+    ones, ``B``, ``C.``); None otherwise."""
     out = []
+    key = _KEYS[letters]
     for part in re.split(r"[,;]", mark_word(text)):
-        m = _KEY.match(part)
+        m = key.match(part)
         if not m:
             return None
-        out.append(int(m.group(1)) - 1 if m.group(1) else KEY_LETTERS.index(m.group(2)))
+        out.append(int(m.group(1)) - 1 if m.group(1) else letters.index(m.group(2)))
     return out
 
 
@@ -214,6 +221,7 @@ class Layout:
     right_words: tuple[str, ...] = ()
     more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
     vocabulary: str | None = None  # the marks.yaml vocabulary of a mark column
+    key_letters: str = KEY_LETTERS  # the alphabet of a key column's letters (LATIN_KEY_LETTERS: Latin)
 
     @property
     def right(self) -> frozenset[str]:
@@ -233,6 +241,8 @@ class Layout:
             out["mark_vocabulary"] = self.vocabulary
         if self.more_header:
             out["more_header_rows"] = [list(r) for r in self.more_header]
+        if self.key_letters != KEY_LETTERS:
+            out["key_letters"] = "latin"
         return out
 
 
@@ -361,6 +371,10 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         return Layout(header, MARK, every, tuple(forms), right, more, name)
     if keys:
         return Layout(header, KEY, False, tuple(forms), (), more)
+    if voc is None and all(
+        not w or all(k >= 0 for k in key_indices(w, LATIN_KEY_LETTERS) or [-1]) for w in seen
+    ):
+        return Layout(header, KEY, False, tuple(forms), (), more, key_letters=LATIN_KEY_LETTERS)
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in MARK_VALUES)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
@@ -392,7 +406,8 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
         if layout.fourth == MARK:
             means = "right" if w in layout.right else "wrong" if w else "blank (wrong)"
         else:
-            means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in key_indices(w) or [])
+            keys = key_indices(w, layout.key_letters) or []
+            means = "blank" if not w else "key " + ", ".join(str(k + 1) for k in keys)
         out[w] = {"count": counts[w], "means": means}
     return out
 
@@ -412,8 +427,9 @@ def _mark(text: str | None, right: AbstractSet[str] = RIGHT_WORDS) -> bool:
 
 
 # A printed option label at the start of an option: ``А) ``, ``Б.``, ``a) ``, ``A. ``, ``1) `` (also alone:
-# a blank option printed as its label). Stripped where most of a file's options carry one (``labelled``).
-_LABEL = re.compile(r"^\s*([^\W\d_]|\d{1,2})([.)])(?=\s|$)\s*")
+# a blank option printed as its label), or typed with no space before the text (``А)текст``, ``Б)10``;
+# not ``1.5``). Stripped where most of a file's options carry one (``labelled``).
+_LABEL = re.compile(r"^\s*([^\W\d_]|\d{1,2})([.)])(?!(?<=\d\.)\d)\s*")
 LABEL_SEQUENCES = ("АБВГДЕЄЖЗ", "АБВГҐДЕЄЖЗ", "ABCDEFGHI", "123456789")
 _LATIN_TO_CYRILLIC = str.maketrans("ABCEHKMOPTX", "АВСЕНКМОРТХ")
 
@@ -676,7 +692,13 @@ def _by_print(
 
 
 def _resolve_breaks(
-    d: _Draft, n_options: int | None, sheet: _Sheet, fourth: str, mixed: str | None = None
+    d: _Draft,
+    n_options: int | None,
+    sheet: _Sheet,
+    fourth: str,
+    mixed: str | None = None,
+    letters: str = KEY_LETTERS,
+    labels: bool = False,
 ) -> tuple[list[str], list[str | None], str | None, list[dict[str, Any]]]:
     """Options, marks, the reason the item is ambiguous (None when settled), and the rows joined, of a draft
     whose page-top rows may continue the option above (``d.breaks``).
@@ -688,6 +710,13 @@ def _resolve_breaks(
     item printed with N + 1 options looks the same."""
     if not d.breaks:
         return d.options, d.marks, None, []
+    unbroken = [o for k, o in enumerate(d.options) if k not in d.breaks]
+    if labels and 0 not in d.breaks and all(_LABEL.match(o) for o in unbroken):
+        # In a file that labels its options, and an item whose other options all carry a label, the print
+        # says it: a page-top row that begins with a label is a new option, one that does not is the rest
+        # of the option above (labels out of sequence after this still dispute the item)
+        joins = [i for i in d.breaks if not _LABEL.match(d.options[i])]
+        return _join(d, joins) if joins else (d.options, d.marks, None, [])
     where = f"a row at the top of page(s) {d.pages[1:]} is a new option or the rest of the one above"
     if mixed:
         return _by_print(d, sheet, where, mixed)
@@ -745,7 +774,7 @@ def _resolve_breaks(
         if why:
             reasons.append(f"page {d.option_rows[i][0].page}: {why}")
     if fourth == KEY:
-        keys = [k for m in d.marks if (m or "").strip() for k in key_indices(m) or []]
+        keys = [k for m in d.marks if (m or "").strip() for k in key_indices(m, letters) or []]
         if any(k >= n_options for k in keys):
             reasons.append(f"a printed key points past option {n_options}")
     if reasons:
@@ -762,13 +791,16 @@ def _item(
     file: str,
     n_options: int | None,
     fourth: str = MARK,
+    letters: str = KEY_LETTERS,
     sheet: _Sheet = _Sheet(None, {}),
     right: AbstractSet[str] = RIGHT_WORDS,
     labels: bool = False,
     solid: AbstractSet[str] | None = None,
     mixed: str | None = None,
 ) -> Item:
-    raw_options, raw_marks, ambiguous, joined = _resolve_breaks(d, n_options, sheet, fourth, mixed)
+    raw_options, raw_marks, ambiguous, joined = _resolve_breaks(
+        d, n_options, sheet, fourth, mixed, letters, labels
+    )
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
@@ -813,7 +845,9 @@ def _item(
         question, note = question[: hit.start()].strip(), question[hit.start() :]
     note = note or next((o for o in options if EXCLUDED.search(o)), None)
     if fourth == KEY:
-        given = [k for m in marks if m.strip() and not EXCLUDED.search(m) for k in key_indices(m) or [-1]]
+        given = [
+            k for m in marks if m.strip() and not EXCLUDED.search(m) for k in key_indices(m, letters) or [-1]
+        ]
         keys = [k for k in given if 0 <= k < len(options)]
         keys = keys if len(keys) == len(given) else []
     else:
@@ -898,6 +932,7 @@ def assemble(
             file=file,
             n_options=n_options,
             fourth=layout.fourth,
+            letters=layout.key_letters,
             sheet=sheet,
             right=layout.right,
             labels=with_labels,

@@ -42,7 +42,8 @@ from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle
+from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle, with_boxes
+from blindmcq.corpus.strikes import Run, exclude_struck, take_strikes
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
@@ -122,6 +123,7 @@ class ChunkResult:
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)  # page -> words, the line reading
     error: tuple[int, str] | None = None  # (page, message)
     turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)  # page -> (/Rotate, read at)
+    struck: dict[int, list[Run]] = dataclasses.field(default_factory=dict)  # page -> text runs, if struck
 
 
 def read_block(
@@ -150,6 +152,9 @@ def read_block(
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, page_timeout)
                 result.sizes[page_no] = (float(page.width), float(page.height))
+                struck = take_strikes(page)  # strike lines out of the edges before any reading sees them
+                if struck:
+                    result.struck[page_no] = struck
                 for m in methods:
                     if m == "tables":
                         rows, result.outside[page_no] = path_tables.page_reading(page, page_no)
@@ -184,6 +189,7 @@ class FileRows:
     outside: dict[int, list[Outside]] = dataclasses.field(default_factory=dict)
     text: dict[int, PageText] = dataclasses.field(default_factory=dict)
     turns: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    struck: dict[int, list[Run]] = dataclasses.field(default_factory=dict)
 
 
 def check_distinct(paths: Sequence[Path]) -> None:
@@ -229,6 +235,7 @@ def read_rows(
         out[f].outside.update(res.outside)
         out[f].text.update(res.text)
         out[f].turns.update(res.turns)
+        out[f].struck.update(res.struck)
     return out
 
 
@@ -331,6 +338,9 @@ def extract_items(
         # no glyph printed over another or run through by a rule on the item's rows
         faults = {p: t.faults for p, t in fr.text.items() if t.faults}
         items = dispute_text(items, faults, by_id)
+        # Rows struck through (an exclusion convention): excluded when wholly struck, else disputed
+        items = exclude_struck(items, fr.struck, by_id)
+        items = with_boxes(items, by_id)  # every disputed item's rows, for its crops on the review page
         for d in reading3["differ"]:  # the reading's texts go to the item (review page), not the report
             d.pop("reading", None)
         report_files.append(
@@ -351,6 +361,16 @@ def extract_items(
                     "option_labels" in i.meta for i in found["tables"] or found["rules"]
                 ),
                 **({"gaps": gaps} if gaps else {}),  # absent where the numbers run without a gap
+                # absent where no strike line runs through text: per page, the printed lines struck
+                **(
+                    {
+                        "struck_through": {
+                            str(p): sum(r.struck for r in rs) for p, rs in sorted(fr.struck.items())
+                        }
+                    }
+                    if fr.struck
+                    else {}
+                ),
                 # absent where no glyph overlaps another and no rule runs through text
                 **(
                     {

@@ -41,8 +41,9 @@ _DIGITS = re.compile(r"\d+")
 # in squashed fourth cells too (no space); or a line that is only the word ("Виключено.")
 _NOTE = re.compile(r"виключено\s*рішенням|^\s*виключено\s*\.?\s*$", re.IGNORECASE)
 _SQUASH = re.compile(r"[\s\-\u00ad]+")
-_LABEL3 = re.compile(r"^\s*(?:[^\W\d_]|\d{1,2})[.)](?=\s|$)")
+_LABEL3 = re.compile(r"^\s*(?:[^\W\d_]|\d{1,2})[.)](?!(?<=\d\.)\d)")
 LETTERS = "абвгдеєжз"
+LATIN = "abcdefgh"  # a Latin letter is read in the Latin order (its Cyrillic look-alike is another char)
 SHARE = 0.8
 
 
@@ -62,6 +63,7 @@ class Reading:
     breaks: list[int] = field(default_factory=list)  # page-top options that may continue the one above
     stem_top: bool = False  # stem text found at a page top with no number
     top_split: tuple[int, int] = (0, 0)  # (options, stem lines) before that stem text
+    boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) of its rows
 
 
 def _cells(row: Row) -> tuple[str, ...]:
@@ -101,6 +103,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
                 cur.stem_top = True
             if (row.option or "").strip() and every and cur.options and not squash(row.mark):
                 cur.options[-1] += " " + (row.option or "")
+                if row.top is not None and row.bottom is not None:
+                    cur.boxes.append((row.page, row.top, row.bottom))
                 continue
             if (row.option or "").strip() and not squash(row.mark) and cur.options:
                 cur.breaks.append(len(cur.options))
@@ -108,6 +112,8 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         elif stem and cur.options:
             cur = Reading(waiting.pop(0) if waiting else cur.number + 1, first_fourth=squash(row.mark))
             out.append(cur)
+        if row.top is not None and row.bottom is not None:
+            cur.boxes.append((row.page, row.top, row.bottom))
         if stem:
             cur.stem.append(stem)
         if row.option is not None:
@@ -155,13 +161,25 @@ def _keys(items: list[Reading]) -> str:
     if live and len(keyed) >= SHARE * len(live):
         for it in keyed:
             value = it.first_fourth.rstrip(".)")
-            k = int(value) - 1 if value.isdigit() else LETTERS.find(value) if len(value) == 1 else -1
+            k = (
+                int(value) - 1
+                if value.isdigit()
+                else (LETTERS.find(value) if value in LETTERS else LATIN.find(value))
+                if len(value) == 1
+                else -1
+            )
             it.key = k if 0 <= k < len(it.options) else None
         return "keys (one option number or letter per item)"
     return "unread"
 
 
-def _by_count(items: list[Reading]) -> list[Reading]:
+def _labelled(items: list[Reading]) -> bool:
+    """Whether every option of at least half the items carries a label."""
+    labelled = [it for it in items if it.options and all(_LABEL3.match(o) for o in it.options)]
+    return bool(items) and 2 * len(labelled) >= len(items)
+
+
+def _by_count(items: list[Reading], labels: bool = False) -> list[Reading]:
     """Page-top rows decided by the file's usual option count M (of items with no page-top doubt): the rows
     of an item with M options once they are joined are joined; stem text at a page top beside an item that
     already had M options before it is a new item (its number not printed)."""
@@ -175,11 +193,18 @@ def _by_count(items: list[Reading]) -> list[Reading]:
         if it.stem_top and m is not None and n_opts >= m and it.number + 1 not in printed:
             new = Reading(it.number + 1, stem=it.stem[n_stem:], options=it.options[n_opts:])
             new.fourth, new.first_fourth = it.fourth[n_opts:], it.fourth[n_opts] if it.fourth[n_opts:] else ""
+            new.boxes = list(it.boxes)  # which of the rows each owns is what the review is for
             it.stem, it.options, it.fourth = it.stem[:n_stem], it.options[:n_opts], it.fourth[:n_opts]
             out.append(new)
     items = out
     for it in items:
-        if it.breaks and m is not None and len(it.options) - len(it.breaks) == m:
+        unbroken = [o for k, o in enumerate(it.options) if k not in it.breaks]
+        if it.breaks and labels and 0 not in it.breaks and all(_LABEL3.match(o) for o in unbroken):
+            # options labelled: a page-top row without a label is the rest of the option above
+            for k in sorted((k for k in it.breaks if not _LABEL3.match(it.options[k])), reverse=True):
+                it.options[k - 1] += " " + it.options.pop(k)
+                it.fourth[k - 1] += it.fourth.pop(k)
+        elif it.breaks and m is not None and len(it.options) - len(it.breaks) == m:
             for k in sorted(it.breaks, reverse=True):
                 it.options[k - 1] += " " + it.options.pop(k)
                 it.fourth[k - 1] += it.fourth.pop(k)
@@ -188,11 +213,11 @@ def _by_count(items: list[Reading]) -> list[Reading]:
 
 def read(rows: Sequence[Row]) -> tuple[list[Reading], str]:
     """This reading's items of one file, and how it read the fourth column."""
-    items = _by_count(_items(rows))
+    raw = _items(rows)
+    items = _by_count(raw, labels=_labelled(raw))
     for it in items:
         it.excluded = any(_NOTE.search(t) for t in [*it.stem, *it.options, *it.fourth])
-    labelled = [it for it in items if it.options and all(_LABEL3.match(o) for o in it.options)]
-    if items and 2 * len(labelled) >= len(items):
+    if _labelled(items):
         for it in items:
             it.options = [_LABEL3.sub("", o, count=1) for o in it.options]
     return items, _keys(items)
@@ -225,7 +250,13 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
             fields.append("key")  # a key this reading could not read is not confirmed
         if fields:
             key = r.key if fourth != "unread" else None
-            reading = {"question": " ".join(r.stem), "options": r.options, "key": key, "status": "as read"}
+            reading = {
+                "question": " ".join(r.stem),
+                "options": r.options,
+                "key": key,
+                "status": "as read",
+                "boxes": [[p, round(t, 2), round(b, 2)] for p, t, b in r.boxes],  # its rows, for the crops
+            }
             differ.append({"id": it.id, "fields": fields, "reading": reading})
         else:
             agree += 1

@@ -33,6 +33,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
+from blindmcq.corpus.strikes import STRUCK_NOTE
 from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 
 FONT, BOLD = "DejaVuSans", "DejaVuSans-Bold"
@@ -104,6 +105,9 @@ class ItemSpec:
     heading: str | None = None  # a full-width section heading row printed above the item
     tail_across: bool = False  # the tail printed across the page's last rule (the rule runs through it)
     overprint: str | None = None  # text printed over the stem, half a line down (a cell above run over)
+    # row: every line of the item's cells struck through (an exclusion: the truth is excluded); option:
+    # only its first option's lines (the truth as printed: the extractor cannot tell, and disputes it)
+    struck: Literal["row", "option"] | None = None
 
 
 @dataclass
@@ -189,12 +193,14 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
     options = () if spec.excluded == "span" else tuple(normalise(o) for o in spec.options)
     keys = [] if spec.excluded in ("mark", "span") else list(spec.keys)
     flags = set(invariant_flags(options, keys, 4))
-    if spec.excluded:
+    excluded = spec.excluded is not None or spec.struck == "row"
+    if excluded:
         flags.add("excluded")
     if fused:
         flags.add("recovered_merge")
-    status = "excluded" if spec.excluded else "malformed" if flags & set(FLAGS[1:4]) else "ok"
-    meta = {"excluded_note": WORD_NOTE if spec.excluded == "word" else NOTE} if spec.excluded else {}
+    status = "excluded" if excluded else "malformed" if flags & set(FLAGS[1:4]) else "ok"
+    note = WORD_NOTE if spec.excluded == "word" else NOTE if spec.excluded else STRUCK_NOTE
+    meta = {"excluded_note": note} if excluded else {}
     if spec.fused == "blank":
         meta["number_inferred"] = True
     return Item(
@@ -318,6 +324,7 @@ class _Page:
             self.y += 22
         self.top = self.y
         self.rows_drawn = 0
+        self.struck: frozenset[int] = frozenset()  # columns whose text lines are drawn struck through
         self._header(rest)
 
     def _text(self, col: int, top: float, lines: Sequence[str], font: str | None = None) -> None:
@@ -326,7 +333,12 @@ class _Page:
         self.canvas.setFont(font, size)
         ascent = pdfmetrics.getAscent(font, size)
         for i, line in enumerate(lines):
-            self.canvas.drawString(self.xs[col] + PAD, self.height - (top + PAD + ascent + i * leading), line)
+            base = self.height - (top + PAD + ascent + i * leading)
+            self.canvas.drawString(self.xs[col] + PAD, base, line)
+            if col in self.struck and line.strip():  # a word processor's strikethrough: the line's width
+                x = self.xs[col] + PAD
+                y = base + 0.3 * size
+                self.canvas.line(x, y, x + pdfmetrics.stringWidth(line.rstrip(), font, size), y)
 
     def _hline(self, y: float, col: int, *, edge: bool = False) -> None:
         if (self.style.rules == "frame" and not edge) or self.style.rules == "zebra":
@@ -578,7 +590,15 @@ def _draw(
                     cells[3] = []
                 skip = (0,) if first and lead and merge_rule else ()
                 row_top = page.y
+                page.struck = (
+                    frozenset(range(4))
+                    if spec.struck == "row"
+                    else frozenset({2})
+                    if spec.struck == "option" and r == 0
+                    else frozenset()
+                )
                 page.row(height, cells, skip_rule=skip, span=spec.excluded == "span")
+                page.struck = frozenset()
                 if spec.overprint and first and lead:
                     over = wrap(spec.overprint, style.widths[1], hyphenate=False)
                     page._text(1, row_top + 0.45 * style.leading, over[: len(lay.question)])
@@ -597,7 +617,9 @@ def _draw(
                     page = new_page(page.number + 1, rest=rest)
                 else:
                     page = new_page(page.number + 1)
+                    page.struck = frozenset(range(4)) if spec.struck == "row" else frozenset()
                     page.row(len(rest) * style.leading + 2 * PAD, [[], [], rest, []])
+                    page.struck = frozenset()
                 remaining = remaining[1:]
                 lead_done, first = True, False
                 continue

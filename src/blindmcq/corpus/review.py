@@ -49,7 +49,7 @@ def _rules(page: Any) -> list[float]:
     return ys
 
 
-def _page(pdf: Any, page_no: int) -> tuple[Any, Any]:
+def _page(pdf: Any, page_no: int, image: bool = True) -> tuple[Any, Any]:
     """The page in the frame the extraction read it in (:func:`blindmcq.corpus.pages.upright`), and, where
     that is not the displayed frame, the page's image turned into it (None: the displayed one will do)."""
     page = pdf.pages[page_no - 1]
@@ -59,8 +59,8 @@ def _page(pdf: Any, page_no: int) -> tuple[Any, Any]:
         turned = upright(lean(page))
     except PageFrameError:
         return page, None
-    if turned.rotation == page.rotation:
-        return page, None
+    if turned.rotation == page.rotation or not image:
+        return (page if turned.rotation == page.rotation else turned), None
     shown = get_page_image(pdf.stream, pdf.path, page_no - 1, RESOLUTION, pdf.password)
     # PIL turns counter-clockwise: the displayed image turned back by what the read frame differs by
     return turned, shown.rotate(-((turned.rotation - page.rotation) % 360), expand=True)
@@ -74,15 +74,40 @@ def _png(page: Any, top: float, bottom: float, original: Any = None) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
-    """PNG data URIs of the item's rows with their neighbours, one per page, with the page number; and the
-    next page's top rows where the item's rows reach the last rule of their page."""
+def _whole_lines(page: Any, top: float, bottom: float) -> tuple[float, float]:
+    """``top`` and ``bottom`` moved out until no printed glyph is cut by either (a line overflowing its
+    cell, a tail printed across a rule, an overprint: text outside the rules shown whole)."""
+    chars = [c for c in page.chars if c["text"].strip()]
+    for _ in range(20):  # each pass takes in one more cut line at each edge; a page has fewer
+        cut_top = [c["top"] for c in chars if c["top"] < top < c["bottom"]]
+        cut_bottom = [c["bottom"] for c in chars if c["top"] < bottom < c["bottom"]]
+        if not cut_top and not cut_bottom:
+            break
+        top = max(0.0, min(cut_top) - MARGIN) if cut_top else top
+        bottom = min(float(page.height), max(cut_bottom) + MARGIN) if cut_bottom else bottom
+    return top, bottom
+
+
+def crop_spans(
+    pdf: Any, boxes: Sequence[Sequence[float]], pages: Sequence[int] = ()
+) -> list[tuple[int, float, float]]:
+    """(page, top, bottom) of each crop of an item whose rows are ``boxes`` (page, top, bottom) and which
+    touches ``pages``: per page, its rows with the neighbouring rows, no glyph cut at either edge; the
+    whole page where the item touches a page and no row of it was placed there; and the next page's top
+    rows where the item's rows reach the last rule of their page."""
     spans: dict[int, list[float]] = defaultdict(list)
     for page_no, top, bottom in boxes:
-        spans[int(page_no)] += [top, bottom]
+        spans[int(page_no)] += [float(top), float(bottom)]
+    n_pages = len(pdf.pages)
+    whole = {int(p) for p in pages if 1 <= int(p) <= n_pages} - set(spans)
     out = []
-    for page_no in sorted(spans):
-        page, original = _page(pdf, page_no)
+    for page_no in sorted(set(spans) | whole):
+        if not 1 <= page_no <= n_pages:
+            continue
+        page, _ = _page(pdf, page_no, image=False)
+        if page_no in whole:
+            out.append((page_no, 0.0, float(page.height)))
+            continue
         ys = _rules(page)
         top, bottom = min(spans[page_no]), max(spans[page_no])
         above = [y for y in ys if y < top - RULE_TOL]
@@ -93,14 +118,34 @@ def _crops(pdf: Any, boxes: Sequence[Sequence[float]]) -> list[tuple[int, str]]:
         crop_bottom = min(float(page.height), crop_bottom + MARGIN)
         if crop_bottom <= crop_top:
             crop_top, crop_bottom = 0.0, float(page.height)
-        out.append((page_no, _png(page, crop_top, crop_bottom, original)))
-        last_page = page_no == max(spans) and page_no < len(pdf.pages)
-        if last_page and ys and not [y for y in ys if y > bottom + RULE_TOL]:
-            nxt, turned = _page(pdf, page_no + 1)  # the item ends its page: what the next page's top holds
+        out.append((page_no, *_whole_lines(page, crop_top, crop_bottom)))
+        last_page = page_no == max(spans) and page_no < n_pages
+        if last_page and ys and not below and page_no + 1 not in spans and page_no + 1 not in whole:
+            nxt, _ = _page(
+                pdf, page_no + 1, image=False
+            )  # the item ends its page: what the next page's top holds
             nys = _rules(nxt)
             end = nys[min(NEXT_ROWS, len(nys) - 1)] + MARGIN if nys else float(nxt.height) / 3
-            out.append((page_no + 1, _png(nxt, 0.0, min(float(nxt.height), end), turned)))
+            out.append((page_no + 1, *_whole_lines(nxt, 0.0, min(float(nxt.height), end))))
     return out
+
+
+def _crops(pdf: Any, boxes: Sequence[Sequence[float]], pages: Sequence[int] = ()) -> list[tuple[int, str]]:
+    """PNG data URIs of the crops of :func:`crop_spans`, with their page numbers."""
+    out = []
+    for page_no, top, bottom in crop_spans(pdf, boxes, pages):
+        page, original = _page(pdf, page_no)
+        out.append((page_no, _png(page, top, bottom, original)))
+    return out
+
+
+def item_boxes(item: Item) -> list[list[float]]:
+    """The rows an item may own: both paths' boxes and the line reading's, where it read the item."""
+    return [*item.meta.get("boxes", []), *item.meta.get("reading3", {}).get("boxes", [])]
+
+
+def item_pages(item: Item) -> list[int]:
+    return [int(p) for p in item.meta.get("pages", [item.page] if item.page else [])]
 
 
 def _reading(name: str, r: dict[str, Any] | None) -> str:
@@ -196,7 +241,7 @@ def review_html(items: Sequence[Item], pdfs: Sequence[Path], gaps: Sequence[dict
             if pdf_path is not None:
                 if item.file not in handles:
                     handles[item.file or ""] = pdfplumber.open(pdf_path)
-                crops = _crops(handles[item.file or ""], item.meta.get("boxes", []))
+                crops = _crops(handles[item.file or ""], item_boxes(item), item_pages(item))
             images = "".join(
                 f'<figure><a href="{uri}" target="_blank"><img alt="page {p}" src="{uri}"></a>'
                 f"<figcaption>page {p} (click to zoom)</figcaption></figure>"

@@ -197,6 +197,20 @@ def dispute(item: Item, why: str, paths: dict[str, dict[str, Item]]) -> Item:
     return dataclasses.replace(item, status="disputed", meta=meta)
 
 
+def with_boxes(items: Sequence[Item], paths: dict[str, dict[str, Item]]) -> list[Item]:
+    """``items`` with every disputed one holding its rows' page boxes as both paths read them (an item
+    disputed after it was settled, by the line reading say, kept none): the review page crops them."""
+    out = []
+    for it in items:
+        if it.status == "disputed" and not it.meta.get("boxes"):
+            found = [paths[m].get(it.id) for m in ("tables", "rules")]
+            boxes = [b for p in found if p is not None for b in p.meta.get("boxes", [])]
+            if boxes:
+                it = dataclasses.replace(it, meta={**it.meta, "boxes": boxes})
+        out.append(it)
+    return out
+
+
 def dispute_gaps(
     items: Sequence[Item], paths: dict[str, dict[str, Item]]
 ) -> tuple[list[Item], list[dict[str, Any]]]:

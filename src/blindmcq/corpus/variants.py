@@ -45,6 +45,8 @@ class Variant:
     word_excluded: int = 0  # that many items whose stem cell holds only "Виключено." (options printed)
     five_every: int = 0  # print every n-th item with five options (the next item's first option added)
     skip_numbers: tuple[int, ...] = ()  # numbers the bank does not print (a gap: its neighbours disputed)
+    struck: int = 0  # that many items whose row is struck through (every line of its cells): excluded
+    struck_option: int = 0  # that many items with only their first option struck through: disputed
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -195,6 +197,62 @@ VARIANTS: tuple[Variant, ...] = (
         relabel="1243",
     ),
     Variant(
+        "labelled-latin-key",  # "A. ..." Latin labels, the key column printing Latin letters (B: option 2)
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            key_column=True,
+            key_letters="ABCDEF",
+            option_labels="ABCDEF",
+            label_format="{label}. ",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "labelled-nospace",  # labels typed with no space before the text: "А)текст", "Б)10 днів"
+        Style(
+            widths=(36.0, 186.0, 231.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+            label_format="{label})",
+        ),
+        cases=True,
+    ),
+    Variant(
+        "labelled-split",  # labelled options whose rows break across pages (a page-top row with no label)
+        Style(
+            widths=(36.0, 190.0, 227.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="АБВГДЕ",
+            split_rows=True,
+        ),
+        cases=True,
+        long_options=True,
+    ),
+    Variant(
+        "labelled-key-split3",  # labels, a key column, 3 and 4 options, rows broken by pages
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            key_column=True,
+            option_labels="АБВГДЕ",
+            split_rows=True,
+        ),
+        long_options=True,
+        three_every=6,
+    ),
+    Variant(
+        "labelled-lower",  # held out: lower-case labels "а) ", "+" marks
+        Style(
+            widths=(36.0, 190.0, 227.0, 70.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відповідь"),
+            option_labels="абвгде",
+            marks=("+", ""),
+        ),
+        cases=True,
+        scoring_only=True,
+    ),
+    Variant(
         "key-split-3",  # key-split with every 6th item printed with three options, some broken by a page
         Style(
             widths=(36.0, 200.0, 227.0, 60.0),
@@ -302,6 +360,31 @@ VARIANTS: tuple[Variant, ...] = (
         Style(widths=(36.0, 196.0, 221.0, 70.0)),
         cases=True,
         word_excluded=3,
+    ),
+    Variant(
+        "struck-rows",  # four items struck through (every line of their cells): excluded
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        struck=4,
+    ),
+    Variant(
+        "struck-key-split",  # struck rows in a key column whose rows break across pages, "№ N" numbers
+        Style(
+            widths=(40.0, 200.0, 223.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+            number_format="№ {n}",
+        ),
+        long_options=True,
+        struck=5,
+    ),
+    Variant(
+        "struck-option",  # one item with only its first option struck through: disputed, never guessed
+        Style(widths=(36.0, 196.0, 221.0, 70.0), marks=("*", "")),
+        cases=True,
+        struck=2,
+        struck_option=1,
     ),
     Variant(
         "rotated-90",  # /Rotate 90 on every page, the content drawn turned (a printer driver's landscape)
@@ -466,6 +549,10 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
         )
     for k in plain[3 :: max(1, len(plain) // max(1, variant.word_excluded))][: variant.word_excluded]:
         specs[k] = dataclasses.replace(specs[k], excluded="word")
+    for k in plain[7 :: max(1, len(plain) // max(1, variant.struck))][: variant.struck]:
+        specs[k] = dataclasses.replace(specs[k], struck="row")
+    for k in plain[9 :: max(1, len(plain) // max(1, variant.struck_option))][: variant.struck_option]:
+        specs[k] = dataclasses.replace(specs[k], struck="option")
     for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
         words = specs[k - 1].options[-1].split() * 3
         specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
