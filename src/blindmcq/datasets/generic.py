@@ -278,7 +278,7 @@ def _xlsx_rows(path: Path, header: bool, limits: ReadLimits) -> Iterator[tuple[s
         declared = sheet.max_row  # the sheet's <dimension>, where it has one
         if declared is not None and declared - int(header) > limits.max_rows:
             raise InputError(
-                f"the first sheet declares {declared:,} rows ({sheet.dimensions}): more than the "
+                f"the first sheet declares {declared:,} rows (its dimension): more than the "
                 f"{limits.max_rows:,} data rows read (ReadLimits.max_rows); split the bank or raise it",
                 file=str(path),
             )
