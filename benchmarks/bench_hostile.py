@@ -148,7 +148,8 @@ def _child(code: str, *args: str) -> tuple[float, float, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get(
         "PYTHONPATH", "")) if p)}  # fmt: skip
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _PEAK + code, *args], capture_output=True, text=True, env=env)
+    command = [sys.executable, "-c", _PEAK + code, *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     took = time.monotonic() - started
     lines = (done.stdout + done.stderr).strip().splitlines()
     peaks = [int(line.split()[1]) for line in lines if line.startswith("peak-kb ")]
