@@ -139,8 +139,15 @@ def parser() -> None:
     result("parse-8000-spaces", f"{took * 1000:.1f} ms", "26.5 s before", None)
 
 
-_PEAK = "import atexit, resource, sys\natexit.register(lambda: print('peak-kb', resource.getrusage(" \
-    "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"  # fmt: skip
+# the child's own high-water mark: VmHWM belongs to the process image (ru_maxrss would carry over the
+# forking parent's)
+_PEAK = """import atexit, sys
+def _peak():
+    with open("/proc/self/status") as fh:
+        kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+    print("peak-kb", kb, file=sys.stderr)
+atexit.register(_peak)
+"""
 
 
 def _child(code: str, *args: str) -> tuple[float, float, str]:
