@@ -73,8 +73,10 @@ def test_a_sweep_whose_model_answered_nothing_stops_before_it_reports(
     from blindmcq.sweep import sweep_job
 
     monkeypatch.chdir(tmp_path)  # no corpus here: the job builds its dataset's own
+    # every call times out: 503s on every call would be an outage, which stops the run at once instead
+    # (engine.run.server_failed; tests/backends/test_bedrock_bounds.py)
     params = _compose([*NONSENSE,
-        "model=fault-demo", "model.faults.server_error=1.0", "model.faults.throttle=0",
+        "model=fault-demo", "model.faults.timeout=1.0", "model.faults.throttle=0",
         "model.faults.tail_rate=0", "model.faults.latency_s=0", "model.retry.max_attempts=1",
         "model@gate_model=longest", "probe.sample=4", "condition=blind",
         f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
@@ -93,7 +95,7 @@ def test_the_sweep_entry_point_exits_non_zero_with_one_line(tmp_path: Path) -> N
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     proc = subprocess.run(
         [sys.executable, "-m", "blindmcq.sweep", *NONSENSE, "model=fault-demo",
-         "model.faults.server_error=1.0", "model.faults.throttle=0", "model.faults.tail_rate=0",
+         "model.faults.timeout=1.0", "model.faults.throttle=0", "model.faults.tail_rate=0",
          "model.retry.max_attempts=1",
          "model@gate_model=longest", "probe.sample=4", "condition=blind", "tracking=off",
          f"probe.cache={tmp_path}/cache.sqlite", f"hydra.run.dir={tmp_path}/run"],

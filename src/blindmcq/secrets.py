@@ -19,6 +19,7 @@ A credential is recognised three ways:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -39,6 +40,10 @@ ENV_ALLOW = frozenset({
     "OMP_NUM_THREADS", "BLINDMCQ_CONF", "MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME",
 })  # fmt: skip
 _REGISTERED: set[str] = set()  # values resolved from the environment in this process
+# the last secret_values answer for os.environ, with what it was computed from: scrubbing runs on every
+# response (and every cached row read back), so the values are recomputed only when a secret is
+# registered or a secret-named variable changes, not per response or per string
+_VALUES_MEMO: tuple[tuple[int, Any], tuple[str, ...]] | None = None
 _MISSING = object()
 MIN_SECRET_LEN = 6  # shorter env values ("1", "true") would redact ordinary text
 TEXT_SUFFIXES = {".yaml", ".yml", ".json", ".log", ".txt", ".md", ".csv", ".html", ".tsv", ".jsonl"}
@@ -68,7 +73,7 @@ def register_secret(value: object) -> None:
     """Treat ``value`` as a credential from now on in this process (scrubbed by value wherever it lands).
     Values shorter than ``MIN_SECRET_LEN`` are not registered (they would redact ordinary text)."""
     if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LEN:
-        _REGISTERED.add(value)
+        _REGISTERED.add(value)  # a new value changes len(_REGISTERED), so the memo is recomputed
 
 
 def install_env_resolver() -> None:
@@ -89,24 +94,57 @@ def install_env_resolver() -> None:
     OmegaConf.register_new_resolver("secret", lambda name: f"secret-env://{name}", replace=True)
 
 
+@functools.lru_cache(maxsize=4096)
+def _secret_name(name: str) -> bool:
+    return is_secret_key(name)
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret, and every value registered
     (``register_secret``: resolved from the environment), longest first."""
+    return list(_values(environ))
+
+
+def _values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    global _VALUES_MEMO
+    if environ is None:
+        # os.environ's raw (bytes) mapping, compared as one dict in C: decoding every name per response
+        # cost more than the scrubbing itself; where a Python has no such mapping, the names are read
+        raw = getattr(os.environ, "_data", None)
+        memo = _VALUES_MEMO
+        if memo is not None and raw is not None and memo[0] == (len(_REGISTERED), raw):
+            return memo[1]
     env = os.environ if environ is None else environ
     # by key, read once each: another thread (MLflow's telemetry) may delete a variable meanwhile,
     # and iterating os.environ.items() then raises KeyError
-    pairs = ((k, env.get(k)) for k in list(env) if is_secret_key(k))
-    values = {v for k, v in pairs if v is not None and len(v.strip()) >= MIN_SECRET_LEN}
-    return sorted(values | _REGISTERED, key=len, reverse=True)
+    named = tuple((k, env.get(k)) for k in list(env) if _secret_name(k))
+    if environ is not None:
+        return _sorted_values(named)
+    values = _sorted_values(named)
+    snapshot = dict(raw) if raw is not None else None  # a copy: os.environ changes its own in place
+    _VALUES_MEMO = ((len(_REGISTERED), snapshot), values)  # _REGISTERED only grows: its size says if it did
+    return values
+
+
+def _sorted_values(named: tuple[tuple[str, str | None], ...]) -> tuple[str, ...]:
+    values = {v for _, v in named if v is not None and len(v.strip()) >= MIN_SECRET_LEN}
+    return tuple(sorted(values | _REGISTERED, key=len, reverse=True))
 
 
 def scrub_text(text: str, environ: Mapping[str, str] | None = None, *, assignments: bool = True) -> str:
     """``text`` with every recognised credential replaced by ``***``; ``assignments=False`` leaves
     ``secret_key: word`` alone (for error messages, which name a key and never echo its value)."""
-    for value in secret_values(environ):
+    return _scrub(text, _values(environ), assignments)
+
+
+def _scrub(text: str, values: tuple[str, ...], assignments: bool) -> str:
+    for value in values:
         text = text.replace(value, REDACTED)
-    text = AWS_KEY_ID.sub(REDACTED, text)
-    text = API_KEY_SHAPE.sub(REDACTED, text)
+    # each shape only where its fixed part occurs: a plain substring test is far cheaper than a regex pass
+    if "AKIA" in text or "ASIA" in text:
+        text = AWS_KEY_ID.sub(REDACTED, text)
+    if "sk-" in text:
+        text = API_KEY_SHAPE.sub(REDACTED, text)
     text = BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     if not assignments:
         return text
@@ -155,27 +193,31 @@ def scrub_response(response: Any) -> Any:
     (a model may echo its prompt, and a prompt may hold a ``${secret:}`` value), the error (a provider's
     401 body may echo the key) and every string in ``meta`` (the provider message copied from it, a
     reasoning trace). These go to the cache, the predictions' ``raw_response`` and ``error`` columns,
-    every output derived from them, MLflow and a release. Returns the response."""
+    every output derived from them, MLflow and a release. Returns the response.
+
+    The secret values are looked up once per response (and recomputed only when they changed), since this
+    runs on every answer and every cached row read back."""
+    values = _values()
     if isinstance(getattr(response, "text", None), str):
-        response.text = scrub_text(response.text, assignments=False)
+        response.text = _scrub(response.text, values, assignments=False)
     if getattr(response, "error", None):
-        response.error = scrub_text(response.error)
+        response.error = _scrub(response.error, values, assignments=True)
     meta = getattr(response, "meta", None)
     if isinstance(meta, dict):
-        response.meta = _scrub_strings(meta)
+        response.meta = _scrub_strings(meta, values)
     return response
 
 
 ERROR_FIELDS = frozenset({"provider_message", "error_message"})  # error text: key = value scrubbed too
 
 
-def _scrub_strings(value: Any, key: object = None) -> Any:
+def _scrub_strings(value: Any, values: tuple[str, ...], key: object = None) -> Any:
     if isinstance(value, str):
-        return scrub_text(value, assignments=key in ERROR_FIELDS)
+        return _scrub(value, values, assignments=key in ERROR_FIELDS)
     if isinstance(value, dict):
-        return {k: _scrub_strings(v, k) for k, v in value.items()}
+        return {k: _scrub_strings(v, values, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_scrub_strings(v) for v in value]
+        return [_scrub_strings(v, values) for v in value]
     return value
 
 

@@ -88,25 +88,22 @@ def pointer_kind(option: str) -> str | None:
 
 def option_table(items: Sequence[Item]) -> pd.DataFrame:
     """One row per option: item_id, slot, n_options, is_key, chars, words, pointer (kind or None)."""
-    rows = []
+    columns = ["item_id", "bank", "slot", "n_options", "usable", "is_key", "chars", "words", "pointer"]
+    # column lists, not a dict per option: a million-item bank's four million dicts took gigabytes
+    data: dict[str, list[Any]] = {c: [] for c in columns}
     for item in items:
         has_key = item.usable
         for slot, option in enumerate(item.options):
-            rows.append(
-                {
-                    "item_id": item.id,
-                    "bank": item.bank,
-                    "slot": slot,
-                    "n_options": item.n_options,
-                    "usable": has_key,
-                    "is_key": has_key and slot == item.key,
-                    "chars": chars(option),  # the surface strategies' measures
-                    "words": words(option),
-                    "pointer": pointer_kind(option),
-                }
-            )
-    columns = ["item_id", "bank", "slot", "n_options", "usable", "is_key", "chars", "words", "pointer"]
-    return pd.DataFrame(rows, columns=columns)
+            data["item_id"].append(item.id)
+            data["bank"].append(item.bank)
+            data["slot"].append(slot)
+            data["n_options"].append(item.n_options)
+            data["usable"].append(has_key)
+            data["is_key"].append(has_key and slot == item.key)
+            data["chars"].append(chars(option))  # the surface strategies' measures
+            data["words"].append(words(option))
+            data["pointer"].append(pointer_kind(option))
+    return pd.DataFrame(data, columns=columns)
 
 
 def _distribution(values: pd.Series) -> dict[str, float]:

@@ -4,7 +4,10 @@ One backend per model config (``conf/model/<name>.yaml``). Several regions per m
 per-region quota: each attempt goes to the next region in round-robin order that is not cooling down
 after a throttle. Throttling and transient server errors are retried with exponential jittered backoff
 up to a budget; after it, and on any non-retryable error, the call returns a response with status
-``error`` and the error code instead of raising, so one bad call never stops a sweep.
+``error`` and the error code instead of raising, so one bad call never stops a sweep. As for the
+OpenAI-style backend, ``call_deadline_s`` bounds a call's whole wall time (no attempt starts and no backoff
+sleeps past it; botocore's connect and read timeouts are cut to it) and a ``CircuitBreaker`` shared by the
+backend's threads ends every call's retries once all attempts for ``breaker_window_s`` have failed.
 Credentials come from boto3's usual chain and are never read, logged or recorded here.
 """
 
@@ -318,10 +321,12 @@ def default_client_factory(model_cfg: BedrockModel | Mapping[str, Any]) -> Calla
     cfg = model_config(model_cfg, BedrockModel)
     # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
     retries = _botocore_retries(cfg)
+    # seconds as floats (an int() would make 0.5 s a non-blocking 0); neither socket wait may outlast the
+    # call's deadline, which bounds the attempts and backoffs around them
     config = Config(
         retries=retries,
-        read_timeout=int(cfg.read_timeout_s),
-        connect_timeout=int(cfg.connect_timeout_s),
+        read_timeout=min(float(cfg.read_timeout_s), float(cfg.call_deadline_s)),
+        connect_timeout=min(float(cfg.connect_timeout_s), float(cfg.call_deadline_s)),
         max_pool_connections=max(10, cfg.calls_in_flight * 2),
     )
     session = boto3.session.Session(profile_name=cfg.aws_profile)
@@ -343,7 +348,7 @@ class BedrockBackend:
         model_cfg: BedrockModel | Mapping[str, Any],
         *,
         client_factory: Callable[[str], Any] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         seed: int = 0,
     ) -> None:
         self.cfg: BedrockModel = model_config(model_cfg, BedrockModel)
@@ -363,6 +368,9 @@ class BedrockBackend:
         # ``modelId``), so the region never changes the answer and stays out of the cache key
         self.endpoint: str | None = None
         self.policy = RetryPolicy.from_cfg(self.cfg.retry)
+        self.call_deadline_s = float(self.cfg.call_deadline_s)
+        # one breaker over every region: a model that throttles or fails everywhere for the window is down
+        self.breaker = CircuitBreaker(self.cfg.breaker_window_s)
         self.pool = RegionPool(list(regions))
         # made on the first call, so building the backend (and its wire requests: ``blindmcq preview``)
         # needs no AWS session, profile or credentials; the retry mode is still checked now
@@ -370,7 +378,7 @@ class BedrockBackend:
         self._factory = client_factory
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
-        self._sleep = sleep
+        self._sleep = sleep or self.breaker.sleep  # a backoff ends early once the breaker opens
         self._rng = random.Random(seed)  # jitter only; never affects what is asked
 
     def client(self, region: str) -> Any:
@@ -443,7 +451,13 @@ class BedrockBackend:
                 self.pool.throttled(regions_tried[-1], self.policy.delay(attempt_no + 1, self._rng))
 
         response = call_with_retries(
-            attempt, self.policy, sleep=self._sleep, rng=self._rng, on_retry=on_retry
+            attempt,
+            self.policy,
+            sleep=self._sleep,
+            rng=self._rng,
+            on_retry=on_retry,
+            deadline=time.monotonic() + self.call_deadline_s,
+            breaker=self.breaker,
         )
         if response.region is None and regions_tried:
             response.region = regions_tried[-1]

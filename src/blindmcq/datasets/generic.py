@@ -26,6 +26,10 @@ Mapping (every key optional; defaults in brackets, "guessed" by ``guess_mapping`
 
 Rows are numbered from 1 over data rows (the CSV header is not a row); for JSONL the physical
 line number is given. Every bad cell stops with an InputError naming file, row/line and column.
+
+What is read is bounded (``ReadLimits``, defaults below): XLSX and JSONL are streamed a row or a line at
+a time; a file beyond a limit (more rows, a workbook inflating past its byte cap, a longer line) stops with
+one line naming the file, what it holds and the limit, before the rest is read.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import logging
 import math
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +48,7 @@ import pandas as pd
 
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.jsonl import jsonl_records
+from blindmcq.jsonl import MAX_LINE_BYTES, jsonl_records
 from blindmcq.labels import combined
 from blindmcq.vocabulary import BANK_FORMATS, HEADERLESS_FORMATS, KEY_FORMATS, BankFormat
 
@@ -104,6 +109,30 @@ def bank_format(path: Path, declared: str | None = None) -> str:
     return fmt
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """What a bank reader reads at most. Past a limit the read stops with one line saying the file is
+    beyond it; nothing is cut short silently."""
+
+    max_rows: int = 1_000_000  # data rows (lines of JSON) of a bank file, blank rows of a sheet included
+    # a workbook's parts (an XLSX is a zip), uncompressed: their declared sizes are checked before parsing,
+    # and zipfile inflates no part past its declared size (a part that would is a CRC error), so this also
+    # bounds the bytes inflated while parsing
+    max_xlsx_bytes: int = 256 * 2**20
+    max_line_bytes: int = MAX_LINE_BYTES  # one JSON Lines line, read at most this far
+
+
+READ_LIMITS = ReadLimits()
+
+
+def _beyond_rows(where: str, limits: ReadLimits, path: Path) -> InputError:
+    return InputError(
+        f"more than {limits.max_rows:,} data rows ({where}): beyond what is read "
+        f"(ReadLimits.max_rows); split the bank or raise the limit",
+        file=str(path),
+    )
+
+
 def _hf_records(path: Path) -> Iterator[dict[str, Any]]:
     """The rows of a save_to_disk folder: ``state.json`` lists the Arrow IPC stream files in order."""
     import pyarrow as pa
@@ -124,17 +153,30 @@ def _hf_records(path: Path) -> Iterator[dict[str, Any]]:
         yield from table.to_pylist()
 
 
-def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N".
+def _rows(
+    path: Path, fmt: str, header: bool = True, limits: ReadLimits = READ_LIMITS
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N"; more than
+    ``limits.max_rows`` rows stop with one line.
 
     A CSV without a header (``header=False``) has its columns named by position: "0", "1", ..."""
+    for count, (where, record) in enumerate(_all_rows(path, fmt, header, limits), start=1):
+        if count > limits.max_rows:
+            raise _beyond_rows(where, limits, path)
+        yield where, record
+
+
+def _all_rows(path: Path, fmt: str, header: bool, limits: ReadLimits) -> Iterator[tuple[str, dict[str, Any]]]:
     if fmt == HF_FORMAT:
         for index, record in enumerate(_hf_records(path), start=1):
             yield f"row {index}", record
         return
     if fmt == "jsonl":
-        for lineno, record in jsonl_records(path):
+        for lineno, record in jsonl_records(path, max_line_bytes=limits.max_line_bytes):
             yield f"line {lineno}", record
+        return
+    if fmt == "xlsx":
+        yield from _xlsx_rows(path, header, limits)
         return
     if _ragged(path, fmt, header):
         yield from _ragged_rows(path, "\t" if fmt == "tsv" else ",")
@@ -149,11 +191,6 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
                 path, dtype=str, keep_default_na=False, encoding="utf-8", index_col=False, sep=sep,
                 header="infer" if header else None,
             )  # fmt: skip
-        elif fmt == "xlsx":
-            # the first sheet; cells as typed in the workbook (an integer key stays an integer)
-            frame = pd.read_excel(
-                path, sheet_name=0, dtype=object, keep_default_na=False, header=0 if header else None
-            )
         else:
             frame = pd.read_parquet(path)
         if not header:
@@ -164,14 +201,122 @@ def _rows(path: Path, fmt: str, header: bool = True) -> Iterator[tuple[str, dict
         ) from None
     except (OSError, ValueError, KeyError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read {fmt}: {exc}", file=str(path)) from exc
-    except Exception as exc:  # openpyxl raises several unrelated types for a broken workbook
-        if fmt != "xlsx":
-            raise
-        raise InputError(f"cannot read workbook: {exc}", file=str(path)) from exc
     if frame.empty:
         raise InputError(f"no data rows (columns {list(frame.columns)})", file=str(path))
     for index, values in enumerate(frame.itertuples(index=False, name=None), start=1):
         yield f"row {index}", dict(zip(frame.columns, values, strict=True))
+
+
+def _check_workbook_size(path: Path, limit: int) -> None:
+    """The workbook's parts, by the sizes its zip directory declares, inflate to at most ``limit`` bytes."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputError(f"cannot read workbook: not an XLSX (zip) file ({exc})", file=str(path)) from None
+    total = sum(part.file_size for part in parts)
+    if total > limit:
+        biggest = max(parts, key=lambda part: part.file_size)
+        raise InputError(
+            f"its parts inflate to {total:,} bytes ({biggest.filename}: {biggest.file_size:,}): beyond "
+            f"the {limit:,} bytes a workbook is read to (ReadLimits.max_xlsx_bytes)",
+            file=str(path),
+        )
+
+
+def _xlsx_value(cell: Any) -> Any:
+    """A cell as pandas' openpyxl reader gives it: "" for an empty cell, None for an error (#N/A), a
+    whole number as an int (an integer key stays an integer), anything else as typed in the workbook."""
+    value = cell.value
+    if value is None:
+        return ""
+    if cell.data_type == "e":
+        return None
+    if cell.data_type == "n" and not isinstance(value, bool):
+        try:
+            whole = int(value)
+        except (OverflowError, ValueError):  # inf, nan
+            return float(value)
+        return whole if whole == value else float(value)
+    return value
+
+
+def _xlsx_names(header: list[Any]) -> list[str]:
+    """Column names from the header row as pandas makes them: "Unnamed: i" for a blank cell, a repeated
+    name as "name.1", "name.2", ..."""
+    names: list[str] = []
+    for i, value in enumerate(header):
+        name = f"Unnamed: {i}" if value == "" else str(value)
+        base, n = name, 0
+        while name in names:
+            n += 1
+            name = f"{base}.{n}"
+        names.append(name)
+    return names
+
+
+def _xlsx_rows(path: Path, header: bool, limits: ReadLimits) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The first sheet's data rows, streamed (openpyxl's read-only mode): at most one row in memory, the
+    workbook's size checked first and its rows counted as they come. Rows read as pandas' ``read_excel``
+    read them: trailing blank cells and trailing blank rows dropped, a blank row between data rows a row of
+    "" cells, a row shorter than the widest so far filled with ""."""
+    import openpyxl
+
+    _check_workbook_size(path, limits.max_xlsx_bytes)
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True, keep_links=False)
+    except Exception as exc:  # openpyxl raises several unrelated types for a broken workbook
+        raise InputError(f"cannot read workbook: {exc}", file=str(path)) from None
+    try:
+        if not book.worksheets:
+            raise InputError("cannot read workbook: it has no worksheet", file=str(path))
+        sheet = book.worksheets[0]
+        declared = sheet.max_row  # the sheet's <dimension>, where it has one
+        if declared is not None and declared - int(header) > limits.max_rows:
+            raise InputError(
+                f"the first sheet declares {declared:,} rows (its dimension): more than the "
+                f"{limits.max_rows:,} data rows read (ReadLimits.max_rows); split the bank or raise it",
+                file=str(path),
+            )
+        sheet.reset_dimensions()  # rows as long as their cells, not as the dimension claims (as pandas)
+        names: list[str] | None = None
+        blank = 0  # blank rows held back: kept only if a data row follows (trailing ones are dropped)
+        number = 0
+        try:
+            for physical, cells in enumerate(sheet.iter_rows(), start=1):
+                if physical - int(header) > limits.max_rows:
+                    raise _beyond_rows(f"sheet row {physical}", limits, path)
+                values = [_xlsx_value(c) for c in cells]
+                while values and values[-1] == "":
+                    values.pop()
+                if header and names is None:
+                    names = _xlsx_names(values)
+                    continue
+                if not values:
+                    blank += 1
+                    continue
+                width = max(len(names or ()), len(values))
+                if names is None or len(names) < width:
+                    names = (names or []) + [
+                        str(i) if not header else f"Unnamed: {i}" for i in range(len(names or ()), width)
+                    ]
+                for _ in range(blank):
+                    number += 1
+                    yield f"row {number}", dict.fromkeys(names, "")
+                blank = 0
+                number += 1
+                values += [""] * (len(names) - len(values))
+                yield f"row {number}", dict(zip(names, values, strict=True))
+        except InputError:
+            raise
+        except Exception as exc:  # a broken part, a CRC error where a part inflates past its declared size
+            raise InputError(f"cannot read workbook: {exc}", file=str(path)) from None
+        if number == 0:
+            raise InputError(f"no data rows (columns {names or []})", file=str(path))
+    finally:
+        book.close()
 
 
 MAX_CSV_FIELD = 2**31 - 1  # the largest field size Python's csv module accepts on every platform
@@ -509,10 +654,12 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def peek(path: Path, fmt: str, header: bool = True, n: int = 50) -> tuple[list[str], list[dict[str, Any]]]:
+def peek(
+    path: Path, fmt: str, header: bool = True, n: int = 50, limits: ReadLimits = READ_LIMITS
+) -> tuple[list[str], list[dict[str, Any]]]:
     """The column names and the first ``n`` records of a bank (for guessing its mapping)."""
     records: list[dict[str, Any]] = []
-    for _where, record in _rows(path, fmt, header):
+    for _where, record in _rows(path, fmt, header, limits):
         records.append(record)
         if len(records) >= n:
             break
@@ -547,6 +694,7 @@ def load_generic(
     header: bool = True,
     duplicates: str = "drop",
     notes: list[str] | None = None,
+    limits: ReadLimits = READ_LIMITS,
 ) -> list[Item]:
     """Items of a bank in file order (see module docstring for the formats and the mapping).
 
@@ -556,7 +704,7 @@ def load_generic(
     headerless CSV/TSV whose rows have different numbers of options reads when the key is last.
     A row repeating an earlier item (the same question, options and key) is dropped (``duplicates``
     "drop") or kept and flagged ``duplicate_item`` ("keep"); either way one line says which rows, logged
-    and appended to ``notes`` when given."""
+    and appended to ``notes`` when given. ``limits``: what is read at most (``ReadLimits``)."""
     path = Path(path)
     fmt = bank_format(path, format)
     if not path.exists():
@@ -569,7 +717,7 @@ def load_generic(
         )
     given_options = [options] if options else list(option_columns or ())
     if question is None or key is None or key_format is None or not given_options:
-        columns, records = peek(path, fmt, header)
+        columns, records = peek(path, fmt, header, limits=limits)
         guessed, note = guess_mapping(
             columns, records, header=header, question=question, options=given_options, key=key,
             key_format=key_format, file=str(path),
@@ -604,7 +752,7 @@ def load_generic(
     unread: list[tuple[str, InputError]] = []  # rows whose key does not read in the key format
     first_of: dict[tuple[Any, ...], str] = {}  # an item's content -> the row that first held it
     repeated: list[tuple[str, str]] = []
-    for row_number, (where, record) in enumerate(_rows(path, fmt, header), start=1):
+    for row_number, (where, record) in enumerate(_rows(path, fmt, header, limits), start=1):
         stem = _cell(record, question, where, file)
         if not isinstance(stem, str):
             raise InputError(f"{where}, column {question!r}: expected text, got {stem!r}", file=file)

@@ -35,6 +35,7 @@ from blindmcq.backends.base import (
     request_key,
     response_problem,
 )
+from blindmcq.backends.bedrock import RETRYABLE_CODES as CONVERSE_OUTAGE_CODES
 from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder, utc_now
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.secrets import scrub_response
@@ -140,8 +141,9 @@ _CONNECTION_NAMES = ("ConnectionError", "ConnectionRefusedError", "APIConnection
 
 
 # error codes of a server that answers but keeps failing (after the backend's retries): 5xx, throttled,
-# stopped by the backend's own breaker, or no whole answer within the call's deadline
-_SERVER_CODES = ("TooManyRequests", "CircuitOpen", "DeadlineExceeded")
+# stopped by the backend's own breaker, or no whole answer within the call's deadline; and the Converse
+# API's throttling and 5xx codes (ThrottlingException, ServiceUnavailableException, ...)
+_SERVER_CODES = ("TooManyRequests", "CircuitOpen", "DeadlineExceeded", *sorted(CONVERSE_OUTAGE_CODES))
 
 
 class Unreachable(InputError):
