@@ -213,8 +213,9 @@ def test_fault_backend_run_records_every_call_and_rerun_retries_only_errors(cach
     from blindmcq.backends.fault import FaultBackend, FaultRates
 
     rates = FaultRates(throttle=0.3, timeout=0.1, server_error=0.1, truncate=0.1, empty=0.1, refuse=0.1)
+    # four attempts: with two, runs of throttled or 5xx calls (an outage to the engine now) stop the run
     faulty = FaultBackend(
-        FakeBackend(), rates, seed=3, policy=BackendRetry(max_attempts=2), sleep=lambda s: None
+        FakeBackend(), rates, seed=3, policy=BackendRetry(max_attempts=4), sleep=lambda s: None
     )
     jobs = make_jobs(200)
     records = run(jobs, faulty, cache)

@@ -31,6 +31,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.datasets.items import Item
 from blindmcq.stats import wilson_columns
 from blindmcq.surface import SCORED, pick, tie_credit
+from blindmcq.vocabulary import LEXICAL
 
 PICK_COLUMNS = (
     "strategy", "item_id", "n_options", "picked_option", "key", "correct", "tie", "n_tied", "credit",
@@ -78,7 +79,6 @@ def surface_picks(items: Sequence[Item], seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
 
 
-LEXICAL = "lexical_search"
 
 
 def lexical_picks(lexical: pd.DataFrame) -> pd.DataFrame:

@@ -23,10 +23,10 @@ import pandas as pd
 
 from blindmcq.analysis.gate import GateResult, read_gate
 from blindmcq.atomic import write_text
-from blindmcq.auditing.surface import LEXICAL
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
 from blindmcq.reporting.markdown import FIGURE_CAPTIONS
+from blindmcq.vocabulary import LEXICAL
 
 ASSETS = ("report.css", "report.js")
 ORDER_RANK = {"rot": 0, "rev": 1}  # rot0..rot3 then rev0..rev3, as the paper lists them
