@@ -14,10 +14,10 @@ import pytest
 from matplotlib.text import Annotation
 
 from blindmcq.analysis.figures import figure_2
+from blindmcq.analysis.frame import read_analysis_frame
 from blindmcq.analysis.gate import read_gate
 from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import MIN_MODELS_TESTED, build_tables, correlation_table, write_tables
-from blindmcq.answers.predictions import read_analysis_frame
 
 RELEASE = Path(__file__).resolve().parents[2] / "releases" / "default"
 
