@@ -23,6 +23,7 @@ from blindmcq.labels import (  # noqa: F401 (re-exported)
     label_list,
     label_strings,
 )
+from blindmcq.tasks.bank_words import bank_words
 from blindmcq.vocabulary import CONDITIONS, Condition
 
 PROTOCOLS = ("sl", "md")
@@ -155,8 +156,7 @@ def for_bank(prompt: Prompt | Mapping[str, Any], description: str | Mapping[str,
     typed: Prompt = validate_group("prompt", prompt)
     if not isinstance(description, Mapping) or not typed.bank:
         return typed
-    words = {k: str(description.get(k, neutral)) for k, neutral in typed.bank.items()}
-    return dataclasses.replace(typed, bank=words)
+    return dataclasses.replace(typed, bank=bank_words(typed.bank, description))
 
 
 def _check_line(labels: Labels) -> None:
