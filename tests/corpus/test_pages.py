@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pdfplumber
+import pytest
 from reportlab.pdfgen.canvas import Canvas
 
 from blindmcq.corpus import path_tables
@@ -90,3 +91,40 @@ def test_cell_text_equals_pdfplumber_extract_text_on_awkward_chars() -> None:
     ]
     for chars in [*rows, rows[0] + rows[1], [*rows[2], char(60, "e", upright=False)]]:
         assert path_tables.cell_text(chars) == utils.extract_text(chars)
+
+
+def _tokens(parser_cls: type, data: bytes, bufsize: int) -> list:
+    from pdfminer.pdftypes import PDFStream
+    from pdfminer.psparser import PSEOF
+
+    stream = PDFStream({}, data)
+    stream.objid = 1
+    parser = parser_cls([stream])
+    parser.BUFSIZ = bufsize
+    out = []
+    while True:
+        try:
+            out.append(parser.nextobject())
+        except PSEOF:
+            return out
+
+
+def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
+    """The leaner content-stream parser gives pdfminer's tokens for every kind of literal string, however
+    the buffer cuts it: octal escapes of 1-3 digits, one followed by a digit, one of 400 and more (pdfminer
+    refuses those), named escapes, nested and escaped parentheses, a line continued by a backslash."""
+    from pdfminer.pdfinterp import PDFContentParser
+
+    from blindmcq.corpus.pages import _ContentParser
+
+    data = (
+        b"BT (\\021\\001\\013 ab) Tj (\\1x\\12y\\0123\\7) Tj (a(b)c\\)\\(\\\\) Tj "
+        b"(\\n\\t\\r\\b\\f\\q) Tj (line\\\r\nnext\\\nend) Tj [(\\203\\003) -250 (\\377)] TJ "
+        b"<0041 42> Tj (plain text) Tj () Tj ((())) Tj ET"
+    )
+    for size in (1, 2, 3, 5, 7, 4096):
+        assert _tokens(_ContentParser, data, size) == _tokens(PDFContentParser, data, size), size
+    big = b"BT (\\477) Tj ET"  # 0o477 > 255: pdfminer's own assertion, unchanged
+    for cls in (PDFContentParser, _ContentParser):
+        with pytest.raises(AssertionError):
+            _tokens(cls, big, 4096)
