@@ -13,6 +13,7 @@ the ruling edges and reads words.
 
 from __future__ import annotations
 
+import itertools
 import re
 from codecs import escape_decode  # type: ignore[attr-defined]
 from collections.abc import Iterator
@@ -21,8 +22,10 @@ from unicodedata import normalize as normalize_unicode
 
 from pdfminer import pdfinterp
 from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
-from pdfplumber.page import ALL_ATTRS, Page
+from pdfminer.pdffont import PDFUnicodeNotDefined
+from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
+from pdfplumber.utils.exceptions import PdfminerException
 
 _PLAIN = frozenset({float, int, str, bool, type(None)})
 _KINDS: dict[type, str] = {}
@@ -90,6 +93,96 @@ class _ContentParser(pdfinterp.PDFContentParser):
         return super()._parse_string(s, j)
 
 
+class _CharDevice(PDFPageAggregatorWithMarkedContent):
+    """pdfplumber's layout device, building each plain horizontal char's dict as it is printed.
+
+    The dict is the one :meth:`LeanPage.parse_objects` would build from pdfminer's ``LTChar`` (the same
+    arithmetic as ``LTChar.__init__``, in the same order, so the same floats), without the ``LTChar``.
+    Chars that are not plain (a vertical font, a font name in bytes, an unusual colour space or tag) are
+    pdfminer's ``LTChar`` as before. Either kind goes to :attr:`chars`, in print order, not to the layout
+    tree: only used without layout analysis (``laparams`` None), where nothing else reads chars there.
+    """
+
+    def __init__(self, page: LeanPage) -> None:
+        super().__init__(page.pdf.rsrcmgr, pageno=page.page_number, laparams=None)
+        self.chars: list[dict[str, Any] | LTChar] = []
+        self.mb_x0, self.mb_top = page.mediabox[:2]
+        self.page_height, self.doctop, self.number = page.height, page.initial_doctop, page.page_number
+        self.norm = page.pdf.unicode_norm
+
+    def render_char(
+        self,
+        matrix: Any,
+        font: Any,
+        fontsize: float,
+        scaling: float,
+        rise: float,
+        cid: int,
+        ncs: Any,
+        graphicstate: Any,
+    ) -> float:
+        fontname, mcid, tag = font.fontname, self.cur_mcid, self.cur_tag
+        name = ncs.name
+        if (
+            font.is_vertical()
+            or type(fontname) is not str
+            or type(mcid) not in _PLAIN
+            or type(tag) not in _PLAIN
+            or type(matrix) is not tuple
+            or not _PLAIN.issuperset(map(type, matrix))
+            or name not in _CS_NAMES
+        ):
+            adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
+            self.chars.append(self.cur_item._objs.pop())
+            return adv
+        try:
+            text = font.to_unichr(cid)
+            assert isinstance(text, str), str(type(text))
+        except PDFUnicodeNotDefined:
+            text = self.handle_undefined_char(font, cid)
+        adv = font.char_width(cid) * fontsize * scaling
+        descent = font.get_descent() * fontsize
+        bx0, by0, bx1, by1 = 0, descent + rise, adv, descent + rise + fontsize
+        a, b, c, d, e, f = matrix
+        # pdfminer's apply_matrix_rect: the four corners, then their extremes
+        l1, b1 = a * bx0 + c * by0 + e, b * bx0 + d * by0 + f
+        r1, b2 = a * bx1 + c * by0 + e, b * bx1 + d * by0 + f
+        r2, t1 = a * bx1 + c * by1 + e, b * bx1 + d * by1 + f
+        l2, t2 = a * bx0 + c * by1 + e, b * bx0 + d * by1 + f
+        x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
+        x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
+        height, mb_x0, mb_top = self.page_height, self.mb_x0, self.mb_top
+        top = (height - y1) + mb_top
+        norm, gs = self.norm, graphicstate
+        self.chars.append(
+            {
+                "matrix": matrix,
+                "fontname": fontname,
+                "adv": adv,
+                "upright": a * d * scaling > 0 and b * c <= 0,
+                "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                "y0": y0,
+                "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                "y1": y1,
+                "width": x1 - x0,
+                "height": y1 - y0,
+                "size": y1 - y0,
+                "mcid": mcid,
+                "tag": tag,
+                "object_type": "char",
+                "page_number": self.number,
+                "ncs": _CS_NAMES[name],
+                "text": normalize_unicode(norm, text) if norm is not None else text,
+                "stroking_color": gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,),
+                "non_stroking_color": gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,),
+                "top": top,
+                "bottom": (height - y0) + mb_top,
+                "doctop": self.doctop + top,
+            }
+        )
+        return adv
+
+
 class LeanPage(Page):
     """A pdfplumber page whose object dicts equal the stock ones, built with less work.
 
@@ -126,7 +219,17 @@ class LeanPage(Page):
         # only while this page is interpreted
         stock, pdfinterp.PDFContentParser = pdfinterp.PDFContentParser, _ContentParser  # type: ignore[misc]
         try:
-            return super().layout
+            if self.pdf.laparams is not None:  # layout analysis reads the chars in the tree: the stock device
+                return super().layout
+            if not hasattr(self, "_layout"):  # pdfplumber's Page.layout, with the device above
+                device = _CharDevice(self)
+                try:
+                    pdfinterp.PDFPageInterpreter(self.pdf.rsrcmgr, device).process_page(self.page_obj)
+                except Exception as e:
+                    raise PdfminerException(e) from e
+                self._layout = device.get_result()
+                self._chars_printed = device.chars
+            return self._layout
         finally:
             pdfinterp.PDFContentParser = stock  # type: ignore[misc]
             self.page_obj.rotate = declared
@@ -177,7 +280,12 @@ class LeanPage(Page):
         height, doctop, page_number = self.height, self.initial_doctop, self.page_number
         norm = self.pdf.unicode_norm
         plain, fields, names = _PLAIN, _CHAR_FIELDS, _CS_NAMES
-        for obj in self._walk(self.layout._objs):
+        layout = self.layout
+        printed = getattr(self, "_chars_printed", [])  # chars the device kept out of the tree, in order
+        for obj in itertools.chain(printed, self._walk(layout._objs)):
+            if type(obj) is dict:
+                chars.append(obj)
+                continue
             d = obj.__dict__
             if type(obj) is LTChar and tuple(d) == fields:
                 matrix, fontname, mcid, tag = d["matrix"], d["fontname"], d["mcid"], d["tag"]

@@ -84,6 +84,7 @@ class Style:
     unmerged: bool = False  # every row ruled across: number, stem and key cells not merged over option rows
     landscape_from: int = 0  # pages from this one on are turned (a landscape section), the table centred
     rotate_mode: Literal["display", "sideways", "clipped"] = "display"
+    rotate_from: int = 0  # with rotate (display mode): only pages from this one on carry /Rotate
 
 
 DEFAULT_STYLE = Style()
@@ -296,7 +297,7 @@ class _Page:
             self.width, self.height = self.height, self.width
             canvas.setPageSize((self.width, self.height))
             left = (self.width - sum(style.widths)) / 2
-        if style.rotate:
+        if style.rotate and number >= style.rotate_from:
             canvas.setPageRotation(style.rotate)
             if style.rotate_mode == "display":  # user space (height x width) turned back to the display
                 turn = {90: (self.height, 0.0), 180: (self.width, self.height), 270: (0.0, self.width)}
