@@ -457,3 +457,36 @@ def test_labelled_layouts_read_by_their_labels(records, tmp_path: Path, name: st
         assert {i.key for i in items if i.status == "ok"} >= {1, 2, 3}
     if name == "labelled-key-split3":  # (a mark column on every option joins split rows by its marks)
         assert any(i.meta.get("joined_rows") for i in items if i.status != "disputed")
+
+
+def test_numbers_missing_before_a_banks_first_printed_one_are_a_gap(
+    records: list[dict], tmp_path: Path
+) -> None:
+    """A bank whose first printed number is 3: numbers 1 and 2 are reported as a gap (with stubs) and item 3
+    is disputed, since the lost items may have been read into it or taken for a heading; a correction
+    marking both absent settles it."""
+    import dataclasses
+
+    import yaml
+
+    from blindmcq.corpus.default_bank import spec
+    from blindmcq.corpus.render import render_pdf
+    from blindmcq.corpus.review import review_html
+
+    specs = [dataclasses.replace(spec(r), number=n) for n, r in enumerate(records[:12], 3)]
+    bank = render_pdf(specs, tmp_path / "var-late.pdf", source="var", bank="late")
+    items, report = extract_items([bank.path], source="var", workers=1)
+    (gap,) = report["files"][0]["gaps"]
+    assert (gap["first"], gap["last"], gap["leading"]) == (1, 2, True)
+    assert gap["ids"] == ["var-late-1", "var-late-2"] and gap["after"] == gap["before"] == "var-late-3"
+    assert report["missing_numbers"] == 2
+    why = {d["id"]: d["why"] for d in report["disputed"]}
+    assert list(why) == ["var-late-3"] and "item numbers 1 to 2 missing before var-late-3" in why["var-late-3"]
+    page = review_html(items, [bank.path], [{"file": bank.path.name, **gap}])
+    assert "missing: item number 1 to 2" in page and page.count("var-late-3 (as settled)") == 1
+    fixes = tmp_path / "fixes.yaml"
+    entries = {i: {"fingerprint": gap["fingerprint"], "absent": True} for i in gap["ids"]}
+    fixes.write_text(yaml.safe_dump(entries), encoding="utf-8")
+    items, report = extract_items([bank.path], source="var", workers=1, corrections=fixes)
+    assert sorted(report["corrections"]["absent"]) == ["var-late-1", "var-late-2"]
+    assert [i.number for i in items][:2] == [3, 4]

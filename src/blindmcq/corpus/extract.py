@@ -42,7 +42,15 @@ from blindmcq.corpus.plausible import check_file
 from blindmcq.corpus.reading3 import compare as third_reading
 from blindmcq.corpus.reading3 import dispute as third_dispute
 from blindmcq.corpus.rows import Row
-from blindmcq.corpus.settle import dispute_gaps, dispute_text, settle, with_boxes
+from blindmcq.corpus.settle import (
+    dispute,
+    dispute_gaps,
+    dispute_text,
+    gap_text,
+    leading_gaps,
+    settle,
+    with_boxes,
+)
 from blindmcq.corpus.strikes import Run, exclude_struck, take_strikes
 from blindmcq.corpus.verify import compare
 from blindmcq.datasets.items import Item, write_items
@@ -388,6 +396,15 @@ def extract_items(
         for m in by_path:
             by_path[m] += found[m]
         settled += items
+    # A bank whose lowest printed number is not 1: the numbers before it reported as a gap, that item
+    # disputed (over all files, so a bank printed in several files is judged as a whole)
+    paths_by_id = {m: {i.id: i for i in by_path[m]} for m in by_path}
+    for gap in leading_gaps(settled):
+        k = next(k for k, i in enumerate(settled) if i.id == gap["before"])
+        settled[k] = with_boxes([dispute(settled[k], gap_text(gap), paths_by_id)], paths_by_id)[0]
+        entry = next(f for f in report_files if f["file"] == settled[k].file)
+        entry["gaps"] = [gap, *entry.get("gaps", [])]
+        all_gaps.append({"file": entry["file"], **gap})
     report, _ = compare(by_path["tables"], by_path["rules"], per_bank=pilot_per_bank, seed=seed)
     if corrections:
         settled, applied = apply_corrections(

@@ -212,7 +212,7 @@ def _gap_section(gap: dict[str, Any], items: dict[str, Item], crops: list[tuple[
     near = "".join(
         _reading(f"{side}: {gap[key]} (as settled)", _as_reading(items[gap[key]]))
         for side, key in (("printed above", "after"), ("printed below", "before"))
-        if gap[key] in items
+        if gap[key] in items and not (gap.get("leading") and key == "after")
     )
     stubs = gap_stub(gap) or f"{gap['count']} numbers: too many for stubs (a misread number?)"
     return (

@@ -175,9 +175,44 @@ def find_gaps(items: Sequence[Item]) -> list[dict[str, Any]]:
     return out
 
 
+def leading_gaps(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """Per bank, the numbers missing before its lowest printed one when that is not 1 (a bank numbers its
+    items from 1: the first item lost, read as a heading, say); the gap's ``after`` and ``before`` are both
+    that first item, ``leading`` marks it."""
+    first: dict[str, Item] = {}
+    for it in items:
+        if it.bank not in first or it.number < first[it.bank].number:
+            first[it.bank] = it
+    out = []
+    for it in first.values():
+        if it.number <= 1:
+            continue
+        last = it.number - 1
+        out.append(
+            {
+                "first": 1,
+                "last": last,
+                "count": last,
+                "after": it.id,
+                "before": it.id,
+                "leading": True,
+                "pages": [it.page] if it.page is not None else [],
+                "fingerprint": _gap_fingerprint(it.file or "", it, it, 1, last),
+                "ids": [make_id(it.source, it.bank, n) for n in range(1, last + 1)]
+                if last <= STUB_LIMIT
+                else [],
+            }
+        )
+    return out
+
+
 def gap_text(gap: dict[str, Any]) -> str:
     numbers = str(gap["first"]) if gap["count"] == 1 else f"{gap['first']} to {gap['last']}"
     plural = "s" if gap["count"] > 1 else ""
+    if gap.get("leading"):
+        return (
+            f"item number{plural} {numbers} missing before {gap['before']}, the bank's first printed number"
+        )
     return f"item number{plural} {numbers} missing between {gap['after']} and {gap['before']}"
 
 
