@@ -6,7 +6,8 @@ by both paths, and scores every item against the ground truth the renderer retur
   exact: not disputed and equal to the truth (id, stem, options, key, status, flags, file, page);
   disputed: status "disputed" (listed for review, left out of probing);
   wrong: anything else, including items missed or invented: silently wrong.
-Targets: wrong 0 on every variant; disputed at most 1% of a variant; a variant the paths cannot read
+Targets: wrong 0 on every variant; disputed at most 1% of a variant (no cap where the variant prints faults
+into many items by design, Variant.expect_disputed); a variant the paths cannot read
 (tables ruled only horizontally, only framed or only shaded; text cut off by the page's box) stops with one
 line naming the page and the reason.
 The layout column ends with the number
@@ -104,7 +105,8 @@ def main() -> int:
             f"{len(s['wrong']):5}  {layout['orientation']}, {layout['fourth_column']}, "
             f"numbers {layout['number_forms']}, {_third(report)}, {time.perf_counter() - start:.1f} s"
         )
-        failed |= bool(s["wrong"]) or len(s["disputed"]) > 0.01 * n
+        # a variant that puts faults into many items by design (expect_disputed) has no cap on disputes
+        failed |= bool(s["wrong"]) or (not variant.expect_disputed and len(s["disputed"]) > 0.01 * n)
         if args.verbose:
             truth = {i.id: i for i in rendered.items}
             got = {i.id: i for i in items}
