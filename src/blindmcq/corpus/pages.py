@@ -6,6 +6,10 @@ pdfminer's own interpretation of the page. :class:`LeanPage` builds the same dic
 values: ``tests/corpus/test_pages.py`` compares them with pdfplumber's on rendered pages) but resolves
 only values that can hold PDF references, and decodes each colour-space name once.
 
+Two costs of pdfminer's own reading are cut too, the results unchanged (the same tests compare them): a
+literal string's octal escapes are decoded in one step (:class:`_ContentParser`), and each plain char's
+dict is built as the char is printed, not from an ``LTChar`` afterwards (:class:`_CharDevice`).
+
 Both paths read the same :class:`LeanPage` (one parse per page); what they conclude stays independent:
 path 1 finds tables with pdfplumber's table finder and reads cell chars, path 2 builds its own grid from
 the ruling edges and reads words.
