@@ -590,11 +590,25 @@ class Model(_Model):
 ModelSchema = _Model  # what every model schema is (for annotations: a typed model config of any backend)
 
 
+@dataclass(frozen=True)
+class StandInModel(_Model):
+    """A model config whose ``backend`` names no registered kind: a test's or notebook's stand-in, run
+    with its own backend object. It has the keys every model has and no others."""
+
+
+def any_model_config(data: Any, registered: typing.Container[str]) -> Any:
+    """``model_config``, except that a mapping whose ``backend`` is none of ``registered`` (or that names
+    none) becomes a :class:`StandInModel`."""
+    if isinstance(data, Mapping) and data.get(Model.__dispatch__[0]) not in registered:
+        return typed(StandInModel, data)
+    return model_config(data)
+
+
 def model_config(data: Any, kind: type | None = None) -> Any:
     """A model config as its typed dataclass (``BedrockModel``, ...), chosen by ``backend:``; a typed one
     comes back unchanged. ``kind``: the schema of a mapping that names no backend (a backend class built
     directly). Errors name the bare key (``regions``), one line, as the backends always have."""
-    if isinstance(data, tuple(MODEL_SCHEMAS.values())):
+    if isinstance(data, (*MODEL_SCHEMAS.values(), StandInModel)):
         return data
     if not isinstance(data, Mapping):
         raise ConfigError("model", f"expected a mapping, got {type(data).__name__}")
