@@ -740,6 +740,21 @@ class Config:
     seed: int = 0
     defaults: list[Any] | None = None  # Hydra's defaults list, when a conf/config.yaml is read raw
 
+    def group(self, name: str) -> Any:
+        """The group ``name`` (``model``, ``gate_model``, ``probe``, ...), or a ConfigError naming it
+        when this config has none."""
+        value = getattr(self, name, None) if name in {f.name for f in dataclasses.fields(self)} else None
+        if value is None:
+            raise ConfigError(name, "missing")
+        return value
+
+    def __repr__(self) -> str:
+        # a ${secret:NAME} resolved into a prompt or URL is a registered secret: never shown in a log line
+        from blindmcq.secrets import scrub_text
+
+        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return scrub_text(f"Config({fields})", assignments=False)
+
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
@@ -758,6 +773,12 @@ def validate(params: Any, *, file: str | None = "params.yaml") -> Config:
         return build(Config, params, "")
     except _Reject as exc:
         _raise(exc, file)
+
+
+def as_config(params: Any, *, file: str | None = "params.yaml") -> Config:
+    """The composed config typed: a :class:`Config` comes back unchanged, a mapping is checked
+    (``validate``). Where a core function is handed the composed config, it becomes typed here, once."""
+    return params if isinstance(params, Config) else validate(params, file=file)
 
 
 def validate_group(group: str, data: Any, *, file: str | None = None, key: str | None = None) -> Any:

@@ -23,6 +23,7 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import write_items
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
@@ -49,7 +50,8 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
-    items = stage_items(params, cfg, "intervention.rewrite")
+    own = validate_group("intervention", {"rewriter": conf.rewriter, **cfg}, key="intervention.rewrite")
+    items = stage_items(params, own, "intervention.rewrite")
     description = (params.get("dataset") or {}).get("description")  # the bank as its config names it
     rewritten = rewrite_items(
         items, conf, cache=require(params, "probe.cache"), progress=True, description=description

@@ -28,13 +28,22 @@ from blindmcq.answers.predictions import to_frame, to_table
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
-from blindmcq.config.schema import Condition, Labels, LocalModel, Probe, Prompt, Reasoning, validate_group
+from blindmcq.config.schema import (
+    Condition,
+    Config,
+    Labels,
+    LocalModel,
+    Probe,
+    Prompt,
+    Reasoning,
+    as_config,
+    validate_group,
+)
 from blindmcq.config.schema import Protocol as ProtocolGroup  # typing.Protocol is used below
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.params import section
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
 from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
@@ -70,20 +79,21 @@ class PresentationSetup:
     @classmethod
     def from_params(
         cls,
-        params: Mapping[str, Any],
+        params: Config | Mapping[str, Any],
         schemes: Mapping[str, Labels | Mapping[str, Any]] | None = None,
         *,
         condition: Condition | Mapping[str, Any] | None = None,
     ) -> PresentationSetup:
-        """The five groups of the composed config (``params.yaml``) and the label schemes the entry
-        point read (``config.files.load_label_schemes``); ``condition`` overrides the composed one. The
-        phrasing names the bank with the words of the dataset's ``description`` (``for_bank``)."""
-        given = {} if condition is None else {"condition": condition}
-        groups = {g: given[g] if g in given else section(dict(params), g) for g in GROUPS}
-        # the dataset's words (params.yaml is checked where it enters); none, or no dataset: neutral words
-        dataset = params["dataset"] if "dataset" in params else {}
-        has = isinstance(dataset, Mapping) and "description" in dataset
-        description = dataset["description"] if has else None
+        """The five groups of the composed config (typed, or as ``params.yaml`` holds it) and the label
+        schemes the entry point read (``config.files.load_label_schemes``); ``condition`` overrides the
+        composed one. The phrasing names the bank with the words of the dataset's ``description``
+        (``for_bank``)."""
+        config = as_config(params)
+        groups: dict[str, Any] = {g: config.group(g) for g in GROUPS if g != "condition" or condition is None}
+        if condition is not None:
+            groups["condition"] = condition
+        # the dataset's words; none, or no dataset: neutral words
+        description = config.dataset.description if config.dataset is not None else None
         groups["prompt"] = for_bank(groups["prompt"], description)  # the bank named as its config says
         return cls(**groups, schemes=dict(schemes or {}))
 
