@@ -38,9 +38,7 @@ def test_members_are_model_configs_and_the_gate_member_is_the_composed_gate_mode
 
 
 def test_the_probed_model_is_probed_once_and_a_repeat_is_an_error() -> None:
-    assert [c.name for c in configs_of(params(["longest", "most-words"], model="longest"))] == [
-        "most-words"
-    ]
+    assert [c.name for c in configs_of(params(["longest", "most-words"], model="longest"))] == ["most-words"]
     with pytest.raises(ConfigError, match=r"panel\.models.*twice"):
         configs_of(params(["longest", "longest"]))
     with pytest.raises(ConfigError, match="model"):

@@ -123,6 +123,22 @@ def swept_overrides(overrides: Sequence[str], conf_dir: str | Path | None = None
     return out
 
 
+def run_name(params: dict[str, Any]) -> str:
+    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
+    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
+    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
+    model = params.get("model") or {}
+    if model.get("scoring", "letter") != "letter":
+        parts[0] += f"[{model['scoring']}]"
+    gate_model = (params.get("gate_model") or {}).get("name")
+    if gate_model and gate_model != model.get("name"):
+        parts.append(f"gate={gate_model}")
+    probe = params.get("probe") or {}
+    if "sample" in probe or "seed" in probe:
+        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
+    return "/".join(parts)
+
+
 def bank_name(params: Mapping[str, Any]) -> str:
     """The bank a run probes (``dataset.name``), "" when the config has none."""
     dataset = params.get("dataset")

@@ -781,6 +781,13 @@ def as_config(params: Any, *, file: str | None = "params.yaml") -> Config:
     return params if isinstance(params, Config) else validate(params, file=file)
 
 
+def as_written(params: Mapping[str, Any], group: str) -> Any:
+    """A group of the composed config exactly as written, keys left out staying out: what a fingerprint
+    hashes, so a default added to the schema changes no corpus's identity. Not for reading a setting:
+    that is the typed group's (``as_config``)."""
+    return params[group]
+
+
 def validate_group(group: str, data: Any, *, file: str | None = None, key: str | None = None) -> Any:
     """One group's config (e.g. a ``conf/model/<name>.yaml``) as its dataclass."""
     if group == "intervention":

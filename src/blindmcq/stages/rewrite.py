@@ -27,6 +27,7 @@ from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import write_items
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
+from blindmcq.stages._tracking import track
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
 from blindmcq.wiring.probe import (
     OUT_ROOT,
@@ -36,7 +37,7 @@ from blindmcq.wiring.probe import (
     probe_items,
     stage_items,
 )
-from blindmcq.wiring.runs import brief, track
+from blindmcq.wiring.runs import brief
 
 log = logging.getLogger(__name__)
 
