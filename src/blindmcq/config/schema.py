@@ -588,6 +588,7 @@ class Model(_Model):
 
 
 ModelSchema = _Model  # what every model schema is (for annotations: a typed model config of any backend)
+PricedModel = _Priced  # a provider's model (Bedrock, OpenAI-style): prices, documented facts
 
 
 @dataclass(frozen=True)

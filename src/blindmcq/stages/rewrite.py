@@ -59,12 +59,12 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     )
     write_items(out_dir / "items.jsonl", rewritten)
     diff = write_diff(rewritten, out_dir)
-    conditions = list(cfg.get("conditions") or ["blind"])
-    condition = probe_condition(conditions, cfg.get("blind_orders", "all"), cfg.get("full_orders", ["rot0"]))
+    conditions = list(own.conditions)
+    condition = probe_condition(conditions, own.blind_orders, own.full_orders)
     label_schemes = load_label_schemes()
     # "panel": the panel's members (surface strategies show whether length matching closes their leak);
     # "model", or no panel: the probed model
-    panel = cfg.get("models", "model") == "panel"
+    panel = own.models == "panel"
     models = panel_configs(params, load_models(panel_members(params))) if panel else []
     models = models or [section(params, "model")]
     before, after = (
