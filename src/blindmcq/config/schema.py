@@ -749,13 +749,6 @@ class Config:
             raise ConfigError(name, "missing")
         return value
 
-    def __repr__(self) -> str:
-        # a ${secret:NAME} resolved into a prompt or URL is a registered secret: never shown in a log line
-        from blindmcq.secrets import scrub_text
-
-        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
-        return scrub_text(f"Config({fields})", assignments=False)
-
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
@@ -906,3 +899,21 @@ class NonsenseSettings:
     phrasing: str = "minimal"
     labels: str = "latin"
     md_max_tokens: int = positive(48)
+
+
+def _masked_repr(cls: type) -> None:
+    """``cls``'s generated repr with every registered secret masked: a ``${secret:NAME}`` resolved into a
+    prompt or a URL (``secrets.resolve_secret_refs``) never reaches a log line through a typed config."""
+    generated = cls.__repr__
+
+    def __repr__(self: Any) -> str:
+        from blindmcq.secrets import scrub_text
+
+        return scrub_text(generated(self), assignments=False)
+
+    cls.__repr__ = __repr__  # type: ignore[method-assign]
+
+
+for _schema in [v for v in list(globals().values()) if isinstance(v, type) and dataclasses.is_dataclass(v)]:
+    if _schema.__module__ == __name__:
+        _masked_repr(_schema)
