@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blindmcq.config.files import load_model_file, load_models
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import ModelSchema, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.wiring.probe import describe_model, panel_configs, panel_manifest, panel_members
 
@@ -18,7 +18,7 @@ def params(models: list[str], model: str = "gemma3-270m", gate: str = "lexical",
     }
 
 
-def configs_of(p: dict) -> list[dict]:
+def configs_of(p: dict) -> list[ModelSchema]:
     """What the probe stage does: read the members' configs, hand them to the panel."""
     return panel_configs(p, load_models(panel_members(p)))
 
@@ -32,15 +32,13 @@ def test_the_entry_point_reads_only_the_members_not_composed_in_params() -> None
 
 def test_members_are_model_configs_and_the_gate_member_is_the_composed_gate_model() -> None:
     configs = configs_of(params(["longest", "lexical"], seed=7))
-    assert [c["name"] for c in configs] == ["longest", "lexical"]
-    assert configs[0] == load_model_file("longest")
-    assert configs[1]["seed"] == 7  # -S gate_model.seed=7 reaches the panel member that builds the gate
+    assert [c.name for c in configs] == ["longest", "lexical"]
+    assert configs[0] == validate_group("model", load_model_file("longest"))
+    assert configs[1].seed == 7  # -S gate_model.seed=7 reaches the panel member that builds the gate
 
 
 def test_the_probed_model_is_probed_once_and_a_repeat_is_an_error() -> None:
-    assert [c["name"] for c in configs_of(params(["longest", "most-words"], model="longest"))] == [
-        "most-words"
-    ]
+    assert [c.name for c in configs_of(params(["longest", "most-words"], model="longest"))] == ["most-words"]
     with pytest.raises(ConfigError, match=r"panel\.models.*twice"):
         configs_of(params(["longest", "longest"]))
     with pytest.raises(ConfigError, match="model"):

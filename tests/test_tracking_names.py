@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blindmcq.reporting.tracking import comparable_metrics, log_run
-from blindmcq.wiring.runs import run_name
+from blindmcq.sweep import run_name
 
 METRICS = {
     "blind_acc/gemma3-270m/all": 0.317,
@@ -129,7 +129,7 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
     import mlflow
 
     from blindmcq.reporting.tracking import stage_parent
-    from blindmcq.wiring.runs import stage_run_name
+    from blindmcq.stages._tracking import stage_run_name
 
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)
@@ -258,7 +258,7 @@ def test_long_texts_are_no_params_but_kept_whole() -> None:
 
 
 def test_stage_run_names_carry_the_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from blindmcq.wiring.runs import stage_run_name
+    from blindmcq.stages._tracking import stage_run_name
 
     config = {"model": {"name": "longest"}, "dataset": {"name": "customs-default"}}
     monkeypatch.setenv("DVC_EXP_NAME", "exp-one")
@@ -272,8 +272,8 @@ def test_every_run_name_carries_the_bank(monkeypatch: pytest.MonkeyPatch) -> Non
     """Stage runs, the pipeline's parent, a sweep's children and its parent all name the bank, and a
     2x2 sweep's children still differ within the runs table's width (about 20 characters)."""
     from blindmcq.reporting.tracking import pipeline_parent
+    from blindmcq.stages._tracking import stage_run_name
     from blindmcq.sweep import Swept, job_name, sweep_name
-    from blindmcq.wiring.runs import stage_run_name
 
     config = {"model": {"name": "longest"}, "dataset": {"name": "zno-geo"}}
     monkeypatch.setenv("DVC_EXP_NAME", "exp-one")

@@ -46,7 +46,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from blindmcq import paths
-from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
+from blindmcq.analysis.failures import check_failed_calls
 from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
@@ -54,7 +54,7 @@ from blindmcq.analysis.tables import build_tables, headline_metrics, write_table
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_text
 from blindmcq.config.files import hydra_conf_dir, hydra_conf_problem, load_label_schemes
-from blindmcq.config.schema import validate
+from blindmcq.config.schema import Analysis, Gate, as_config, validate
 from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
@@ -121,6 +121,22 @@ def swept_overrides(overrides: Sequence[str], conf_dir: str | Path | None = None
         path = (o.package or o.key_or_group.replace("/", ".")) if group else o.key_or_group
         out.append(Swept(key, o.input_line.split("=", 1)[1], path))
     return out
+
+
+def run_name(params: dict[str, Any]) -> str:
+    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
+    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
+    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
+    model = params.get("model") or {}
+    if model.get("scoring") not in (None, "letter"):  # cloze scoring tells runs apart
+        parts[0] += f"[{model['scoring']}]"
+    gate_model = (params.get("gate_model") or {}).get("name")
+    if gate_model and gate_model != model.get("name"):
+        parts.append(f"gate={gate_model}")
+    probe = params.get("probe") or {}
+    if "sample" in probe or "seed" in probe:
+        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
+    return "/".join(parts)
 
 
 def bank_name(params: Mapping[str, Any]) -> str:
@@ -307,14 +323,15 @@ def sweep_gate(
     otherwise the gate model is probed blind here (through the shared cache) and its calls join the
     analysed predictions (agreement). No blind condition: no gate.
     """
-    if "blind" not in params["condition"]["conditions"]:
+    config = as_config(params, file=None)
+    if "blind" not in config.group("condition").conditions:
         log.info("gate: none (the condition has no blind calls)")
         return None, predictions
-    cfg = params["gate"]
-    gate_name = str(params["gate_model"]["name"])
-    orders = cfg.get("orders", "all")
+    cfg: Gate = config.group("gate")
+    gate_name = config.group("gate_model").name
+    orders = cfg.orders
     gate_predictions = predictions
-    if gate_name != params["model"]["name"]:
+    if gate_name != config.group("model").name:
         blind = {"name": "gate", "conditions": ["blind"], "blind_orders": orders, "full_orders": [],
                  "forced": False}  # fmt: skip
         gate_predictions = probe_from_params(
@@ -326,10 +343,9 @@ def sweep_gate(
         for col in predictions.columns:  # categories differ between the frames; re-unify them
             if isinstance(gate_predictions[col].dtype, pd.CategoricalDtype):
                 predictions[col] = predictions[col].astype(str).astype("category")
-    base = baseline_from_params(params)
-    k = None if cfg.get("k") is None else int(cfg["k"])
+    base = baseline_from_params(config)
     result = compute_gate(
-        gate_predictions, gate_model=gate_name, k=k, false_rejection=cfg.get("false_rejection"),
+        gate_predictions, gate_model=gate_name, k=cfg.k, false_rejection=cfg.false_rejection,
         orders=orders, base=base,
     )  # fmt: skip
     write_gate(out_dir / "gate.json", result)
@@ -362,7 +378,7 @@ def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
     if reason is None:
         return paths.ITEMS
     log.warning("%s: %s; building the corpus of this config in %s", who, reason, build_dir)
-    build_corpus(section(params, "dataset"), build_dir, seed=int(params.get("seed", 0)))
+    build_corpus(section(params, "dataset"), build_dir, seed=as_config(params, file=None).seed)
     return build_dir / paths.ITEMS.name
 
 
@@ -397,10 +413,12 @@ def sweep_job(
     items_path = corpus_for(params, out_dir / "corpus", who="sweep")
     predictions = probe_from_params(params, label_schemes=load_label_schemes(), items_path=items_path)
     write_predictions(scrub_frame(predictions), out_dir / "predictions.parquet")
-    base = baseline_from_params(params, orders=params["analysis"].get("headline_orders", "all"))
-    share = float(params["analysis"].get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+    config = as_config(params, file=None)
+    analysis_cfg: Analysis = config.analysis or Analysis()
+    base = baseline_from_params(config, orders=analysis_cfg.headline_orders)
+    share = analysis_cfg.max_failed_share
     check_failed_calls(
-        predictions, share, models=[str(params["model"]["name"])], where=str(out_dir / "predictions.parquet")
+        predictions, share, models=[config.group("model").name], where=str(out_dir / "predictions.parquet")
     )
     gate, predictions = sweep_gate(params, predictions, out_dir, items_path)
     check_failed_calls(predictions, share, where=str(out_dir))
@@ -416,7 +434,7 @@ def sweep_job(
         predictions,
         gate=None if empty_gate else gate,
         base=base,
-        failed_calls=str(params["analysis"].get("failed_calls", "drop")),
+        failed_calls=analysis_cfg.failed_calls,
     )
     write_tables(out_dir / "tables", build_tables(analysis))
     metrics = headline_metrics(analysis)

@@ -394,13 +394,13 @@ class BedrockBackend:
         ``complete`` sends, what batch inference uploads (less ``modelId``) and what the cache key hashes.
         Needs no client and no credentials."""
         user = request.user
-        params: dict[str, Any] = {"modelId": self.model_id}
+        wire: dict[str, Any] = {"modelId": self.model_id}
         if request.system:
             if self.accepts_system:
-                params["system"] = [{"text": request.system}]
+                wire["system"] = [{"text": request.system}]
             else:
                 user = f"{request.system}\n\n{user}"
-        params["messages"] = [{"role": "user", "content": [{"text": user}]}]
+        wire["messages"] = [{"role": "user", "content": [{"text": user}]}]
         inference: dict[str, Any] = {"maxTokens": int(request.max_tokens)}
         send_temperature = self.accepts_temperature and request.temperature is not None
         if request.reasoning == "thinking":
@@ -412,35 +412,35 @@ class BedrockBackend:
             budget = int(request.extra.get("thinking_budget_tokens") or self.thinking.budget_tokens)
             fields = _with_budget(self.thinking.fields, budget)
             if fields:
-                params["additionalModelRequestFields"] = fields
+                wire["additionalModelRequestFields"] = fields
             # the reasoning budget comes on top of the answer's own tokens
             inference["maxTokens"] += budget
             send_temperature = send_temperature and self.thinking.temperature
         if send_temperature:
             inference["temperature"] = float(request.temperature)  # type: ignore[arg-type]
-        params["inferenceConfig"] = inference
+        wire["inferenceConfig"] = inference
         extra_fields = self.cfg.additional_fields
         if extra_fields:
-            params["additionalModelRequestFields"] = {
+            wire["additionalModelRequestFields"] = {
                 **extra_fields,
-                **params.get("additionalModelRequestFields", {}),
+                **wire.get("additionalModelRequestFields", {}),
             }
-        return params
+        return wire
 
     def converse_params(self, request: ModelRequest) -> tuple[dict[str, Any], bool]:
         """``wire_request`` and whether it sends a temperature (for batch inference's other body)."""
-        params = self.wire_request(request)
-        return params, "temperature" in params["inferenceConfig"]
+        wire = self.wire_request(request)
+        return wire, "temperature" in wire["inferenceConfig"]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        params, temperature_sent = self.converse_params(request)
+        wire, temperature_sent = self.converse_params(request)
         regions_tried: list[str] = []
 
         def attempt(_: int) -> ModelResponse:
             region = self.pool.pick()
             regions_tried.append(region)
             started = time.perf_counter()
-            raw = self.client(region).converse(**params)
+            raw = self.client(region).converse(**wire)
             response = parse_converse_response(raw)
             response.latency_s = time.perf_counter() - started
             response.region = region

@@ -21,6 +21,8 @@ from blindmcq.config.schema import (
     InstantModel,
     ModelSchema,
     SlowModel,
+    StandInModel,
+    any_model_config,
     model_config,
 )
 from blindmcq.errors import ConfigError
@@ -133,16 +135,22 @@ def abilities_of(model_cfg: ModelConfig) -> Abilities:
     return entry_for(cfg).abilities(cfg)
 
 
+def typed_model(model_cfg: ModelConfig) -> ModelSchema:
+    """A model config as its typed schema: its registered kind's, or ``StandInModel`` for a stand-in
+    whose ``backend`` names no registered kind (a test's own backend object answers for it)."""
+    return any_model_config(model_cfg, REGISTRY)
+
+
 def abilities_for(model_cfg: ModelConfig, backend: object | None = None) -> Abilities:
     """The abilities of ``backend`` where one is given and declares them, else those of the config's
     registered kind; a stand-in backend of no registered kind (tests) declares only ``generate``."""
     declared = getattr(backend, "abilities", None)
     if isinstance(declared, Abilities):
         return declared
-    # a stand-in's config names no registered kind and need not fit a schema: peek at the tag only
-    if isinstance(model_cfg, Mapping) and model_cfg.get("backend") not in REGISTRY:
+    cfg = typed_model(model_cfg)
+    if isinstance(cfg, StandInModel):
         return Abilities()
-    return abilities_of(model_cfg)
+    return abilities_of(cfg)
 
 
 def make_backend(model_cfg: ModelConfig) -> Backend:

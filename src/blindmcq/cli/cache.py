@@ -20,16 +20,17 @@ from blindmcq.cli._fail import fail
 from blindmcq.engine.cache import CacheDamaged, ResponseCache, integrity_problem, salvage
 from blindmcq.errors import BlindMCQError, InputError
 
-DEFAULT_CACHE = ".cache/blindmcq/responses.sqlite"
-
 
 def _default_path() -> str:
-    try:
-        from blindmcq.params import load_params
+    """``probe.cache`` of ``params.yaml``; without a readable one, the schema's default."""
+    from blindmcq.config.schema import Probe
 
-        return str(load_params()["probe"]["cache"])
-    except (BlindMCQError, KeyError, TypeError):
-        return DEFAULT_CACHE
+    try:
+        from blindmcq.params import load_config
+
+        return (load_config().probe or Probe()).cache
+    except BlindMCQError:
+        return Probe().cache
 
 
 def check(path: Path, repair: bool) -> int:

@@ -588,13 +588,28 @@ class Model(_Model):
 
 
 ModelSchema = _Model  # what every model schema is (for annotations: a typed model config of any backend)
+PricedModel = _Priced  # a provider's model (Bedrock, OpenAI-style): prices, documented facts
+
+
+@dataclass(frozen=True)
+class StandInModel(_Model):
+    """A model config whose ``backend`` names no registered kind: a test's or notebook's stand-in, run
+    with its own backend object. It has the keys every model has and no others."""
+
+
+def any_model_config(data: Any, registered: typing.Container[str]) -> Any:
+    """``model_config``, except that a mapping whose ``backend`` is none of ``registered`` (or that names
+    none) becomes a :class:`StandInModel`."""
+    if isinstance(data, Mapping) and data.get(Model.__dispatch__[0]) not in registered:
+        return typed(StandInModel, data)
+    return model_config(data)
 
 
 def model_config(data: Any, kind: type | None = None) -> Any:
     """A model config as its typed dataclass (``BedrockModel``, ...), chosen by ``backend:``; a typed one
     comes back unchanged. ``kind``: the schema of a mapping that names no backend (a backend class built
     directly). Errors name the bare key (``regions``), one line, as the backends always have."""
-    if isinstance(data, tuple(MODEL_SCHEMAS.values())):
+    if isinstance(data, (*MODEL_SCHEMAS.values(), StandInModel)):
         return data
     if not isinstance(data, Mapping):
         raise ConfigError("model", f"expected a mapping, got {type(data).__name__}")
@@ -726,6 +741,14 @@ class Config:
     seed: int = 0
     defaults: list[Any] | None = None  # Hydra's defaults list, when a conf/config.yaml is read raw
 
+    def group(self, name: str) -> Any:
+        """The group ``name`` (``model``, ``gate_model``, ``probe``, ...), or a ConfigError naming it
+        when this config has none."""
+        value = getattr(self, name, None) if name in {f.name for f in dataclasses.fields(self)} else None
+        if value is None:
+            raise ConfigError(name, "missing")
+        return value
+
 
 GROUPS: dict[str, type] = {
     "analysis": Analysis, "condition": Condition, "dataset": Dataset, "gate": Gate, "labels": Labels,
@@ -744,6 +767,19 @@ def validate(params: Any, *, file: str | None = "params.yaml") -> Config:
         return build(Config, params, "")
     except _Reject as exc:
         _raise(exc, file)
+
+
+def as_config(params: Any, *, file: str | None = "params.yaml") -> Config:
+    """The composed config typed: a :class:`Config` comes back unchanged, a mapping is checked
+    (``validate``). Where a core function is handed the composed config, it becomes typed here, once."""
+    return params if isinstance(params, Config) else validate(params, file=file)
+
+
+def as_written(params: Mapping[str, Any], group: str) -> Any:
+    """A group of the composed config exactly as written, keys left out staying out: what a fingerprint
+    hashes, so a default added to the schema changes no corpus's identity. Not for reading a setting:
+    that is the typed group's (``as_config``)."""
+    return params[group]
 
 
 def validate_group(group: str, data: Any, *, file: str | None = None, key: str | None = None) -> Any:
@@ -863,3 +899,21 @@ class NonsenseSettings:
     phrasing: str = "minimal"
     labels: str = "latin"
     md_max_tokens: int = positive(48)
+
+
+def _masked_repr(cls: type) -> None:
+    """``cls``'s generated repr with every registered secret masked: a ``${secret:NAME}`` resolved into a
+    prompt or a URL (``secrets.resolve_secret_refs``) never reaches a log line through a typed config."""
+    generated = cls.__repr__
+
+    def __repr__(self: Any) -> str:
+        from blindmcq.secrets import scrub_text
+
+        return scrub_text(generated(self), assignments=False)
+
+    cls.__repr__ = __repr__  # type: ignore[method-assign]
+
+
+for _schema in [v for v in list(globals().values()) if isinstance(v, type) and dataclasses.is_dataclass(v)]:
+    if _schema.__module__ == __name__:
+        _masked_repr(_schema)

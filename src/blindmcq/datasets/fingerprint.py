@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from blindmcq.config.schema import validate, validate_group
+from blindmcq.config.schema import as_written, validate, validate_group
 from blindmcq.errors import ConfigError, InputError
 
 FINGERPRINT_NAME = "fingerprint.json"
@@ -68,7 +68,7 @@ def params_dataset(params: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | 
     if config.dataset is None:
         raise ConfigError("dataset", "missing: the corpus is built from a dataset config")
     # an unnamed config is null in fingerprint.json (the schema's name default is "")
-    return params["dataset"], config.dataset.name or None, config.seed
+    return as_written(params, "dataset"), config.dataset.name or None, config.seed
 
 
 def write_fingerprint(

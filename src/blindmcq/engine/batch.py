@@ -192,10 +192,10 @@ def _is_anthropic(model_id: str) -> bool:
 
 def model_input(backend: BedrockBackend, request: ModelRequest, invocation_type: str) -> dict[str, Any]:
     """The ``modelInput`` body for one request (see the module docstring)."""
-    params, temperature_sent = backend.converse_params(request)
-    params.pop("modelId")
+    wire, temperature_sent = backend.converse_params(request)
+    wire.pop("modelId")
     if invocation_type == "Converse":
-        return params
+        return wire
     if invocation_type != "InvokeModel":
         raise ConfigError("batch.invocation_type", f"expected one of {INVOCATION_TYPES}")
     if not _is_anthropic(backend.model_id):
@@ -205,17 +205,17 @@ def model_input(backend: BedrockBackend, request: ModelRequest, invocation_type:
         )
     body: dict[str, Any] = {
         "anthropic_version": ANTHROPIC_VERSION,
-        "max_tokens": params["inferenceConfig"]["maxTokens"],
+        "max_tokens": wire["inferenceConfig"]["maxTokens"],
         "messages": [
             {"role": m["role"], "content": [{"type": "text", "text": c["text"]} for c in m["content"]]}
-            for m in params["messages"]
+            for m in wire["messages"]
         ],
     }
-    if "system" in params:
-        body["system"] = "".join(block["text"] for block in params["system"])
+    if "system" in wire:
+        body["system"] = "".join(block["text"] for block in wire["system"])
     if temperature_sent:
-        body["temperature"] = params["inferenceConfig"]["temperature"]
-    body.update(params.get("additionalModelRequestFields", {}))
+        body["temperature"] = wire["inferenceConfig"]["temperature"]
+    body.update(wire.get("additionalModelRequestFields", {}))
     return body
 
 
@@ -305,7 +305,7 @@ def submit(
         s3.put_object(Bucket=in_bucket, Key=object_key, Body=("\n".join(lines) + "\n").encode("utf-8"))
         input_uri = f"s3://{in_bucket}/{object_key}"
         output_uri = settings.output_uri.rstrip("/") + f"/{name}/"
-        params: dict[str, Any] = {
+        job: dict[str, Any] = {
             "jobName": name,
             "roleArn": settings.role_arn,
             "clientRequestToken": token,
@@ -315,8 +315,8 @@ def submit(
             "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": output_uri}},
         }
         if settings.job_timeout_hours:
-            params["timeoutDurationInHours"] = int(settings.job_timeout_hours)
-        arn = bedrock.create_model_invocation_job(**params)["jobArn"]
+            job["timeoutDurationInHours"] = int(settings.job_timeout_hours)
+        arn = bedrock.create_model_invocation_job(**job)["jobArn"]
         log.info("batch job %s: %d records -> %s", name, len(chunk), output_uri)
         submitted.append(BatchJob(arn, name, input_uri, output_uri, tuple(chunk)))
     return submitted

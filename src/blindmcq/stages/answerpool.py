@@ -20,9 +20,10 @@ from blindmcq.atomic import write_bytes, write_csv, write_text
 from blindmcq.config.files import intervention_cfg, load_label_schemes
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
+from blindmcq.stages._tracking import track
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
 from blindmcq.wiring.probe import OUT_ROOT, probe_condition, probe_items, stage_items
-from blindmcq.wiring.runs import brief, track
+from blindmcq.wiring.runs import brief
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.atomic import atomic_path, write_csv, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
+from blindmcq.config.schema import as_config
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.coverage import run_coverage
@@ -60,7 +61,7 @@ def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> p
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        summary = build_baselines(seed=int(params.get("seed", 0)), params=params)
+        summary = build_baselines(seed=as_config(params).seed, params=params)
         log.info("\n%s", summary[["strategy", "n", "accuracy", "ci_low", "ci_high"]].to_string(index=False))
 
     run_stage("baselines", body)

@@ -15,7 +15,7 @@ from blindmcq import paths
 from blindmcq.analysis.gate import gate, write_gate
 from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.config.files import load_label_schemes
-from blindmcq.params import require, section
+from blindmcq.config.schema import Gate, as_config
 from blindmcq.stages._main import run_stage
 from blindmcq.wiring.probe import probe_from_params
 from blindmcq.wiring.runs import baseline_from_params
@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        cfg = section(params, "gate")
-        gate_name = require(params, "gate_model.name")
+        config = as_config(params)
+        cfg: Gate = config.group("gate")
+        gate_name = config.group("gate_model").name
         out = paths.GATE_DIR / "predictions.parquet"
         predictions = read_predictions(paths.PREDICTIONS)
         if gate_name in set(predictions["model"].astype(str)):
@@ -35,7 +36,7 @@ def main() -> None:
             blind = {
                 "name": "gate",
                 "conditions": ["blind"],
-                "blind_orders": cfg.get("orders", "all"),
+                "blind_orders": cfg.orders,
                 "full_orders": [],
                 "forced": False,
             }
@@ -46,10 +47,10 @@ def main() -> None:
         result = gate(
             predictions,
             gate_model=gate_name,
-            k=None if cfg.get("k") is None else int(cfg["k"]),
-            false_rejection=None if cfg.get("false_rejection") is None else float(cfg["false_rejection"]),
-            orders=cfg.get("orders", "all"),
-            base=baseline_from_params(params),
+            k=cfg.k,
+            false_rejection=cfg.false_rejection,
+            orders=cfg.orders,
+            base=baseline_from_params(config),
         )
         write_gate(paths.GATE_DIR / "gate.json", result)
         log.info(

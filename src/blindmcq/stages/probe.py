@@ -19,11 +19,12 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.analysis.failures import DEFAULT_MAX_FAILED_SHARE, check_failed_calls
+from blindmcq.analysis.failures import check_failed_calls
 from blindmcq.answers.calllog import call_log_path
 from blindmcq.answers.predictions import write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
+from blindmcq.config.schema import Analysis, as_config
 from blindmcq.datasets.items import read_items
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
@@ -69,7 +70,7 @@ def main() -> None:
         # lexical members only on a bank in the statutes' language that they cover (statutes/coverage.py),
         # judged on the whole bank
         absent, _ = run_coverage(
-            params, read_items(paths.ITEMS), paths.STATUTE_INDEX, seed=int(params.get("seed", 0))
+            params, read_items(paths.ITEMS), paths.STATUTE_INDEX, seed=as_config(params).seed
         )
         predictions = probe_panel(
             items,
@@ -82,7 +83,8 @@ def main() -> None:
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
         # after the predictions are written (to inspect), before anything reports success
-        share = float(params.get("analysis", {}).get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+        analysis = as_config(params).analysis or Analysis()
+        share = analysis.max_failed_share
         check_failed_calls(predictions, share, where=str(paths.PREDICTIONS))
 
     run_stage("probe", body)

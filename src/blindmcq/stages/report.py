@@ -12,7 +12,7 @@ from blindmcq.reporting.markdown import build_report, headline_figures
 from blindmcq.reporting.tracking import log_run, stage_parent
 from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.wiring.runs import stage_run_name
+from blindmcq.stages._tracking import stage_run_name
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,11 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import write_items
 from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
+from blindmcq.stages._tracking import track
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
 from blindmcq.wiring.probe import (
     OUT_ROOT,
@@ -35,7 +37,7 @@ from blindmcq.wiring.probe import (
     probe_items,
     stage_items,
 )
-from blindmcq.wiring.runs import brief, track
+from blindmcq.wiring.runs import brief
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +51,20 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
         cfg["statutes"] = params["statutes"]["path"]
     conf = RewriteConfig.from_cfg(cfg)
-    items = stage_items(params, cfg, "intervention.rewrite")
+    own = validate_group("intervention", {"rewriter": conf.rewriter, **cfg}, key="intervention.rewrite")
+    items = stage_items(params, own, "intervention.rewrite")
     description = (params.get("dataset") or {}).get("description")  # the bank as its config names it
     rewritten = rewrite_items(
         items, conf, cache=require(params, "probe.cache"), progress=True, description=description
     )
     write_items(out_dir / "items.jsonl", rewritten)
     diff = write_diff(rewritten, out_dir)
-    conditions = list(cfg.get("conditions") or ["blind"])
-    condition = probe_condition(conditions, cfg.get("blind_orders", "all"), cfg.get("full_orders", ["rot0"]))
+    conditions = list(own.conditions)
+    condition = probe_condition(conditions, own.blind_orders, own.full_orders)
     label_schemes = load_label_schemes()
     # "panel": the panel's members (surface strategies show whether length matching closes their leak);
     # "model", or no panel: the probed model
-    panel = cfg.get("models", "model") == "panel"
+    panel = own.models == "panel"
     models = panel_configs(params, load_models(panel_members(params))) if panel else []
     models = models or [section(params, "model")]
     before, after = (

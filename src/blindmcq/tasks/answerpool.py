@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
-from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
 from blindmcq.config.schema import AnswerPoolIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
@@ -371,7 +371,7 @@ def chance_question_distinct(
 # ------------------------------------------------------------------- running
 
 
-def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any], abilities: Abilities | None = None) -> str:
+def _scoring(conf: PoolConfig, model_cfg: ModelConfig, abilities: Abilities | None = None) -> str:
     if conf.scoring != "auto":
         return conf.scoring
     abilities = abilities or abilities_for(model_cfg)
@@ -379,7 +379,7 @@ def _scoring(conf: PoolConfig, model_cfg: Mapping[str, Any], abilities: Abilitie
 
 
 def label_style(
-    conf: PoolConfig, model_cfg: Mapping[str, Any], pool_size: int, abilities: Abilities | None = None
+    conf: PoolConfig, model_cfg: ModelConfig, pool_size: int, abilities: Abilities | None = None
 ) -> str:
     if conf.entry_labels != "auto":
         return conf.entry_labels
@@ -405,7 +405,8 @@ def pool_requests(
 ) -> list[tuple[PoolCall, ModelRequest]]:
     """The calls: per group and condition one generation, or per question one scored request;
     ``description``: the dataset's, naming the bank in the prompt."""
-    name, none = str(model_cfg["name"]), TEXT[conf.language]["none"]
+    model_cfg = typed_model(model_cfg)
+    name, none = model_cfg.name, TEXT[conf.language]["none"]
     abilities = abilities or abilities_for(model_cfg)
     heuristic = abilities.needs_option_texts
     calls = []
@@ -442,7 +443,7 @@ def run_answerpool(
     items: Sequence[Item],
     conf: PoolConfig,
     *,
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     cache: str | Path = ":memory:",
     backend: Backend | None = None,
     progress: bool = False,
@@ -451,12 +452,13 @@ def run_answerpool(
     """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``.
     ``description``: the dataset's, naming the bank in the prompt (neutral words without one)."""
     groups = build_groups(items, conf)
+    model_cfg = typed_model(model_cfg)
     abilities = abilities_for(model_cfg, backend)
     calls = pool_requests(groups, conf, model_cfg, abilities, description)
     backend = backend or make_backend(model_cfg)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,
-        concurrency=model_cfg.get("concurrency"), progress=progress, desc="answerpool",
+        concurrency=model_cfg.concurrency, progress=progress, desc="answerpool",
     )  # fmt: skip
     by_group = {g.group_id: g for g in groups}
     answers: dict[tuple[str, str], list[int | None]] = {}

@@ -29,7 +29,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.schema import BedrockModel, validate_group
+from blindmcq.config.schema import BedrockModel, Config, Probe, as_config
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -72,7 +72,7 @@ class _Recorder:
 
 
 def pending_requests(
-    params: Mapping[str, Any],
+    params: Config | Mapping[str, Any],
     backend: Any,
     items_path: Path = paths.ITEMS,
     *,
@@ -85,20 +85,22 @@ def pending_requests(
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
-    probe = validate_group("probe", params["probe"])
+    config = as_config(params, file=None)
+    probe: Probe = config.group("probe")
     items = sample_items(read_items(items_path), probe.sample, probe.seed)
     recorder = _Recorder(backend)
     run_probe(
-        items, params["model"], PresentationSetup.from_params(params, label_schemes),
+        items, config.group("model"), PresentationSetup.from_params(config, label_schemes),
         EngineSettings(probe.cache, progress=False), backend=recorder,
     )  # fmt: skip
     return recorder.requests
 
 
-def settings_from(params: Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
-    model = validate_group("model", params["model"])
-    own = model.batch if isinstance(model, BedrockModel) else None  # only a Bedrock model has batch:
-    merged = {**dict(params.get("batch") or {}), **dict(own or {})}
+def settings_from(params: Config | Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
+    """The model's ``batch:`` settings (only a Bedrock model has them), overridden by the command's flags."""
+    model = as_config(params, file=None).group("model")
+    own = model.batch if isinstance(model, BedrockModel) else None
+    merged = dict(own or {})
     merged.update({k: v for k, v in flags.items() if v is not None})
     return BatchSettings.from_cfg(merged)
 
@@ -114,7 +116,7 @@ def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:
 
 
 def submit_cmd(
-    params: Mapping[str, Any],
+    params: Config | Mapping[str, Any],
     flags: Mapping[str, Any],
     *,
     label_schemes: Mapping[str, Mapping[str, Any]],
@@ -125,16 +127,16 @@ def submit_cmd(
 ) -> list[BatchJob]:
     """Validate, find the uncached calls of the composed config ``params`` (what ``blindmcq batch submit``
     composes from its overrides), upload and create the jobs; one manifest per job."""
-    model_cfg = params["model"]
-    model = validate_group("model", model_cfg)
+    config = as_config(params, file=None)
+    model = config.group("model")
     if (
         isinstance(model, BedrockModel) and model.api != "converse"
     ):  # other backends stop at make_bedrock_backend
         raise ConfigError("model.api", "batch inference takes Converse or InvokeModel bodies, not responses")
-    settings = settings_from(params, flags)  # every setting checked before anything else happens
-    backend = make_bedrock_backend(model_cfg)
+    settings = settings_from(config, flags)  # every setting checked before anything else happens
+    backend = make_bedrock_backend(model)
     family = check_batchable(backend.model_id, settings)
-    requests = pending_requests(params, backend, items_path, label_schemes=label_schemes)
+    requests = pending_requests(config, backend, items_path, label_schemes=label_schemes)
     if not requests:
         print("nothing to submit: the cache answers every call")
         return []
@@ -144,11 +146,11 @@ def submit_cmd(
     for job in jobs:
         manifest = {
             "job_arn": job.job_arn, "job_name": job.job_name, "input_uri": job.input_uri,
-            "output_uri": job.output_uri, "keys": list(job.keys), "model": model_cfg["name"],
+            "output_uri": job.output_uri, "keys": list(job.keys), "model": model.name,
             "model_id": backend.model_id, "backend": backend.name, "family": family,
             "invocation_type": settings.invocation_type,
             "region": settings.region or backend.pool.regions[0], "s3_endpoint_url": settings.s3_endpoint_url,
-            "cache": params["probe"]["cache"], "collected": False,
+            "cache": config.group("probe").cache, "collected": False,
         }  # fmt: skip
         write_text(Path(state_dir) / f"{job.job_name}.json", json.dumps(manifest, indent=2) + "\n")
         print(f"submitted {job.job_name}: {len(job.keys)} records -> {job.output_uri}")

@@ -33,7 +33,16 @@ from typing import Any
 
 from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import PlanConfig, PlanModelQuota, PlanQuota, PlanRun, typed
+from blindmcq.config.schema import (
+    BedrockModel,
+    OpenAIModel,
+    PlanConfig,
+    PlanModelQuota,
+    PlanQuota,
+    PlanRun,
+    PricedModel,
+    typed,
+)
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.vocabulary import CONDITIONS
@@ -337,8 +346,9 @@ def unverified_models(names: Sequence[str], configs: Groups) -> list[dict[str, A
     out = []
     for name in names:
         model = configs.option("model", name)
-        if abilities_of(model).catalogue and getattr(model, "verified", None) is not True:
-            unverified = getattr(model, "unverified", None) or ["(not recorded)"]
+        verified = model.verified if isinstance(model, PricedModel) else None
+        if abilities_of(model).catalogue and verified is not True:
+            unverified = (model.unverified if isinstance(model, PricedModel) else None) or ["(not recorded)"]
             out.append({"model": name, "unverified": list(unverified)})
     return out
 
@@ -356,7 +366,8 @@ def routes(
     batchable, refused = [], []
     for m in model_rows:
         model = configs.option("model", m["model"])
-        family = batch_family(str(getattr(model, "model_id", ""))) if abilities_of(model).batch else None
+        model_id = model.model_id if isinstance(model, BedrockModel | OpenAIModel) else ""
+        family = batch_family(model_id) if abilities_of(model).batch else None
         (batchable if family else refused).append(m)
     jobs = sum(-(-m["calls"] // BATCH_MAX_RECORDS) for m in batchable)
     if throughput is not None and (isinstance(throughput, bool) or not float(throughput) > 0):
@@ -386,11 +397,14 @@ def _condition_calls(run: Run, condition: str, option_counts: Sequence[int]) -> 
 
 
 def _price_and_time(name: str, acc: Mapping[str, float], configs: Groups, quota: Quota) -> dict[str, Any]:
-    model = configs.option("model", name)  # the backend's own schema: a price or regions read with getattr
-    regions = len(getattr(model, "regions", None) or [getattr(model, "region", None) or "local"])
+    model = configs.option("model", name)  # the backend's own schema: a provider's has prices and regions
+    hosted = isinstance(model, BedrockModel | OpenAIModel)
+    regions = len((model.regions if hosted else None) or [(model.region if hosted else None) or "local"])
     concurrency = int(model.concurrency or 1)
     calls, tin, tout = acc["calls"], acc["input_tokens"], acc["output_tokens"]
-    pin, pout = getattr(model, "price_per_1k_input", None), getattr(model, "price_per_1k_output", None)
+    priced_model = isinstance(model, PricedModel)
+    pin = model.price_per_1k_input if priced_model else None
+    pout = model.price_per_1k_output if priced_model else None
     priced = pin is not None and pout is not None
     cost = (tin * float(pin) + tout * float(pout)) / 1000.0 if priced else 0.0
     tokens_per_call = (tin + tout) / calls if calls else 0.0

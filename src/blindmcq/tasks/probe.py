@@ -27,14 +27,23 @@ import pandas as pd
 from blindmcq.answers.predictions import to_frame, to_table
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import abilities_for, make_backend
-from blindmcq.config.schema import Condition, Labels, Probe, Prompt, Reasoning, validate_group
+from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
+from blindmcq.config.schema import (
+    Condition,
+    Config,
+    Labels,
+    LocalModel,
+    Probe,
+    Prompt,
+    Reasoning,
+    as_config,
+    validate_group,
+)
 from blindmcq.config.schema import Protocol as ProtocolGroup  # typing.Protocol is used below
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
-from blindmcq.params import section
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
 from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
@@ -70,20 +79,21 @@ class PresentationSetup:
     @classmethod
     def from_params(
         cls,
-        params: Mapping[str, Any],
+        params: Config | Mapping[str, Any],
         schemes: Mapping[str, Labels | Mapping[str, Any]] | None = None,
         *,
         condition: Condition | Mapping[str, Any] | None = None,
     ) -> PresentationSetup:
-        """The five groups of the composed config (``params.yaml``) and the label schemes the entry
-        point read (``config.files.load_label_schemes``); ``condition`` overrides the composed one. The
-        phrasing names the bank with the words of the dataset's ``description`` (``for_bank``)."""
-        given = {} if condition is None else {"condition": condition}
-        groups = {g: given[g] if g in given else section(dict(params), g) for g in GROUPS}
-        # the dataset's words (params.yaml is checked where it enters); none, or no dataset: neutral words
-        dataset = params["dataset"] if "dataset" in params else {}
-        has = isinstance(dataset, Mapping) and "description" in dataset
-        description = dataset["description"] if has else None
+        """The five groups of the composed config (typed, or as ``params.yaml`` holds it) and the label
+        schemes the entry point read (``config.files.load_label_schemes``); ``condition`` overrides the
+        composed one. The phrasing names the bank with the words of the dataset's ``description``
+        (``for_bank``)."""
+        config = as_config(params)
+        groups: dict[str, Any] = {g: config.group(g) for g in GROUPS if g != "condition" or condition is None}
+        if condition is not None:
+            groups["condition"] = condition
+        # the dataset's words; none, or no dataset: neutral words
+        description = config.dataset.description if config.dataset is not None else None
         groups["prompt"] = for_bank(groups["prompt"], description)  # the bank named as its config says
         return cls(**groups, schemes=dict(schemes or {}))
 
@@ -266,14 +276,15 @@ def sample_items(
     return [usable[i] for i in sorted(chosen)]
 
 
-def scores_labels(model_cfg: Mapping[str, Any], protocol: str, abilities: Abilities | None = None) -> bool:
+def scores_labels(model_cfg: ModelConfig, protocol: str, abilities: Abilities | None = None) -> bool:
     """Base models (backends declaring ``scores_by_default``) are scored by label log-probabilities
-    unless ``score_labels`` says otherwise; MD always generates."""
-    default = (abilities or abilities_for(model_cfg)).scores_by_default
-    return bool(model_cfg.get("score_labels", default)) and protocol == "sl"
+    unless ``score_labels`` says otherwise (null: the backend's default); MD always generates."""
+    cfg = typed_model(model_cfg)
+    default = (abilities or abilities_for(cfg)).scores_by_default
+    return bool(default if cfg.score_labels is None else cfg.score_labels) and protocol == "sl"
 
 
-def effective_max_tokens(model_cfg: Mapping[str, Any], cap: int | None) -> int:
+def effective_max_tokens(model_cfg: ModelConfig, cap: int | None) -> int:
     """The output-token limit each request carries (docs/config.md, "max_tokens"), ``cap`` being the
     reasoning mode's (or a task's own) limit:
 
@@ -283,10 +294,11 @@ def effective_max_tokens(model_cfg: Mapping[str, Any], cap: int | None) -> int:
     - with no reasoning cap, the model's ``max_tokens`` (default 16).
     Provider-side thinking budgets (``reasoning=thinking``) are added on top by the backend.
     """
-    model_limit = model_cfg.get("max_tokens")
+    cfg = typed_model(model_cfg)
+    model_limit = cfg.max_tokens
     if cap is None:
         return int(model_limit or 16)
-    if model_cfg.get("reasons_by_default") and model_limit is not None:
+    if cfg.reasons_by_default and model_limit is not None:
         return max(int(model_limit), int(cap))
     return int(cap)
 
@@ -294,17 +306,18 @@ def effective_max_tokens(model_cfg: Mapping[str, Any], cap: int | None) -> int:
 def make_jobs(
     presentations: Sequence[Presentation],
     *,
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     reasoning: Reasoning | Mapping[str, Any],
     abilities: Abilities | None = None,
 ) -> list[Job]:
     """One request per presentation. Heuristic backends also get the option texts they judge by.
     ``abilities``: the backend's (default: those its config's kind declares)."""
     reasoning = validate_group("reasoning", reasoning)
-    name = str(model_cfg["name"])
-    abilities = abilities or abilities_for(model_cfg)
-    score = scores_labels(model_cfg, presentations[0].protocol, abilities) if presentations else False
-    max_tokens = effective_max_tokens(model_cfg, reasoning.max_tokens)
+    cfg = typed_model(model_cfg)
+    name = cfg.name
+    abilities = abilities or abilities_for(cfg)
+    score = scores_labels(cfg, presentations[0].protocol, abilities) if presentations else False
+    max_tokens = effective_max_tokens(cfg, reasoning.max_tokens)
     # heuristics judge the option texts (the fault fake declares the abilities of what it wraps)
     heuristic = abilities.needs_option_texts
     jobs = []
@@ -372,7 +385,7 @@ def _with_fewshot(
 
 def build_jobs(
     items: Sequence[Item],
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     setup: PresentationSetup,
     *,
     fewshot_examples: Sequence[Item] | None = None,
@@ -409,7 +422,7 @@ def build_jobs(
 
 def run_probe(
     items: Sequence[Item],
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     setup: PresentationSetup,
     engine: EngineSettings,
     *,
@@ -423,24 +436,25 @@ def run_probe(
     ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
+    cfg = typed_model(model_cfg)
     spec, jobs = build_jobs(
         items,
-        model_cfg,
+        cfg,
         setup,
         fewshot_examples=fewshot_examples,
-        abilities=abilities_for(model_cfg, backend),
+        abilities=abilities_for(cfg, backend),
     )
     # every scheme extended to the bank's largest N, so an answer "AF" to a 32-option item is read
     symbols = label_symbols_by_scheme(setup.schemes, max((item.n_options for item in items), default=0))
-    backend = backend or make_backend(model_cfg)
+    backend = backend or make_backend(cfg)
     matcher = None
     if spec.uses_matcher:
         from blindmcq.protocols.md import make_md_matcher
 
         matcher = make_md_matcher(setup.protocol)
-    if model_cfg.get("scoring") == "cloze":
+    if isinstance(cfg, LocalModel) and cfg.scoring == "cloze":
         jobs = with_cloze_fields(jobs, items, backend)
-    limit = int(engine.concurrency or model_cfg.get("concurrency") or getattr(backend, "concurrency", 1) or 1)
+    limit = int(engine.concurrency or cfg.concurrency or getattr(backend, "concurrency", 1) or 1)
     cache = ResponseCache(engine.cache_path)
     try:
         records = run_calls(
@@ -450,8 +464,8 @@ def run_probe(
             concurrency=limit,
             progress=engine.progress,
             interpret=lambda p, r: interpret(p, r, symbols=symbols, md_matcher=matcher),
-            desc=f"{model_cfg['name']} ({len(items)} items)",
-            batch_size=int(model_cfg.get("batch_size", 1)),
+            desc=f"{cfg.name} ({len(items)} items)",
+            batch_size=cfg.batch_size,
             setting="" if spec.fewshot == "none" else f"fewshot={spec.fewshot}",
         )
     finally:
@@ -461,7 +475,7 @@ def run_probe(
 
 def probe_panel(
     items: Sequence[Item],
-    models: Sequence[Mapping[str, Any]],
+    models: Sequence[ModelConfig],
     setup: PresentationSetup,
     engine: EngineSettings,
 ) -> pd.DataFrame:

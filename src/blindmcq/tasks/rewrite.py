@@ -41,8 +41,8 @@ import pandas as pd
 
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend
-from blindmcq.config.schema import RewriteIntervention
+from blindmcq.backends.registry import make_backend, typed_model
+from blindmcq.config.schema import ModelSchema, RewriteIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
@@ -141,10 +141,11 @@ class RewriteConfig:
             )
         return conf
 
-    def model_cfg(self) -> dict[str, Any]:
+    def model_cfg(self) -> ModelSchema:
+        """The rewriting model's config, typed (a stand-in's too)."""
         if not isinstance(self.model, Mapping):
             raise ConfigError("intervention.rewrite.model", "the model rewriter needs a model config")
-        return dict(self.model)
+        return typed_model(self.model)
 
 
 def _norm(text: str) -> str:
@@ -250,10 +251,10 @@ def rewrite_with_model(
     backend = backend or make_backend(model_cfg)
     # a model that reasons before it answers spends its room there first (tasks.probe)
     room = effective_max_tokens(model_cfg, conf.max_tokens)
-    calls = rewrite_requests(items, conf, str(model_cfg["name"]), room, description)
+    calls = rewrite_requests(items, conf, model_cfg.name, room, description)
     results = run_requests(
         [r for _, r in calls], backend, cache=cache,
-        concurrency=model_cfg.get("concurrency"), progress=progress, desc="rewrite",
+        concurrency=model_cfg.concurrency, progress=progress, desc="rewrite",
     )  # fmt: skip
     texts: dict[str, dict[int, str]] = {}
     status: dict[str, dict[int, str]] = {}
@@ -268,7 +269,7 @@ def rewrite_with_model(
         )
     provenance = {
         "rewriter": "model",
-        "model": str(model_cfg["name"]),
+        "model": model_cfg.name,
         "backend": backend.name,
         "language": conf.language,
         "prompt_sha256": prompt_sha256(rewrite_template(conf.language, description)),

@@ -1,16 +1,15 @@
 """What the analysis and report stages share with the sweep: the headline presentation the analysis
-reads, a run's name, a log line of metrics, and tracking. Apart from :mod:`blindmcq.wiring.probe`, so
-the analysis and report stages do not depend on the probe's code (backends, engine, tasks)."""
+reads and a log line of metrics. Apart from :mod:`blindmcq.wiring.probe`, so the analysis and report
+stages do not depend on the probe's code (backends, engine, tasks). Run names and MLflow logging read
+the composed config as MLflow logs it, at the edge: ``stages._tracking`` and ``sweep``."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from blindmcq.analysis.frame import Baseline
-from blindmcq.secrets import scrub_text
+from blindmcq.config.schema import Config, Labels, Protocol, as_config
 
 
 def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
@@ -21,58 +20,15 @@ def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
     return ", ".join(shown) + (f", ... ({more} more in metrics.json)" if more > 0 else "")
 
 
-def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
+def baseline_from_params(params: Config | Mapping[str, Any], orders: Any = "all") -> Baseline:
     """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
-    protocol = params["protocol"]
-    md = protocol.get("extraction") == "match"
-    labels = protocol.get("labels") or params["labels"]["name"]
+    config = as_config(params)
+    protocol: Protocol = config.group("protocol")
+    labels: Labels = config.group("labels")
     return Baseline(
-        phrasing=params["prompt"]["name"],
-        labels=labels,
-        protocol="md" if md else "sl",
-        reasoning=params["reasoning"]["name"],
+        phrasing=config.group("prompt").name,
+        labels=protocol.labels or labels.name,
+        protocol="md" if protocol.extraction == "match" else "sl",
+        reasoning=config.group("reasoning").name,
         orders=orders,
     )
-
-
-def run_name(params: dict[str, Any]) -> str:
-    """What tells runs apart: the model (and its scoring), the bank, the presentation, and the sample."""
-    keys = ("model", "dataset", "prompt", "labels", "protocol", "reasoning", "condition")
-    parts = [str(params[k]["name"]) for k in keys if isinstance(params.get(k), dict) and "name" in params[k]]
-    model = params.get("model") or {}
-    if model.get("scoring", "letter") != "letter":
-        parts[0] += f"[{model['scoring']}]"
-    gate_model = (params.get("gate_model") or {}).get("name")
-    if gate_model and gate_model != model.get("name"):
-        parts.append(f"gate={gate_model}")
-    probe = params.get("probe") or {}
-    if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
-    return "/".join(parts)
-
-
-def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
-    """A pipeline stage's run name: the stage, then what tells pipeline runs apart, short
-    (``rewrite·exp-one·customs-default·longest``): the DVC experiment's name under ``dvc exp run``, the
-    bank, then the probed model."""
-
-    def name(group: str) -> str:
-        value = config.get(group)
-        return str(value.get("name", "")) if isinstance(value, Mapping) else ""
-
-    exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
-    parts = [stage, exp, name("dataset"), name("model")]
-    return scrub_text("·".join(p for p in parts if p))
-
-
-def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
-    """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled") and tracking.get("uri"):
-        from blindmcq.reporting.tracking import log_run, stage_parent
-
-        log_run(
-            tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
-            artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
-            model=params.get("model", {}).get("name"),
-        )  # fmt: skip

@@ -1,0 +1,38 @@
+"""A stage's MLflow run name and its tracking. They read the composed config as MLflow logs it (the
+mapping ``params.yaml`` holds, group names and the ``tracking`` group): the edge, beside the stages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from blindmcq.secrets import scrub_text
+
+
+def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
+    """A pipeline stage's run name: the stage, then what tells pipeline runs apart, short
+    (``rewrite·exp-one·customs-default·longest``): the DVC experiment's name under ``dvc exp run``, the
+    bank, then the probed model."""
+
+    def name(group: str) -> str:
+        value = config.get(group)
+        return str(value.get("name", "")) if isinstance(value, Mapping) else ""
+
+    exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
+    parts = [stage, exp, name("dataset"), name("model")]
+    return scrub_text("·".join(p for p in parts if p))
+
+
+def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
+    """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
+    tracking = params.get("tracking") or {}
+    if tracking.get("enabled") and tracking.get("uri"):
+        from blindmcq.reporting.tracking import log_run, stage_parent
+
+        log_run(
+            tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
+            artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
+            model=params.get("model", {}).get("name"),
+        )  # fmt: skip
