@@ -17,7 +17,10 @@ A task whose scored requests share a first part (a prompt's text before its opti
 order and, blind, in every item; AnswerPool's pool, where only the last line differs) says so in
 ``request.extra["shared_prefix_chars"]``: that part's keys and values are computed once and
 reused (``KV_MEMO_SIZE`` kept). The split is a function of the request alone and is part of the wire
-request, so a reused prefix gives the very floats a fresh one gives.
+request, so a reused prefix gives the very floats a fresh one gives. ``complete_many`` (the engine's
+``batch_size`` > 1) runs the requests of one prefix as one right-padded batch on those keys and values,
+and cloze options across requests; batched scores equal one-at-a-time ones within float noise, so on the
+grid they agree or differ by one step (the wire request, hence the cache key, is the same either way).
 
 Prompt: a base model gets plain text, ``system + "\\n\\n" + user``. The answer cue ("Відповідь:") is the
 presentation's: it ends the user text of scoring requests. A config (or ``request.extra["answer_prefix"]``)
