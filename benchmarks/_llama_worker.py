@@ -38,9 +38,9 @@ def main() -> None:
     for call in job["calls"]:
         ids = list(call["ids"])
         keep = min(common_length(llm.input_ids[: llm.n_tokens].tolist(), ids), len(ids) - 1)
-        llm._ctx.memory_seq_rm(-1, keep, -1) if hasattr(llm._ctx, "memory_seq_rm") else llm._ctx.kv_cache_seq_rm(
-            -1, keep, -1
-        )
+        # drop the keys and values past the shared part (the method's name differs between versions)
+        drop = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
+        drop(-1, keep, -1)
         llm.n_tokens = keep
         llm.eval(ids[keep:])
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(vocab,)).astype(np.float64)
