@@ -1,18 +1,28 @@
 """Local-model speed on this machine, against the machine's own fp32 matmul rate in the same process.
 
-    python benchmarks/bench_local_model.py --threads 2 --items 30          # cached load + calls/s
+    python benchmarks/bench_local_model.py --threads 2 --items 6            # batched vs one at a time
+    python benchmarks/bench_local_model.py --threads 2 --attn eager         # another attention kernel
     python benchmarks/bench_local_model.py --threads 2 --first-load         # also time a fresh conversion
 
-Prompts are built here in the paper's "original" framing (blind: options only; full: stem and
-options) so that the benchmark does not depend on the presentation module; their length is what
-matters for speed, and it is printed. Items: the real customs bank when ``make data`` (or ../shared/data)
-has it, else the committed sample (tests/fixtures/corpus/customs_sample.json).
+Each item is asked in its 8 orders (4 rotations, 4 reversed rotations), as the probe asks it: the
+prompt's head (the blind instruction, or the question) is the same in every order and is marked as the
+shared prefix (``shared_prefix_chars``), so its keys and values are computed once. Prompts are built
+here in the paper's "original" framing so that the benchmark does not depend on the presentation module;
+their length is what matters for speed, and it is printed. Items: the real customs bank when ``make
+data`` (or ../shared/data) has it, else the committed sample (tests/fixtures/corpus/customs_sample.json).
 
-Achieved GFLOP/s = input tokens x 2 x non-embedding parameters / seconds (the output projection is left
-out: the backend computes logits only where it reads them). The peer is the same model's linear layers
-run as plain fp32 matmuls on a sequence of the median prompt length, timed in this process right after:
-a ratio near 1 means the scoring path runs at the hardware's fp32 rate, and speed can only come from
-doing less work. The backend reuses the key/value cache of a shared prompt head, so the ratio can exceed 1.
+Two paths over the same requests: ``complete`` one call at a time, and ``complete_many`` with one batch
+per ``--batch-items`` items (the engine's ``batch_size``). Achieved GFLOP/s = tokens the model really
+computes (each prefix once, the rest of every prompt; padding not counted) x 2 x non-embedding
+parameters / seconds (the output projection is left out: the backend computes logits only where it
+reads them). The peer is plain fp32 matmuls over the model's own linear shapes on the row count the path
+feeds its layers (the median batch's rows x padded width, or the median prompt rest one at a time),
+timed in this process right after: a ratio near 1 means the path runs at the hardware's fp32 rate.
+The batched scores are compared with the one-at-a-time ones on the grid (how many differ, by how much).
+
+Optional: llama.cpp (``llama_cpp`` importable, e.g. from a separate venv given as ``--llama-python``)
+runs the GGUF the package ships on the same letter-probe prompts (the same token ids): calls/s, and
+agreement of picks and scores with transformers' fp32. It skips with a line when llama_cpp is missing.
 """
 
 from __future__ import annotations
@@ -22,22 +32,27 @@ import json
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 import yaml
 from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 
-from blindmcq.backends.base import ModelRequest
-from blindmcq.backends.local import LocalBackend
+from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.local import KV_MEMO_SIZE, LocalBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 
 BANK = full_input("ua-customs-exam/questions.json") or ROOT / "tests/fixtures/corpus/customs_sample.json"
 LABELS = ("А", "Б", "В", "Г")
 SYSTEM = "Ви складаєте іспит для вступу на державну службу в митних органах України."
+CUE = "Відповідь:"
+WORKER = Path(__file__).with_name("_llama_worker.py")
 
 
 def customs_items(path: Path, n: int, seed: int) -> list[dict]:
@@ -46,24 +61,76 @@ def customs_items(path: Path, n: int, seed: int) -> list[dict]:
     for comp in data.get("operational_competencies", {}).values():
         for level in comp["levels"].values():
             items.extend(level)
+    items = [it for it in items if len(it["answers"]) == len(LABELS)]
     return random.Random(seed).sample(items, n)
 
 
-def prompt(item: dict, condition: str) -> str:
-    options = "\n".join(f"{lab}. {a['text']}" for lab, a in zip(LABELS, item["answers"], strict=False))
+def orders(n: int) -> list[list[int]]:
+    """The probe's 2n orders: rotations and reversed rotations."""
+    rot = [[(k + i) % n for i in range(n)] for k in range(n)]
+    return rot + [list(reversed(o)) for o in rot]
+
+
+def item_requests(model: str, item: dict, condition: str) -> list[ModelRequest]:
+    """An item's 8 scoring requests; the head before the options is the same in every order."""
     if condition == "blind":
-        return f"Питання приховано. Оберіть правильний варіант лише за текстом варіантів.\n{options}"
-    return f"{item['question']}\n{options}"
+        head = "Питання приховано. Оберіть правильний варіант лише за текстом варіантів.\n"
+    else:
+        head = f"{item['question']}\n"
+    out = []
+    for order in orders(len(item["answers"])):
+        options = "\n".join(
+            f"{lab}. {item['answers'][i]['text']}" for lab, i in zip(LABELS, order, strict=True)
+        )
+        out.append(
+            ModelRequest(
+                model=model,
+                system=SYSTEM,
+                user=f"{head}{options}\n{CUE}",
+                choices=LABELS,
+                extra={"shared_prefix_chars": len(head)},
+            )
+        )
+    return out
 
 
-def time_calls(backend: LocalBackend, requests: list[ModelRequest]) -> tuple[float, float, list[int]]:
-    """(calls per second, median latency s, input tokens per call) over ``requests``, after one warm-up."""
-    backend.complete(requests[0])
+def work(
+    backend: LocalBackend, batches: Sequence[Sequence[ModelRequest]], batched: bool
+) -> tuple[int, list[int]]:
+    """(tokens the model computes on this path, the row count of each forward pass): each prefix once
+    while the backend's key/value memo (``KV_MEMO_SIZE``, least recently used out) holds it, then
+    every prompt's rest; batched, a pass is one batch's rows of one prefix, padded to the widest."""
+    memo: list[tuple[int, ...]] = []
+    tokens, rows = 0, []
+    for batch in batches:
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for request in batch:
+            ctx, conts, prefix = backend._letter_inputs(request, backend.wire_request(request))
+            key = tuple(prefix)
+            if key in memo:
+                memo.remove(key)
+            else:
+                tokens += len(prefix)
+            memo = [*memo, key][-KV_MEMO_SIZE:]
+            rest = len(ctx) - len(prefix) + len(conts[0]) - 1
+            tokens += rest
+            groups.setdefault(key, []).append(rest)
+        for rests in groups.values():
+            rows += [len(rests) * max(rests)] if batched else rests
+    return tokens, rows
+
+
+def timed(
+    backend: LocalBackend, batches: Sequence[Sequence[ModelRequest]], batched: bool
+) -> tuple[float, list[ModelResponse]]:
+    """Seconds for every request of ``batches`` on one path, with an empty key/value memo."""
+    backend._kv_memo.clear()
     started = time.perf_counter()
-    responses = [backend.complete(r) for r in requests]
-    elapsed = time.perf_counter() - started
-    latencies = [r.latency_s or 0.0 for r in responses]
-    return len(requests) / elapsed, statistics.median(latencies), [r.input_tokens or 0 for r in responses]
+    if batched:
+        responses = [r for batch in batches for r in backend.complete_many(batch)]
+    else:
+        responses = [backend.complete(r) for batch in batches for r in batch]
+    return time.perf_counter() - started, responses
 
 
 def linear_shapes(model: torch.nn.Module) -> list[tuple[int, int]]:
@@ -93,23 +160,85 @@ def matmul_gflops(shapes: list[tuple[int, int]], tokens: int, seconds: float = 3
     return flops * passes / elapsed / 1e9
 
 
+def grid_agreement(a: Sequence[ModelResponse], b: Sequence[ModelResponse]) -> tuple[int, int, float, int]:
+    """(scores, scores on another grid point, largest difference, calls with another pick)."""
+    pairs = [
+        (x, y)
+        for r, s in zip(a, b, strict=True)
+        for x, y in zip(r.choice_logprobs or [], s.choice_logprobs or [], strict=True)
+    ]
+    picks = sum(r.text != s.text for r, s in zip(a, b, strict=True))
+    return len(pairs), sum(x != y for x, y in pairs), max(abs(x - y) for x, y in pairs), picks
+
+
+def llama_section(
+    args: argparse.Namespace,
+    backend: LocalBackend,
+    requests: list[ModelRequest],
+    reference: list[ModelResponse],
+) -> None:
+    """llama.cpp on the GGUF the package ships, fed the very token ids transformers scores."""
+    python = args.llama_python or sys.executable
+    probe = subprocess.run([python, "-c", "import llama_cpp"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"llama.cpp: skipped (llama_cpp is not importable by {python})")
+        return
+    calls = []
+    for request in requests:
+        ctx, conts, _ = backend._letter_inputs(request, backend.wire_request(request))
+        if any(len(c) != 1 for c in conts):
+            print("llama.cpp: skipped (labels of more than one token)")
+            return
+        calls.append({"ids": ctx, "labels": [c[0] for c in conts]})
+    with tempfile.TemporaryDirectory() as tmp:
+        gguf = backend.path if backend.path is not None else backend._assemble_package(Path(tmp))
+        job = Path(tmp) / "job.json"
+        job.write_text(json.dumps({"gguf": str(gguf), "threads": args.threads, "calls": calls}))
+        done = subprocess.run([python, str(WORKER), str(job)], capture_output=True, text=True)
+        if done.returncode != 0:
+            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
+            print(f"llama.cpp: failed ({why})")
+            return
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+    scores = out["scores"]
+    diffs = [
+        abs(x - y)
+        for r, s in zip(reference, scores, strict=True)
+        for x, y in zip(r.choice_logprobs or [], s, strict=True)
+    ]
+    picks = [LABELS[max(range(len(s)), key=lambda i: (s[i], -i))] for s in scores]
+    same = sum(p == r.text for p, r in zip(picks, reference, strict=True))
+    print(
+        f"llama.cpp {out['version']} ({out['threads']} threads, GGUF as shipped, Q4_K_M): "
+        f"{len(calls) / out['seconds']:5.2f} calls/s one at a time (reusing the previous call's matching "
+        f"prefix; load {out['load_s']:.1f} s); "
+        f"picks equal to transformers fp32 in {same} of {len(calls)} calls; "
+        f"score difference median {statistics.median(diffs):.3f}, max {max(diffs):.3f} nats"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--items", type=int, default=30)
+    parser.add_argument("--items", type=int, default=6)
+    parser.add_argument("--batch-items", type=int, default=1, help="items (x 8 orders) per complete_many")
+    parser.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bank", type=Path, default=BANK)
     parser.add_argument("--first-load", action="store_true", help="also time a conversion into a fresh cache")
     parser.add_argument("--generate-tokens", type=int, default=16)
+    parser.add_argument("--llama-python", help="a Python that imports llama_cpp (default: this one)")
+    parser.add_argument("--no-llama", action="store_true")
     args = parser.parse_args()
 
     cfg = yaml.safe_load((ROOT / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8"))
     cfg["threads"] = args.threads
     torch.set_num_threads(args.threads)
     print(
-        f"model {cfg['name']}, {args.threads} threads, {args.items} items (seed {args.seed}) of {args.bank}"
+        f"model {cfg['name']}, {args.threads} threads, {args.attn} attention, {args.items} items x 8 orders "
+        f"(seed {args.seed}), {args.batch_items} item(s) per batch, of {args.bank}"
     )
 
     if args.first_load:
@@ -121,41 +250,75 @@ def main() -> None:
 
     backend = LocalBackend(cfg)
     backend.load()
+    backend.model.set_attn_implementation(args.attn)
     print(f"load from {backend.loaded_from}: {backend.load_seconds:.1f} s  ({backend.cache_dir})")
 
     items = customs_items(args.bank, args.items, args.seed)
     shapes = linear_shapes(backend.model)
     params = sum(i * o for i, o in shapes)
     print(f"non-embedding parameters (linear layers): {params / 1e6:.1f} M")
-    achieved: dict[str, tuple[float, int]] = {}
+    headline: tuple[float, float, int] | None = None
+    blind_requests: list[ModelRequest] = []
+    blind_reference: list[ModelResponse] = []
     for condition in ("blind", "full"):
-        requests = [
-            ModelRequest(model=cfg["name"], system=SYSTEM, user=prompt(it, condition), choices=LABELS)
-            for it in items
+        per_item = [item_requests(cfg["name"], it, condition) for it in items]
+        batches = [
+            [r for group in per_item[k : k + args.batch_items] for r in group]
+            for k in range(0, len(per_item), args.batch_items)
         ]
-        rate, median, tokens = time_calls(backend, requests)
-        gflops = rate * statistics.mean(tokens) * 2 * params / 1e9
-        achieved[condition] = (gflops, int(statistics.median(tokens)))
+        requests = [r for batch in batches for r in batch]
+        started = time.perf_counter()
+        for request in requests:
+            backend._letter_inputs(request, backend.wire_request(request))
+        tokenise = (time.perf_counter() - started) / len(requests)
+        backend.complete_many(batches[0])  # warm-up
+        one_s, one = timed(backend, batches, batched=False)
+        many_s, many = timed(backend, batches, batched=True)
+        n, moved, biggest, picks = grid_agreement(one, many)
+        prompt_tokens = statistics.mean(r.input_tokens or 0 for r in one)
         print(
-            f"score {condition:5s}: {rate:5.2f} calls/s, median {median * 1000:5.0f} ms, "
-            f"{statistics.mean(tokens):5.0f} input tokens, {gflops:5.1f} GFLOP/s"
+            f"{condition:5s}: {len(requests)} calls, {prompt_tokens:.0f} prompt tokens each; "
+            f"prompt building + tokenising {tokenise * 1000:.1f} ms a call"
         )
+        for name, seconds, batched in (("one at a time", one_s, False), ("batched", many_s, True)):
+            tokens, rows = work(backend, batches, batched)
+            gflops = tokens * 2 * params / seconds / 1e9
+            shape = int(statistics.median(rows))
+            peer = matmul_gflops(shapes, shape)
+            print(
+                f"  {name:13s}: {len(requests) / seconds:6.2f} calls/s, {tokens} tokens computed, "
+                f"{gflops:5.1f} GFLOP/s; fp32 matmul of the same shapes at {shape} rows {peer:5.1f} GFLOP/s "
+                f"({gflops / peer:.2f}x)"
+            )
+            if batched and condition == "blind":
+                headline = (gflops, peer, shape)
+        print(
+            f"  batched vs one at a time: {moved} of {n} scores on another grid point "
+            f"(largest difference {biggest:.4f}), {picks} picks differ; speed-up {one_s / many_s:.2f}x"
+        )
+        if condition == "blind":
+            blind_requests, blind_reference = requests, one
+
     gen = [
-        ModelRequest(
-            model=cfg["name"], system=SYSTEM, user=prompt(it, "blind"), max_tokens=args.generate_tokens
-        )
+        ModelRequest(model=cfg["name"], system=SYSTEM, user=it["question"], max_tokens=args.generate_tokens)
         for it in items[: max(3, args.items // 5)]
     ]
-    rate, median, _ = time_calls(backend, gen)
-    print(f"generate {args.generate_tokens} tokens: {rate:5.2f} calls/s, median {median * 1000:5.0f} ms")
+    backend.complete(gen[0])
+    started = time.perf_counter()
+    for request in gen:
+        backend.complete(request)
+    rate = len(gen) / (time.perf_counter() - started)
+    print(f"generate {args.generate_tokens} tokens: {rate:5.2f} calls/s")
 
-    gflops, tokens = achieved["blind"]
-    peer = matmul_gflops(shapes, tokens)
-    print(f"plain fp32 matmuls of the same shapes, {tokens} rows: {peer:5.1f} GFLOP/s")
+    if not args.no_llama:
+        llama_section(args, backend, blind_requests, blind_reference)
+
+    assert headline is not None
+    gflops, peer, shape = headline
     result(
         "local-model",
-        f"blind scoring {gflops:.1f} GFLOP/s ({tokens} tokens)",
-        f"fp32 matmul, same shapes: {peer:.1f} GFLOP/s",
+        f"blind scoring batched {gflops:.1f} GFLOP/s",
+        f"fp32 matmul, same shapes ({shape} rows): {peer:.1f} GFLOP/s",
         gflops / peer,
         f"load average {os.getloadavg()[0]:.1f}",
     )

@@ -24,7 +24,7 @@ from _report import PREFIX, full_input  # noqa: E402
 
 # name: (script, short arguments, full arguments, full input it needs or None)
 BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
-    "local-model": ("bench_local_model.py", ["--items", "8"], ["--items", "30"], None),
+    "local-model": ("bench_local_model.py", ["--items", "2", "--no-llama"], ["--items", "6"], None),
     "cloze": ("bench_cloze.py", ["--items", "4"], ["--items", "12"], None),
     "extraction": ("bench_extract.py", ["--pages", "40"], ["--pages", "300"], None),
     "layouts": ("bench_layouts.py", ["--items", "60"], ["--items", "200"], None),

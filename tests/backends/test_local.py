@@ -331,3 +331,111 @@ def test_cloze_projection_only_where_read_equals_the_forward_or_is_not_used() ->
         alone = [scaled._continuation_logprob(*p) for p in pairs]
         assert scaled.batched_logprobs(pairs) == pytest.approx(alone, abs=1e-5)
         assert local._HEAD_CHECK[scaled.model] is False
+
+
+# batches (complete_many) ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", [0, 9, 30])
+def test_batched_shared_pass_equals_one_row_at_a_time(split: int) -> None:
+    """Rows of different lengths on one prefix's keys and values (also past the sliding window, 8 here),
+    right-padded with no mask, score as each row alone does; continuations of two tokens too."""
+    import random
+
+    import torch
+
+    backend = tiny_backend()
+    rng = random.Random(split)
+    head = [2, *(rng.randrange(3, 97) for _ in range(max(split - 1, 0)))]
+    rows = []
+    for n in (3, 11, 1, 7):
+        ctx = [*head, *(rng.randrange(3, 97) for _ in range(n))]
+        rows.append((ctx, [[5, label] for label in (11, 12, 13, 14)]))
+    prefix = head if split else []
+    with torch.inference_mode():
+        alone = [backend._shared_pass_scores(ctx, conts, prefix=prefix) for ctx, conts in rows]
+        batched = backend._batched_shared_pass(rows, prefix)
+    assert len(batched) == len(rows)
+    for one, many in zip(alone, batched, strict=True):
+        assert many == pytest.approx(one, abs=1e-5)
+    assert len({round(s[0], 6) for s in batched}) == len(rows)  # the rows really differ
+
+
+def presented_requests(condition: str, score_labels: bool = True) -> list[ModelRequest]:
+    """The default probe's letter requests for the committed sample's first items: every order, as the
+    presentation layer builds them (the orders of an item share the prompt before the options)."""
+    import json
+
+    from blindmcq.config.files import load_group
+    from blindmcq.datasets.items import Item
+    from blindmcq.tasks.presentations import build_presentations, to_request
+
+    root = Path(__file__).resolve().parents[2]
+    bank = json.loads((root / "tests/fixtures/corpus/customs_sample.json").read_text(encoding="utf-8"))
+    raw = [it for act in bank["legislation"].values() for it in act][:3]
+    items = [
+        Item(
+            id=f"s-{k}",
+            source="s",
+            bank="b",
+            number=k,
+            question=it["question"],
+            options=tuple(a["text"] for a in it["answers"]),
+            key=0,
+        )
+        for k, it in enumerate(raw)
+    ]
+    setup = {name: load_group(name, value) for name, value in
+             (("prompt", "original"), ("labels", "cyrillic"), ("reasoning", "direct"))}  # fmt: skip
+    presentations = build_presentations(
+        items, conditions=[condition], blind_orders="all", full_orders="all", forced=False, **setup
+    )
+    return [
+        to_request(p, model="gemma3-270m", temperature=None, max_tokens=16, score_labels=score_labels)
+        for p in presentations
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("condition", ["blind", "full"])
+def test_a_batch_of_orders_scores_as_one_call_at_a_time(gemma: LocalBackend, condition: str) -> None:
+    """The 8 orders of each item (3 items) in one ``complete_many``: every score within one grid step of
+    ``complete``'s, nearly all on the same grid point, the same wire requests (so the same cache keys)."""
+    requests = presented_requests(condition)
+    assert all(r.extra.get("shared_prefix_chars") for r in requests)
+    one = [gemma.complete(r) for r in requests]
+    many = gemma.complete_many(requests)
+    pairs = [(a, b) for x, y in zip(one, many, strict=True) for a, b in zip(x.choice_logprobs or [],
+             y.choice_logprobs or [], strict=True)]  # fmt: skip
+    assert len(pairs) == 4 * len(requests) == 4 * 24
+    assert max(abs(a - b) for a, b in pairs) <= STEP * 1.000001
+    assert sum(a != b for a, b in pairs) <= len(pairs) // 10
+    assert [x.input_tokens for x in one] == [y.input_tokens for y in many]
+    assert all(y.status == "ok" and y.region == "local" and y.latency_s for y in many)
+
+
+@pytest.mark.slow
+def test_cloze_batch_across_requests_scores_as_one_at_a_time(gemma_cloze: LocalBackend) -> None:
+    requests = [
+        ModelRequest(
+            model="gemma3-270m",
+            system=None,
+            user="",
+            choices=CYRILLIC,
+            extra={
+                "option_texts": [OPTIONS[(k + j) % 4] for j in range(4)],
+                "answer_cue": "Відповідь:",
+                "cloze_question": "Якою є Україна за державним устроєм?" if k % 2 else None,
+            },
+        )
+        for k in range(4)
+    ]
+    gemma_cloze._cloze_memo.clear()
+    one = [gemma_cloze.complete(r) for r in requests]
+    gemma_cloze._cloze_memo.clear()
+    many = gemma_cloze.complete_many(requests)
+    for x, y in zip(one, many, strict=True):
+        assert y.text in CYRILLIC and y.meta["mode"] == "cloze"
+        for name in ("logprob", "per_token", "per_char"):
+            assert y.meta[name] == pytest.approx(x.meta[name], abs=STEP * 1.000001)
+        assert y.meta["n_tokens"] == x.meta["n_tokens"]

@@ -17,7 +17,10 @@ A task whose scored requests share a first part (a prompt's text before its opti
 order and, blind, in every item; AnswerPool's pool, where only the last line differs) says so in
 ``request.extra["shared_prefix_chars"]``: that part's keys and values are computed once and
 reused (``KV_MEMO_SIZE`` kept). The split is a function of the request alone and is part of the wire
-request, so a reused prefix gives the very floats a fresh one gives.
+request, so a reused prefix gives the very floats a fresh one gives. ``complete_many`` (the engine's
+``batch_size`` > 1) runs the requests of one prefix as one right-padded batch on those keys and values,
+and cloze options across requests; batched scores equal one-at-a-time ones within float noise, so on the
+grid they agree or differ by one step (the wire request, hence the cache key, is the same either way).
 
 Prompt: a base model gets plain text, ``system + "\\n\\n" + user``. The answer cue ("Відповідь:") is the
 presentation's: it ends the user text of scoring requests. A config (or ``request.extra["answer_prefix"]``)
@@ -323,9 +326,149 @@ class LocalBackend:
         response.region = "local"
         return response
 
+    def complete_many(self, requests: Sequence[ModelRequest]) -> list[ModelResponse]:
+        """``complete`` for several requests at once, the same answers to the grid's precision: letter
+        scoring requests that share a prompt prefix (the orders of an item) go through the model as one
+        batch on top of that prefix's keys and values; cloze options of every request are scored in
+        batches of ``cloze_batch_size`` across requests. Rows are right-padded: a causal model's real
+        tokens never attend to the padding after them, so no mask is needed and each row's floats differ
+        from its one-at-a-time pass only by the kernels' rounding for another shape
+        (``tests/backends/test_local.py`` bounds it). Generation, chat-template prompts and labels that
+        differ in more than their last token take ``complete`` one at a time. ``latency_s`` is each
+        call's share of its batch's wall time."""
+        import torch
+
+        self.load()
+        out: list[ModelResponse | None] = [None] * len(requests)
+        wires = [self.wire_request(r) for r in requests]
+        started = time.perf_counter()
+        timed: list[int] = []  # slots answered here, whose latency is their batch's share
+        if self.scoring == "cloze":
+            cloze = [i for i, w in enumerate(wires) if w["mode"] == "score"]
+            self._prefill_cloze([requests[i] for i in cloze])
+            for i in cloze:
+                out[i] = self._cloze(requests[i])
+            timed += cloze
+        else:
+            groups: dict[tuple[int, ...], list[tuple[int, list[int], list[list[int]]]]] = {}
+            for i, (request, wire) in enumerate(zip(requests, wires, strict=True)):
+                if wire["mode"] != "score" or wire.get("chat_template"):
+                    continue
+                ctx, conts, prefix = self._letter_inputs(request, wire)
+                common = conts[0][:-1]
+                if all(len(c) == len(common) + 1 and c[:-1] == common for c in conts):
+                    groups.setdefault(tuple(prefix), []).append((i, ctx, conts))
+            for prefix, members in groups.items():
+                with self._lock, torch.inference_mode():
+                    scores = self._batched_shared_pass([(ctx, conts) for _, ctx, conts in members], prefix)
+                for (i, ctx, _), row in zip(members, scores, strict=True):
+                    out[i] = self._letter_response(list(wires[i]["choices"]), ctx, row)
+                    timed.append(i)
+        share = (time.perf_counter() - started) / max(len(timed), 1)
+        for i in timed:
+            response = out[i]
+            assert response is not None
+            response.latency_s = share
+            response.region = "local"
+        return [
+            response if response is not None else self.complete(r)
+            for r, response in zip(requests, out, strict=True)
+        ]
+
+    def _batched_shared_pass(
+        self, rows: Sequence[tuple[Sequence[int], Sequence[Sequence[int]]]], prefix: Sequence[int]
+    ) -> list[list[float]]:
+        """``_shared_pass_scores`` of several (context, continuations) rows that all begin with
+        ``prefix``, in one forward pass: the prefix's keys and values (``_prefix_cache``) repeated per
+        row, each row's remaining context + shared continuation tokens right-padded to one width, and
+        the output projection applied only where a score is read. Falls back to one pass per row where
+        the decoder + ``_head`` path does not reproduce the model's forward."""
+        import torch
+
+        pieces = [[*ctx[len(prefix) :], *conts[0][:-1]] for ctx, conts in rows]
+        if len(rows) == 1 or not self._gather_head_ok((rows[0][0], rows[0][1][0])):
+            out = []
+            for ctx, conts in rows:
+                scores = self._shared_pass_scores(ctx, conts, prefix=prefix)
+                out.append(
+                    scores if scores is not None else [self._continuation_logprob(ctx, c) for c in conts]
+                )
+            return out
+        width = max(map(len, pieces))
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.tensor([piece + [pad] * (width - len(piece)) for piece in pieces])
+        past = None
+        if prefix:
+            past = self._prefix_cache(prefix)
+            past.batch_repeat_interleave(len(rows))
+        # the cache is the fourth parameter in transformers 4 and 5 alike (named differently)
+        hidden = self.model.base_model(ids, None, None, past, use_cache=past is not None).last_hidden_state
+        # row r reads len(common)+1 positions ending at its last real token
+        at = [
+            (r, len(piece) - len(rows[r][1][0]) + i)
+            for r, piece in enumerate(pieces)
+            for i in range(len(rows[r][1][0]))
+        ]
+        logprobs = torch.log_softmax(
+            self._head(hidden[[r for r, _ in at], [c for _, c in at]]).float(), dim=-1
+        )
+        out, k = [], 0
+        for _, conts in rows:
+            common = conts[0][:-1]
+            shared = float(sum(logprobs[k + j, t] for j, t in enumerate(common)))
+            last = logprobs[k + len(common)]
+            out.append([shared + float(last[c[-1]]) for c in conts])
+            k += len(common) + 1
+        return out
+
+    def _prefill_cloze(self, requests: Sequence[ModelRequest]) -> None:
+        """Score the (context, option) pairs of cloze ``requests`` not yet in the memo, in batches of
+        ``cloze_batch_size`` across requests, so that ``_cloze`` then reads every score from the memo."""
+        import torch
+
+        memo = self._cloze_memo
+        todo: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        for request in requests:
+            options = request.extra.get("option_texts")
+            if not isinstance(options, list | tuple) or len(options) != len(request.choices):
+                continue  # ``_cloze`` says what is wrong
+            context = self.cloze_context(
+                request.extra.get("cloze_question"), str(request.extra.get("answer_cue", ""))
+            )
+            for option in map(str, options):
+                key = (self.source, self.delimiter, context, option)
+                if key not in memo:
+                    todo.setdefault(key, (context, option))
+        if not todo:
+            return
+        pairs = [self.encode_pair(context, self.delimiter + option) for context, option in todo.values()]
+        if any(not cont for _, cont in pairs):
+            return  # ``score_options`` names the empty option
+        size = self.cloze_batch_size
+        with self._lock, torch.inference_mode():
+            logprobs: list[float] = []
+            for start in range(0, len(pairs), size):
+                logprobs += self.batched_logprobs(pairs[start : start + size])
+        if len(memo) + len(todo) > 4096:
+            memo.clear()
+        for (key, (_, option)), (_, cont), lp in zip(todo.items(), pairs, logprobs, strict=True):
+            memo[key] = _option_scores(option, cont, lp)
+
     def _score(self, request: ModelRequest, wire: Mapping[str, Any]) -> ModelResponse:
         import torch
 
+        ctx_ids, conts, prefix = self._letter_inputs(request, wire)
+        with self._lock, torch.inference_mode():
+            scores = self._shared_pass_scores(ctx_ids, conts, prefix=prefix)
+            if scores is None:
+                scores = [self._continuation_logprob(ctx_ids, cont) for cont in conts]
+        return self._letter_response(list(wire["choices"]), ctx_ids, scores)
+
+    def _letter_inputs(
+        self, request: ModelRequest, wire: Mapping[str, Any]
+    ) -> tuple[list[int], list[list[int]], list[int]]:
+        """(context ids, one continuation per label, the shared prefix's ids or ``[]``) of a letter
+        scoring request: what ``_score`` and ``complete_many`` compute, from the wire request alone."""
         labels = list(wire["choices"])
         if len(set(labels)) != len(labels):
             raise InputError(
@@ -335,20 +478,22 @@ class LocalBackend:
         delim = "" if wire.get("chat_template") and self.tokenizer.chat_template else wire["label_delimiter"]
         pairs = [self.encode_pair(context, delim + label) for label in labels]
         ctx_ids = pairs[0][0]
-        conts = [cont for _, cont in pairs]
-        with self._lock, torch.inference_mode():
-            if wire.get("prefix_chars"):
-                prefix = self._prefix_ids(ctx_ids, context[: int(wire["prefix_chars"])])
-                scores = self._shared_pass_scores(ctx_ids, conts, prefix=prefix)
-            else:
-                scores = self._shared_pass_scores(ctx_ids, conts)
-            if scores is None:
-                scores = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
+        prefix = (
+            self._prefix_ids(ctx_ids, context[: int(wire["prefix_chars"])])
+            if wire.get("prefix_chars")
+            else []
+        )
+        return ctx_ids, [cont for _, cont in pairs], prefix
+
+    @staticmethod
+    def _letter_response(
+        labels: Sequence[str], ctx_ids: Sequence[int], scores: Sequence[float]
+    ) -> ModelResponse:
         response = quantise_response(ModelResponse(
             text="",
             input_tokens=len(ctx_ids),
             output_tokens=0,
-            choice_logprobs=scores,
+            choice_logprobs=list(scores),
             meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
         ))  # fmt: skip
         response.text = labels[_first_best(response.choice_logprobs or [])]
@@ -477,20 +622,10 @@ class LocalBackend:
                 logprobs = []
                 for start in range(0, len(pairs), size):
                     logprobs += self.batched_logprobs(pairs[start : start + size])
-        out = []
-        for option, (_, cont), lp in zip(options, pairs, logprobs, strict=True):
-            chars = max(len(option), 1)
-            # each score from the raw sum, then put on the grid (what the cache would store)
-            out.append(
-                {
-                    "logprob": quantise_score(lp),
-                    "n_tokens": float(len(cont)),
-                    "n_chars": float(len(option)),
-                    "per_token": quantise_score(lp / len(cont)),
-                    "per_char": quantise_score(lp / chars),
-                }
-            )
-        return out
+        return [
+            _option_scores(option, cont, lp)
+            for option, (_, cont), lp in zip(options, pairs, logprobs, strict=True)
+        ]
 
     def cloze_scores(self, context: str, options: Sequence[str]) -> list[dict[str, float]]:
         """``score_options`` through a memo keyed by (context, option): options already scored after
@@ -603,3 +738,15 @@ def _first_best(scores: Sequence[float]) -> int:
     """The slot of the highest score, the first of equal ones (the answer text of a scored call; the
     parser reads the scores and calls an exact tie a ``tie``)."""
     return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+def _option_scores(option: str, cont: Sequence[int], logprob: float) -> dict[str, float]:
+    """A cloze option's scores from its raw summed log-probability, each then put on the grid (what the
+    cache would store)."""
+    return {
+        "logprob": quantise_score(logprob),
+        "n_tokens": float(len(cont)),
+        "n_chars": float(len(option)),
+        "per_token": quantise_score(logprob / len(cont)),
+        "per_char": quantise_score(logprob / max(len(option), 1)),
+    }
