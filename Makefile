@@ -1,4 +1,5 @@
-# Two commands a user needs: `make run` (the default pipeline) and `make test` (lint + tests).
+# Two commands a user needs: `make run` (the default pipeline) and `make test` (lint + the fast suite;
+# `make test-full` runs every test).
 # `make data` fetches the full inputs into data/ (only configs such as dataset=customs-full need them).
 PYTHON ?= python3
 VENV ?= .venv
@@ -6,7 +7,7 @@ BIN := $(VENV)/bin
 SHARED_DATA ?= ../shared/data
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-data install data lint bench clean-results
+.PHONY: run test test-full test-data install data lint bench clean-results
 
 # uv installs in seconds what pip takes minutes for. torch is the CPU build: from a local wheel folder when
 # pip is configured with one (PIP_FIND_LINKS holding torch 2.13.0+cpu), else from PyTorch's CPU index.
@@ -38,8 +39,16 @@ lint: $(STAMP)
 # two workers (pytest-xdist): the suite's slow tests wait on subprocesses (dvc, mlflow, servers), so two
 # share the two cores well; PYTEST_WORKERS=0 runs it in one process
 PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
+
+# the fast suite: everything but the tests marked `full` (real servers, a browser, DVC/MLflow pipelines end
+# to end, the local model, sweeps); each behaviour those check end to end has a fast test here too
 test: lint
-	BLINDMCQ_DERANDOMIZE=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
+	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) -m "not full"
+
+# the full suite: every test; FULL_ONLY=1 runs just the `full` ones (CI, after `make test`)
+test-full: lint
+	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) $(if $(FULL_ONLY),-m full)
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure
 test-data: data

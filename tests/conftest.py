@@ -7,9 +7,14 @@ A clone with nothing beside it must pass every test: tests that need the full in
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +81,59 @@ def inputs(request: pytest.FixtureRequest) -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # one source of truth: a test needs the full inputs exactly when it asks for them
+    # one source of truth: a test needs the full inputs exactly when it asks for them; it belongs to the
+    # full suite (`make test-full`) when marked so, when it drives a browser, or when it is `slow` (the
+    # local model, a large index)
     for item in items:
-        if "shared_data" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "shared_data" in names:
             item.add_marker(pytest.mark.needs_data)
+        if "browser" in names or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.full)
+
+
+@dataclass(frozen=True)
+class ShippedReport:
+    """One ``blindmcq report --from releases/default`` run: its output folder, what it printed, and the
+    scratch folder it ran in (which must hold nothing but ``out`` afterwards)."""
+
+    out: Path
+    scratch: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _shared_tmp(factory: pytest.TempPathFactory) -> Path:
+    """A folder all xdist workers of this run share (the parent of each worker's base temp)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def shipped_report(tmp_path_factory: pytest.TempPathFactory) -> ShippedReport:
+    """The report from the shipped release alone, built once per test run and shared (the report, the
+    explorer page and the vocabulary tests all read it): no model, a cache folder that must stay unmade,
+    and no BLINDMCQ_ variable of the caller's."""
+    root = _shared_tmp(tmp_path_factory) / "shipped-report"
+    root.mkdir(exist_ok=True)
+    scratch, record = root / "scratch", root / "run.json"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds it, the other waits and reads it
+        if not record.is_file():
+            scratch.mkdir()
+            env = {k: v for k, v in os.environ.items() if not k.startswith("BLINDMCQ_")}
+            env["PYTHONPATH"] = str(ROOT / "src")
+            env["BLINDMCQ_CACHE"] = str(scratch / "cache")  # the local model would be looked for here
+            done = subprocess.run(
+                [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(ROOT / "releases/default"),
+                 "--out", "out", "-C", str(ROOT)],
+                cwd=scratch, env=env, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            run = {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+            record.write_text(json.dumps(run), encoding="utf-8")
+    run = json.loads(record.read_text(encoding="utf-8"))
+    return ShippedReport(out=scratch / "out", scratch=scratch, **run)
 
 
 @pytest.fixture(scope="module")

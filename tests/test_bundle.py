@@ -9,10 +9,8 @@ its figures: those resting on model scores within ``SCORE_FIGURE_TOLERANCE``, th
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -160,39 +158,18 @@ def test_another_cpus_run_passes_and_a_changed_figure_does_not():
     assert run_differences(there, shipped, fewer, released)[0].startswith("other figures")
 
 
-@pytest.mark.slow
-def test_report_from_the_shipped_release_reproduces_metrics_byte_for_byte(tmp_path):
+def test_report_from_the_shipped_release_reproduces_metrics_byte_for_byte(shipped_report):
     """The report from the release alone (no model) writes the release's own metrics.json, byte for byte."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BLINDMCQ_")}
-    env["PYTHONPATH"] = str(REPO / "src")
-    env["BLINDMCQ_CACHE"] = str(tmp_path / "cache")  # the local model would be looked for here
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "blindmcq.cli",
-            "report",
-            "--from",
-            str(SHIPPED),
-            "--out",
-            "look",
-            "-C",
-            str(REPO),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "byte-identical to the released run's reports/metrics.json" in done.stdout
-    out = tmp_path / "look"
+    assert shipped_report.returncode == 0, shipped_report.stderr
+    assert "byte-identical to the released run's reports/metrics.json" in shipped_report.stdout
+    out = shipped_report.out
     assert (out / "metrics.json").read_bytes() == (SHIPPED / "reports/metrics.json").read_bytes()
     for table in ("tables/tables.md", "report.md", "html/index.html"):
         assert (out / table).is_file(), table
     assert {p.name for p in (out / "figures").glob("*.png")}, "no figures rebuilt"
-    assert not (tmp_path / "cache").exists() and not (tmp_path / ".cache").exists()  # no model asked
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["look"]  # the scratch workspace is gone
+    scratch = shipped_report.scratch
+    assert not (scratch / "cache").exists() and not (scratch / ".cache").exists()  # no model asked
+    assert sorted(p.name for p in scratch.iterdir()) == ["out"]  # the scratch workspace is gone
 
 
 def test_a_changed_file_is_refused_and_named(tmp_path, capsys):

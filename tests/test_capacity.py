@@ -112,6 +112,7 @@ def test_items_file_counts_each_items_own_options(sample_file: Path, tmp_path: P
     assert plan.totals["calls"] == (6 + 3) + (10 + 5)
 
 
+@pytest.mark.full  # plans the paper's whole grid
 def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str]) -> None:
     plan = build_plan(paper_config(), configs=CONFIGS)
     assert plan.runs[0]["calls"] == 11_990 * 8 * 12

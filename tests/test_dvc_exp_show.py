@@ -70,7 +70,7 @@ def git(cwd: Path, *args: str) -> None:
                    capture_output=True)  # fmt: skip
 
 
-@pytest.mark.slow
+@pytest.mark.full  # DVC experiments of a pipeline, end to end
 def test_readme_exp_show_fits_110_columns_and_shows_what_differs(tmp_path: Path) -> None:
     dvc = shutil.which("dvc", path=str(Path(sys.executable).parent)) or shutil.which("dvc")
     if dvc is None:

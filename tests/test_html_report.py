@@ -456,21 +456,10 @@ def test_header_rule_figures_at_natural_size_and_wide_tables_scroll(built, brows
 
 
 @pytest.fixture(scope="module")
-def release_html(tmp_path_factory) -> Path:
+def release_html(shipped_report) -> Path:
     """The HTML ``blindmcq report --from releases/default`` writes (the shipped run, no model called)."""
-    import os
-    import subprocess
-    import sys
-
-    out = tmp_path_factory.mktemp("release") / "report"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-m", "blindmcq.cli", "report", "--from", str(REPO / "releases/default"),
-         "--out", str(out), "-C", str(REPO)],
-        capture_output=True, text=True, env=env, timeout=600, cwd=REPO,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out / "html" / "index.html"
+    assert shipped_report.returncode == 0, shipped_report.stderr[-2000:]
+    return shipped_report.out / "html" / "index.html"
 
 
 @pytest.mark.slow

@@ -56,7 +56,7 @@ def test_readme_serves_one_worker_on_the_local_store() -> None:
     assert command[command.index("--backend-store-uri") + 1] == "sqlite:///mlruns/mlflow.db"
 
 
-@pytest.mark.slow
+@pytest.mark.full  # the MLflow UI server in Chromium
 def test_mlflow_ui_shows_a_sweep_nested_and_comparable(tmp_path: Path, browser: Any) -> None:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf

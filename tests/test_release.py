@@ -150,7 +150,7 @@ def s3() -> Iterator[dict[str, str]]:
         server.stop()
 
 
-@pytest.mark.slow
+@pytest.mark.full  # a moto S3 server, the mini pipeline by `dvc repro`, push, clone, pull
 def test_release_push_clone_pull_repro_is_up_to_date_and_tables_identical(tmp_path, s3):
     env = base_env(tmp_path)
     origin, clone = tmp_path / "origin", tmp_path / "clone"

@@ -25,7 +25,7 @@ import pytest
 
 from blindmcq.reporting.pull import object_path
 from blindmcq.reporting.release import locked_outputs, public_url
-from test_release import CACHE, base_env, make_project, run  # same folder (pytest's rootdir import mode)
+from test_release import CACHE, base_env, git_project, make_project, run  # same folder (rootdir import mode)
 
 
 class Served:
@@ -48,6 +48,64 @@ class Served:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def tiny_released(tmp_path_factory) -> Iterator[dict]:
+    """test_release's one-stage project (``cp in.txt out.txt``), released with ``--public-url`` to its
+    remote folder, which a local server serves: the release-and-pull mechanics in seconds."""
+    base = tmp_path_factory.mktemp("tiny-http-release")
+    env = base_env(base)
+    origin, store = base / "tiny", base / "remote"  # git_project's default remote: the folder beside it
+    git_project(origin, env)
+    store.mkdir()
+    served = Served(store)
+    try:
+        out = run([sys.executable, "-m", "blindmcq.cli", "release", "--public-url", served.url], origin, env)
+        yield {"base": base, "env": env, "origin": origin, "store": store, "served": served, "out": out}
+    finally:
+        served.close()
+
+
+def test_a_tiny_release_writes_its_url_and_a_fresh_clone_pulls_it_over_http(tiny_released, tmp_path):
+    env, origin, served = tiny_released["env"], tiny_released["origin"], tiny_released["served"]
+    assert f"blindmcq pull {served.url}" in tiny_released["out"]
+    config = (origin / ".dvc" / "config").read_text(encoding="utf-8")
+    assert served.url in config and "verify = True" in config
+    assert run(["git", "status", "--porcelain"], origin, env).strip() == ""  # the URL was committed
+    assert f"blindmcq pull {served.url}" in run(["git", "tag", "-n99"], origin, env)
+
+    clone = tmp_path / "far" / "clone"  # nothing beside it: the remote folder is reachable only by HTTP
+    run(["git", "clone", "-q", str(origin), str(clone)], tmp_path, env)
+    before = len(served.requests)
+    assert "fetched" in run(["dvc", "pull", "-r", "release"], clone, env)
+    asked = served.requests[before:]
+    assert asked and all(method in ("GET", "HEAD") for method, _ in asked), asked
+    assert (clone / "out.txt").read_bytes() == (origin / "out.txt").read_bytes()
+    assert "Data and pipelines are up to date" in run(["dvc", "status"], clone, env)
+
+
+def test_a_tiny_release_with_a_changed_object_is_refused_and_named(tiny_released, tmp_path):
+    env, origin = tiny_released["env"], tiny_released["origin"]
+    tampered = tmp_path / "tampered"
+    shutil.copytree(tiny_released["store"], tampered)
+    md5 = locked_outputs(origin)["out.txt"]
+    target = tampered / object_path(md5)
+    target.write_bytes(target.read_bytes()[::-1] + b"!")
+    served = Served(tampered)
+    try:
+        clone = tmp_path / "clone"
+        run(["git", "clone", "-q", str(origin), str(clone)], tmp_path, env)
+        done = subprocess.run(
+            [sys.executable, "-m", "blindmcq.cli", "pull", served.url],
+            cwd=clone, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+    finally:
+        served.close()
+    err = done.stderr.strip()
+    assert done.returncode == 2 and len(err.splitlines()) == 1, done.stdout + err
+    assert "out.txt" in err and "changed after the release" in err and object_path(md5) in err, err
+    assert not (clone / "out.txt").exists()
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +139,7 @@ def released(tmp_path_factory) -> Iterator[dict]:
         served.close()
 
 
+@pytest.mark.full  # the mini pipeline's `dvc repro` (the tiny release above checks the same in seconds)
 def test_release_writes_the_read_only_url_as_remote_release(released):
     origin, served = released["origin"], released["served"]
     assert f"blindmcq pull {served.url}" in released["out"]
@@ -95,7 +154,7 @@ def test_release_writes_the_read_only_url_as_remote_release(released):
     assert f"blindmcq pull {served.url}" in tag
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_fresh_clone_pulls_over_http_and_repro_calls_no_model(released, tmp_path):
     env, origin, served = released["env"], released["origin"], released["served"]
     clone = tmp_path / "far" / "away" / "clone"  # nothing beside it: the store is reachable only by HTTP
@@ -117,7 +176,7 @@ def test_fresh_clone_pulls_over_http_and_repro_calls_no_model(released, tmp_path
         assert (clone / path).exists(), f"{path} was not pulled"
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_a_changed_object_on_the_server_is_refused_and_named(released, tmp_path):
     env, origin = released["env"], released["origin"]
     tampered = tmp_path / "tampered"

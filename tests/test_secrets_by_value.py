@@ -93,6 +93,7 @@ def _files_with(root: Path, needle: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
+@pytest.mark.full  # a Hydra sweep in a subprocess
 def test_a_sweep_with_an_env_value_in_a_plain_key_leaks_it_nowhere(tmp_path: Path) -> None:
     env = {**os.environ, "BLINDMCQ_CONF": str(REPO / "conf"), "MY_PAT": PAT,
            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip

@@ -84,6 +84,7 @@ def _holding(root: Path, value: str) -> list[str]:
     return found
 
 
+@pytest.mark.full  # a pipeline against a local server that echoes the key back
 def test_an_echoed_secret_reaches_no_output(
     tmp_path: Path, repo_root: Path, echo_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -123,7 +123,7 @@ def _files_with(root: Path, needles: list[str]) -> list[str]:
     return hits
 
 
-@pytest.mark.slow  # two sweep processes (~1 min on 2 cores)
+@pytest.mark.full  # two sweep processes (~1 min on 2 cores)
 def test_secrets_never_reach_sweep_outputs_or_mlflow(tmp_path: Path) -> None:
     _items(tmp_path)
     env = {**_env(), "MY_API_TOKEN": SECRET_TOKEN}
@@ -165,7 +165,7 @@ def test_secrets_never_reach_sweep_outputs_or_mlflow(tmp_path: Path) -> None:
     assert any(p.name == "config.yaml" for p in (tmp_path / "mlruns").rglob("*"))  # .hydra logged, scrubbed
 
 
-@pytest.mark.slow  # two Python processes import the analysis stack and MLflow (~1 min on 2 cores)
+@pytest.mark.full  # two Python processes import the analysis stack and MLflow (~1 min on 2 cores)
 def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Path) -> None:
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     _items(tmp_path, n=30)

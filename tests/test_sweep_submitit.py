@@ -17,7 +17,7 @@ from blindmcq.engine.cache import ResponseCache
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow  # two submitit job processes import the analysis stack and MLflow (~1-2 min on 2 cores)
+@pytest.mark.full  # two submitit job processes import the analysis stack and MLflow (~1-2 min on 2 cores)
 def test_submitit_local_multirun_shares_cache_and_nests_mlflow_runs(tmp_path: Path) -> None:
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
     # synthetic items (NonsenseQA): the sweep needs a corpus, not the real bank

@@ -203,6 +203,7 @@ def test_habit_and_excess_intervals_cover_at_least_94_percent(know: float) -> No
     assert len(bounds) == N_BANKS and coverage >= 0.94, coverage
 
 
+@pytest.mark.full  # seven Monte Carlo coverage runs; the two hardest regimes below stay in the fast suite
 @pytest.mark.parametrize(
     ("share", "same"),
     [(0.25, 0.0), (0.25, 0.5), (0.25, 1.0), (0.5, 0.5), (0.5, 1.0), (0.05, 1.0), (0.95, 1.0)],

@@ -53,6 +53,7 @@ def run_project(work: Path, repo_root: Path, overrides: list[str]) -> dict:
     return params
 
 
+@pytest.mark.full  # the pipeline end to end on another bank
 def test_a_ten_option_bank_runs_end_to_end(tmp_path: Path, repo_root: Path, samples: Path) -> None:
     bank = tmp_path / "lexam10.jsonl"
     ten_option_bank(samples, bank)
@@ -102,6 +103,7 @@ def test_matched_and_dashed_run_lands_beside_select_and_letter(tmp_path: Path, r
     assert any(r.data.params.get("protocol.name") == "md" for r in runs)
 
 
+@pytest.mark.full  # the pipeline end to end on another bank
 def test_lexam_32_runs_end_to_end_and_says_why_lexical_is_absent(tmp_path: Path, repo_root: Path) -> None:
     """``-S dataset=lexam-32`` on 12 real rows (tests/fixtures/audit): 32 options labelled A..Z, AA..AF,
     and, the bank being German (Latin script) against Ukrainian statutes, no lexical row in Table 2 or

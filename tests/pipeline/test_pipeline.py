@@ -186,11 +186,16 @@ def test_mlflow_run_has_the_report_metrics(project):
 
 
 def test_probe_rerun_makes_no_new_call(project):
+    """A rerun from the response cache asks no model and rewrites the predictions byte for byte (the
+    whole pipeline by `dvc repro -f`, dvc.lock unchanged: tests/pipeline/test_rerun.py, full suite)."""
     work, _ = project
+    before = {p: p.read_bytes() for p in sorted((work / "results/predictions").rglob("*")) if p.is_file()}
     run_stage("probe")
     calls = json.loads((work / "results/calls/predictions/calls.json").read_text())
     assert calls["new_calls"] == 0
     assert calls["from_cache"] == calls["calls"] > 0
+    after = {p: p.read_bytes() for p in sorted((work / "results/predictions").rglob("*")) if p.is_file()}
+    assert before and after == before
 
 
 def test_missing_items_file_names_it(tmp_path: Path):

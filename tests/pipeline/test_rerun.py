@@ -53,7 +53,7 @@ def outputs(lock: dict) -> dict[str, str]:
     return {o["path"]: o["md5"] for stage in lock["stages"].values() for o in stage.get("outs", [])}
 
 
-@pytest.mark.slow  # a small whole pipeline, twice: about a minute on two cores
+@pytest.mark.full  # a small whole pipeline by `dvc repro`, twice: about a minute on two cores
 def test_a_rerun_from_the_cache_leaves_dvc_lock_unchanged(tmp_path: Path) -> None:
     work = tmp_path / "project"
     work.mkdir()
