@@ -16,6 +16,7 @@ import json
 import math
 import re
 import string
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,8 +274,9 @@ def bank_profile(items: Sequence[Item], labels: Sequence[str] | None = None) -> 
     frame = pd.DataFrame(rows)
     shown = pd.DataFrame({"Measure": frame["measure"], "Value": frame["value"].map(fmt)})
     if labels is not None:  # each slot's count before its share: "103 (0.303)"
-        counts = np.bincount(keys, minlength=n)
-        frame["items"] = pd.array([*map(int, counts), *[None] * (len(frame) - n)], dtype="Int64")
+        counted = Counter(int(k) for k in keys)
+        counts = [counted.get(s, 0) for s in range(n)]
+        frame["items"] = pd.array([*counts, *[None] * (len(frame) - n)], dtype="Int64")
         values = shown["Value"][:n]
         shown.loc[: n - 1, "Value"] = [f"{int(c)} ({v})" for c, v in zip(counts, values, strict=True)]
     return Table("bank_profile", f"{TITLES['bank_profile']} ({len(usable)} usable items)", frame, shown)
