@@ -78,6 +78,7 @@ log = logging.getLogger(__name__)
 ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
+LEXICAL_CHUNK = 20_000  # items searched at once by the audit's lexical strategy (bounds its memory)
 AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config groups an audit picks from
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
@@ -188,9 +189,17 @@ def lexical_picks(
     text = TextConfig()
     analyzer = Analyzer(text)
     index = build_index(read_provisions(statutes), text, analyzer=analyzer)
-    lexical = lexical_search(list(items), index, analyzer, seed=seed)
+    # searched LEXICAL_CHUNK items at a time, keeping only the pick columns: a whole bank's search rows
+    # (token lists, scores, snippets per item) held a million-item bank's gigabytes. A pick depends on
+    # its item alone (its ties broken by its id), so the chunks' picks are the whole search's.
+    parts = [
+        picks_of_lexical(lexical_search(items[start : start + LEXICAL_CHUNK], index, analyzer, seed=seed))
+        for start in range(0, len(items), LEXICAL_CHUNK)
+    ]
+    kept = [part for part in parts if not part.empty] or parts[:1]
+    picks = pd.concat(kept, ignore_index=True) if len(kept) > 1 else kept[0].reset_index(drop=True)
     coverage = None if words is None else statute_coverage(items, index, analyzer, words, seed=seed)
-    return picks_of_lexical(lexical), coverage
+    return picks, coverage
 
 
 def lexical_strategy(
@@ -363,7 +372,8 @@ def run_audit(
     if n_bad:
         warnings.append(skipped_sentence(items))
 
-    surface = surface_strategies(items, seed)
+    profile = profile_bank(items)
+    surface = surface_strategies(items, seed, profile)
     picks = surface.picks
     language, how = (language, "declared") if language else (bank_language(items), "detected from the script")
     lexical, lexical_note = lexical_strategy(items, language, statutes, seed)
@@ -372,7 +382,6 @@ def run_audit(
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
-    profile = profile_bank(items)
     settings = {
         "file": str(path),
         "mapping": described,

@@ -65,7 +65,8 @@ def audit_imported(
         )
     usable = [item for item in items if item.usable]
     warnings: list[str] = []
-    surface = surface_strategies(list(items), seed)
+    profile = profile_bank(list(items))
+    surface = surface_strategies(list(items), seed, profile)
     picks = surface.picks
     language = bank_language(list(items))
     lexical, lexical_note = lexical_strategy(list(items), language, statutes, seed)  # as blindmcq audit
@@ -74,7 +75,6 @@ def audit_imported(
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
-    profile = profile_bank(list(items))
     first = predictions.iloc[0]
     base = Baseline(phrasing=str(first["phrasing"]), labels=str(first["labels"]),
                     protocol=str(first["protocol"]), reasoning=str(first["reasoning"]))  # fmt: skip
