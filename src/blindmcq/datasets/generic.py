@@ -35,6 +35,7 @@ one line naming the file, what it holds and the limit, before the rest is read.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import logging
 import math
@@ -811,7 +812,9 @@ def load_generic(
     seen: dict[str, str] = {}
     scripts: dict[str, str] = {}  # key alphabet -> the first row that used it (label keys)
     unread: list[tuple[str, InputError]] = []  # rows whose key does not read in the key format
-    first_of: dict[tuple[Any, ...], str] = {}  # an item's content -> the row that first held it
+    # an item's content (its digest: a normalised copy of every text held a big bank twice) -> the row
+    # that first held it
+    first_of: dict[bytes, str] = {}
     repeated: list[tuple[str, str]] = []
     for row_number, (where, record) in enumerate(_rows(path, fmt, header, limits), start=1):
         stem = _cell(record, question, where, file)
@@ -849,11 +852,8 @@ def load_generic(
             raise InputError(f"{where}: item id {iid} repeats ({seen[iid]})", file=file, item=iid)
         seen[iid] = where
         flags = invariant_flags(opts, [key_index], None)
-        content = (
-            " ".join(stem.split()).casefold(),
-            *(" ".join(o.split()).casefold() for o in opts),
-            key_index,
-        )
+        texts = [" ".join(stem.split()).casefold(), [" ".join(o.split()).casefold() for o in opts], key_index]
+        content = hashlib.blake2b(json.dumps(texts, ensure_ascii=False).encode(), digest_size=16).digest()
         if content in first_of:
             repeated.append((where, first_of[content]))
             if duplicates == "drop":
