@@ -99,7 +99,7 @@ VOCABULARY: dict[str, str] = {
     "Gap": r"\bGap\b",
     "Gap, chance-adjusted": r"Gap, chance-adjusted",
     "Spread": r"\bSpread\b",
-    "Key at s": r"\bKey at [A-Z]\b",
+    "Key at s": r"\bKey at (?:[A-Z]\b|\d+ \(\w+\))",
     "Slot spread": r"Slot spread",
     "Sum": r"\bSum\b",
     "Position-free": r"Position-free",

@@ -16,6 +16,7 @@ import json
 import math
 import re
 import string
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,23 @@ def fmt_p(p: float) -> str:
 
 
 def slot_name(s: int) -> str:
-    """Slot s (0-based) as the Latin labels name it, going on past Z: A..Z, AA, AB, ... (``labels``)."""
+    """Slot s (0-based) as the Latin labels name it, going on past Z: A..Z, AA, AB, ... (``labels``).
+    Metric names use it whatever the bank's labels (``bank/key_share/B``)."""
     return combined_label(string.ascii_uppercase, s)
+
+
+def bank_slot(s: int, labels: Sequence[str] = ()) -> str:
+    """Slot s (0-based) by position, with the bank's own label where it has one: "2 (Б)"; "2" without."""
+    return f"{s + 1} ({labels[s]})" if s < len(labels) else f"{s + 1}"
+
+
+def slot_heading(s: int, labels: Sequence[str] | None = None) -> str:
+    """Slot s as a table's column names it: the Latin letter (the probe's) where the bank has no labels
+    of its own or writes its keys in Latin ones, else by position and the bank's label ("1 (А)"), so a
+    Cyrillic-keyed bank's Б is not read as the Latin B (its В)."""
+    if not labels or all(label == slot_name(i) for i, label in enumerate(labels)):
+        return slot_name(s)
+    return bank_slot(s, labels)
 
 
 @dataclass(frozen=True)
@@ -234,8 +250,11 @@ def surface_gate_table(baselines: pd.DataFrame | None, a: Analysis) -> Table:
     return Table("surface_gate", TITLES["surface_gate"], frame, shown, note)
 
 
-def bank_profile(items: Sequence[Item]) -> Table:
-    """Key-position shares and mean key minus mean distractor length (characters) of usable items."""
+def bank_profile(items: Sequence[Item], labels: Sequence[str] | None = None) -> Table:
+    """Key-position shares and mean key minus mean distractor length (characters) of usable items.
+    With ``labels`` (the bank's label of each slot, ``datasets.registry.bank_key_labels``; empty: the
+    bank has none), each key slot is named by position and label ("key in slot 2 (Б)") and its item
+    count stands beside its share; without, slots are named by their Latin letters."""
     usable = [it for it in items if it.usable]
     if not usable:
         return Table(
@@ -245,7 +264,8 @@ def bank_profile(items: Sequence[Item]) -> Table:
     keys = np.array([it.key for it in usable])
     key_len = np.array([len(it.options[it.key]) for it in usable])
     dis_len = np.array([np.mean([len(o) for j, o in enumerate(it.options) if j != it.key]) for it in usable])
-    rows = [{"measure": f"key in slot {slot_name(s)}", "value": float(np.mean(keys == s))} for s in range(n)]
+    name = slot_name if labels is None else (lambda s: bank_slot(s, labels))
+    rows = [{"measure": f"key in slot {name(s)}", "value": float(np.mean(keys == s))} for s in range(n)]
     rows.append({"measure": "mean key length (chars)", "value": float(key_len.mean())})
     rows.append({"measure": "mean distractor length (chars)", "value": float(dis_len.mean())})
     rows.append(
@@ -253,6 +273,12 @@ def bank_profile(items: Sequence[Item]) -> Table:
     )
     frame = pd.DataFrame(rows)
     shown = pd.DataFrame({"Measure": frame["measure"], "Value": frame["value"].map(fmt)})
+    if labels is not None:  # each slot's count before its share: "103 (0.303)"
+        counted = Counter(int(k) for k in keys)
+        counts = [counted.get(s, 0) for s in range(n)]
+        frame["items"] = pd.array([*counts, *[None] * (len(frame) - n)], dtype="Int64")
+        values = shown["Value"][:n]
+        shown.loc[: n - 1, "Value"] = [f"{int(c)} ({v})" for c, v in zip(counts, values, strict=True)]
     return Table("bank_profile", f"{TITLES['bank_profile']} ({len(usable)} usable items)", frame, shown)
 
 
@@ -369,7 +395,9 @@ def table_3(a: Analysis) -> Table:
     return Table("table3", TITLES["table3"], frame, shown, note)
 
 
-def table_4(a: Analysis) -> Table:
+def table_4(a: Analysis, labels: Sequence[str] | None = None) -> Table:
+    """Positional habit; ``labels``: the bank's slot labels, which name the per-slot columns
+    (``slot_heading``)."""
     sets = list(dict.fromkeys(["all", a.headline_set]))
     s = a.summary[a.summary["set"].isin(sets)] if not a.summary.empty else a.summary
     if s.empty or "habit" not in s:
@@ -400,9 +428,9 @@ def table_4(a: Analysis) -> Table:
     frame = frame.reset_index(drop=True)
     shown = pd.DataFrame({"Set": frame["set"], "Model": [_model_label(a, m) for m in frame["model"]]})
     for i in slots:
-        shown[f"Pick {slot_name(i)}"] = frame[f"pick_{i}"].map(fmt)
+        shown[f"Pick {slot_heading(i, labels)}"] = frame[f"pick_{i}"].map(fmt)
     for i in slots:
-        shown[f"Key {slot_name(i)}"] = frame[f"key_{i}"].map(fmt)
+        shown[f"Key {slot_heading(i, labels)}"] = frame[f"key_{i}"].map(fmt)
     shown["Blind"] = frame["blind_acc"].map(fmt)
     # the corrected habit and excess first: they are the ones to quote (the note says why)
     for name, label, signed in (
@@ -623,7 +651,7 @@ def table_7(a: Analysis) -> Table:
     return _sweep_table(a, "table7", a.labels, CONDITIONS)
 
 
-def table_8(a: Analysis) -> Table:
+def table_8(a: Analysis, labels: Sequence[str] | None = None) -> Table:
     f = _at(a.forced, a.detail_set)
     if f.empty:
         return _empty("table8")
@@ -631,7 +659,7 @@ def table_8(a: Analysis) -> Table:
     frame = f.drop(columns="set")
     shown = pd.DataFrame({"Model": [_model_label(a, m) for m in frame["model"]]})
     for i in slots:
-        shown[f"Key at {slot_name(i)}"] = frame[f"acc_{i}"].map(fmt)
+        shown[f"Key at {slot_heading(i, labels)}"] = frame[f"acc_{i}"].map(fmt)
     shown["Slot spread"] = frame["spread"].map(fmt)
     shown["Sum"] = frame["sum"].map(fmt)
     shown["Position-free"] = [fmt_ci(*v) for v in frame[["position_free", "pf_lo", "pf_hi"]].to_numpy()]
@@ -833,6 +861,7 @@ class TableInputs:
     baselines: pd.DataFrame | None = None
     items: Sequence[Item] | None = None
     lexical_absent: str | None = None
+    slot_labels: Sequence[str] | None = None  # the bank's label of each slot (None: not known, Latin)
 
     @property
     def chance(self) -> float:
@@ -909,7 +938,8 @@ TABLES: tuple[TableSpec, ...] = (
         lambda i: surface_gate_table(i.baselines, i.analysis), needs="a baselines frame and a gate",
     ),
     TableSpec(
-        "bank_profile", "Bank profile", lambda i: bank_profile(i.items) if i.items is not None else None
+        "bank_profile", "Bank profile",
+        lambda i: bank_profile(i.items, i.slot_labels) if i.items is not None else None,
     ),
     TableSpec(
         "table3",
@@ -920,7 +950,7 @@ TABLES: tuple[TableSpec, ...] = (
     ),
     TableSpec(
         "table4", "Table 4: Positional habit and excess over it, on all items and on the headline set",
-        lambda i: table_4(i.analysis), needs="blind predictions on the baseline presentation",
+        lambda i: table_4(i.analysis, i.slot_labels), needs="blind predictions on the baseline presentation",
         set_kinds=("habit", "excess"),
     ),
     TableSpec("habit_by_n", "Habit and excess per option count", lambda i: habit_by_n_table(i.analysis)),
@@ -940,7 +970,8 @@ TABLES: tuple[TableSpec, ...] = (
     ),
     TableSpec(
         "table8", "Table 8: Forced placement: blind solvability with position bias removed by construction",
-        lambda i: table_8(i.analysis), needs="forced-placement predictions (blind rows with forced_slot set)",
+        lambda i: table_8(i.analysis, i.slot_labels),
+        needs="forced-placement predictions (blind rows with forced_slot set)",
         detail_kinds=("position_free",),
     ),
     TableSpec(
@@ -983,10 +1014,14 @@ def build_tables(
     baselines: pd.DataFrame | None = None,
     items: Sequence[Item] | None = None,
     lexical_absent: str | None = None,
+    slot_labels: Sequence[str] | None = None,
 ) -> dict[str, Table]:
     """Every table of ``TABLES``, in report order: gate, Tables 2-10, correlation (and the bank profile
-    with items). ``lexical_absent``: why Table 2 has no lexical row (``statutes.language``)."""
-    inputs = TableInputs(a, baselines=baselines, items=items, lexical_absent=lexical_absent)
+    with items). ``lexical_absent``: why Table 2 has no lexical row (``statutes.language``);
+    ``slot_labels``: the bank's own label of each slot, which name slots for a reader (the bank profile,
+    Tables 4 and 8; metric names stay Latin)."""
+    inputs = TableInputs(a, baselines=baselines, items=items, lexical_absent=lexical_absent,
+                         slot_labels=slot_labels)  # fmt: skip
     tables = [spec.build(inputs) for spec in TABLES]
     return {t.name: t for t in tables if t is not None}
 

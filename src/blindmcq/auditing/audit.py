@@ -28,12 +28,10 @@ family of the option-text strategies. The sentence also counts the items that ma
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +44,8 @@ from blindmcq.analysis.frame import Baseline
 from blindmcq.analysis.gate import GateResult, gate, gate_nulls, write_gate
 from blindmcq.analysis.metrics import Analysis, analyze
 from blindmcq.analysis.tables import (
-    Table,
     bank_profile,
+    bank_slot,
     build_tables,
     fmt,
     fmt_ci,
@@ -66,17 +64,10 @@ from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import LocalModel, default, validate_group
-from blindmcq.datasets.generic import (
-    NUMERALS,
-    bank_format,
-    guess_mapping,
-    key_alphabet,
-    load_generic,
-    peek,
-)
+from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.labels import combined, label_strings
+from blindmcq.labels import label_strings
 from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
@@ -87,6 +78,7 @@ log = logging.getLogger(__name__)
 ROOT = REPO_ROOT
 DEFAULT_MODEL = "longest"  # a heuristic: the audit runs in seconds without any model download
 STATUTES = ROOT / "defaults" / "statutes" / "provisions-default.jsonl"
+LEXICAL_CHUNK = 20_000  # items searched at once by the audit's lexical strategy (bounds its memory)
 AUDIT_GROUPS = ("prompt", "labels", "reasoning", "protocol")  # the config groups an audit picks from
 PROMPT_BY_LANGUAGE = {"uk": "original"}  # any other language gets the English instruction
 REPORT_TABLES = ("gate", "table2", "bank_profile", "table3", "table4")
@@ -157,21 +149,11 @@ def read_bank(
 
 
 def key_labels(kwargs: dict[str, Any], records: Sequence[dict[str, Any]], n: int) -> list[str]:
-    """The bank's own label of each of ``n`` slots: the alphabet its keys are written in (the mapping's
-    ``labels``, else the script of the first keys read: А, Б, В, Г; A, B; 1, 2), going on past its end as
-    the labels do; none (slots by position) unless keys are labels."""
-    if kwargs.get("key_format") != "label" or n < 1:
-        return []
-    alphabet = kwargs.get("labels")
-    if not alphabet:
-        keys = [r.get(kwargs.get("key")) for r in records]
-        written = [str(k).strip() for k in keys if k is not None and str(k).strip()]
-        if not written:
-            return []
-        alphabet = key_alphabet(written[0])
-    if alphabet == NUMERALS:
-        return [str(i) for i in range(1, n + 1)]
-    return combined(list(alphabet), n)[:n]
+    """The bank's own label of each of ``n`` slots (``datasets.generic.slot_labels``): the mapping's
+    ``labels``, else the script of the first key read; none (slots by position) unless keys are labels."""
+    keys = [r.get(kwargs.get("key")) for r in records]
+    written = [str(k).strip() for k in keys if k is not None and str(k).strip()]
+    return slot_labels(kwargs.get("key_format"), kwargs.get("labels"), written[0] if written else None, n)
 
 
 def check_question_column(items: Sequence[Item], column: str, file: str) -> None:
@@ -207,9 +189,17 @@ def lexical_picks(
     text = TextConfig()
     analyzer = Analyzer(text)
     index = build_index(read_provisions(statutes), text, analyzer=analyzer)
-    lexical = lexical_search(list(items), index, analyzer, seed=seed)
+    # searched LEXICAL_CHUNK items at a time, keeping only the pick columns: a whole bank's search rows
+    # (token lists, scores, snippets per item) held a million-item bank's gigabytes. A pick depends on
+    # its item alone (its ties broken by its id), so the chunks' picks are the whole search's.
+    parts = [
+        picks_of_lexical(lexical_search(items[start : start + LEXICAL_CHUNK], index, analyzer, seed=seed))
+        for start in range(0, len(items), LEXICAL_CHUNK)
+    ]
+    kept = [part for part in parts if not part.empty] or parts[:1]
+    picks = pd.concat(kept, ignore_index=True) if len(kept) > 1 else kept[0].reset_index(drop=True)
     coverage = None if words is None else statute_coverage(items, index, analyzer, words, seed=seed)
-    return picks_of_lexical(lexical), coverage
+    return picks, coverage
 
 
 def lexical_strategy(
@@ -360,13 +350,12 @@ def run_audit(
     warnings: list[str] = []
     own_labels: list[str] = []  # the labels the bank's keys are written in, one per slot (none: positions)
     if dataset is not None:
-        from blindmcq.datasets.registry import load_dataset
+        from blindmcq.datasets.registry import bank_key_labels, load_dataset
 
         items = load_dataset(dataset, root=ROOT)
         typed = validate_group("dataset", dataset)
         described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
-        written = {"key_format": getattr(typed, "key_format", None), "labels": getattr(typed, "labels", None)}
-        own_labels += key_labels(written, [], max((it.n_options for it in items), default=0))
+        own_labels += bank_key_labels(dataset, max((it.n_options for it in items), default=0), root=ROOT)
         language = language or typed.language
     else:
         notes: list[str] = []
@@ -383,7 +372,8 @@ def run_audit(
     if n_bad:
         warnings.append(skipped_sentence(items))
 
-    surface = surface_strategies(items, seed)
+    profile = profile_bank(items)
+    surface = surface_strategies(items, seed, profile)
     picks = surface.picks
     language, how = (language, "declared") if language else (bank_language(items), "detected from the script")
     lexical, lexical_note = lexical_strategy(items, language, statutes, seed)
@@ -392,7 +382,6 @@ def run_audit(
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
-    profile = profile_bank(items)
     settings = {
         "file": str(path),
         "mapping": described,
@@ -407,7 +396,7 @@ def run_audit(
     if model is None:  # surface-only: what the options alone give away; no model, no labels
         tables = {
             "table2": table_2(picks, item_ids=None),
-            "bank_profile": labelled_profile(items, own_labels),
+            "bank_profile": bank_profile(items, own_labels),
         }
         write_tables(out / "tables", tables)
         metrics = audit_metrics(None, summary, profile, "")
@@ -458,11 +447,8 @@ def run_audit(
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
     g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
-    tables = build_tables(analysis, baselines=picks, items=items)
+    tables = build_tables(analysis, baselines=picks, items=items, slot_labels=own_labels)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
-    tables["bank_profile"] = labelled_profile(items, own_labels)
-    if "table4" in tables:
-        tables["table4"] = labelled_slots(tables["table4"], own_labels)
 
     # files the explorer reads, then the three outputs; each written atomically
     write_predictions(predictions, out / "predictions.parquet")
@@ -613,48 +599,12 @@ def conclusions_markdown(result: AuditResult) -> str:
     return "\n".join(lines)
 
 
-def _slot(s: int, labels: Sequence[str]) -> str:
-    """Slot s (0-based) by position, with the bank's own label where it has one: "2 (Б)"."""
-    return f"{s + 1} ({labels[s]})" if s < len(labels) else f"{s + 1}"
-
-
-def labelled_profile(items: Sequence[Item], labels: Sequence[str]) -> Table:
-    """The bank profile table (``analysis.tables.bank_profile``) with each key slot named by position and
-    by the bank's own label, and its item count beside its share: a Cyrillic-keyed bank's slot Б is not
-    read as the Latin B (its В)."""
-    table = bank_profile(items)
-    if table.frame.empty:
-        return table
-    usable = [it for it in items if it.usable]
-    n = max(it.n_options for it in usable)
-    counts = Counter(int(it.key) for it in usable)  # type: ignore[arg-type]
-    frame, shown = table.frame.copy(), table.shown.copy()
-    names = [f"key in slot {_slot(s, labels)}" for s in range(n)]
-    frame.loc[: n - 1, "measure"] = names
-    frame["items"] = pd.array([counts.get(s, 0) for s in range(n)] + [None] * (len(frame) - n), dtype="Int64")
-    shown.loc[: n - 1, "Measure"] = names
-    shown.loc[: n - 1, "Value"] = [f"{counts.get(s, 0)} ({v})" for s, v in enumerate(shown["Value"][:n])]
-    return dataclasses.replace(table, frame=frame, shown=shown)
-
-
-def labelled_slots(table: Table, labels: Sequence[str]) -> Table:
-    """Table 4 with its per-slot columns ("Pick A", "Key A": Latin, the probe's letters) named by
-    position and the bank's own label ("Pick 1 (А)") where its keys are written in other labels."""
-    if not labels or all(label == slot_name(s) for s, label in enumerate(labels)):
-        return table  # Latin-keyed: the columns already carry the bank's labels
-    names = {}
-    for s in range(len(labels)):
-        for kind in ("Pick", "Key"):
-            names[f"{kind} {slot_name(s)}"] = f"{kind} {_slot(s, labels)}"
-    return dataclasses.replace(table, shown=table.shown.rename(columns=names))
-
-
 def audit_markdown(result: AuditResult, tables: dict[str, Any]) -> str:
     p = result.profile
     # slots by position and by the bank's own label (А, Б, В, Г or 1, 2, 3), each with its count
     counts = p.get("key_slot_counts") or [0] * len(p["key_slot_shares"])
     shares = ", ".join(
-        f"slot {_slot(s, result.key_labels)} {c} ({v:.3f})"
+        f"slot {bank_slot(s, result.key_labels)} {c} ({v:.3f})"
         for s, (c, v) in enumerate(zip(counts, p["key_slot_shares"], strict=True))
     )
     labelled = "; in brackets, the label the bank gives it" if result.key_labels else ""

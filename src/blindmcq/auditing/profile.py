@@ -89,20 +89,27 @@ def pointer_kind(option: str) -> str | None:
 def option_table(items: Sequence[Item]) -> pd.DataFrame:
     """One row per option: item_id, slot, n_options, is_key, chars, words, pointer (kind or None)."""
     columns = ["item_id", "bank", "slot", "n_options", "usable", "is_key", "chars", "words", "pointer"]
-    # column lists, not a dict per option: a million-item bank's four million dicts took gigabytes
-    data: dict[str, list[Any]] = {c: [] for c in columns}
+    # numpy columns filled in place, never a Python object per number: a million-item bank's four
+    # million options took gigabytes as lists of ints and dicts
+    total = sum(item.n_options for item in items)
+    ids, banks, pointer = (np.empty(total, dtype=object) for _ in range(3))
+    slot, n_options, n_chars, n_words = (np.empty(total, dtype=np.int64) for _ in range(4))
+    usable, is_key = np.empty(total, dtype=bool), np.zeros(total, dtype=bool)
+    row = 0
     for item in items:
-        has_key = item.usable
-        for slot, option in enumerate(item.options):
-            data["item_id"].append(item.id)
-            data["bank"].append(item.bank)
-            data["slot"].append(slot)
-            data["n_options"].append(item.n_options)
-            data["usable"].append(has_key)
-            data["is_key"].append(has_key and slot == item.key)
-            data["chars"].append(chars(option))  # the surface strategies' measures
-            data["words"].append(words(option))
-            data["pointer"].append(pointer_kind(option))
+        n = item.n_options
+        span = slice(row, row + n)
+        ids[span], banks[span], n_options[span], usable[span] = item.id, item.bank, n, item.usable
+        slot[span] = np.arange(n)
+        if item.usable and 0 <= int(item.key) < n:  # type: ignore[arg-type]
+            is_key[row + int(item.key)] = True  # type: ignore[arg-type]
+        for j, option in enumerate(item.options):
+            n_chars[row + j] = chars(option)  # the surface strategies' measures
+            n_words[row + j] = words(option)
+            pointer[row + j] = pointer_kind(option)
+        row += n
+    data = {"item_id": ids, "bank": banks, "slot": slot, "n_options": n_options, "usable": usable,
+            "is_key": is_key, "chars": n_chars, "words": n_words, "pointer": pointer}  # fmt: skip
     return pd.DataFrame(data, columns=columns)
 
 

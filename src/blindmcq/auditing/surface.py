@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from blindmcq.auditing.profile import profile_bank
@@ -62,23 +63,48 @@ def strategy_names(items: Sequence[Item]) -> list[str]:
 
 def surface_picks(items: Sequence[Item], seed: int = 0) -> pd.DataFrame:
     """Every strategy's pick on every usable item (PICK_COLUMNS), in the published order, by the rules
-    of :mod:`blindmcq.surface` (a tie broken by the seed and the item's option texts)."""
+    of :mod:`blindmcq.surface` (a tie broken by the seed and the item's option texts).
+
+    Built a column at a time (numpy arrays per strategy, never a Python tuple per pick): a million-item
+    bank's seven million picks stay a few hundred bytes each (the constants are computed whole; the
+    scored strategies call ``pick`` per item, so a tie is broken exactly as the probed heuristic does)."""
     usable = [item for item in items if item.usable]
-    rows = []
+    if not usable:
+        return pd.DataFrame([], columns=list(PICK_COLUMNS))
+    n = len(usable)
+    ids = np.array([item.id for item in usable], dtype=object)
+    n_options = np.fromiter((item.n_options for item in usable), dtype=np.int64, count=n)
+    keys = np.fromiter((item.key for item in usable), dtype=np.int64, count=n)
+    parts: list[dict[str, Any]] = []
     for name in strategy_names(usable):
-        constant = name not in SCORED
-        strategy, slot = ("constant", int(name.removeprefix("constant_"))) if constant else (name, 0)
-        for item in usable:
-            chosen = pick(strategy, item.options, seed=seed, slot=slot)
-            if chosen.slot is None:  # a constant slot the item does not have
-                continue
-            rows.append((
-                name, item.id, item.n_options, chosen.slot, item.key, chosen.slot == item.key,
-                chosen.tie, len(chosen.tied), tie_credit(item.key, chosen.tied),
-            ))  # fmt: skip
-    return pd.DataFrame(rows, columns=list(PICK_COLUMNS))
-
-
+        if name not in SCORED:  # constant_s: slot s wherever the item has one, never a tie
+            slot = int(name.removeprefix("constant_"))
+            has = n_options > slot
+            correct = keys[has] == slot
+            parts.append({
+                "item_id": ids[has], "n_options": n_options[has],
+                "picked_option": np.full(int(has.sum()), slot, dtype=np.int64), "key": keys[has],
+                "correct": correct, "tie": np.zeros(correct.size, dtype=bool),
+                "n_tied": np.ones(correct.size, dtype=np.int64), "credit": correct.astype(np.float64),
+            })  # fmt: skip
+            continue
+        picked = np.empty(n, dtype=np.int64)
+        n_tied = np.empty(n, dtype=np.int64)
+        credit = np.empty(n, dtype=np.float64)
+        for i, item in enumerate(usable):
+            chosen = pick(name, item.options, seed=seed)
+            picked[i], n_tied[i] = chosen.slot, len(chosen.tied)
+            credit[i] = tie_credit(item.key, chosen.tied)
+        parts.append({
+            "item_id": ids, "n_options": n_options, "picked_option": picked, "key": keys,
+            "correct": picked == keys, "tie": n_tied > 1, "n_tied": n_tied, "credit": credit,
+        })  # fmt: skip
+    names = strategy_names(usable)
+    sizes = [len(part["item_id"]) for part in parts]
+    columns: dict[str, Any] = {"strategy": np.repeat(np.array(names, dtype=object), sizes)}
+    for column in PICK_COLUMNS[1:]:
+        columns[column] = np.concatenate([part[column] for part in parts])
+    return pd.DataFrame(columns, columns=list(PICK_COLUMNS))
 
 
 def lexical_picks(lexical: pd.DataFrame) -> pd.DataFrame:
@@ -114,12 +140,15 @@ def summarise(picks: pd.DataFrame, *, n_usable: int, n_skipped: int) -> pd.DataF
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
-def surface_strategies(items: Sequence[Item], seed: int = 0) -> SurfaceResult:
-    """Table 2's surface strategies on a bank: per-item picks and the summary."""
+def surface_strategies(
+    items: Sequence[Item], seed: int = 0, profile: dict[str, Any] | None = None
+) -> SurfaceResult:
+    """Table 2's surface strategies on a bank: per-item picks and the summary. ``profile``: the bank's
+    ``profile_bank``, where the caller has it (a big bank's profile is measured once)."""
     n_usable = sum(item.usable for item in items)
     picks = surface_picks(items, seed)
     n_skipped = len(items) - n_usable
-    profile = profile_bank(items)
+    profile = profile if profile is not None else profile_bank(items)
     facts = {key: profile[key] for key in FACT_KEYS}
     return SurfaceResult(picks, summarise(picks, n_usable=n_usable, n_skipped=n_skipped), n_skipped, facts)
 

@@ -13,7 +13,7 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.harnesses.documents import HARNESSES
-from blindmcq.harnesses.importing import export_items, import_predictions, read_manifest
+from blindmcq.harnesses.importing import export_items, export_key_labels, import_predictions, read_manifest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from blindmcq.harnesses.audit_report import audit_imported
 
             items = export_items(export_dir)
-            audit_imported(items, predictions, args.audit, source=str(args.log), gate_k=args.gate_k)
+            audit_imported(items, predictions, args.audit, source=str(args.log), gate_k=args.gate_k,
+                           key_labels=export_key_labels(export_dir))  # fmt: skip
             written += [args.audit / name for name in ("report.md", "index.html", "metrics.json")]
     except (BlindMCQError, OSError) as exc:  # one line, exit 2
         return fail("import", exc, args.log)

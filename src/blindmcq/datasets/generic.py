@@ -35,6 +35,7 @@ one line naming the file, what it holds and the limit, before the rest is read.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import logging
 import math
@@ -73,6 +74,23 @@ def key_alphabet(value: str) -> str:
     if value.strip().isdigit():
         return NUMERALS
     return UKRAINIAN if any("\u0400" <= ch <= "\u04ff" for ch in value) else LATIN
+
+
+def slot_labels(key_format: str | None, alphabet: Sequence[str] | str | None, first_key: str | None,
+                n: int) -> list[str]:
+    """The bank's own label of each of ``n`` slots, as its keys are written: the declared ``alphabet``
+    (a string of letters or a list), else the script of ``first_key`` (А, Б, В, Г; A, B; 1, 2), going on
+    past its end as the labels do (``labels.combined``); none (slots by position) unless keys are
+    labels."""
+    if key_format != "label" or n < 1:
+        return []
+    if not alphabet:
+        if first_key is None or not str(first_key).strip():
+            return []
+        alphabet = key_alphabet(str(first_key))
+    if alphabet == NUMERALS:
+        return [str(i) for i in range(1, n + 1)]
+    return combined(list(alphabet), n)[:n]
 
 
 _SLUG = re.compile(r"[^0-9A-Za-z_.-]+")
@@ -476,34 +494,77 @@ CONFIG_ROLES = {  # what overrides each guess in a dataset config
     "question": "dataset.question", "options": "dataset.options (or option_columns)",
     "key": "dataset.key", "key_format": "dataset.key_format",
 }  # fmt: skip
-QUESTION_NAMES = ("question", "stem", "query", "prompt", "input")
-OPTIONS_NAMES = ("options", "choices", "endings")  # a list-valued column (MMLU-Pro, lm-eval, HellaSwag)
-KEY_NAMES = ("key", "answer", "gold", "label", "answerkey", "answer_idx", "target", "correct")
-_OPTION_COLUMN = re.compile(r"^(?:option|opt|choice)?[ _-]?([a-z]|\d{1,2})$", re.I)
+# Header names, matched case-insensitively with "_" and "-" read as spaces; Ukrainian (and Russian) ones
+# beside the English, for banks such as ZNO's: "питання", "варіанти", "А".."Г" or "Варіант А", "відповідь"
+QUESTION_NAMES = ("question", "stem", "query", "prompt", "input",
+                  "питання", "запитання", "завдання", "текст питання", "вопрос")  # fmt: skip
+OPTIONS_NAMES = ("options", "choices", "endings",  # a list-valued column (MMLU-Pro, lm-eval, HellaSwag)
+                 "варіанти", "варіанти відповіді", "варианты", "варианты ответа")  # fmt: skip
+KEY_NAMES = ("key", "answer", "gold", "label", "answerkey", "answer idx", "target", "correct")
+# the Cyrillic key names: none outranks another ("відповідь" may as well be an examinee's answer), so two
+# of them, or one beside an English key name, are ambiguous and stop naming the columns
+CYRILLIC_KEY_NAMES = ("правильна відповідь", "правильний варіант", "ключ", "відповідь",
+                      "правильный ответ", "ответ")  # fmt: skip
+_OPTION_COLUMN = re.compile(
+    r"^(?:option|opt|choice|варіант|вариант|відповідь|ответ)?[ _-]?([a-z]|[а-яєіїґ]|\d{1,2})$", re.I
+)
+_OPTION_SERIES = {  # the runs option columns are named in, first to last; one name per slot
+    "Latin letters": list("abcdefghijklmnopqrstuvwxyz"),
+    "Cyrillic letters": list(UKRAINIAN.lower()),
+    "numbers from 1": [str(i) for i in range(1, 100)],
+    "numbers from 0": [str(i) for i in range(100)],
+}
+
+
+def _header_name(column: str) -> str:
+    return " ".join(column.casefold().replace("_", " ").replace("-", " ").split())
 
 
 def _first(columns: Sequence[str], names: Sequence[str]) -> str | None:
-    by_lower = {c.lower(): c for c in columns}
-    return next((by_lower[n] for n in names if n in by_lower), None)
+    by_name: dict[str, str] = {}
+    for c in columns:
+        by_name.setdefault(_header_name(c), c)
+    return next((by_name[_header_name(n)] for n in names if _header_name(n) in by_name), None)
 
 
-def _option_columns(columns: Sequence[str]) -> list[str]:
-    """Columns named A, B, C... (or option_a.., choice1..) in a run from the first: one option each."""
+def _key_column(columns: Sequence[str], roles: dict[str, str], file: str | None) -> str | None:
+    """The key column by its name: an English name by priority (``KEY_NAMES``), a Cyrillic one only where
+    it is the one key-like name; several that none outranks stop with one line naming them."""
+    cyrillic = [c for c in columns if _header_name(c) in CYRILLIC_KEY_NAMES]
+    latin = _first(columns, KEY_NAMES)
+    candidates = [*([latin] if latin else []), *cyrillic]
+    if cyrillic and len(candidates) > 1:
+        raise InputError(
+            f"several columns could be the key: {candidates}; name it with {roles['key']}", file=file
+        )
+    return candidates[0] if candidates else None
+
+
+def _option_columns(
+    columns: Sequence[str], roles: dict[str, str] | None = None, file: str | None = None
+) -> list[str]:
+    """Columns named A, B, C... (or option_a.., choice1.., А, Б, В.., Варіант А..) in a run from the
+    first: one option each. Runs in two alphabets (A..D and А..Г) are ambiguous: one line naming both."""
     found: dict[str, str] = {}
     for c in columns:
-        m = _OPTION_COLUMN.match(c)
+        m = _OPTION_COLUMN.match(c.strip())
         if m and not c.isdigit():  # a headerless file's "1", "2" are positions, not option names
             found.setdefault(m.group(1).lower(), c)
-    for series in (list("abcdefghijklmnopqrstuvwxyz"), [str(i) for i in range(1, 100)],
-                   [str(i) for i in range(100)]):  # fmt: skip
+    runs: dict[str, list[str]] = {}
+    for what, series in _OPTION_SERIES.items():
         run = []
         for name in series:
             if name not in found:
                 break
             run.append(found[name])
         if len(run) >= 2:
-            return run
-    return []
+            runs[what] = run
+    letters = [w for w in ("Latin letters", "Cyrillic letters") if w in runs]
+    if len(letters) > 1:
+        named = " and ".join(f"{runs[w]} ({w})" for w in letters)
+        how = (roles or CONFIG_ROLES)["options"]
+        raise InputError(f"two runs of option columns, {named}; name the options with {how}", file=file)
+    return next(iter(runs.values()), [])
 
 
 def _rows_named(rows: Sequence[int], limit: int = 5) -> str:
@@ -588,7 +649,7 @@ def guess_mapping(
             )
         guessed.append(f"question={question}")
     if not options:
-        lists = [c for c in columns if c.lower() in OPTIONS_NAMES or re.fullmatch(r"\d+_choices", c)]
+        lists = [c for c in columns if _header_name(c) in OPTIONS_NAMES or re.fullmatch(r"\d+_choices", c)]
         if len(lists) > 1 and not _first(lists, OPTIONS_NAMES):
             raise InputError(
                 f"several option-list columns {lists}; name one with {roles['options']} and its key with "
@@ -596,7 +657,7 @@ def guess_mapping(
                 file=file,
             )
         chosen = _first(lists, OPTIONS_NAMES) or (lists[0] if lists else None)
-        options = [chosen] if chosen else _option_columns(columns)
+        options = [chosen] if chosen else _option_columns(columns, roles, file)
         if not options:
             raise InputError(
                 f"no options column (a list in {list(OPTIONS_NAMES)}, or columns A, B, C...) among "
@@ -606,10 +667,11 @@ def guess_mapping(
         guessed.append(f"options={options[0]}" + (f"..{options[-1]}" if len(options) > 1 else " (a list)"))
     if key is None:
         own = [f"{options[0]}_gold", f"{options[0]}_answer"] if len(options) == 1 else []
-        key = _first(columns, own) or _first(columns, KEY_NAMES)
+        key = _first(columns, own) or _key_column(columns, roles, file)
         if key is None:
             raise InputError(
-                f"no key column among {columns} (tried {list(KEY_NAMES)}); name it with {roles['key']}",
+                f"no key column among {columns} (tried {[*KEY_NAMES, *CYRILLIC_KEY_NAMES]}); name it with "
+                f"{roles['key']}",
                 file=file,
             )
         guessed.append(f"key={key}")
@@ -750,7 +812,9 @@ def load_generic(
     seen: dict[str, str] = {}
     scripts: dict[str, str] = {}  # key alphabet -> the first row that used it (label keys)
     unread: list[tuple[str, InputError]] = []  # rows whose key does not read in the key format
-    first_of: dict[tuple[Any, ...], str] = {}  # an item's content -> the row that first held it
+    # an item's content (its digest: a normalised copy of every text held a big bank twice) -> the row
+    # that first held it
+    first_of: dict[bytes, str] = {}
     repeated: list[tuple[str, str]] = []
     for row_number, (where, record) in enumerate(_rows(path, fmt, header, limits), start=1):
         stem = _cell(record, question, where, file)
@@ -788,11 +852,8 @@ def load_generic(
             raise InputError(f"{where}: item id {iid} repeats ({seen[iid]})", file=file, item=iid)
         seen[iid] = where
         flags = invariant_flags(opts, [key_index], None)
-        content = (
-            " ".join(stem.split()).casefold(),
-            *(" ".join(o.split()).casefold() for o in opts),
-            key_index,
-        )
+        texts = [" ".join(stem.split()).casefold(), [" ".join(o.split()).casefold() for o in opts], key_index]
+        content = hashlib.blake2b(json.dumps(texts, ensure_ascii=False).encode(), digest_size=16).digest()
         if content in first_of:
             repeated.append((where, first_of[content]))
             if duplicates == "drop":

@@ -316,3 +316,35 @@ def corpus_mismatch(params: Mapping[str, Any], items_path: Path) -> str | None:
     except (ConfigError, InputError, OSError) as exc:
         return f"the bank files {items_path} was built from cannot be read now ({str(exc).splitlines()[0]})"
     return mismatch(record, items_path, params, digests)
+
+
+# The loaders whose banks print their keys as Ukrainian exam letters (А, Б, В, Г: the Commission's PDFs,
+# whose key column corpus/assemble reads in that alphabet, and the Customs Service's own bank)
+CYRILLIC_KEYED = ("pdf", "customs")
+
+
+def bank_key_labels(
+    dataset: Mapping[str, Any] | DatasetConfig, n: int, root: str | Path | None = None
+) -> list[str]:
+    """The bank's own label of each of its ``n`` slots, for naming slots to a reader (tables, reports):
+    Ukrainian exam letters for the Cyrillic-keyed loaders, a generic bank's declared ``labels`` or the
+    script of its first key (read from the file when it is there), Latin letters for the rest (LEXam,
+    NonsenseQA, a corpus); none (by position) for a generic bank keyed by index or text."""
+    from blindmcq.datasets.generic import LATIN, UKRAINIAN, bank_format, peek, slot_labels
+
+    cfg = typed_dataset(dataset)
+    if n < 1:
+        return []
+    if cfg.loader in CYRILLIC_KEYED:
+        return slot_labels("label", UKRAINIAN, None, n)
+    if not isinstance(cfg, GenericDataset):
+        return slot_labels("label", LATIN, None, n)
+    first = None
+    if cfg.key_format == "label" and not cfg.labels and cfg.path and cfg.key:
+        path = _root(root) / str(cfg.path)
+        try:
+            _, records = peek(path, bank_format(path, cfg.format), cfg.header, n=1)
+        except (InputError, ConfigError, OSError):
+            records = []  # a release without the bank file: the slots go by position
+        first = next((str(r.get(cfg.key)) for r in records if r.get(cfg.key) is not None), None)
+    return slot_labels(cfg.key_format, cfg.labels, first, n)

@@ -45,8 +45,10 @@ def audit_imported(
     gate_k: int | None = None,
     statutes: Path = STATUTES,
     seed: int = 0,
+    key_labels: Sequence[str] = (),
 ) -> AuditResult:
-    """Write the audit report of ``items`` (the exported bank) for the one model in ``predictions``."""
+    """Write the audit report of ``items`` (the exported bank) for the one model in ``predictions``;
+    ``key_labels`` (the export manifest's): the bank's own label of each slot, which name its slots."""
     from blindmcq.analysis.figures import figure_1, figure_2, save
     from blindmcq.reporting.html import write_html_report
 
@@ -63,7 +65,8 @@ def audit_imported(
         )
     usable = [item for item in items if item.usable]
     warnings: list[str] = []
-    surface = surface_strategies(list(items), seed)
+    profile = profile_bank(list(items))
+    surface = surface_strategies(list(items), seed, profile)
     picks = surface.picks
     language = bank_language(list(items))
     lexical, lexical_note = lexical_strategy(list(items), language, statutes, seed)  # as blindmcq audit
@@ -72,14 +75,14 @@ def audit_imported(
     else:
         warnings.append(lexical_note)
     summary = summarise(picks, n_usable=len(usable), n_skipped=surface.n_skipped)
-    profile = profile_bank(list(items))
     first = predictions.iloc[0]
     base = Baseline(phrasing=str(first["phrasing"]), labels=str(first["labels"]),
                     protocol=str(first["protocol"]), reasoning=str(first["reasoning"]))  # fmt: skip
     model = models[0]
     g = gate(predictions, gate_model=model, k=gate_k, orders="all", base=base)
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
-    tables = build_tables(analysis, baselines=picks, items=list(items))
+    labels = list(key_labels)
+    tables = build_tables(analysis, baselines=picks, items=list(items), slot_labels=labels)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
 
     write_items(out / "items.jsonl", items)
@@ -107,7 +110,9 @@ def audit_imported(
             else ""
         ),
     }
-    result = AuditResult(list(items), summary, profile, analysis, g, metrics, warnings, settings)
+    result = AuditResult(
+        list(items), summary, profile, analysis, g, metrics, warnings, settings, key_labels=labels
+    )
     write_text(out / "report.md", audit_markdown(result, tables))
     write_html_report(
         out, items_path=out / "items.jsonl", predictions_path=out / "predictions.parquet",

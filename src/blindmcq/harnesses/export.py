@@ -55,14 +55,15 @@ def is_corpus(path: Path) -> bool:
     return False
 
 
-def load_bank(path: Path, mapping: Any) -> list[Item]:
-    """The bank's items: a corpus as written, any other bank through ``blindmcq audit``'s mapping."""
+def load_bank(path: Path, mapping: Any, labels: list[str] | None = None) -> list[Item]:
+    """The bank's items: a corpus as written, any other bank through ``blindmcq audit``'s mapping (which
+    appends the labels its keys are written in, one per slot, to ``labels``; a corpus has none)."""
     if is_corpus(path):
         return read_items(path)
     from blindmcq.auditing.audit import read_bank
 
     notes: list[str] = []
-    items, _, note = read_bank(path, mapping, notes)  # the audit's own reader: ids as the audit's
+    items, _, note = read_bank(path, mapping, notes, labels)  # the audit's own reader: ids as the audit's
     for line in [note, *notes]:
         if line:
             print(line, file=sys.stderr)
@@ -85,7 +86,8 @@ def export(
 
     bank, out = Path(bank), Path(out)
     check_out_dir(out)
-    items = load_bank(bank, mapping)
+    key_labels: list[str] = []
+    items = load_bank(bank, mapping, key_labels)
     if not any(item.usable for item in items):
         raise InputError("no usable item (every item is malformed or has no key)", file=str(bank))
     probed = sample_items(items, sample, seed, key="--sample")
@@ -116,6 +118,7 @@ def export(
         "keys": {item.id: {"key": item.key, "options_sha256": options_hash(item.options)} for item in probed},
         "documents": len(docs),
         "symbols": symbols_of(config),
+        "key_labels": key_labels,  # the bank's own label of each slot, which the audit report names slots by
     }
     write_text(out / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return [*files, out / "items.jsonl", out / MANIFEST]

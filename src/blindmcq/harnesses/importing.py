@@ -98,6 +98,19 @@ def read_manifest(export_dir: Path) -> dict[str, BankKey]:
     return bank
 
 
+def export_key_labels(export_dir: Path) -> list[str]:
+    """The bank's own label of each slot, as the export's ``manifest.json`` records them (``key_labels``;
+    none, slots by position, for an export of a corpus or one written before the field)."""
+    try:
+        data = json.loads((Path(export_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []  # read_manifest names what is wrong with it
+    labels = data.get("key_labels") if isinstance(data, dict) else None
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        return []
+    return labels
+
+
 def export_items(export_dir: Path) -> list[Item]:
     """The bank an export wrote (``items.jsonl`` beside its ``manifest.json``, ``read_manifest`` checks
     it is the file the export wrote)."""

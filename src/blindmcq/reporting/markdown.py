@@ -8,16 +8,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from string import ascii_uppercase
 from typing import Any
 
 import pandas as pd
 
-from blindmcq.analysis.tables import summary_figures
+from blindmcq.analysis.tables import bank_slot, summary_figures
 from blindmcq.atomic import replace_tree, write_text
 from blindmcq.config.schema import Config, validate
+from blindmcq.datasets.registry import bank_key_labels
 from blindmcq.errors import InputError
-from blindmcq.labels import combined_label
 
 FIGURE_CAPTIONS = {
     "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against two "
@@ -131,9 +130,14 @@ def build_report(
     for sub in ("tables", "figures"):  # swapped in whole: a failed copy keeps the old folder
         replace_tree(analysis_dir / sub, out_dir / sub)
 
-    shares = facts.get("key_slot_shares") or {}
+    shares = facts.get("key_slot_shares") or []
+    counts = facts.get("key_slot_counts") or []
+    dataset = config.get("dataset") if isinstance(config, Mapping) else getattr(config, "dataset", None)
+    labels = bank_key_labels(dataset, len(shares)) if dataset else []
+    # by position and the bank's own label, each slot's count before its share: "slot 2 (Б) 73 (0.215)"
     slot_shares = ", ".join(
-        f"{combined_label(ascii_uppercase, s)} {float(v):.3f}" for s, v in enumerate(shares)
+        f"slot {bank_slot(s, labels)}{f' {int(counts[s])}' if s < len(counts) else ''} ({float(v):.3f})"
+        for s, v in enumerate(shares)
     )
     diff = float(facts["key_minus_distractor_chars"])
     key_mean, distractor_mean = float(facts["key_chars_mean"]), float(facts["distractor_chars_mean"])
@@ -154,7 +158,9 @@ def build_report(
         "",
         "## The bank",
         "",
-        "Key-position shares: " + slot_shares + ".",
+        "Key-position shares (usable items, each slot's count before its share; slot 1 is the first option "
+        "as published" + ("; in brackets, the label the bank gives it" if labels else "") + "): "
+        + slot_shares + ".",
         "",
         f"Mean key length minus mean distractor length: {diff:+.1f} characters "
         f"(key {key_mean:.1f}, distractors {distractor_mean:.1f}).",

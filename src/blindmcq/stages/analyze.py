@@ -29,6 +29,7 @@ from blindmcq.analysis.verdict import bank_verdict, key_counts_of
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items
+from blindmcq.datasets.registry import bank_key_labels
 from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.wiring.runs import baseline_from_params
@@ -92,7 +93,11 @@ def run_analysis(params: dict[str, Any], out_dir: Path = paths.ANALYSIS_DIR) -> 
     absent = (facts.get("lexical") or {}).get("absent") or next(
         iter((manifest.get("absent") or {}).values()), None
     )
-    tables = build_tables(analysis, baselines=baselines, items=items, lexical_absent=absent)
+    # slots named for a reader by the bank's own labels (the default bank's А, Б, В, Г)
+    labels = bank_key_labels(params["dataset"], max((it.n_options for it in items), default=0))
+    tables = build_tables(
+        analysis, baselines=baselines, items=items, lexical_absent=absent, slot_labels=labels
+    )
     write_tables(out_dir / "tables", tables)
     write_figures(
         out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
