@@ -8,10 +8,10 @@ are measured on; sweeps vary one field at a time). The gate, the metrics and the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -202,6 +202,20 @@ class Baseline:
     def without(self, field: str) -> Baseline:
         """The same baseline with one presentation field left free (for a sweep over it)."""
         return replace(self, **{field: None})
+
+
+def baseline_from_params(params: Mapping[str, Any], orders: Any = "all") -> Baseline:
+    """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
+    protocol = params["protocol"]
+    md = protocol.get("extraction") == "match"
+    labels = protocol.get("labels") or params["labels"]["name"]
+    return Baseline(
+        phrasing=params["prompt"]["name"],
+        labels=labels,
+        protocol="md" if md else "sl",
+        reasoning=params["reasoning"]["name"],
+        orders=orders,
+    )
 
 
 def select(

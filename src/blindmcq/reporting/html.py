@@ -378,18 +378,21 @@ def write_html_report(
     return index
 
 
-def report_from_results(out_dir: str | Path) -> Path:
-    """The HTML report of the pipeline's outputs under ``results/`` (the ``report`` stage's call)."""
+def report_from_results(out_dir: str | Path, root: Path = Path(".")) -> Path:
+    """The HTML report of the pipeline's outputs under ``root/results/`` (the ``report`` stage's call)."""
     from blindmcq import paths
 
-    gate_predictions = paths.GATE_DIR / "predictions.parquet"
-    findings = paths.ANALYSIS_DIR / "findings.md"  # what report.md opens with ("What this run shows")
+    gate_predictions = root / paths.GATE_DIR / "predictions.parquet"
+    findings = root / paths.ANALYSIS_DIR / "findings.md"  # what report.md opens with ("What this run shows")
     return write_html_report(
         out_dir,
-        items_path=paths.ITEMS,
-        predictions_path=[paths.PREDICTIONS, *([gate_predictions] if gate_predictions.exists() else [])],
-        gate_path=paths.GATE_DIR / "gate.json",
-        baselines_dir=paths.BASELINES_DIR,
-        analysis_dir=paths.ANALYSIS_DIR,
+        items_path=root / paths.ITEMS,
+        predictions_path=[
+            root / paths.PREDICTIONS,
+            *([gate_predictions] if gate_predictions.exists() else []),
+        ],
+        gate_path=root / paths.GATE_DIR / "gate.json",
+        baselines_dir=root / paths.BASELINES_DIR,
+        analysis_dir=root / paths.ANALYSIS_DIR,
         conclusions=findings.read_text(encoding="utf-8") if findings.exists() else None,
     )

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from blindmcq.analysis.frame import Baseline
 from blindmcq.secrets import scrub_text
 
 
@@ -19,20 +18,6 @@ def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
     shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in list(metrics.items())[:limit]]
     more = len(metrics) - len(shown)
     return ", ".join(shown) + (f", ... ({more} more in metrics.json)" if more > 0 else "")
-
-
-def baseline_from_params(params: dict[str, Any], orders: Any = "all") -> Baseline:
-    """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
-    protocol = params["protocol"]
-    md = protocol.get("extraction") == "match"
-    labels = protocol.get("labels") or params["labels"]["name"]
-    return Baseline(
-        phrasing=params["prompt"]["name"],
-        labels=labels,
-        protocol="md" if md else "sl",
-        reasoning=params["reasoning"]["name"],
-        orders=orders,
-    )
 
 
 def run_name(params: dict[str, Any]) -> str:
