@@ -7,7 +7,6 @@ Wilson without continuity correction, Fisher-z interval for Pearson r) and the d
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -424,28 +423,13 @@ DENSE_AGREEMENT_N = 16  # up to here the joint (key, a, b) shares are held whole
 _BOOT_ROWS = 100  # bootstrap draws weighed at once on the marginal path (bounded memory)
 
 
-@functools.lru_cache(maxsize=2)
-def _cluster_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """Item cluster-bootstrap counts, ``n_boot`` x m multinomial(m, uniform) for each m of ``sizes`` in
-    turn, drawn by one generator seeded ``seed``. The panel's models share them (same seed, same
-    items), so they are drawn once, not once per model; held as small unsigned ints (a count is <= m)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for m in sizes:
-        counts = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot)
-        counts = counts.astype(np.min_scalar_type(m))
-        counts.setflags(write=False)
-        out.append(counts)
-    return tuple(out)
-
-
 def _agreement_marginal(
-    part: pd.DataFrame, code: np.ndarray, m: int, n: int, draws: np.ndarray | None
+    part: pd.DataFrame, code: np.ndarray, m: int, n: int, rng: np.random.Generator, n_boot: int
 ) -> tuple[tuple[float, float], np.ndarray | None]:
     """``_agreement_parts`` of one option count from per-item marginals: agreement is linear in the
     items' shares of a == b, its null needs only the (key, a) and (key, b) shares and the key's, so
-    memory is items x N^2, not items x N^3. ``draws``: the bootstrap weights (n_boot x m), None with one
-    item (then the bootstrap part is None)."""
+    memory is items x N^2, not items x N^3. Draws as the joint path draws them (same generator calls);
+    the bootstrap part is None with one item."""
     k, a, b = (part[c].to_numpy() for c in ("k", "a", "b"))
     calls = np.bincount(code, minlength=m).astype(float)[:, None]
 
@@ -465,9 +449,9 @@ def _agreement_marginal(
         return weights @ same_i, null
 
     same, null = parts(np.full((1, m), 1.0 / m))
-    if draws is None:
+    if m < 2:
         return (float(same[0]), float(null[0])), None
-    n_boot = len(draws)
+    draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
     boot = np.zeros((n_boot, 2))
     for start in range(0, n_boot, _BOOT_ROWS):
         b_same, b_null = parts(draws[start : start + _BOOT_ROWS])
@@ -499,19 +483,17 @@ def agreement_given_key(
     )
     if frame.empty:
         return AgreementGap(math.nan, math.nan, math.nan, math.nan, math.nan, 0, 0)
+    rng = np.random.default_rng(seed)
     total = frame["item"].nunique()
-    groups = [(int(n), part, pd.factorize(part["item"])[0]) for n, part in frame.groupby("n", sort=True)]
-    sizes = [int(code.max()) + 1 for _, _, code in groups]
-    # one generator draws each option count's bootstrap in turn (those with two items or more)
-    counts_of = iter(_cluster_counts(seed, n_boot, tuple(m for m in sizes if m >= 2)))
     point = np.zeros(2)
     boot = np.zeros((n_boot, 2))
     tested = True
-    for (n, part, code), m in zip(groups, sizes, strict=True):
-        draws = next(counts_of).astype(np.float64) / m if m >= 2 else None
-        w = m / total
+    for n, part in frame.groupby("n", sort=True):
+        code, _ = pd.factorize(part["item"])
+        m = int(code.max()) + 1
         if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
-            (same, null), boot_parts = _agreement_marginal(part, code, m, n, draws)
+            w = m / total
+            (same, null), boot_parts = _agreement_marginal(part, code, m, int(n), rng, n_boot)
             point += w * np.array([same, null])
             if boot_parts is None:
                 tested = False
@@ -521,12 +503,14 @@ def agreement_given_key(
         cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
         counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
         shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once
-        same, null = _agreement_parts(shares.mean(axis=0), n)
+        w = m / total
+        same, null = _agreement_parts(shares.mean(axis=0), int(n))
         point += w * np.array([same, null])
-        if draws is None:
+        if m < 2:
             tested = False
             continue
-        b_same, b_null = _agreement_parts(draws @ shares, n)
+        draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
+        b_same, b_null = _agreement_parts(draws @ shares, int(n))
         boot += w * np.stack([b_same, b_null], axis=1)
     lo = hi = math.nan
     if tested:
