@@ -170,14 +170,16 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
         for c in ("item_id", "run", "order_id", "picked_option", "correct", "parse_status")
     }
     slots = blind["picked_slot"].tolist() if "picked_slot" in blind else [None] * len(blind)
+    # missing picks and verdicts found column-wise: a scalar pd.isna per call was most of this loop
+    no_pick, no_verdict = (blind[c].isna().tolist() for c in ("picked_option", "correct"))
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     for block in np.split(order, bounds):
         calls = sorted(
             (
                 {
                     "o": str(cols["order_id"][i]),
-                    "p": None if pd.isna(cols["picked_option"][i]) else int(cols["picked_option"][i]),
-                    "c": False if pd.isna(cols["correct"][i]) else bool(cols["correct"][i]),
+                    "p": None if no_pick[i] else int(cols["picked_option"][i]),
+                    "c": False if no_verdict[i] else bool(cols["correct"][i]),
                     "s": str(cols["parse_status"][i]),
                     # the displayed slot picked: a model that keeps to one slot answers by position
                     "k": _plain(slots[i]),
