@@ -47,6 +47,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from blindmcq import paths
 from blindmcq.analysis.failures import check_failed_calls
+from blindmcq.analysis.frame import baseline_from_params
 from blindmcq.analysis.gate import GateResult, write_gate
 from blindmcq.analysis.gate import gate as compute_gate
 from blindmcq.analysis.metrics import analyze
@@ -59,7 +60,6 @@ from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
 from blindmcq.wiring.probe import probe_from_params
-from blindmcq.wiring.runs import baseline_from_params
 
 log = logging.getLogger(__name__)
 

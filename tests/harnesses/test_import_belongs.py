@@ -97,9 +97,9 @@ def test_metric_names_follow_the_pattern_whatever_the_model_is_called() -> None:
 
 def test_extra_predictions_of_another_bank_stop_the_analysis(tmp_path, monkeypatch) -> None:
     from blindmcq import paths
+    from blindmcq.analysis.outputs import load_all_predictions
     from blindmcq.answers.predictions import write_predictions
     from blindmcq.config.files import load_group
-    from blindmcq.stages.analyze import load_all_predictions
     from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
     setup = PresentationSetup(

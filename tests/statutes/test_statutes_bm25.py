@@ -43,7 +43,7 @@ def test_agrees_with_rank_bm25_on_real_corpus_and_queries(
     assert real_index.n_docs == reference.corpus_size
     assert real_index.avgdl == pytest.approx(reference.avgdl, rel=1e-12)
     assert any(reference.idf[t] == pytest.approx(reference.average_idf * 0.25) for t in ("і", "стаття"))
-    best_idx, best_score = real_index.best_matches(real_queries, batch_size=16)
+    best_idx, best_score = real_index.best_matches(real_queries)
     for q, query in enumerate(real_queries):
         expected = reference.get_scores(query)
         got = real_index.scores(query)
@@ -51,6 +51,24 @@ def test_agrees_with_rank_bm25_on_real_corpus_and_queries(
         assert best_idx[q] == int(np.argmax(expected))
         assert best_score[q] == pytest.approx(expected.max(), rel=1e-6)
     assert len(set(best_idx.tolist())) > 20  # the sample is not degenerate
+
+
+def test_scores_are_the_sparse_products_floats_bit_for_bit() -> None:
+    """The per-query accumulation (dense rows for frequent terms, scatter-adds for the rest) adds the same
+    floats in the same order as the sparse product counts @ weights, so every score is bit-identical."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(60)]
+    p = 1 / np.arange(1, 61) ** 1.1  # a few terms in most documents (dense rows), a long tail (postings)
+    docs = [list(rng.choice(words, size=rng.integers(0, 30), p=p / p.sum())) for _ in range(300)]
+    index = BM25Index.build(docs)
+    assert index._dense and len(index._dense) < len(index.vocab)  # both paths are exercised
+    queries = [list(rng.choice([*words, "unknown"], size=rng.integers(0, 12))) for _ in range(200)]
+    product = (index.query_matrix(queries) @ index._weights_t).toarray()
+    best_idx, best_score = index.best_matches(queries)
+    for q, query in enumerate(queries):
+        assert index.scores(query).tobytes() == product[q].tobytes()
+    np.testing.assert_array_equal(best_idx, product.argmax(axis=1))
+    assert best_score.tobytes() == product[np.arange(len(queries)), best_idx].tobytes()
 
 
 def test_okapi_idf_floor_and_repeated_query_terms() -> None:

@@ -8,15 +8,16 @@ are measured on; sweeps vary one field at a time). The gate, the metrics and the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from blindmcq.answers.predictions import read_table
+from blindmcq.config.schema import Config, Labels, Protocol, as_config
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.vocabulary import CONDITIONS, FAILED_STATUSES
 
@@ -202,6 +203,20 @@ class Baseline:
     def without(self, field: str) -> Baseline:
         """The same baseline with one presentation field left free (for a sweep over it)."""
         return replace(self, **{field: None})
+
+
+def baseline_from_params(params: Config | Mapping[str, Any], orders: Any = "all") -> Baseline:
+    """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
+    config = as_config(params)
+    protocol: Protocol = config.group("protocol")
+    labels: Labels = config.group("labels")
+    return Baseline(
+        phrasing=config.group("prompt").name,
+        labels=protocol.labels or labels.name,
+        protocol="md" if protocol.extraction == "match" else "sl",
+        reasoning=config.group("reasoning").name,
+        orders=orders,
+    )
 
 
 def select(

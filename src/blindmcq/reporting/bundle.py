@@ -20,14 +20,13 @@ model. The report is written to ``--out`` only once it is complete.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +68,6 @@ REFERENCE = "reports/metrics.json"
 
 class BundleError(BlindMCQError):
     """A release folder is incomplete, changed or of an unknown format; the message names the file."""
-
-
 
 
 def _commit(root: Path) -> str | None:
@@ -313,17 +310,6 @@ def check_self_contained(params: Config | Mapping[str, Any], where: Path) -> Non
         raise BundleError(f"{where}: analysis.second_bank names files a release folder does not carry")
 
 
-@contextlib.contextmanager
-def _cwd(path: Path) -> Iterator[None]:
-    # the stages read cwd-relative paths (blindmcq.paths); the workspace stands in for a project root
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path = ".") -> dict[str, Any]:
     """Rebuild the analysis and the report of a release folder into ``out``; no model is called.
 
@@ -334,11 +320,11 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
     Returns ``{"metrics": ..., "same_as_release": bool | None}`` (None when the release has no reference).
     """
     from blindmcq import paths
+    from blindmcq.analysis.outputs import run_analysis
     from blindmcq.params import PARAMS_FILE, load_params
     from blindmcq.reporting.html import report_from_results
     from blindmcq.reporting.markdown import build_report
     from blindmcq.secrets import scrub
-    from blindmcq.stages.analyze import run_analysis
 
     folder, out = Path(folder).resolve(), Path(out).resolve()
     check_out(out, folder)
@@ -349,18 +335,18 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
         for rel in manifest["files"]:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / rel, work / rel)
-        with _cwd(work):
-            params = load_params(PARAMS_FILE)
-            check_self_contained(params, folder / PARAMS_FILE)
-            run_analysis(params)
-            metrics = build_report(
-                corpus_dir=paths.CORPUS_DIR,
-                baselines_dir=paths.BASELINES_DIR,
-                analysis_dir=paths.ANALYSIS_DIR,
-                out_dir=built,
-                config=scrub(params),
-            )
-            report_from_results(built / "html")  # the pipeline's own page, its conclusions included
+        params = load_params(work / PARAMS_FILE)
+        check_self_contained(params, folder / PARAMS_FILE)
+        run_analysis(params, root=work)
+        metrics = build_report(
+            corpus_dir=work / paths.CORPUS_DIR,
+            baselines_dir=work / paths.BASELINES_DIR,
+            analysis_dir=work / paths.ANALYSIS_DIR,
+            out_dir=built,
+            config=scrub(params),
+            interventions_dir=work / paths.RESULTS / "interventions",
+        )
+        report_from_results(built / "html", root=work)  # the pipeline's own page, its conclusions included
         for part in sorted(built.iterdir()):  # the report is complete: now it goes to ``out``
             if part.is_dir():
                 replace_tree(part, out / part.name)

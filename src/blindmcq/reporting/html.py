@@ -170,14 +170,16 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
         for c in ("item_id", "run", "order_id", "picked_option", "correct", "parse_status")
     }
     slots = blind["picked_slot"].tolist() if "picked_slot" in blind else [None] * len(blind)
+    # missing picks and verdicts found column-wise: a scalar pd.isna per call was most of this loop
+    no_pick, no_verdict = (blind[c].isna().tolist() for c in ("picked_option", "correct"))
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     for block in np.split(order, bounds):
         calls = sorted(
             (
                 {
                     "o": str(cols["order_id"][i]),
-                    "p": None if pd.isna(cols["picked_option"][i]) else int(cols["picked_option"][i]),
-                    "c": False if pd.isna(cols["correct"][i]) else bool(cols["correct"][i]),
+                    "p": None if no_pick[i] else int(cols["picked_option"][i]),
+                    "c": False if no_verdict[i] else bool(cols["correct"][i]),
                     "s": str(cols["parse_status"][i]),
                     # the displayed slot picked: a model that keeps to one slot answers by position
                     "k": _plain(slots[i]),
@@ -378,18 +380,21 @@ def write_html_report(
     return index
 
 
-def report_from_results(out_dir: str | Path) -> Path:
-    """The HTML report of the pipeline's outputs under ``results/`` (the ``report`` stage's call)."""
+def report_from_results(out_dir: str | Path, root: Path = Path(".")) -> Path:
+    """The HTML report of the pipeline's outputs under ``root/results/`` (the ``report`` stage's call)."""
     from blindmcq import paths
 
-    gate_predictions = paths.GATE_DIR / "predictions.parquet"
-    findings = paths.ANALYSIS_DIR / "findings.md"  # what report.md opens with ("What this run shows")
+    gate_predictions = root / paths.GATE_DIR / "predictions.parquet"
+    findings = root / paths.ANALYSIS_DIR / "findings.md"  # what report.md opens with ("What this run shows")
     return write_html_report(
         out_dir,
-        items_path=paths.ITEMS,
-        predictions_path=[paths.PREDICTIONS, *([gate_predictions] if gate_predictions.exists() else [])],
-        gate_path=paths.GATE_DIR / "gate.json",
-        baselines_dir=paths.BASELINES_DIR,
-        analysis_dir=paths.ANALYSIS_DIR,
+        items_path=root / paths.ITEMS,
+        predictions_path=[
+            root / paths.PREDICTIONS,
+            *([gate_predictions] if gate_predictions.exists() else []),
+        ],
+        gate_path=root / paths.GATE_DIR / "gate.json",
+        baselines_dir=root / paths.BASELINES_DIR,
+        analysis_dir=root / paths.ANALYSIS_DIR,
         conclusions=findings.read_text(encoding="utf-8") if findings.exists() else None,
     )

@@ -110,6 +110,7 @@ def build_report(
     analysis_dir: Path,
     out_dir: Path,
     config: Config | Mapping[str, Any],
+    interventions_dir: Path = Path("results/interventions"),
 ) -> dict[str, float]:
     """Write ``out_dir/report.md``, ``tables/``, ``figures/``, ``metrics.json`` (every figure) and
     ``headline.json`` (``headline_figures``); return the metrics. ``config`` (scrubbed): the settings
@@ -122,7 +123,7 @@ def build_report(
     metrics["bank/key_minus_distractor_chars"] = round(float(facts["key_minus_distractor_chars"]), 3)
     metrics |= corpus_metrics(verification)
     for name in ("rewrite", "answerpool"):
-        path = Path("results/interventions") / name / "metrics.json"
+        path = interventions_dir / name / "metrics.json"
         if path.exists():
             flat = json.loads(path.read_text(encoding="utf-8"))
             metrics |= {f"{name}/{k}": float(v) for k, v in flat.items() if isinstance(v, int | float)}
@@ -167,7 +168,7 @@ def build_report(
         "",
         (analysis_dir / "tables" / "tables.md").read_text(encoding="utf-8"),
         "",
-        *interventions_section(Path("results/interventions")),
+        *interventions_section(interventions_dir),
         "## Figures",
         "",
     ]

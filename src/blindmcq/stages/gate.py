@@ -12,13 +12,13 @@ import logging
 from typing import Any
 
 from blindmcq import paths
+from blindmcq.analysis.frame import baseline_from_params
 from blindmcq.analysis.gate import gate, write_gate
 from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.config.files import load_label_schemes
 from blindmcq.config.schema import Gate, as_config
 from blindmcq.stages._main import run_stage
 from blindmcq.wiring.probe import probe_from_params
-from blindmcq.wiring.runs import baseline_from_params
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,10 @@ rank_bm25 (0.2.2) BM25Okapi, which stays the reference (tests compare the two):
     score(d) = sum over query tokens q (repeats count) of
                idf(q) * tf(q,d) * (k1 + 1) / (tf(q,d) + k1 * (1 - b + b * |d| / avgdl))
     tokens absent from the corpus add 0; the best document is the first argmax (numpy's rule).
-Here the per-(document, term) weights are precomputed once into a sparse matrix, so a batch of queries is
-one sparse product instead of a Python loop over every document for every query token.
+Here the per-(document, term) weights are precomputed once (terms x documents, CSR: each term's postings
+and weights contiguous); a query adds its terms' postings into one dense score vector, in ascending term
+order, so every score is the same float sum a sparse product ``counts @ weights`` gives. The few terms in
+a large share of the documents are also kept as dense rows (one vector add instead of a scatter).
 
 On disk (`save`/`load`, written all-or-nothing): ``tf.npz`` (raw term counts, documents x terms),
 ``vocab.json`` (term of each column), ``meta.json`` (parameters, sizes, caller metadata) and, when given,
@@ -32,6 +34,9 @@ from blindmcq.errors import InputError
 
 FORMAT = "blindmcq-bm25/1"
 K1, B, EPSILON = 1.5, 0.75, 0.25
+# a term's postings go into a dense row when it is in more than this share of the documents (a dense
+# vector add beats per-posting add.at there), for at most DENSE_BYTES of rows in all
+DENSE_SHARE, DENSE_BYTES = 0.25, 64 * 2**20
 
 
 def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
@@ -72,6 +77,7 @@ class BM25Index:
         df = np.bincount(self.tf.indices, minlength=len(self.vocab)).astype(np.float64)
         self.idf = okapi_idf(df, self.n_docs, epsilon)
         self._weights_t = self._weights().T.tocsr()  # terms x documents: one row per query term
+        self._dense = self._dense_rows()
 
     def _weights(self) -> sp.csr_matrix:
         tf = self.tf.astype(np.float64)
@@ -79,6 +85,55 @@ class BM25Index:
         norm = self.k1 * (1 - self.b + self.b * self.doc_len[rows] / self.avgdl)
         data = self.idf[tf.indices] * tf.data * (self.k1 + 1) / (tf.data + norm)
         return sp.csr_matrix((data, tf.indices, tf.indptr), shape=tf.shape)
+
+    def _dense_rows(self) -> dict[int, np.ndarray]:
+        wt = self._weights_t
+        postings = np.diff(wt.indptr)
+        frequent = np.flatnonzero(postings > DENSE_SHARE * self.n_docs)
+        budget = DENSE_BYTES // (8 * self.n_docs)
+        frequent = frequent[np.argsort(-postings[frequent], kind="stable")][:budget]
+        rows = {}
+        for t in frequent.tolist():
+            row = np.zeros(self.n_docs, dtype=np.float64)
+            a, b = wt.indptr[t], wt.indptr[t + 1]
+            row[wt.indices[a:b]] = wt.data[a:b]
+            rows[t] = row
+        return rows
+
+    def _term_counts(self, query: Sequence[str]) -> list[tuple[int, float]]:
+        """The query's known terms in ascending id order and how often each occurs (a counts row)."""
+        counts: dict[int, int] = {}
+        term_ids = self.term_ids
+        for token in query:
+            t = term_ids.get(token)
+            if t is not None:
+                counts[t] = counts.get(t, 0) + 1
+        return [(t, float(counts[t])) for t in sorted(counts)]
+
+    def _score_into(self, scores: np.ndarray, query: Sequence[str], scratch: np.ndarray) -> None:
+        """``scores`` := the query's BM25 scores, summed term by term in ascending id order: the float
+        additions of row ``query`` of ``counts @ weights`` (scipy's csr product, from 0.0)."""
+        wt, dense = self._weights_t, self._dense
+        indptr, indices, data = wt.indptr, wt.indices, wt.data
+        terms = self._term_counts(query)
+        first = dense.get(terms[0][0]) if terms else None
+        if first is None:
+            scores.fill(0.0)
+        else:  # 0.0 + x is x: the first dense row is written, not added to zeros
+            np.multiply(first, terms[0][1], out=scores)
+            terms = terms[1:]
+        for t, c in terms:
+            row = dense.get(t)
+            if row is not None:
+                if c == 1.0:
+                    scores += row
+                else:
+                    np.multiply(row, c, out=scratch)
+                    scores += scratch
+                continue
+            a, b = indptr[t], indptr[t + 1]
+            # one addition per posting, in order: numpy's add.at beats gather-add-scatter (``s[i] += v``)
+            np.add.at(scores, indices[a:b], data[a:b] if c == 1.0 else c * data[a:b])
 
     @property
     def n_docs(self) -> int:
@@ -106,7 +161,9 @@ class BM25Index:
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every document for one query (rank_bm25's ``get_scores``)."""
-        return (self.query_matrix([query]) @ self._weights_t).toarray().ravel()
+        scores = np.empty(self.n_docs, dtype=np.float64)
+        self._score_into(scores, query, np.empty_like(scores))
+        return scores
 
     def top(self, query: Sequence[str], k: int = 10) -> list[tuple[int, float]]:
         """The k best (document, score), best first; ties keep document order."""
@@ -114,18 +171,17 @@ class BM25Index:
         order = np.argsort(-scores, kind="stable")[:k]
         return [(int(i), float(scores[i])) for i in order]
 
-    def best_matches(
-        self, queries: Sequence[Sequence[str]], batch_size: int = 256
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """For each query, the first best document and its score, ``batch_size`` queries per product."""
+    def best_matches(self, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """For each query, the first best document and its score; one reused score vector, so memory
+        does not grow with the number of queries."""
         best_idx = np.zeros(len(queries), dtype=np.int64)
         best_score = np.zeros(len(queries), dtype=np.float64)
-        for start in range(0, len(queries), batch_size):
-            chunk = self.query_matrix(queries[start : start + batch_size])
-            scores = (chunk @ self._weights_t).toarray()
-            idx = scores.argmax(axis=1)
-            best_idx[start : start + len(idx)] = idx
-            best_score[start : start + len(idx)] = scores[np.arange(len(idx)), idx]
+        scores = np.empty(self.n_docs, dtype=np.float64)
+        scratch = np.empty_like(scores)
+        for q, query in enumerate(queries):
+            self._score_into(scores, query, scratch)
+            i = int(scores.argmax())
+            best_idx[q], best_score[q] = i, scores[i]
         return best_idx, best_score
 
     def known_terms(self, query: Sequence[str]) -> int:

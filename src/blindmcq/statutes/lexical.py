@@ -60,13 +60,12 @@ def lexical_search(
     tie_break: TieBreak = "random",
     tie_rtol: float = 1e-9,
     snippet_chars: int = 240,
-    batch_size: int = 256,
 ) -> pd.DataFrame:
     """One row per item: the pick, whether it is the key, ties, per-option scores, the matched provision."""
     if index.provisions is None:
         raise InputError("the index has no provisions table; rebuild it with provisions")
     queries = [analyzer(option) for item in items for option in item.options]
-    best_idx, best_score = index.best_matches(queries, batch_size=batch_size)
+    best_idx, best_score = index.best_matches(queries)
     matched = np.array([index.known_terms(q) > 0 for q in queries], dtype=bool)
     prov = index.provisions
     rows: list[dict[str, Any]] = []
