@@ -92,3 +92,27 @@ def test_answerpool_stage(project: dict) -> None:
         same["correct"].mean() - answerable["correct"].mean()
     )
     assert "elimination credit" in (out / "comparison.md").read_text()
+
+
+def test_rewrite_stage_names_its_fluency_scorer(project: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel's first member that scores option texts measures fluency, and the comparison's note names
+    it: the members come typed (a schema, not a mapping) from the panel's config."""
+    import blindmcq.stages.rewrite as stage
+    from blindmcq.backends.base import Abilities
+
+    project["panel"] = {"name": "p", "models": ["most-words", "shortest"]}
+    real = stage.abilities_of
+    monkeypatch.setattr(
+        stage, "abilities_of", lambda m: Abilities(score_options=True) if m.name == "shortest" else real(m)
+    )
+    scored: list[str] = []
+
+    def fluency(backend, items, rewritten, cue):  # noqa: ANN001, ANN202
+        scored.append(type(backend).__name__)
+        return {"fluency_n": 3, "fluency_before": -2.0, "fluency_after": -2.5, "fluency_items": 2,
+                "fluency_up": 1, "fluency_down": 1, "fluency_sign_p": 1.0, "fluency_keys": -1.5}  # fmt: skip
+
+    monkeypatch.setattr(stage, "fluency_change", fluency)
+    metrics = rewrite_stage(project)
+    assert scored and metrics["fluency_keys"] == -1.5
+    assert "Fluency (shortest," in Path("results/interventions/rewrite/comparison.md").read_text()

@@ -87,7 +87,7 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     if scorer is not None:
         cue = str(section(params, "prompt").get("answer_cue") or "")
         fluency = fluency_change(make_backend(scorer), items, rewritten, cue)
-    note = fluency_note(fluency, str(scorer["name"])) if scorer is not None else ""
+    note = fluency_note(fluency, scorer.name) if scorer is not None else ""
     write_text(out_dir / "comparison.md", table.markdown() + (f"\n{note}\n" if note else ""))
     metrics: dict[str, float] = {"items": len(items), "distractors_changed": int(diff["changed"].sum())}
     metrics |= fluency
