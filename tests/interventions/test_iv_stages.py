@@ -107,7 +107,7 @@ def test_rewrite_stage_names_its_fluency_scorer(project: dict, monkeypatch: pyte
     )
     scored: list[str] = []
 
-    def fluency(backend, items, rewritten, cue):  # noqa: ANN001, ANN202
+    def fluency(backend, items, rewritten, cue):
         scored.append(type(backend).__name__)
         return {"fluency_n": 3, "fluency_before": -2.0, "fluency_after": -2.5, "fluency_items": 2,
                 "fluency_up": 1, "fluency_down": 1, "fluency_sign_p": 1.0, "fluency_keys": -1.5}  # fmt: skip
