@@ -444,11 +444,8 @@ class LocalBackend:
         pairs = [self.encode_pair(context, self.delimiter + option) for context, option in todo.values()]
         if any(not cont for _, cont in pairs):
             return  # ``score_options`` names the empty option
-        size = self.cloze_batch_size
         with self._lock, torch.inference_mode():
-            logprobs: list[float] = []
-            for start in range(0, len(pairs), size):
-                logprobs += self.batched_logprobs(pairs[start : start + size])
+            logprobs = self._summed_logprobs(pairs, self.cloze_batch_size)
         if len(memo) + len(todo) > 4096:
             memo.clear()
         for (key, (_, option)), (_, cont), lp in zip(todo.items(), pairs, logprobs, strict=True):
@@ -614,14 +611,8 @@ class LocalBackend:
         empty = [j for j, (_, cont) in enumerate(pairs) if not cont]
         if empty:
             raise InputError(f"option {empty[0]} has no tokens to score ({options[empty[0]]!r})")
-        size = batch_size or self.cloze_batch_size
         with self._lock, torch.inference_mode():
-            if size == 1:
-                logprobs = [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
-            else:
-                logprobs = []
-                for start in range(0, len(pairs), size):
-                    logprobs += self.batched_logprobs(pairs[start : start + size])
+            logprobs = self._summed_logprobs(pairs, batch_size or self.cloze_batch_size)
         return [
             _option_scores(option, cont, lp)
             for option, (_, cont), lp in zip(options, pairs, logprobs, strict=True)
@@ -639,6 +630,18 @@ class LocalBackend:
             for option, score in zip(missing, self.score_options(context, missing), strict=True):
                 memo[keys[option]] = score
         return [dict(memo[keys[o]]) for o in options]
+
+    def _summed_logprobs(
+        self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], size: int
+    ) -> list[float]:
+        """Summed continuation log-probabilities of (context, continuation) id pairs, ``size`` sequences
+        per forward pass (1: one pass each, the reference); the caller holds the lock."""
+        if size == 1:
+            return [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
+        out: list[float] = []
+        for start in range(0, len(pairs), size):
+            out += self.batched_logprobs(pairs[start : start + size])
+        return out
 
     def batched_logprobs(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
         """Summed continuation log-probabilities of several (context, continuation) id pairs in one
