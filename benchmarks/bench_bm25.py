@@ -21,7 +21,7 @@ from tempfile import TemporaryDirectory
 
 import bm25s
 import numpy as np
-from _report import result  # run as a script: benchmarks/ is on sys.path
+from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 from rank_bm25 import BM25Okapi
 
 from blindmcq.datasets.customs import load_customs
@@ -31,7 +31,8 @@ from blindmcq.statutes.index import build_index
 from blindmcq.statutes.lexical import lexical_search, summarise
 from blindmcq.statutes.text import Analyzer, Lemmatizer, tokenize
 
-DATA = Path(__file__).resolve().parents[2] / "shared/data"
+SOURCE = "ua-legislation/provisions.jsonl.xz"
+BANK = "ua-customs-exam/questions.json"
 
 
 class Clock:
@@ -74,11 +75,15 @@ def doc_terms(index: BM25Index) -> list[list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=DATA / "ua-legislation/provisions.jsonl.xz")
-    parser.add_argument("--bank", type=Path, default=DATA / "ua-customs-exam/questions.json")
+    # the full inputs from data/ (make data) or ../shared/data, wherever the checkout sits
+    parser.add_argument("--source", type=Path, default=full_input(SOURCE))
+    parser.add_argument("--bank", type=Path, default=full_input(BANK))
     parser.add_argument("--sample", type=int, default=50, help="queries timed on rank_bm25")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    for flag, path, rel in (("--source", args.source, SOURCE), ("--bank", args.bank, BANK)):
+        if path is None or not path.is_file():
+            parser.error(f"{flag}: {path or rel} not found (run `make data`, or pass {flag})")
     print(f"machine: {os.cpu_count()} CPUs (shared with other jobs; wall-clock figures are indicative)")
 
     with Clock("read corpus") as read:
