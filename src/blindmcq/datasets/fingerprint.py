@@ -32,11 +32,9 @@ def file_digests(files: Sequence[Path], root: Path | None = None) -> dict[str, s
     """sha256 of each file's bytes, by its path relative to ``root`` (posix), in the order given."""
     out: dict[str, str] = {}
     for path in files:
-        digest = hashlib.sha256()
         try:
             with Path(path).open("rb") as fh:
-                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                    digest.update(block)
+                digest = hashlib.file_digest(fh, "sha256")
         except OSError as exc:
             raise InputError(f"cannot read the bank file ({exc.strerror or exc})", file=str(path)) from exc
         name = Path(path)

@@ -23,11 +23,8 @@ def md5_bytes(data: bytes) -> str:
 
 
 def md5_file(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
 def path_problem(rel: object) -> str | None:

@@ -49,11 +49,8 @@ def provisions_frame(provisions: Sequence[Provision]) -> pd.DataFrame:
 def _sha256(path: Path) -> str | None:
     if not path.is_file():
         return None
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def build_index(
