@@ -113,6 +113,11 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         self.mb_x0, self.mb_top = page.mediabox[:2]
         self.page_height, self.doctop, self.number = page.height, page.initial_doctop, page.page_number
         self.norm = page.pdf.unicode_norm
+        # per font (by identity; the resource manager keeps every font alive while the page is read): whether
+        # its chars can be built here, and its descent; per (font, cid): the glyph's text and width. Both are
+        # pdfminer's own values, looked up once instead of at every char.
+        self._fonts: dict[int, tuple[bool, float]] = {}
+        self._glyphs: dict[tuple[int, int], tuple[str, float]] = {}
 
     def render_char(
         self,
@@ -127,9 +132,14 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
     ) -> float:
         fontname, mcid, tag = font.fontname, self.cur_mcid, self.cur_tag
         name = ncs.name
+        known = self._fonts.get(id(font))
+        if known is None:
+            known = self._fonts[id(font)] = (
+                not font.is_vertical() and type(fontname) is str,
+                font.get_descent(),
+            )
         if (
-            font.is_vertical()
-            or type(fontname) is not str
+            not known[0]
             or type(mcid) not in _PLAIN
             or type(tag) not in _PLAIN
             or type(matrix) is not tuple
@@ -139,13 +149,17 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
             adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
             self.chars.append(self.cur_item._objs.pop())
             return adv
-        try:
-            text = font.to_unichr(cid)
-            assert isinstance(text, str), str(type(text))
-        except PDFUnicodeNotDefined:
-            text = self.handle_undefined_char(font, cid)
-        adv = font.char_width(cid) * fontsize * scaling
-        descent = font.get_descent() * fontsize
+        glyph = self._glyphs.get((id(font), cid))
+        if glyph is None:
+            try:
+                text = font.to_unichr(cid)
+                assert isinstance(text, str), str(type(text))
+                glyph = self._glyphs[id(font), cid] = (text, font.char_width(cid))
+            except PDFUnicodeNotDefined:  # pdfminer's handling, at every such char (not cached)
+                glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
+        text = glyph[0]
+        adv = glyph[1] * fontsize * scaling
+        descent = known[1] * fontsize
         bx0, by0, bx1, by1 = 0, descent + rise, adv, descent + rise + fontsize
         a, b, c, d, e, f = matrix
         # pdfminer's apply_matrix_rect: the four corners, then their extremes
