@@ -1,10 +1,13 @@
-"""llama.cpp's letter scores for ``bench_local_model.py``, run by a Python that imports ``llama_cpp``
-(it may lack torch and blindmcq): ``python _llama_worker.py job.json`` prints one JSON line.
+"""llama.cpp's scores for ``bench_local_model.py``, run by a Python that imports ``llama_cpp_py_sync``
+(the prebuilt CPU wheel; it may lack torch and blindmcq): ``python _llama_worker.py job.json`` prints
+one JSON line.
 
-The job names the GGUF, the thread count and the calls: the prompt's token ids (those transformers
-scores) and each label's one token. A call's scores are the labels' log-probabilities after the prompt.
-The keys and values of the part a call shares with the one before are kept, as ``Llama.generate``
-keeps them, so the orders of an item pay for their common head once.
+The job names the GGUF, the thread count and the calls: the context's token ids (those transformers
+scores) and one list of continuation ids per option. A call's scores are the options' summed
+log-probabilities (full-vocabulary log-softmax) after the context: when every continuation is one
+token (letter labels) one pass gives them all, else each option is its own sequence (cloze). The keys
+and values of the part a sequence shares with the one before are kept, so the orders of an item, and
+the options of one context, pay for their common head once.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import json
 import sys
 import time
 
-import llama_cpp
 import numpy as np
+from llama_cpp_py_sync import Llama, __llama_cpp_tag__, __version__
 
 
 def common_length(a: list[int], b: list[int]) -> int:
@@ -24,32 +27,78 @@ def common_length(a: list[int], b: list[int]) -> int:
     return n
 
 
+class Runner:
+    """One llama.cpp context on sequence 0; ``logprobs`` evaluates a sequence past what it shares with
+    the one before and returns the log-softmax rows at the positions asked for."""
+
+    def __init__(self, gguf: str, threads: int) -> None:
+        self.llm = Llama(gguf, n_ctx=2048, n_batch=512, n_threads=threads, n_threads_batch=threads)
+        self.lib, self.ffi, self.ctx = self.llm._lib, self.llm._ffi, self.llm._ctx
+        self.vocab = self.llm.n_vocab
+        self.past: list[int] = []
+
+    def _forget_from(self, keep: int) -> int:
+        mem = self.lib.llama_get_memory(self.ctx)
+        if not self.lib.llama_memory_seq_rm(mem, 0, keep, -1):  # a cache that cannot cut: start over
+            self.lib.llama_memory_clear(mem, True)
+            keep = 0
+        self.past = self.past[:keep]
+        return keep
+
+    def logprobs(self, seq: list[int], first: int) -> np.ndarray:
+        """Log-probability rows predicting ``seq[first + 1 :]`` and the token after ``seq`` (rows for
+        positions ``first`` .. ``len(seq) - 1``)."""
+        keep = self._forget_from(min(common_length(self.past, seq), first))
+        rows = []
+        for start in range(keep, len(seq), 512):
+            chunk = seq[start : start + 512]
+            batch = self.lib.llama_batch_init(len(chunk), 0, 1)
+            try:
+                batch.n_tokens = len(chunk)
+                for i, token in enumerate(chunk):
+                    batch.token[i] = token
+                    batch.pos[i] = start + i
+                    batch.n_seq_id[i] = 1
+                    batch.seq_id[i][0] = 0
+                    batch.logits[i] = 1 if start + i >= first else 0
+                if self.lib.llama_decode(self.ctx, batch) != 0:
+                    raise RuntimeError("llama_decode failed")
+                for i in range(len(chunk)):
+                    if start + i >= first:
+                        ptr = self.lib.llama_get_logits_ith(self.ctx, i)
+                        buf = self.ffi.buffer(ptr, 4 * self.vocab)
+                        rows.append(np.frombuffer(buf, dtype=np.float32).astype(np.float64))
+            finally:
+                self.lib.llama_batch_free(batch)
+        self.past = list(seq)
+        logits = np.stack(rows)
+        top = logits.max(axis=1, keepdims=True)
+        return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+
+    def score(self, ctx: list[int], conts: list[list[int]]) -> list[float]:
+        if all(len(c) == 1 for c in conts):
+            row = self.logprobs(ctx, len(ctx) - 1)[-1]
+            return [float(row[c[0]]) for c in conts]
+        out = []
+        for cont in conts:
+            lp = self.logprobs(ctx + cont[:-1], len(ctx) - 1)
+            out.append(float(sum(lp[i, t] for i, t in enumerate(cont))))
+        return out
+
+
 def main() -> None:
     job = json.loads(open(sys.argv[1], encoding="utf-8").read())
     started = time.perf_counter()
-    llm = llama_cpp.Llama(
-        model_path=job["gguf"], n_ctx=2048, n_batch=512, n_threads=job["threads"],
-        n_threads_batch=job["threads"], logits_all=False, verbose=False,
-    )  # fmt: skip
+    runner = Runner(job["gguf"], job["threads"])
     load_s = time.perf_counter() - started
-    vocab = llm.n_vocab()
-    scores = []
-    started = time.perf_counter()
-    for call in job["calls"]:
-        ids = list(call["ids"])
-        keep = min(common_length(llm.input_ids[: llm.n_tokens].tolist(), ids), len(ids) - 1)
-        # drop the keys and values past the shared part (the method's name differs between versions)
-        drop = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
-        drop(-1, keep, -1)
-        llm.n_tokens = keep
-        llm.eval(ids[keep:])
-        logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(vocab,)).astype(np.float64)
-        top = logits.max()
-        logprobs = logits - top - np.log(np.exp(logits - top).sum())
-        scores.append([float(logprobs[t]) for t in call["labels"]])
-    seconds = time.perf_counter() - started
-    out = {"version": llama_cpp.__version__, "threads": job["threads"], "load_s": load_s, "seconds": seconds}
-    print(json.dumps({**out, "scores": scores}))
+    version = f"{__version__} ({__llama_cpp_tag__})"
+    out: dict = {"version": version, "threads": job["threads"], "load_s": load_s}
+    for part, calls in job["parts"].items():
+        runner._forget_from(0)
+        started = time.perf_counter()
+        scores = [runner.score(call["ids"], call["conts"]) for call in calls]
+        out[part] = {"seconds": time.perf_counter() - started, "scores": scores}
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

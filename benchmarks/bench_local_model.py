@@ -20,9 +20,10 @@ feeds its layers (the median batch's rows x padded width, or the median prompt r
 timed in this process right after: a ratio near 1 means the path runs at the hardware's fp32 rate.
 The batched scores are compared with the one-at-a-time ones on the grid (how many differ, by how much).
 
-Optional: llama.cpp (``llama_cpp`` importable, e.g. from a separate venv given as ``--llama-python``)
+Optional: llama.cpp (``llama_cpp_py_sync`` importable, e.g. a separate venv given as ``--llama-python``)
 runs the GGUF the package ships on the same letter-probe prompts (the same token ids): calls/s, and
-agreement of picks and scores with transformers' fp32. It skips with a line when llama_cpp is missing.
+agreement of picks and scores with transformers' fp32 timed on the same calls (``--llama-only``: that
+alone). It skips with a line when llama_cpp_py_sync is missing.
 """
 
 from __future__ import annotations
@@ -171,50 +172,76 @@ def grid_agreement(a: Sequence[ModelResponse], b: Sequence[ModelResponse]) -> tu
     return len(pairs), sum(x != y for x, y in pairs), max(abs(x - y) for x, y in pairs), picks
 
 
-def llama_section(
-    args: argparse.Namespace,
-    backend: LocalBackend,
-    requests: list[ModelRequest],
-    reference: list[ModelResponse],
-) -> None:
-    """llama.cpp on the GGUF the package ships, fed the very token ids transformers scores."""
+def llama_agreement(name: str, ref: list[list[float]], ref_s: float, out: dict) -> str:
+    """One line: calls/s of both runtimes, picks equal, score differences, grid points moved."""
+    from blindmcq.backends.base import quantise_score
+
+    scores = out["scores"]
+    pairs = [(x, y) for r, s in zip(ref, scores, strict=True) for x, y in zip(r, s, strict=True)]
+    diffs = [abs(x - y) for x, y in pairs]
+    moved = sum(quantise_score(x) != quantise_score(y) for x, y in pairs)
+    pick = [max(range(len(s)), key=lambda i: (s[i], -i)) for s in scores]
+    same = sum(p == max(range(len(r)), key=lambda i: (r[i], -i)) for p, r in zip(pick, ref, strict=True))
+    n = len(scores)
+    return (
+        f"  {name}: transformers fp32 {n / ref_s:5.2f} calls/s, llama.cpp {n / out['seconds']:5.2f} calls/s "
+        f"({ref_s / out['seconds']:.2f}x); picks equal in {same} of {n}; |score difference| median "
+        f"{statistics.median(diffs):.4f}, max {max(diffs):.4f} nats; {moved} of {len(pairs)} scores on "
+        f"another 1e-4 grid point"
+    )
+
+
+def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[dict]) -> None:
+    """llama.cpp on the GGUF the package ships, fed the very token ids transformers scores, against
+    transformers fp32 timed here on the same calls (letter probe one at a time, blind and full; cloze
+    on the full condition's options)."""
     python = args.llama_python or sys.executable
-    probe = subprocess.run([python, "-c", "import llama_cpp"], capture_output=True, text=True)
+    probe = subprocess.run([python, "-c", "import llama_cpp_py_sync"], capture_output=True, text=True)
     if probe.returncode != 0:
-        print(f"llama.cpp: skipped (llama_cpp is not importable by {python})")
+        print(f"llama.cpp: skipped (llama_cpp_py_sync is not importable by {python})")
         return
-    calls = []
-    for request in requests:
-        ctx, conts, _ = backend._letter_inputs(request, backend.wire_request(request))
-        if any(len(c) != 1 for c in conts):
-            print("llama.cpp: skipped (labels of more than one token)")
-            return
-        calls.append({"ids": ctx, "labels": [c[0] for c in conts]})
+    parts: dict[str, list[dict]] = {}
+    refs: dict[str, tuple[list[list[float]], float]] = {}
+    for condition in ("blind", "full"):
+        requests = [r for it in items for r in item_requests(backend.cfg.name, it, condition)]
+        calls = []
+        for request in requests:
+            ctx, conts, _ = backend._letter_inputs(request, backend.wire_request(request))
+            calls.append({"ids": ctx, "conts": conts})
+        backend._kv_memo.clear()
+        started = time.perf_counter()
+        ref = [backend.complete(r).choice_logprobs or [] for r in requests]
+        refs[f"letter {condition}"] = (ref, time.perf_counter() - started)
+        parts[f"letter {condition}"] = calls
+    calls, ref = [], []
+    started = time.perf_counter()
+    for it in items:
+        context = backend.cloze_context(it["question"], CUE)
+        options = [a["text"] for a in it["answers"]]
+        ref.append([s["logprob"] for s in backend.score_options(context, options)])
+    refs["cloze full"] = (ref, time.perf_counter() - started)
+    for it in items:
+        context = backend.cloze_context(it["question"], CUE)
+        pairs = [backend.encode_pair(context, backend.delimiter + a["text"]) for a in it["answers"]]
+        calls.append({"ids": pairs[0][0], "conts": [c for _, c in pairs]})
+    parts["cloze full"] = calls
     with tempfile.TemporaryDirectory() as tmp:
         gguf = backend.path if backend.path is not None else backend._assemble_package(Path(tmp))
         job = Path(tmp) / "job.json"
-        job.write_text(json.dumps({"gguf": str(gguf), "threads": args.threads, "calls": calls}))
+        job.write_text(json.dumps({"gguf": str(gguf), "threads": args.threads, "parts": parts}))
         done = subprocess.run([python, str(WORKER), str(job)], capture_output=True, text=True)
         if done.returncode != 0:
             why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
             print(f"llama.cpp: failed ({why})")
             return
         out = json.loads(done.stdout.strip().splitlines()[-1])
-    scores = out["scores"]
-    diffs = [
-        abs(x - y)
-        for r, s in zip(reference, scores, strict=True)
-        for x, y in zip(r.choice_logprobs or [], s, strict=True)
-    ]
-    picks = [LABELS[max(range(len(s)), key=lambda i: (s[i], -i))] for s in scores]
-    same = sum(p == r.text for p, r in zip(picks, reference, strict=True))
     print(
-        f"llama.cpp {out['version']} ({out['threads']} threads, GGUF as shipped, Q4_K_M): "
-        f"{len(calls) / out['seconds']:5.2f} calls/s one at a time (reusing the previous call's matching "
-        f"prefix; load {out['load_s']:.1f} s); "
-        f"picks equal to transformers fp32 in {same} of {len(calls)} calls; "
-        f"score difference median {statistics.median(diffs):.3f}, max {max(diffs):.3f} nats"
+        f"llama.cpp {out['version']} ({out['threads']} threads, the GGUF as shipped, Q4_K_M; load "
+        f"{out['load_s']:.1f} s) against transformers fp32 (the same GGUF dequantised), the same token ids; "
+        f"letter calls one at a time, each reusing its shared prefix; cloze one item's options a call:"
     )
+    for name, (ref_scores, ref_s) in refs.items():
+        print(llama_agreement(name, ref_scores, ref_s, out[name]))
 
 
 def main() -> None:
@@ -231,6 +258,7 @@ def main() -> None:
     parser.add_argument("--generate-tokens", type=int, default=16)
     parser.add_argument("--llama-python", help="a Python that imports llama_cpp (default: this one)")
     parser.add_argument("--no-llama", action="store_true")
+    parser.add_argument("--llama-only", action="store_true", help="only the llama.cpp comparison")
     args = parser.parse_args()
 
     cfg = yaml.safe_load((ROOT / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8"))
@@ -254,12 +282,13 @@ def main() -> None:
     print(f"load from {backend.loaded_from}: {backend.load_seconds:.1f} s  ({backend.cache_dir})")
 
     items = customs_items(args.bank, args.items, args.seed)
+    if args.llama_only:
+        llama_section(args, backend, items)
+        return
     shapes = linear_shapes(backend.model)
     params = sum(i * o for i, o in shapes)
     print(f"non-embedding parameters (linear layers): {params / 1e6:.1f} M")
     headline: tuple[float, float, int] | None = None
-    blind_requests: list[ModelRequest] = []
-    blind_reference: list[ModelResponse] = []
     for condition in ("blind", "full"):
         per_item = [item_requests(cfg["name"], it, condition) for it in items]
         batches = [
@@ -296,8 +325,6 @@ def main() -> None:
             f"  batched vs one at a time: {moved} of {n} scores on another grid point "
             f"(largest difference {biggest:.4f}), {picks} picks differ; speed-up {one_s / many_s:.2f}x"
         )
-        if condition == "blind":
-            blind_requests, blind_reference = requests, one
 
     gen = [
         ModelRequest(model=cfg["name"], system=SYSTEM, user=it["question"], max_tokens=args.generate_tokens)
@@ -311,7 +338,7 @@ def main() -> None:
     print(f"generate {args.generate_tokens} tokens: {rate:5.2f} calls/s")
 
     if not args.no_llama:
-        llama_section(args, backend, blind_requests, blind_reference)
+        llama_section(args, backend, items)
 
     assert headline is not None
     gflops, peer, shape = headline
