@@ -508,9 +508,9 @@ def agreement_given_key(
         code, _ = pd.factorize(part["item"])
         strata.append((int(n), part, code, int(code.max()) + 1))
     # one generator over the strata in order; a stratum of one item draws nothing
-    counts = iter(_boot_counts(seed, n_boot, tuple(m for *_, m in strata if m >= 2)))
+    boot_counts = iter(_boot_counts(seed, n_boot, tuple(m for *_, m in strata if m >= 2)))
     for n, part, code, m in strata:
-        draws = next(counts) / m if m >= 2 else None  # float64, as the draws were
+        draws = next(boot_counts) / m if m >= 2 else None  # float64, as the draws were
         if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
             w = m / total
             (same, null), boot_parts = _agreement_marginal(part, code, m, n, draws)
