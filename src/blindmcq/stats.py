@@ -7,6 +7,7 @@ Wilson without continuity correction, Fisher-z interval for Pearson r) and the d
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -423,8 +424,23 @@ DENSE_AGREEMENT_N = 16  # up to here the joint (key, a, b) shares are held whole
 _BOOT_ROWS = 100  # bootstrap draws weighed at once on the marginal path (bounded memory)
 
 
+@functools.lru_cache(maxsize=2)
+def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Item counts of the cluster-bootstrap draws of each stratum (``sizes``: its items, strata that
+    draw, in order), from one generator seeded ``seed``. Every model of a release pairs with the gate on
+    the same items, so the same draws recur model after model: drawn once, kept compact (read-only)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for m in sizes:
+        counts = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot)
+        counts = counts.astype(np.min_scalar_type(int(counts.max(initial=0))))
+        counts.flags.writeable = False
+        out.append(counts)
+    return tuple(out)
+
+
 def _agreement_marginal(
-    part: pd.DataFrame, code: np.ndarray, m: int, n: int, rng: np.random.Generator, n_boot: int
+    part: pd.DataFrame, code: np.ndarray, m: int, n: int, draws: np.ndarray | None
 ) -> tuple[tuple[float, float], np.ndarray | None]:
     """``_agreement_parts`` of one option count from per-item marginals: agreement is linear in the
     items' shares of a == b, its null needs only the (key, a) and (key, b) shares and the key's, so
@@ -449,9 +465,9 @@ def _agreement_marginal(
         return weights @ same_i, null
 
     same, null = parts(np.full((1, m), 1.0 / m))
-    if m < 2:
+    if draws is None:
         return (float(same[0]), float(null[0])), None
-    draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
+    n_boot = len(draws)
     boot = np.zeros((n_boot, 2))
     for start in range(0, n_boot, _BOOT_ROWS):
         b_same, b_null = parts(draws[start : start + _BOOT_ROWS])
@@ -483,17 +499,21 @@ def agreement_given_key(
     )
     if frame.empty:
         return AgreementGap(math.nan, math.nan, math.nan, math.nan, math.nan, 0, 0)
-    rng = np.random.default_rng(seed)
     total = frame["item"].nunique()
     point = np.zeros(2)
     boot = np.zeros((n_boot, 2))
     tested = True
+    strata = []
     for n, part in frame.groupby("n", sort=True):
         code, _ = pd.factorize(part["item"])
-        m = int(code.max()) + 1
+        strata.append((int(n), part, code, int(code.max()) + 1))
+    # one generator over the strata in order; a stratum of one item draws nothing
+    boot_counts = iter(_boot_counts(seed, n_boot, tuple(m for *_, m in strata if m >= 2)))
+    for n, part, code, m in strata:
+        draws = next(boot_counts) / m if m >= 2 else None  # float64, as the draws were
         if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
             w = m / total
-            (same, null), boot_parts = _agreement_marginal(part, code, m, int(n), rng, n_boot)
+            (same, null), boot_parts = _agreement_marginal(part, code, m, n, draws)
             point += w * np.array([same, null])
             if boot_parts is None:
                 tested = False
@@ -506,10 +526,9 @@ def agreement_given_key(
         w = m / total
         same, null = _agreement_parts(shares.mean(axis=0), int(n))
         point += w * np.array([same, null])
-        if m < 2:
+        if draws is None:
             tested = False
             continue
-        draws = rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot) / m
         b_same, b_null = _agreement_parts(draws @ shares, int(n))
         boot += w * np.stack([b_same, b_null], axis=1)
     lo = hi = math.nan

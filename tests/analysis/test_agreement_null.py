@@ -96,3 +96,19 @@ def test_table5_shows_the_null_and_the_gap(bank) -> None:
     shown = build_tables(a)["table5"].shown.set_index("Model").loc["same-habit"]
     assert shown["Expected, independent given the key's slot"] == f"{row['expected']:.3f}"
     assert shown["Agreement - expected [95% CI]"].startswith(f"{row['agreement_gap']:+.3f} [")
+
+
+def test_bootstrap_draws_are_one_generator_over_the_strata_and_reused_unchanged() -> None:
+    """The cached counts are the seeded generator's multinomial draws, stratum after stratum, and a
+    repeated call (a later model on the same items) gets the same interval, whatever ran between."""
+    rng = np.random.default_rng(0)
+    want = [rng.multinomial(m, np.full(m, 1.0 / m), size=50) for m in (7, 3)]
+    got = stats._boot_counts(0, 50, (7, 3))
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    assert not got[0].flags.writeable  # shared between calls: nobody may scale it in place
+    bank = pickers(np.random.default_rng(9), 80, **SHARED)
+    first = stats.agreement_given_key(*bank, n_boot=300, seed=4)
+    stats.agreement_given_key(*bank, n_boot=300, seed=5)
+    stats._boot_counts.cache_clear()
+    assert stats.agreement_given_key(*bank, n_boot=300, seed=4) == first
+    assert stats.agreement_given_key(*bank, n_boot=300, seed=4) == first

@@ -422,7 +422,9 @@ def model_summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) ->
     return _summary(df, base, habit_ci=habit_ci)[0]
 
 
-def _summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _summary(
+    df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     blind = select(df, base, condition="blind")
     full = select(df, base, condition="full")
     if blind.empty and full.empty:
@@ -442,7 +444,7 @@ def _summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> tupl
         out["habit_corrected"] = corrected.sum(min_count=1)
         out["excess_corrected"] = out["blind_acc"] - out["habit_corrected"]
         if habit_ci:
-            out = out.join(habit_intervals(blind, n_slots))
+            out = out.join(habit_intervals(blind, n_slots, seed=seed))
         out["blind_unparseable"] = _rate(blind, "unparseable")
         out["blind_other_scheme"] = _rate(blind, "other_scheme")
         out = out.join(blind_chance_tests(out))
@@ -741,7 +743,7 @@ def analyze(
     for name in (headline, detail):
         if name not in sets:
             raise ValueError(f"item set {name!r} not among {list(sets)}")
-    parts = {name: _summary(_restrict(df, ids), base) for name, ids in sets.items()}
+    parts = {name: _summary(_restrict(df, ids), base, seed=seed) for name, ids in sets.items()}
     summary = _stack({name: p[0] for name, p in parts.items()})
     by_n = _stack({name: p[1] for name, p in parts.items()})
     failures = _per_set(raw, sets, lambda d: failure_summary(d, base))
@@ -792,7 +794,7 @@ def gap_interval(summary: pd.DataFrame) -> pd.DataFrame:
     fields = ["blind_acc", "blind_lo", "blind_hi", "chance"]
     a = summary[summary["set"] == "accepted"].set_index("model")[fields]
     r = summary[summary["set"] == "rejected"].set_index("model")[fields]
-    both = a.join(r, lsuffix="_a", rsuffix="_r", how="inner")
+    both = a.add_suffix("_a").join(r.add_suffix("_r"), how="inner")  # every field is on both sides
     gap = both["blind_acc_r"] - both["blind_acc_a"]
     out = pd.DataFrame(index=both.index)
     out["gap_lo"] = gap - np.sqrt(
