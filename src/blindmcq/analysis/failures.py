@@ -17,7 +17,6 @@ import pandas as pd
 from blindmcq.errors import BlindMCQError, one_line
 from blindmcq.secrets import scrub_text
 
-DEFAULT_MAX_FAILED_SHARE = 0.1
 NO_ANSWER = ("error", "refused")
 
 
@@ -27,7 +26,7 @@ class RunFailed(BlindMCQError):
 
 def check_failed_calls(
     predictions: pd.DataFrame,
-    max_failed_share: float = DEFAULT_MAX_FAILED_SHARE,
+    max_failed_share: float,  # analysis.max_failed_share: its default lives in config/schema.py only
     *,
     models: Iterable[str] = (),
     where: str = "",
