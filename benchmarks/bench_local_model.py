@@ -45,7 +45,7 @@ import yaml
 from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.backends.local import KV_MEMO_SIZE, LocalBackend
+from blindmcq.backends.local import KV_MEMO_SIZE, LocalBackend, _first_best
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -180,8 +180,8 @@ def llama_agreement(name: str, ref: list[list[float]], ref_s: float, out: dict) 
     pairs = [(x, y) for r, s in zip(ref, scores, strict=True) for x, y in zip(r, s, strict=True)]
     diffs = [abs(x - y) for x, y in pairs]
     moved = sum(quantise_score(x) != quantise_score(y) for x, y in pairs)
-    pick = [max(range(len(s)), key=lambda i: (s[i], -i)) for s in scores]
-    same = sum(p == max(range(len(r)), key=lambda i: (r[i], -i)) for p, r in zip(pick, ref, strict=True))
+    # the backend's own pick rule (highest score, the first of equal ones) on both runtimes' scores
+    same = sum(_first_best(s) == _first_best(r) for s, r in zip(scores, ref, strict=True))
     n = len(scores)
     return (
         f"  {name}: transformers fp32 {n / ref_s:5.2f} calls/s, llama.cpp {n / out['seconds']:5.2f} calls/s "

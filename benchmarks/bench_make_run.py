@@ -90,7 +90,10 @@ def main() -> int:
     parser.add_argument("--skip", action="store_true", help="print the skipped line (make bench's default)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch clone (its path is printed)")
     args = parser.parse_args()
-    limit = f"limit 5 min = {LIMIT_UNITS:.0f} ref units (300 s / {REFERENCE_AT_TARGET:.2f} s)"
+    limit = (
+        f"limit {LIMIT_S / 60:.0f} min = {LIMIT_UNITS:.0f} ref units "
+        f"({LIMIT_S:.0f} s / {REFERENCE_AT_TARGET:.2f} s)"
+    )
     if args.skip:
         result("make-run", "cold dvc repro: not run", limit, None, "skipped: runs under BENCH_ARGS=--full")
         return 0
