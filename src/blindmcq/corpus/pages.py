@@ -26,7 +26,7 @@ from unicodedata import normalize as normalize_unicode
 
 from pdfminer import pdfinterp
 from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
-from pdfminer.pdffont import PDFUnicodeNotDefined
+from pdfminer.pdffont import PDFFont, PDFUnicodeNotDefined
 from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
 from pdfplumber.utils.exceptions import PdfminerException
@@ -113,11 +113,13 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         self.mb_x0, self.mb_top = page.mediabox[:2]
         self.page_height, self.doctop, self.number = page.height, page.initial_doctop, page.page_number
         self.norm = page.pdf.unicode_norm
-        # per font (by identity; the resource manager keeps every font alive while the page is read): whether
-        # its chars can be built here, and its descent; per (font, cid): the glyph's text and width. Both are
-        # pdfminer's own values, looked up once instead of at every char.
-        self._fonts: dict[int, tuple[bool, float]] = {}
-        self._glyphs: dict[tuple[int, int], tuple[str, float]] = {}
+        # per font (keyed by the object, which PDFFont hashes by identity: the key holds it for the page, so
+        # a font the resource manager does not cache, such as a direct font dict in a form's resources,
+        # cannot be freed and its id reused by another): whether its chars can be built here, and its
+        # descent; per (font, cid): the glyph's text and width. Both are pdfminer's own values, looked up
+        # once instead of at every char.
+        self._fonts: dict[PDFFont, tuple[bool, float]] = {}
+        self._glyphs: dict[tuple[PDFFont, int], tuple[str, float]] = {}
 
     def render_char(
         self,
@@ -132,9 +134,9 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
     ) -> float:
         fontname, mcid, tag = font.fontname, self.cur_mcid, self.cur_tag
         name = ncs.name
-        known = self._fonts.get(id(font))
+        known = self._fonts.get(font)
         if known is None:
-            known = self._fonts[id(font)] = (
+            known = self._fonts[font] = (
                 not font.is_vertical() and type(fontname) is str,
                 font.get_descent(),
             )
@@ -149,12 +151,12 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
             adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
             self.chars.append(self.cur_item._objs.pop())
             return adv
-        glyph = self._glyphs.get((id(font), cid))
+        glyph = self._glyphs.get((font, cid))
         if glyph is None:
             try:
                 text = font.to_unichr(cid)
                 assert isinstance(text, str), str(type(text))
-                glyph = self._glyphs[id(font), cid] = (text, font.char_width(cid))
+                glyph = self._glyphs[font, cid] = (text, font.char_width(cid))
             except PDFUnicodeNotDefined:  # pdfminer's handling, at every such char (not cached)
                 glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
         text = glyph[0]
