@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, request_key
 from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder
 from blindmcq.engine.run import RequestRun, Unreachable
 
 
 class Echo:
     name = "echo"
+    abilities = Abilities()
     concurrency = 1
 
     def __init__(self) -> None:
@@ -29,6 +30,8 @@ class Echo:
 
 
 class Batching(Echo):
+    abilities = Abilities(many=True)
+
     def __init__(self) -> None:
         super().__init__()
         self.batches: list[list[str]] = []
@@ -106,6 +109,16 @@ def test_send_calls_one_by_one_or_in_one_batch(cache: ResponseCache) -> None:
     run = RequestRun([], batching, cache, batch_size=4)
     assert [r.text for r in run.send([ask("a"), ask("b")])] == ["aa", "bb"]
     assert batching.batches == [["a", "b"]]
+
+
+def test_batches_follow_the_declared_ability_not_the_method(cache: ResponseCache) -> None:
+    class Undeclared(Batching):  # has complete_many but does not declare it
+        abilities = Abilities()
+
+    undeclared = Undeclared()
+    run = RequestRun([], undeclared, cache, batch_size=4)
+    assert not run.batched
+    assert [r.text for r in run.send([ask("a"), ask("b")])] == ["A", "B"] and undeclared.batches == []
 
 
 def test_send_turns_a_raising_backend_into_error_responses(cache: ResponseCache) -> None:

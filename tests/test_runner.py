@@ -17,7 +17,7 @@ from typing import ClassVar
 import pytest
 
 from blindmcq.answers.predictions import read_table, to_records
-from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import Job, run_calls
@@ -255,6 +255,7 @@ def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
 
 @dataclass
 class Batched(FakeBackend):
+    abilities: Abilities = field(default_factory=lambda: Abilities(many=True))
     batches: list[int] = field(default_factory=list)
 
     def complete_many(self, requests: list[ModelRequest]) -> list[ModelResponse]:

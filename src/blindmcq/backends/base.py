@@ -194,6 +194,7 @@ class Abilities:
     logprobs: bool = False  # returns token log-probabilities
     scores_by_default: bool = False  # a base model: answers by label log-probabilities unless told not to
     batch: bool = False  # its requests can go through the provider's batch inference (Bedrock batch)
+    many: bool = False  # answers several requests in one call (``complete_many``), e.g. one forward pass
     catalogue: bool = False  # its model id comes from a provider catalogue whose documentation is
     # checked per model (``verified`` / ``unverified`` in the model config)
     reads_statutes: bool = False  # judges options against the statute index (in the statutes' language only)

@@ -133,7 +133,9 @@ class LocalBackend:
     @classmethod
     def declared_abilities(cls, model_cfg: LocalModel | Mapping[str, Any]) -> Abilities:
         """A base model: scores labels (its default way to answer) and option texts."""
-        return Abilities(generate=True, score_labels=True, score_options=True, scores_by_default=True)
+        return Abilities(
+            generate=True, score_labels=True, score_options=True, scores_by_default=True, many=True
+        )
 
     def __init__(self, model_cfg: LocalModel | Mapping[str, Any]) -> None:
         self.cfg: LocalModel = model_config(model_cfg, LocalModel)

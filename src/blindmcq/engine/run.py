@@ -280,7 +280,7 @@ class RequestRun:
 
     @property
     def batched(self) -> bool:
-        return self.batch_size > 1 and callable(getattr(self.backend, "complete_many", None))
+        return self.batch_size > 1 and self.backend.abilities.many
 
     def first_request(self, key: str) -> ModelRequest:
         return self.requests[self.by_key[key][0]]
@@ -512,8 +512,8 @@ def run_requests(
     ``cache``: an open ``ResponseCache`` or the path of one (opened and closed here). ``concurrency``
     limits calls in flight per model: an int for each model, a mapping model -> int, or None for the
     backend's own ``concurrency`` attribute (1 if it has none). With ``batch_size > 1`` and a backend
-    offering ``complete_many``, uncached requests go in batches. ``counts`` turns the results settled so
-    far into the progress bar's postfix (default ``tally``).
+    that declares ``abilities.many`` (its ``complete_many``), uncached requests go in batches. ``counts``
+    turns the results settled so far into the progress bar's postfix (default ``tally``).
 
     ``breaker``: after this many consecutive new calls that found the server down (``server_failed``:
     nothing listening at the URL, DNS, refused; or, its retries spent, 5xx, 429, the backend's own breaker
