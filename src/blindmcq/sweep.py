@@ -468,6 +468,7 @@ def sweep_job(
             sweep_id=sweep_id,
             tags=tags,
             model=str(params["model"]["name"]),
+            gate_model=config.gate_model.name if config.gate_model is not None else None,
             panel=(),  # a sweep job probes no panel: its other model is the gate model, named by role
             started=started,
         )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from blindmcq.config.schema import Config, as_config
 from blindmcq.secrets import scrub_text
 
 
@@ -25,6 +26,15 @@ def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
     return scrub_text("·".join(p for p in parts if p))
 
 
+def roles(config: Config) -> dict[str, Any]:
+    """The other models' roles ``log_run`` names metrics by: the gate model, and the panel members (None
+    with no panel group: roles unknown)."""
+    return {
+        "gate_model": config.gate_model.name if config.gate_model is not None else None,
+        "panel": list(config.panel.models) if config.panel is not None else None,
+    }
+
+
 def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
     """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
     tracking = params.get("tracking") or {}
@@ -34,5 +44,5 @@ def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir:
         log_run(
             tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
             artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
-            model=params.get("model", {}).get("name"),
+            model=params.get("model", {}).get("name"), **roles(as_config(params)),
         )  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 
 from blindmcq import paths
 from blindmcq.analysis.outputs import run_analysis
+from blindmcq.config.schema import as_config
 from blindmcq.stages._main import run_stage
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 
 def main() -> None:
     def body(params: dict[str, Any]) -> None:
-        metrics = run_analysis(params, root=Path("."))
+        metrics = run_analysis(as_config(params), root=Path("."))
         log.info("%d metrics -> %s", len(metrics), paths.ANALYSIS_DIR)
 
     run_stage("analyze", body)

@@ -6,13 +6,13 @@ import logging
 from typing import Any
 
 from blindmcq import paths
+from blindmcq.config.schema import as_config
 from blindmcq.params import section
 from blindmcq.reporting.html import report_from_results
 from blindmcq.reporting.markdown import build_report, headline_figures
 from blindmcq.reporting.tracking import log_run, stage_parent
-from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.stages._tracking import stage_run_name
+from blindmcq.stages._tracking import roles, stage_run_name
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def main() -> None:
             baselines_dir=paths.BASELINES_DIR,
             analysis_dir=paths.ANALYSIS_DIR,
             out_dir=paths.REPORT_DIR,
-            config=scrub(params),
+            config=as_config(params),
         )
         report_from_results(paths.REPORT_DIR / "html")
         run_id = log_run(
@@ -37,6 +37,7 @@ def main() -> None:
             parent_metrics=headline_figures(metrics),
             tags={"stage": "report"},
             model=str(params["model"]["name"]),
+            **roles(as_config(params)),
         )
         log.info("report -> %s (%d metrics; MLflow run %s)", paths.REPORT_DIR, len(metrics), run_id)
 
