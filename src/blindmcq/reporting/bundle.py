@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from blindmcq.atomic import replace_tree, write_bytes
-from blindmcq.config.schema import Analysis, Config, as_config, validate
+from blindmcq.config.schema import Analysis, Config, validate
 from blindmcq.errors import BlindMCQError
 from blindmcq.reporting.confine import GIT_COMMIT, is_md5, md5_bytes, md5_file, parse_listing, path_problem
 
@@ -334,7 +334,7 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
         for rel in manifest["files"]:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / rel, work / rel)
-        config = as_config(load_params(work / PARAMS_FILE), file=str(folder / PARAMS_FILE))
+        config = load_params(work / PARAMS_FILE)
         check_self_contained(config, folder / PARAMS_FILE)
         run_analysis(config, root=work)
         metrics = build_report(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from blindmcq.config.schema import Config, as_config
+from blindmcq.config.schema import Config, as_written
 from blindmcq.secrets import scrub_text
 
 
@@ -35,14 +35,15 @@ def roles(config: Config) -> dict[str, Any]:
     }
 
 
-def track(params: dict[str, Any], name: str, metrics: dict[str, float], out_dir: Path) -> None:
+def track(config: Config, name: str, metrics: dict[str, float], out_dir: Path) -> None:
     """Log a stage's metrics and outputs to MLflow when ``tracking`` is enabled with a URI."""
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled") and tracking.get("uri"):
+    tracking = config.tracking
+    if tracking is not None and tracking.enabled and tracking.uri:
         from blindmcq.reporting.tracking import log_run, stage_parent
 
+        written = as_written(config)  # what MLflow logs
         log_run(
-            tracking, run_name=stage_run_name(name, params), config=params, metrics=metrics,
-            artifacts_dir=out_dir, parent=stage_parent(params), tags={"stage": name},
-            model=params.get("model", {}).get("name"), **roles(as_config(params)),
+            tracking, run_name=stage_run_name(name, written), config=written, metrics=metrics,
+            artifacts_dir=out_dir, parent=stage_parent(written), tags={"stage": name},
+            model=config.model.name if config.model is not None else None, **roles(config),
         )  # fmt: skip
