@@ -18,8 +18,8 @@ def stage_run_name(stage: str, config: Mapping[str, Any]) -> str:
     bank, then the probed model."""
 
     def name(group: str) -> str:
-        value = config.get(group)
-        return str(value.get("name", "")) if isinstance(value, Mapping) else ""
+        value = config.get(group)  # a group without a name gives no part
+        return str(value["name"]) if isinstance(value, Mapping) and "name" in value else ""
 
     exp = scrub_text(os.environ.get("DVC_EXP_NAME", ""))
     parts = [stage, exp, name("dataset"), name("model")]

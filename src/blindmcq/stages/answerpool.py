@@ -17,7 +17,7 @@ from blindmcq.answers.calllog import split_call_log
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_csv, write_text
 from blindmcq.config.files import intervention_cfg, load_label_schemes
-from blindmcq.config.schema import Config, Probe, as_written
+from blindmcq.config.schema import Config, Probe, as_written, validate_group
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
@@ -36,7 +36,8 @@ def answerpool_stage(config: Config, out_dir: Path = OUT_ROOT / "answerpool") ->
         items, conf, model_cfg=config.group("model"), cache=probe.cache, progress=True,
         description=config.dataset.description if config.dataset is not None else None,  # the bank's words
     )  # fmt: skip
-    orders = list(cfg.get("ordinary_orders") or ["rot0"])
+    own = validate_group("intervention", cfg, key="intervention.answerpool")
+    orders = own.ordinary_orders  # the schema's default when the config leaves it out
     condition = probe_condition(list(conf.conditions), orders, orders)
     ordinary = probe_items(config, items, label_schemes=load_label_schemes(), condition=condition)
     stable = split_call_log(pooled, out_dir / "predictions.parquet")  # `cached` varies per run: call log
