@@ -1,4 +1,4 @@
-"""Issue 29, any bank: more than 26 options, the files researchers have, and lexical search only in the
+"""Any bank: more than 26 options, the files researchers have, and lexical search only in the
 statutes' language. The 32-option fixture is 12 real LEXam perturbation rows (CC BY 4.0; see
 tests/fixtures/audit/README.md); the counts are checked against plain-Python counts over the workbook."""
 

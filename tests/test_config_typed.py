@@ -1,4 +1,4 @@
-"""Typed configs (issue 16, point 1): every shipped config passes its schema; unknown keys, wrong types and
+"""Typed configs: every shipped config passes its schema; unknown keys, wrong types and
 out-of-range values stop with one line naming the file and the key, exit 2, at the stage entry point."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 27, finding 8: ``dvc exp run -S 'prompt.system=${oc.env:SOME_TOKEN}'`` must not write the token into
+"""``dvc exp run -S 'prompt.system=${oc.env:SOME_TOKEN}'`` must not write the token into
 params.yaml (DVC resolves before it writes, and the queue stashes params.yaml in git). The safe route,
 ``${secret:SOME_TOKEN}``, leaves a reference that a stage reads from the environment when it runs.
 
