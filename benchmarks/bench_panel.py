@@ -15,10 +15,12 @@ import argparse
 import os
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from blindmcq import paths
 from blindmcq.config.files import load_label_schemes, load_model_file
+from blindmcq.config.schema import Probe
 from blindmcq.datasets.items import read_items
 from blindmcq.params import load_params
 from blindmcq.tasks.probe import sample_items
@@ -31,16 +33,16 @@ def main() -> None:
     )
     parser.add_argument("models", nargs="*", help="conf/model names (default: panel.models of params.yaml)")
     args = parser.parse_args()
-    params = load_params()
-    names = args.models or list(params["panel"]["models"])
-    probe = params["probe"]
-    items = sample_items(read_items(paths.ITEMS), probe.get("sample"), int(probe.get("seed", 0)))
+    config = load_params()
+    names = args.models or list(config.group("panel").models)
+    probe: Probe = config.group("probe")
+    items = sample_items(read_items(paths.ITEMS), probe.sample, probe.seed)
     label_schemes = load_label_schemes()
     with tempfile.TemporaryDirectory() as tmp:
-        params["probe"]["cache"] = str(Path(tmp) / "cache.sqlite")
+        config = replace(config, probe=replace(probe, cache=str(Path(tmp) / "cache.sqlite")))
         for name in names:
             started = time.perf_counter()
-            frame = probe_items(params, items, label_schemes=label_schemes, model_cfg=load_model_file(name))
+            frame = probe_items(config, items, label_schemes=label_schemes, model_cfg=load_model_file(name))
             seconds = time.perf_counter() - started
             print(
                 f"{name}: {len(frame)} calls on {len(items)} items in {seconds:.1f} s "

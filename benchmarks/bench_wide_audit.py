@@ -34,6 +34,7 @@ def main() -> None:
 
     from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
     from blindmcq.config.files import load_groups, load_model_file
+    from blindmcq.config.schema import model_config
 
     n, rng = args.options, random.Random(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,7 +53,7 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.PerformanceWarning)
             run_audit(
-                bank, Path(tmp) / "out", mapping, model=load_model_file("longest"),
+                bank, Path(tmp) / "out", mapping, model=model_config(load_model_file("longest")),
                 configs=load_groups(AUDIT_GROUPS),
             )  # fmt: skip
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

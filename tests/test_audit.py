@@ -17,6 +17,7 @@ from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, bank_l
 from blindmcq.cli import main as cli_main
 from blindmcq.cli.audit import main
 from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import Item
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "audit" / "lexam_en_80.csv"
@@ -222,7 +223,8 @@ def test_version_and_help_are_for_people(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_run_audit_returns_what_it_wrote(audited: Path, tmp_path: Path) -> None:
-    model, configs = load_model_file(DEFAULT_MODEL), load_groups(AUDIT_GROUPS)  # what the command reads
+    # what the command reads, typed as it types it
+    model, configs = model_config(load_model_file(DEFAULT_MODEL)), load_groups(AUDIT_GROUPS)
     result = run_audit(FIXTURE, tmp_path / "again", Mapping(header=False), model=model, configs=configs)
     written = json.loads((tmp_path / "again" / "metrics.json").read_text(encoding="utf-8"))
     assert written == json.loads((audited / "metrics.json").read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Issue 29, any bank: more than 26 options, the files researchers have, and lexical search only in the
+"""Any bank: more than 26 options, the files researchers have, and lexical search only in the
 statutes' language. The 32-option fixture is 12 real LEXam perturbation rows (CC BY 4.0; see
 tests/fixtures/audit/README.md); the counts are checked against plain-Python counts over the workbook."""
 
@@ -17,6 +17,7 @@ import pytest
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.cli.audit import main, with_overrides
 from blindmcq.config.files import load_group, load_groups, load_model_file
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import InputError
@@ -94,7 +95,7 @@ def test_a_32_option_bank_audits_without_data(tmp_path: Path) -> None:
     for labels, last in (("latin", "AF"), ("numerals", "32")):
         out = tmp_path / labels
         result = run_audit(
-            P32, out, mapping, model=load_model_file("longest"), configs=configs, labels=labels
+            P32, out, mapping, model=model_config(load_model_file("longest")), configs=configs, labels=labels
         )
         predictions = pd.read_parquet(out / "predictions.parquet")
         assert set(predictions["n_options"]) == {32} and predictions["parse_status"].eq("ok").all()
@@ -127,8 +128,9 @@ def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) ->
     latin = configs.options["labels"]["latin"]
     configs.options["labels"]["short"] = {**latin, "name": "short", "extend": "none"}
     with pytest.raises(Exception, match=r"--labels.*short cannot label a 32-option item"):
+        longest = model_config(load_model_file("longest"))
         run_audit(P32, tmp_path / "o", Mapping(options=["32_choices"], key="32_choices_gold"),
-                  model=load_model_file("longest"), configs=configs, labels="short")  # fmt: skip
+                  model=longest, configs=configs, labels="short")  # fmt: skip
 
 
 def test_lexam_32_config_runs_on_the_fixture(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Issue 27, finding 12: ``blindmcq audit`` on a huge CSV cell, ``--gate-k 0`` and ``--out`` naming a file."""
+"""``blindmcq audit`` on a huge CSV cell, ``--gate-k 0`` and ``--out`` naming a file."""
 
 from __future__ import annotations
 

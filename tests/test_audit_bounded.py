@@ -1,4 +1,4 @@
-"""The audit's bounded-memory paths give the whole computation's results (issue 45): lexical search in
+"""The audit's bounded-memory paths give the whole computation's results: lexical search in
 chunks of items picks what one search over the bank picks, and the columnar surface picks and option
 table equal a per-item construction, on the default bank's 340 items."""
 

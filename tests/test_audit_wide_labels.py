@@ -21,6 +21,7 @@ from blindmcq.analysis.tables import slot_name
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.cli.audit import main
 from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.config.schema import model_config
 
 
 def _wide_bank(path: Path, n: int, items: int, seed: int = 0) -> list[int]:
@@ -46,7 +47,7 @@ def test_a_wide_bank_audits_without_pandas_performance_warnings(tmp_path: Path) 
     mapping = Mapping(options=[f"o{i}" for i in range(n)], key="answer", key_format="index")
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.PerformanceWarning)
-        longest, configs = load_model_file("longest"), load_groups(AUDIT_GROUPS)
+        longest, configs = model_config(load_model_file("longest")), load_groups(AUDIT_GROUPS)
         result = run_audit(bank, tmp_path / "out", mapping, model=longest, configs=configs)
     predictions = pd.read_parquet(tmp_path / "out" / "predictions.parquet")
     assert set(predictions["n_options"]) == {n} and predictions["item_id"].nunique() == 3

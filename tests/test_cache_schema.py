@@ -1,4 +1,4 @@
-"""Issue 27, finding 3: one typed schema for cached responses, ``blindmcq cache check``, damaged files."""
+"""One typed schema for cached responses, ``blindmcq cache check``, damaged files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 27, finding 5: with nothing listening at the model's URL the run stops with one line naming the
+"""With nothing listening at the model's URL the run stops with one line naming the
 URL after a few consecutive connection failures, instead of failing (and retrying) call by call."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed configs (issue 16, point 1): every shipped config passes its schema; unknown keys, wrong types and
+"""Typed configs: every shipped config passes its schema; unknown keys, wrong types and
 out-of-range values stop with one line naming the file and the key, exit 2, at the stage entry point."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from blindmcq.config.schema import (
     validate_group,
 )
 from blindmcq.errors import ConfigError
-from blindmcq.params import load_config
+from blindmcq.params import load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "conf").glob("*/*.yaml"))
@@ -116,12 +116,36 @@ def test_typed_configs_stage_entry_point_exits_2_with_one_line(
     assert not (tmp_path / "results").exists()  # stopped before any work
 
 
-def test_typed_configs_load_config_gives_typed_groups(tmp_path: Path) -> None:
+def test_typed_configs_load_params_gives_typed_groups(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
     path.write_text((ROOT / "params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    config = load_config(path)
+    config = load_params(path)
     assert config.model is not None and config.model.backend == _params()["model"]["backend"]
     assert config.tracking is not None and config.tracking.enabled is True
+
+
+def test_a_loaded_config_keeps_the_mapping_it_was_checked_from(tmp_path: Path) -> None:
+    """``as_written``: the mapping as ``params.yaml`` holds it (what MLflow logs, what a fingerprint
+    hashes), keys the schema defaults left out; a config built in code has none to give."""
+    import dataclasses
+
+    from blindmcq.config.schema import Config, as_written
+
+    written = _params()
+    del written["probe"]["concurrency"], written["tracking"]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(written, allow_unicode=True), encoding="utf-8")
+    config = load_params(path)
+    assert config.probe is not None and config.probe.concurrency is None  # the schema's default
+    assert as_written(config) == written and "concurrency" not in as_written(config, "probe")
+    assert as_written(config, "dataset") == written["dataset"]
+    assert config == load_params(path)  # the mapping is no field: equality is the typed values'
+    with pytest.raises(ConfigError, match=r"tracking.*missing"):
+        as_written(config, "tracking")
+    with pytest.raises(TypeError):
+        as_written(dataclasses.replace(config, seed=1))  # changed in code: no longer what was written
+    with pytest.raises(TypeError):
+        as_written(Config())
 
 
 def test_groups_read_once_hand_out_frozen_options_and_name_what_is_missing() -> None:

@@ -1,4 +1,4 @@
-"""Errors, not tracebacks (issue 16, point 7): each bad input gives one line naming the file, row, item or
+"""Errors, not tracebacks: each bad input gives one line naming the file, row, item or
 config key (InputError/ConfigError, exit 2 at the entry points); earlier outputs stay intact."""
 
 from __future__ import annotations

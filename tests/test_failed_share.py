@@ -1,4 +1,4 @@
-"""Issue 27, finding 2: a probed model that answered nothing, or failed more than
+"""A probed model that answered nothing, or failed more than
 ``analysis.max_failed_share`` of its calls, stops the run with one line (not a FINISHED run without it)."""
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def test_a_config_needing_absent_inputs_stops_with_one_line(tmp_path: Path, caps
 def test_make_data_offline_exits_non_zero_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 27, finding 13: `make data` (`blindmcq data fill`) that filled nothing does not exit 0."""
+    """`make data` (`blindmcq data fill`) that filled nothing does not exit 0."""
     from blindmcq.cli import main
     from blindmcq.datasets import fetch
 

@@ -1,4 +1,4 @@
-"""Issue 27, finding 10: a full or read-only disk is one line naming the path; a paid answer that cannot
+"""A full or read-only disk is one line naming the path; a paid answer that cannot
 be stored stops further calls and its loss is said (not a raw sqlite3/OSError traceback)."""
 
 from __future__ import annotations

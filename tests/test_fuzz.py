@@ -414,7 +414,7 @@ def test_presentation_configs_the_schema_accepts_give_prompts_or_a_named_error(c
 
 
 def test_make_test_runs_the_fuzz_tests_derandomized() -> None:
-    """Issue 27: the fuzz tests run derandomized in `make test`, not only under CI."""
+    """The fuzz tests run derandomized in `make test`, not only under CI."""
     from pathlib import Path
 
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")

@@ -143,7 +143,7 @@ def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:
     assert conf_reads(module) == ["2: load_group", "5: 'conf'", "5: CONF_DIR", "5: load_group"]
 
 
-# ---------------------------------------------------------------- command lines live in cli/ (issue #31)
+# ---------------------------------------------------------------- command lines live in cli/
 
 # Where a parser or a ``main`` may be defined: the command lines (``cli/``), the stages (``python -m``
 # from dvc.yaml) and the sweep (Hydra's entry point). No exception: ``make data`` is ``cli/data.py``.

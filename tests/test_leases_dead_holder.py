@@ -1,4 +1,4 @@
-"""Issue 27, finding 4: a crashed run's leases are taken at once (the holder records host, pid and start
+"""A crashed run's leases are taken at once (the holder records host, pid and start
 time, and a live holder is checked), and a failed lease cleanup is redone at the next start."""
 
 from __future__ import annotations

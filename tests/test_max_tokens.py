@@ -1,4 +1,4 @@
-"""max_tokens (issue 16, point 3): one precedence between the model's limit and the reasoning mode.
+"""max_tokens: one precedence between the model's limit and the reasoning mode.
 
 The reasoning mode's ``max_tokens`` caps the answer; a model that reasons by default gets
 ``max(model.max_tokens, reasoning.max_tokens)``. Checked through the path the probe uses: presentations

@@ -1,4 +1,4 @@
-"""Issue 45, item 8: failures of the sweep's and audit's environment are one line naming the file or key,
+"""Failures of the sweep's and audit's environment are one line naming the file or key,
 exit 2; two sweeps launched in the same second write distinct folders; the messages count what is so."""
 
 from __future__ import annotations

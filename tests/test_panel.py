@@ -69,7 +69,7 @@ def test_the_cloze_configs_inherit_gemma_as_hydra_composes_them() -> None:
 
 
 def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
-    """The entry point hands the sample in (issue #31): the panel reads no items file itself."""
+    """The entry point hands the sample in: the panel reads no items file itself."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 

@@ -182,7 +182,7 @@ def test_the_format_carries_its_version_and_the_reader_checks_it(tmp_path: Path)
 
 
 def test_the_one_reader_returns_the_columns_asked_for(tmp_path: Path) -> None:
-    """A column list (issue #31): the analysis asks the same reader for its columns; the file must still
+    """A column list: the analysis asks the same reader for its columns; the file must still
     carry every column, and an unknown name is a programming error."""
     path = write_predictions([record(0), record(1)], tmp_path / "a.parquet")
     for source in (path, write_predictions([record(0), record(1)], tmp_path / "a.jsonl")):

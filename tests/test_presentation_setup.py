@@ -1,4 +1,4 @@
-"""PresentationSetup (issue #31): the five presentation groups, typed, and the label schemes as one
+"""PresentationSetup: the five presentation groups, typed, and the label schemes as one
 frozen value; EngineSettings: how the calls are made, from the typed probe group."""
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def test_preview_bad_input_is_one_line_and_exit_2(project: Path, capsys: pytest.
 def test_preview_checks_the_composed_config_like_every_entry_point(
     project: Path, capsys: pytest.CaptureFixture[str], override: str, key: str
 ) -> None:
-    """Issue 27, finding 11: the schema check of params.load_params and the sweep, not a traceback or a
+    """The schema check of params.load_params and the sweep, not a traceback or a
     silently accepted value."""
     assert cli.main(["preview", "model=longest", override, "--conf", str(CONF)]) == 2
     err = capsys.readouterr().err.strip()

@@ -1,5 +1,5 @@
 """The sample an intervention stage takes: ``probe.sample``, capped by the intervention's own ``sample``
-(issue 16: AnswerPool took 30 items when probe.sample=20 was asked)."""
+(``probe.sample=20`` gives 20 items, not the intervention's 30)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Secrets (issue 16, point 6): one scrubber (blindmcq.secrets) for MLflow params, tags and artifacts,
+"""Secrets: one scrubber (blindmcq.secrets) for MLflow params, tags and artifacts,
 Hydra's output files, logs and reports. The sweep end to end is tests/test_sweep.py."""
 
 from __future__ import annotations

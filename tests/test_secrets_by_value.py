@@ -1,4 +1,4 @@
-"""Issue 27, findings 6 and 7: every value resolved from the environment is scrubbed by value (whatever
+"""Every value resolved from the environment is scrubbed by value (whatever
 the variable's name, except the documented allow list), and error text is scrubbed before it is stored."""
 
 from __future__ import annotations

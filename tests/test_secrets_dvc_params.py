@@ -1,4 +1,4 @@
-"""Issue 27, finding 8: ``dvc exp run -S 'prompt.system=${oc.env:SOME_TOKEN}'`` must not write the token into
+"""``dvc exp run -S 'prompt.system=${oc.env:SOME_TOKEN}'`` must not write the token into
 params.yaml (DVC resolves before it writes, and the queue stashes params.yaml in git). The safe route,
 ``${secret:SOME_TOKEN}``, leaves a reference that a stage reads from the environment when it runs.
 
@@ -56,8 +56,8 @@ def test_the_safe_route_keeps_a_reference_resolved_when_the_stage_loads(
     assert TOKEN not in text and "secret-env://SOME_TOKEN" in text
     assert yaml.safe_load(text)["prompt"]["system"] == "secret-env://SOME_TOKEN"
     monkeypatch.setenv("SOME_TOKEN", TOKEN)
-    params = load_params(out)  # what every stage calls
-    assert params["prompt"]["system"] == TOKEN
+    config = load_params(out)  # what every stage calls
+    assert config.prompt is not None and config.prompt.system == TOKEN
     assert scrub_text(f"system: {TOKEN}") == "system: ***"  # and it is a secret from now on
     monkeypatch.delenv("SOME_TOKEN")
     with pytest.raises(ConfigError, match=r"prompt\.system.*SOME_TOKEN is not set"):

@@ -10,6 +10,7 @@ import pandas as pd
 
 from blindmcq.analysis.gate import GateResult
 from blindmcq.analysis.metrics import item_sets
+from blindmcq.config.schema import Config
 from blindmcq.wiring.runs import brief
 
 
@@ -40,10 +41,10 @@ def test_a_skipped_sample_says_what_it_is_and_why() -> None:
 def test_a_stage_logs_a_warning_as_one_line(caplog, monkeypatch) -> None:
     from blindmcq.stages import _main
 
-    monkeypatch.setattr(_main, "load_params", lambda: {})
+    monkeypatch.setattr(_main, "load_params", Config)
     monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after the test
 
-    def body(params: dict) -> None:
+    def body(config: Config) -> None:
         warnings.warn("analysis.sample_sizes: no sample400 set", stacklevel=2)
 
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""The Hydra sweep entry point: its own gate per job (issue 16, point 5), secrets kept out of every file it
+"""The Hydra sweep entry point: its own gate per job, secrets kept out of every file it
 writes (point 6), and a joblib multirun sharing one response cache and one MLflow parent run."""
 
 from __future__ import annotations

@@ -149,8 +149,8 @@ def test_a_pipeline_run_is_one_parent_with_its_stages_as_children(
         for stage in ("rewrite", "answerpool", "report"):
             metrics = {"blind_acc/longest/all": 0.3, "blind_acc/most-words/all": 0.2}
             log_run(tracking, run_name=stage_run_name(stage, config), config=config, metrics=metrics,
-                    tags={"stage": stage}, model="longest", parent=stage_parent(config),
-                    parent_metrics={"blind": 0.3})  # fmt: skip
+                    tags={"stage": stage}, model="longest", gate_model="most-words", panel=(),
+                    parent=stage_parent(config), parent_metrics={"blind": 0.3})  # fmt: skip
     runs = mlflow.search_runs(experiment_names=["pipe"], output_format="list")
     parents = {r.data.tags["dvc.exp_name"]: r for r in runs if r.data.tags.get("role") == "parent"}
     assert sorted(parents) == ["exp-one", "exp-two"]

@@ -17,7 +17,7 @@ import pytest
 from blindmcq.backends.base import request_key
 from blindmcq.backends.registry import abilities_for, make_backend, typed_model
 from blindmcq.config.files import load_label_schemes, load_models
-from blindmcq.config.schema import LocalModel, as_config
+from blindmcq.config.schema import LocalModel
 from blindmcq.datasets.items import read_items
 from blindmcq.errors import ConfigError
 from blindmcq.params import load_params
@@ -28,7 +28,7 @@ RELEASE = Path(__file__).resolve().parents[1] / "releases" / "default"
 
 
 def test_every_wire_request_of_the_default_plan_hashes_as_committed() -> None:
-    config = as_config(load_params(RELEASE / "params.yaml"))
+    config = load_params(RELEASE / "params.yaml")
     sample = probe_sample(read_items(RELEASE / "results" / "corpus" / "items.jsonl"), config.group("probe"))
     setup = PresentationSetup.from_params(config, load_label_schemes())
     members = panel_configs(config, load_models(panel_members(config)))

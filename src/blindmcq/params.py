@@ -1,11 +1,11 @@
 """Read the composed configuration (``params.yaml``), check it against the schemas once, and hand it on.
 
-``load_config`` validates (:func:`blindmcq.config.schema.validate`: unknown keys, wrong types and
-out-of-range values stop with one line naming the file and key) and returns the typed
-:class:`~blindmcq.config.schema.Config`, what the core takes. ``load_params`` returns the same checked
-config as the mapping ``params.yaml`` holds: what MLflow logs and what a stage hands the core, which types
-it once at its door (``config.schema.as_config``). Both resolve ``${secret:NAME}`` references as they
-load, so a secret is read where the calls are made and registered for scrubbing.
+``load_params`` resolves the ``${secret:NAME}`` references (so a secret is read where the calls are made
+and registered for scrubbing), then validates once (:func:`blindmcq.config.schema.validate`: unknown
+keys, wrong types and out-of-range values stop with one line naming the file and the key as written) and
+returns the typed :class:`~blindmcq.config.schema.Config`, what the stages and the core take. The
+mapping it was checked from, what MLflow logs and a corpus fingerprint hashes, is
+``config.schema.as_written(config)``.
 """
 
 from __future__ import annotations
@@ -22,21 +22,13 @@ from blindmcq.secrets import resolve_secret_refs
 PARAMS_FILE = "params.yaml"
 
 
-def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
-    """``params.yaml`` as a mapping, after the schema check (a ConfigError names the file and key); the
-    typed view is ``load_config``."""
-    params = _read(Path(path))
-    validate(params, file=str(path))
-    # ${secret:NAME} left a reference in params.yaml; the value is read now, where the calls are made
-    return resolve_secret_refs(params)
-
-
-def load_config(path: str | Path = PARAMS_FILE) -> Config:
-    """``params.yaml`` as the typed :class:`Config`, its ``${secret:NAME}`` references resolved (the
-    typed groups' reprs mask them: ``config.schema``)."""
-    params = _read(Path(path))
-    validate(params, file=str(path))  # the references checked as written, as load_params does
-    return validate(resolve_secret_refs(params), file=str(path))
+def load_params(path: str | Path = PARAMS_FILE) -> Config:
+    """``params.yaml`` as the typed :class:`Config`, its ``${secret:NAME}`` references resolved (the typed
+    groups' reprs mask them: ``config.schema``); a ConfigError names the file and the key."""
+    # ${secret:NAME} left a reference in params.yaml; the value is read now, where the calls are made (an
+    # unset variable is a ConfigError naming the key); an error quoting a resolved value masks it
+    # (schema._show)
+    return validate(resolve_secret_refs(_read(Path(path))), file=str(path))
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -55,7 +55,7 @@ from blindmcq.analysis.tables import build_tables, headline_metrics, write_table
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_text
 from blindmcq.config.files import hydra_conf_dir, hydra_conf_problem, load_label_schemes
-from blindmcq.config.schema import Analysis, Gate, as_config, validate
+from blindmcq.config.schema import Analysis, Gate, Probe, as_config, default, validate, validate_group
 from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
@@ -135,14 +135,14 @@ def run_name(params: dict[str, Any]) -> str:
         parts.append(f"gate={gate_model}")
     probe = params.get("probe") or {}
     if "sample" in probe or "seed" in probe:
-        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', 0)}")
+        parts.append(f"n={probe.get('sample') or 'all'},seed={probe.get('seed', default(Probe, 'seed'))}")
     return "/".join(parts)
 
 
 def bank_name(params: Mapping[str, Any]) -> str:
     """The bank a run probes (``dataset.name``), "" when the config has none."""
     dataset = params.get("dataset")
-    return str(dataset.get("name", "")) if isinstance(dataset, Mapping) else ""
+    return str(dataset["name"]) if isinstance(dataset, Mapping) and "name" in dataset else ""
 
 
 def job_name(job_overrides: Sequence[str], swept: Sequence[Swept], params: Mapping[str, Any]) -> str:
@@ -209,7 +209,7 @@ def summarize_parent(tracking: Mapping[str, Any], sweep_id: str, swept: Sequence
     Called by each job after its child is logged (under the sweep's lock), so the last job leaves the
     full summary and a sweep cut short still shows what finished. Params are logged once: they are the
     same for every job. Returns the parent's run id (None when tracking is off or no parent exists)."""
-    if not tracking.get("enabled", True):
+    if not validate_group("tracking", tracking).enabled:
         return None
     import mlflow
     from mlflow.entities import Metric, Param
@@ -281,7 +281,7 @@ def sweep_report(tracking: Mapping[str, Any], sweep_id: str) -> str | None:
     """What a finished sweep prints: its parent run's id and name, where to see it, and one row per
     child (the swept values and ``SUMMARY_COLUMNS``, without the run ids). None when tracking is off or
     no child was logged."""
-    if not tracking.get("enabled", True):
+    if not validate_group("tracking", tracking).enabled:
         return None
     parents, children = _sweep_runs(tracking, sweep_id)
     if not parents or not children:
@@ -468,6 +468,7 @@ def sweep_job(
             sweep_id=sweep_id,
             tags=tags,
             model=str(params["model"]["name"]),
+            gate_model=config.gate_model.name if config.gate_model is not None else None,
             panel=(),  # a sweep job probes no panel: its other model is the gate model, named by role
             started=started,
         )

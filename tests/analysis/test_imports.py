@@ -1,4 +1,4 @@
-"""Importing the statistics must stay light: no plotting backend (issue 19)."""
+"""Importing the statistics must stay light: no plotting backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Surface strategies past the gate, and lexical search beyond length (issue 26, points 3 and 4)."""
+"""Surface strategies past the gate, and lexical search beyond length."""
 
 from __future__ import annotations
 

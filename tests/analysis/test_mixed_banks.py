@@ -1,4 +1,4 @@
-"""Issue 17's acceptance: a real bank with a third each of 3-, 4- and 5-option items, run through
+"""A real bank with a third each of 3-, 4- and 5-option items, run through
 probe -> gate -> analyze in code with the heuristic models of ``conf/model``.
 
 The committed sample (150 customs items, tests/fixtures/stats) always runs; the whole customs bank

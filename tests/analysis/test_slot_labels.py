@@ -1,4 +1,4 @@
-"""Slots named for a reader by the bank's own labels (issue 43): the default bank is keyed А, Б, В, Г,
+"""Slots named for a reader by the bank's own labels: the default bank is keyed А, Б, В, Г,
 so its bank profile names "key in slot 2 (Б)" with the count beside the share, and Tables 4 and 8 name
 their per-slot columns "Pick 2 (Б)" / "Key at 2 (Б)"; a Latin-keyed bank keeps "Pick B"; metric names
 stay Latin whatever the labels."""

@@ -42,7 +42,7 @@ def test_habit_of_sonnet_published_rates():
 
 
 def test_habit_per_row_is_the_same_definition_and_an_absent_slot_counts_zero():
-    """One habit (issue #31): the per-model-and-N habit of ``metrics.habit_parts`` is ``stats.habit``."""
+    """One habit: the per-model-and-N habit of ``metrics.habit_parts`` is ``stats.habit``."""
     import pandas as pd
 
     pick = pd.DataFrame([[0.08, 0.20, 0.30, 0.42], [0.5, 0.25, 0.25, np.nan]])

@@ -409,7 +409,7 @@ def test_sigv4_signs_for_bedrock_mantle(server: FakeServer, monkeypatch: pytest.
 
 
 def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
-    """Issue 21: under reasoning=direct the probe asks 64 tokens; the Responses request still gives
+    """Under reasoning=direct the probe asks 64 tokens; the Responses request still gives
     GPT-5.6 its config's 4096 (built through make_jobs, as the probe builds requests)."""
     from blindmcq.config.files import load_group
     from blindmcq.datasets.nonsense import generate_nonsenseqa

@@ -1,4 +1,4 @@
-"""Issue 27, finding 9: ``Retry-After`` is honoured (OpenAI-style and Bedrock), capped, jittered, and
+"""``Retry-After`` is honoured (OpenAI-style and Bedrock), capped, jittered, and
 counted on the progress bar."""
 
 from __future__ import annotations

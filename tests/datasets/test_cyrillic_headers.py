@@ -1,4 +1,4 @@
-"""Ukrainian option headers (issue 43): a ZNO-style bank with columns "питання", "А".."Г" (or "Варіант А",
+"""Ukrainian option headers: a ZNO-style bank with columns "питання", "А".."Г" (or "Варіант А",
 a "варіанти" list) and "відповідь"/"правильна відповідь"/"ключ" is read without a mapping, in CSV, XLSX
 and JSONL; a header with two runs of option columns or two key-like columns stops with one line naming
 them (exit 2). Every fixture is generated here."""

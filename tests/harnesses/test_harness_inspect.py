@@ -81,6 +81,7 @@ def test_the_audit_report_from_an_imported_log_equals_blindmcq_audits_own(repo_r
     import with ``--audit``: Table 4 and the headline metrics equal the audit's own run of constant-a."""
     from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
     from blindmcq.config.files import load_groups, load_model_file
+    from blindmcq.config.schema import model_config
 
     bank = repo_root / "tests/fixtures/audit/lexam_en_80.csv"
     task_dir = tmp_path / "task"
@@ -97,7 +98,7 @@ def test_the_audit_report_from_an_imported_log_equals_blindmcq_audits_own(repo_r
         == 0
     )
     own = tmp_path / "own-audit"
-    run_audit(bank, own, Mapping(header=False), model=load_model_file("constant-a"),
+    run_audit(bank, own, Mapping(header=False), model=model_config(load_model_file("constant-a")),
               configs=load_groups(AUDIT_GROUPS), prompt="english")  # fmt: skip
     for table in ("table4", "table3", "gate"):
         assert (audit / "tables" / f"{table}.md").read_text() == (own / "tables" / f"{table}.md").read_text()

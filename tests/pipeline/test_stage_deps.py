@@ -1,4 +1,4 @@
-"""DVC deps that cannot go stale, and no wider than the code a stage runs (issue #31).
+"""DVC deps that cannot go stale, and no wider than the code a stage runs.
 
 ``scripts/sync_stage_deps.py`` computes each stage's code deps from the real import closure of its
 ``python -m`` module, file by file, plus the conf/ folders that code reads at run time. These tests check

@@ -146,6 +146,7 @@ def test_the_baselines_stage_leaves_uncovered_lexical_search_out_of_table_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from blindmcq import paths
+    from blindmcq.config.schema import Config
     from blindmcq.datasets.items import write_items
     from blindmcq.stages.baselines import build_baselines
     from blindmcq.statutes.index import build_statute_index
@@ -158,7 +159,7 @@ def test_the_baselines_stage_leaves_uncovered_lexical_search_out_of_table_2(
         monkeypatch.setattr(paths, "STATUTE_INDEX", tmp_path / "index")
         monkeypatch.setattr(paths, "BASELINES_DIR", tmp_path / bank)
         (tmp_path / bank).mkdir()
-        summary = build_baselines(seed=0, params={})
+        summary = build_baselines(Config())
         facts = json.loads((tmp_path / bank / "facts.json").read_text(encoding="utf-8"))
         covered = facts["lexical"]["coverage"]["applies"]
         assert covered == (bank == "law")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -26,10 +25,9 @@ from blindmcq.analysis.metrics import analyze, bank_blind_accuracy
 from blindmcq.analysis.tables import build_tables, headline_metrics, write_tables
 from blindmcq.analysis.verdict import bank_verdict, key_counts_of
 from blindmcq.atomic import write_text
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import Analysis, Config
 from blindmcq.datasets.items import read_items
-from blindmcq.datasets.registry import bank_key_labels
-from blindmcq.params import section
+from blindmcq.datasets.registry import DatasetConfig, bank_key_labels
 
 
 def load_all_predictions(
@@ -55,20 +53,19 @@ def load_all_predictions(
     return combined
 
 
-def run_analysis(
-    params: dict[str, Any], *, root: Path = Path("."), out_dir: Path | None = None
-) -> dict[str, float]:
+def run_analysis(config: Config, *, root: Path = Path("."), out_dir: Path | None = None) -> dict[str, float]:
     """Analyse the pipeline outputs under ``root`` (a project folder: ``results/corpus``, ``predictions``,
-    ``gate``, ``baselines``) with the composed config ``params``; write into ``out_dir``; return the
-    metrics written to ``metrics.json``."""
+    ``gate``, ``baselines``) with the typed composed config; write into ``out_dir``; return the metrics
+    written to ``metrics.json``."""
     out_dir = root / paths.ANALYSIS_DIR if out_dir is None else out_dir
-    cfg = validate_group("analysis", section(params, "analysis"))  # typed: defaults from the schema
+    cfg: Analysis = config.group("analysis")
+    dataset: DatasetConfig = config.group("dataset")
     items = read_items(root / paths.ITEMS)
     predictions = load_all_predictions(list(cfg.extra_predictions), {item.id for item in items}, root=root)
     gate = read_gate(root / paths.GATE_DIR / "gate.json")
     baselines = pd.read_parquet(root / paths.BASELINES_DIR / "picks.parquet")
-    base = baseline_from_params(params, orders=cfg.headline_orders)
-    bank = str(params["dataset"]["name"])
+    base = baseline_from_params(config, orders=cfg.headline_orders)
+    bank = dataset.name
     banks, bank_predictions = {bank: items}, {bank: predictions}
     second = cfg.second_bank
     second_predictions = None
@@ -98,7 +95,7 @@ def run_analysis(
         iter((manifest.get("absent") or {}).values()), None
     )
     # slots named for a reader by the bank's own labels (the default bank's А, Б, В, Г)
-    labels = bank_key_labels(params["dataset"], max((it.n_options for it in items), default=0))
+    labels = bank_key_labels(dataset, max((it.n_options for it in items), default=0))
     tables = build_tables(
         analysis, baselines=baselines, items=items, lexical_absent=absent, slot_labels=labels
     )
@@ -106,7 +103,7 @@ def run_analysis(
     write_figures(
         out_dir / "figures", analysis, banks=banks, bank_accuracy=bank_blind_accuracy(bank_predictions, base)
     )
-    model = str(manifest.get("model") or params["model"]["name"])
+    model = str(manifest.get("model") or config.group("model").name)
     # the probed model under model-free names, every other model under panel/<name>/ (tables.metric_key)
     metrics = headline_metrics(analysis, model=model)
     metrics |= leak_metrics(tables["surface_gate"].frame, lexical_beyond_length(baselines))

@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import LocalModel, default, validate_group
+from blindmcq.config.schema import LocalModel, ModelSchema, default, validate_group
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
@@ -235,7 +235,7 @@ class AuditResult:
 
 def _probe(
     items: list[Item],
-    model_cfg: dict[str, Any],
+    model_cfg: ModelSchema,
     prompt_name: str,
     cache: Path,
     backend: Any,
@@ -321,7 +321,7 @@ def run_audit(
     out: str | Path,
     mapping: Mapping,
     *,
-    model: dict[str, Any] | None,
+    model: ModelSchema | None,
     configs: Groups,
     prompt: str | None = None,
     gate_k: int | None = None,
@@ -335,7 +335,7 @@ def run_audit(
 ) -> AuditResult:
     """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``.
 
-    ``model`` is the model's config (None: surface-only, no probe, no labels needed); ``configs`` the
+    ``model`` is the model's typed config (None: surface-only, no probe, no labels needed); ``configs`` the
     prompt, labels, reasoning and protocol options (``AUDIT_GROUPS``), both read by the command line.
     ``dataset`` (a dataset config, ``dataset_config``) reads the bank as the pipeline would, instead of
     ``path`` with ``mapping``. ``labels`` names the label scheme (default ``latin``, which goes on past Z).
@@ -422,11 +422,13 @@ def run_audit(
         label_strings(label_cfg, widest)
     except ConfigError as exc:
         raise ConfigError("--labels", f"{label_name} cannot label a {widest}-option item: {exc}") from None
-    model_cfg = dict(model)
-    if scoring is not None:
-        model_cfg = {**model_cfg, "scoring": scoring}
+    model_cfg = model
+    if scoring is not None:  # only a local model scores; no other backend's schema has the key
+        if not isinstance(model, LocalModel):
+            raise ConfigError("--scoring", f"only a local model scores; {model.name} is {model.backend}")
+        model_cfg = replace(model, scoring=scoring)
     # the scoring used: the override, else the model's own (a local model's; other backends have none)
-    scoring = scoring or getattr(validate_group("model", model), "scoring", None)
+    scoring = scoring or (model.scoring if isinstance(model, LocalModel) else None)
     backend = make_backend(model_cfg)
     prompt_name = prompt or PROMPT_BY_LANGUAGE.get(language, "english")
     n_orders = 2 * widest  # the most orders any item has
@@ -443,7 +445,7 @@ def run_audit(
         answer_cue = configs.option("prompt", prompt_name).answer_cue
         cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
     base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
-    model_name = str(model_cfg["name"])
+    model_name = model_cfg.name
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
     g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
     analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
@@ -462,7 +464,7 @@ def run_audit(
             metrics[f"cloze_{row.condition}_acc/{row.norm}"] = rounded(row.acc)
     shown_scoring = scoring or default(LocalModel, "scoring")  # "letter" for a backend that has none
     settings |= {
-        "model": f"{model_name} ({model_cfg['backend']}, scoring {shown_scoring})",
+        "model": f"{model_name} ({model_cfg.backend}, scoring {shown_scoring})",
         "labels": label_name,
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),

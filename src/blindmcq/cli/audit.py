@@ -129,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     first, *rest = args.file
     try:
         from blindmcq.config.files import load_group, load_groups, load_model_file
+        from blindmcq.config.schema import model_config
 
         dataset = None
         if first.startswith("dataset="):
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif rest:
             raise ConfigError("FILE", f"one bank file, got {len(args.file)}: {args.file}")
         surface_only = args.surface_only or args.model.lower() == "none"
-        model = None if surface_only else load_model_file(args.model)  # configuration enters here
+        model = None if surface_only else model_config(load_model_file(args.model))  # enters here, typed
         configs = load_groups(AUDIT_GROUPS)
         if args.labels is not None:
             configs.option("labels", args.labels)  # an unknown scheme stops here, naming the ones there are

@@ -26,9 +26,9 @@ def _default_path() -> str:
     from blindmcq.config.schema import Probe
 
     try:
-        from blindmcq.params import load_config
+        from blindmcq.params import load_params
 
-        return (load_config().probe or Probe()).cache
+        return (load_params().probe or Probe()).cache
     except BlindMCQError:
         return Probe().cache
 

@@ -121,7 +121,11 @@ def _check(value: Any, tp: Any, key: str) -> Any:
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    """``value`` as an error quotes it: short, and a registered secret (a resolved ``${secret:NAME}``)
+    masked."""
+    from blindmcq.secrets import scrub_text
+
+    text = scrub_text(repr(value), assignments=False)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -762,11 +766,18 @@ def _raise(exc: _Reject, file: str | None) -> typing.NoReturn:
 
 
 def validate(params: Any, *, file: str | None = "params.yaml") -> Config:
-    """The composed config as a :class:`Config`, or one ConfigError naming ``file`` and the key."""
+    """The composed config as a :class:`Config`, or one ConfigError naming ``file`` and the key. A config
+    checked from a mapping keeps that mapping (``as_written``); a :class:`Config` comes back unchanged."""
     try:
-        return build(Config, params, "")
+        config = build(Config, params, "")
     except _Reject as exc:
         _raise(exc, file)
+    if config is not params:
+        object.__setattr__(config, _WRITTEN, params)  # no field: not a key params.yaml may set
+    return config
+
+
+_WRITTEN = "_written"
 
 
 def as_config(params: Any, *, file: str | None = "params.yaml") -> Config:
@@ -775,11 +786,19 @@ def as_config(params: Any, *, file: str | None = "params.yaml") -> Config:
     return params if isinstance(params, Config) else validate(params, file=file)
 
 
-def as_written(params: Mapping[str, Any], group: str) -> Any:
-    """A group of the composed config exactly as written, keys left out staying out: what a fingerprint
-    hashes, so a default added to the schema changes no corpus's identity. Not for reading a setting:
-    that is the typed group's (``as_config``)."""
-    return params[group]
+def as_written(config: Config | Mapping[str, Any], group: str | None = None) -> Any:
+    """The composed config (or its group ``group``) exactly as written, keys left out staying out: what
+    MLflow logs and a fingerprint hashes, so a default added to the schema changes no corpus's identity.
+    ``config``: a :class:`Config` checked from a mapping (``validate``, ``params.load_params``), or the
+    mapping itself. Not for reading a setting: that is the typed group's."""
+    written = config if isinstance(config, Mapping) else config.__dict__.get(_WRITTEN)
+    if written is None:
+        raise TypeError("a Config built in code has no written form; validate a mapping instead")
+    if group is None:
+        return written
+    if group not in written:
+        raise ConfigError(group, "missing")
+    return written[group]
 
 
 def validate_group(group: str, data: Any, *, file: str | None = None, key: str | None = None) -> Any:

@@ -76,7 +76,7 @@ def write_fingerprint(
     from blindmcq.atomic import write_text
 
     path = Path(out_dir) / FINGERPRINT_NAME
-    name = validate_group("dataset", dataset).name or None  # null when unnamed, as before the schema
+    name = validate_group("dataset", dataset).name or None  # null when unnamed (the schema's default is "")
     record: dict[str, Any] = {"dataset": name, "fingerprint": dataset_fingerprint(dataset, seed, files)}
     if files:
         record["files"] = dict(files)

@@ -324,7 +324,6 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
     from blindmcq.params import PARAMS_FILE, load_params
     from blindmcq.reporting.html import report_from_results
     from blindmcq.reporting.markdown import build_report
-    from blindmcq.secrets import scrub
 
     folder, out = Path(folder).resolve(), Path(out).resolve()
     check_out(out, folder)
@@ -335,15 +334,15 @@ def report_from_bundle(folder: str | Path, out: str | Path, project: str | Path 
         for rel in manifest["files"]:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / rel, work / rel)
-        params = load_params(work / PARAMS_FILE)
-        check_self_contained(params, folder / PARAMS_FILE)
-        run_analysis(params, root=work)
+        config = load_params(work / PARAMS_FILE)
+        check_self_contained(config, folder / PARAMS_FILE)
+        run_analysis(config, root=work)
         metrics = build_report(
             corpus_dir=work / paths.CORPUS_DIR,
             baselines_dir=work / paths.BASELINES_DIR,
             analysis_dir=work / paths.ANALYSIS_DIR,
             out_dir=built,
-            config=scrub(params),
+            config=config,
             interventions_dir=work / paths.RESULTS / "interventions",
         )
         report_from_results(built / "html", root=work)  # the pipeline's own page, its conclusions included

@@ -14,9 +14,10 @@ import pandas as pd
 
 from blindmcq.analysis.tables import bank_slot, summary_figures
 from blindmcq.atomic import replace_tree, write_text
-from blindmcq.config.schema import Config, validate
+from blindmcq.config.schema import Config
 from blindmcq.datasets.registry import bank_key_labels
 from blindmcq.errors import InputError
+from blindmcq.secrets import scrub_text
 
 FIGURE_CAPTIONS = {
     "figure1": "Figure 1: how often each item is answered blind over the 2N orders, against two "
@@ -34,13 +35,15 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def run_summary(config: Config | Mapping[str, Any]) -> list[str]:
-    """The settings table the report opens with. ``config``: the typed :class:`Config`, or the composed
-    mapping (checked here). A group left out of the config shows nothing; with no ``gate`` or ``probe``
-    group the threshold and the seed read "None", as they always did."""
-    cfg = validate(config, file=None)
-    keys = ("dataset", "model", "gate_model", "prompt", "labels", "condition", "protocol", "reasoning")
-    groups = [(key, getattr(cfg, key)) for key in keys]
+def run_summary(cfg: Config) -> list[str]:
+    """The settings table the report opens with, from the typed config, each line scrubbed of registered
+    secrets. A group left out of the config shows nothing; with no ``gate`` or ``probe`` group the
+    threshold and the seed read "None"."""
+    groups = [
+        ("dataset", cfg.dataset), ("model", cfg.model), ("gate_model", cfg.gate_model),
+        ("prompt", cfg.prompt), ("labels", cfg.labels), ("condition", cfg.condition),
+        ("protocol", cfg.protocol), ("reasoning", cfg.reasoning),
+    ]  # fmt: skip
     lines = [f"| {key} | {group.name} |" for key, group in groups if group is not None]
     if cfg.panel is not None and cfg.panel.models:
         lines.insert(2, f"| panel | {', '.join(map(str, cfg.panel.models))} |")
@@ -52,7 +55,7 @@ def run_summary(config: Config | Mapping[str, Any]) -> list[str]:
         lines.append(f"| gate k | per N, false-rejection rate {rate} under chance |")
     sample, seed = (cfg.probe.sample, cfg.probe.seed) if cfg.probe is not None else (None, None)
     lines.append(f"| probe sample | {sample or 'every usable item'} (seed {seed}) |")
-    return ["| setting | value |", "|---|---|", *lines]
+    return ["| setting | value |", "|---|---|", *(scrub_text(line) for line in lines)]
 
 
 def corpus_metrics(verification: Mapping[str, Any]) -> dict[str, float]:
@@ -109,11 +112,11 @@ def build_report(
     baselines_dir: Path,
     analysis_dir: Path,
     out_dir: Path,
-    config: Config | Mapping[str, Any],
+    config: Config,
     interventions_dir: Path = Path("results/interventions"),
 ) -> dict[str, float]:
     """Write ``out_dir/report.md``, ``tables/``, ``figures/``, ``metrics.json`` (every figure) and
-    ``headline.json`` (``headline_figures``); return the metrics. ``config`` (scrubbed): the settings
+    ``headline.json`` (``headline_figures``); return the metrics. ``config``: the typed config, the settings
     table's source (``run_summary``)."""
     verification = _read_json(corpus_dir / "verification.json")
     facts = _read_json(baselines_dir / "facts.json")
@@ -133,8 +136,7 @@ def build_report(
 
     shares = facts.get("key_slot_shares") or []
     counts = facts.get("key_slot_counts") or []
-    dataset = config.get("dataset") if isinstance(config, Mapping) else getattr(config, "dataset", None)
-    labels = bank_key_labels(dataset, len(shares)) if dataset else []
+    labels = bank_key_labels(config.dataset, len(shares)) if config.dataset is not None else []
     # by position and the bank's own label, each slot's count before its share: "slot 2 (Б) 73 (0.215)"
     slot_shares = ", ".join(
         f"slot {bank_slot(s, labels)}{f' {int(counts[s])}' if s < len(counts) else ''} ({float(v):.3f})"

@@ -147,13 +147,13 @@ def check_no_secrets(repo: Any) -> None:
 
 def resolve_remote(repo: Any, remote: str | None) -> tuple[str, str]:
     """(name, URL) of the remote to push to: the one given, else the project's default."""
-    config = repo.config
-    name = remote or config.get("core", {}).get("remote")
+    dvc_settings = repo.config  # DVC's own settings (.dvc/config), not the project's configuration
+    name = remote or dvc_settings.get("core", {}).get("remote")
     if not name:
         raise ReleaseError(
             "no DVC remote given and no default set; e.g. `dvc remote add -d store s3://bucket/blindmcq`"
         )
-    remotes = config.get("remote", {})
+    remotes = dvc_settings.get("remote", {})
     if name not in remotes:
         raise ReleaseError(f"unknown DVC remote {name!r}; configured: {sorted(remotes) or 'none'}")
     return name, safe_url(str(remotes[name].get("url", "")))

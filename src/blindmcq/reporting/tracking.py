@@ -266,6 +266,7 @@ def log_run(
     model: str | None = None,
     parent: Parent | None = None,
     parent_metrics: Mapping[str, float] | None = None,
+    gate_model: str | None = None,
     panel: Iterable[str] | None = None,
     started: float | None = None,
 ) -> str | None:
@@ -273,11 +274,12 @@ def log_run(
     its run id. ``parent_metrics`` are logged on the parent too (the report's headline figures, so that
     pipeline runs compare in the parents' table).
 
-    With ``model``, metrics are named by role (``role_metrics``: the gate model read from ``config``, the
-    panel members from ``panel``, or from ``config``'s ``panel.models`` when None) and ``model`` is a
-    param, so runs of different models line up in one MLflow table. ``tracking``: the typed group, or
-    its mapping (checked here). ``started``: when the logged work began (seconds since the epoch; default
-    when this process started); the run ends when it is logged, so its duration is the work's."""
+    With ``model``, metrics are named by role (``role_metrics``: the gate model ``gate_model``, the panel
+    members ``panel``, None: roles unknown) and ``model`` is a param, so runs of different models line up
+    in one MLflow table. ``config`` is the composed mapping as written, what the run logs as params.
+    ``tracking``: the typed group, or its mapping (checked here). ``started``: when the logged work began
+    (seconds since the epoch; default when this process started); the run ends when it is logged, so its
+    duration is the work's."""
     tracking = validate_group("tracking", tracking)
     started = process_start() if started is None else started
     if not tracking.enabled:
@@ -302,17 +304,13 @@ def log_run(
     run_id = run.info.run_id
     status = "FAILED"
     try:
-        params = flatten(config)
+        logged = flatten(config)
         if model is not None:
-            params["model"] = model
-            gate_cfg, panel_cfg = config.get("gate_model"), config.get("panel")
-            gate = gate_cfg.get("name") if isinstance(gate_cfg, Mapping) else None
-            if panel is None and isinstance(panel_cfg, Mapping):
-                panel = panel_cfg.get("models") or ()
-            metrics = role_metrics(metrics, model, gate_model=gate, panel=panel)
+            logged["model"] = model
+            metrics = role_metrics(metrics, model, gate_model=gate_model, panel=panel)
         from mlflow.entities import Metric, Param
 
-        new = [Param(k, params[k]) for k in sorted(params)]
+        new = [Param(k, logged[k]) for k in sorted(logged)]
         for start in range(0, len(new), 100):  # MLflow caps a batch at 100 params
             client.log_batch(run_id, params=new[start : start + 100])
         now = int(time.time() * 1000)

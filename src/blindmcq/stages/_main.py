@@ -8,13 +8,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from blindmcq.config.schema import Config
 from blindmcq.errors import BlindMCQError, os_error_line
 from blindmcq.params import load_params
 from blindmcq.secrets import scrub_text
 
 
-def run_stage(name: str, body: Callable[[dict[str, Any]], None]) -> None:
-    """Run a stage's ``body`` on the checked ``params.yaml`` (params.load_params); exit 2 on bad input
+def run_stage(name: str, body: Callable[[Config], None]) -> None:
+    """Run a stage's ``body`` on the typed ``params.yaml`` (params.load_params); exit 2 on bad input
     and on a file that cannot be written (a full or read-only disk), with one line naming it."""
     logging.basicConfig(level=logging.INFO, format=f"[{name}] %(message)s")
     log = logging.getLogger(f"blindmcq.stages.{name}")

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from blindmcq import paths
 from blindmcq.analysis.outputs import run_analysis
+from blindmcq.config.schema import Config
 from blindmcq.stages._main import run_stage
 
 log = logging.getLogger(__name__)
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        metrics = run_analysis(params, root=Path("."))
+    def body(config: Config) -> None:
+        metrics = run_analysis(config, root=Path("."))
         log.info("%d metrics -> %s", len(metrics), paths.ANALYSIS_DIR)
 
     run_stage("analyze", body)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 from blindmcq.analysis.interventions import pool_comparison, pool_table
 from blindmcq.answers.calllog import split_call_log
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_csv, write_text
 from blindmcq.config.files import intervention_cfg, load_label_schemes
-from blindmcq.params import require, section
+from blindmcq.config.schema import Config, Probe, as_written, validate_group
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
@@ -28,17 +27,19 @@ from blindmcq.wiring.runs import brief
 log = logging.getLogger(__name__)
 
 
-def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerpool") -> dict[str, float]:
-    cfg = intervention_cfg(params, "answerpool")
+def answerpool_stage(config: Config, out_dir: Path = OUT_ROOT / "answerpool") -> dict[str, float]:
+    cfg = intervention_cfg(as_written(config), "answerpool")
     conf = PoolConfig.from_cfg(cfg)
-    items = stage_items(params, cfg, "intervention.answerpool")
+    items = stage_items(config, cfg, "intervention.answerpool")
+    probe: Probe = config.group("probe")
     pooled = run_answerpool(
-        items, conf, model_cfg=section(params, "model"), cache=require(params, "probe.cache"), progress=True,
-        description=(params.get("dataset") or {}).get("description"),  # the bank as its config names it
+        items, conf, model_cfg=config.group("model"), cache=probe.cache, progress=True,
+        description=config.dataset.description if config.dataset is not None else None,  # the bank's words
     )  # fmt: skip
-    orders = list(cfg.get("ordinary_orders") or ["rot0"])
+    own = validate_group("intervention", cfg, key="intervention.answerpool")
+    orders = own.ordinary_orders  # the schema's default when the config leaves it out
     condition = probe_condition(list(conf.conditions), orders, orders)
-    ordinary = probe_items(params, items, label_schemes=load_label_schemes(), condition=condition)
+    ordinary = probe_items(config, items, label_schemes=load_label_schemes(), condition=condition)
     stable = split_call_log(pooled, out_dir / "predictions.parquet")  # `cached` varies per run: call log
     write_bytes(out_dir / "predictions.parquet", stable.to_parquet(index=False))
     write_predictions(ordinary, out_dir / "ordinary.parquet")
@@ -51,13 +52,13 @@ def answerpool_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "answerp
                       "chance", "set_hit", "set_chance", "group_acc"):  # fmt: skip
             metrics[f"{row['condition']}_{field}"] = float(row[field])
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    track(params, "answerpool", metrics, out_dir)
+    track(config, "answerpool", metrics, out_dir)
     return metrics
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        metrics = answerpool_stage(params)
+    def body(config: Config) -> None:
+        metrics = answerpool_stage(config)
         log.info("answerpool -> %s: %s", OUT_ROOT / "answerpool", brief(metrics))
 
     run_stage("answerpool", body)

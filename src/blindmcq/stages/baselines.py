@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -17,7 +16,7 @@ import pandas as pd
 from blindmcq import paths
 from blindmcq.atomic import atomic_path, write_csv, write_text
 from blindmcq.auditing.surface import lexical_picks, summarise, surface_strategies
-from blindmcq.config.schema import as_config
+from blindmcq.config.schema import Config
 from blindmcq.datasets.items import read_items
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.coverage import run_coverage
@@ -26,15 +25,17 @@ from blindmcq.statutes.lexical import lexical_baseline
 log = logging.getLogger(__name__)
 
 
-def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """The Table 2 picks and summary; lexical search only on a bank in the statutes' language
-    (``statutes.language.lexical_absent``) that the statutes cover (``statutes.coverage``, its figures
-    in ``facts.json``), else ``facts.json`` says why its row is absent."""
+def build_baselines(config: Config) -> pd.DataFrame:
+    """The Table 2 picks and summary of the typed config's bank (drawn with its ``seed``); lexical search
+    only on a bank in the statutes' language (``statutes.language.lexical_absent``) that the statutes
+    cover (``statutes.coverage``, its figures in ``facts.json``), else ``facts.json`` says why its row is
+    absent."""
+    seed = config.seed
     items = read_items(paths.ITEMS)
     surface = surface_strategies(items, seed)
     out = paths.BASELINES_DIR
     # out of Table 2 (and its families) on a bank in another language or one the statutes do not cover
-    absent, coverage = run_coverage(params or {}, items, paths.STATUTE_INDEX, seed=seed)
+    absent, coverage = run_coverage(config, items, paths.STATUTE_INDEX, seed=seed)
     facts: dict[str, Any] = {**surface.facts, "n_skipped": surface.n_skipped}
     if absent is None:
         lexical, lex_summary = lexical_baseline(
@@ -60,8 +61,8 @@ def build_baselines(seed: int = 0, params: Mapping[str, Any] | None = None) -> p
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        summary = build_baselines(seed=as_config(params).seed, params=params)
+    def body(config: Config) -> None:
+        summary = build_baselines(config)
         log.info("\n%s", summary[["strategy", "n", "accuracy", "ci_low", "ci_high"]].to_string(index=False))
 
     run_stage("baselines", body)

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from blindmcq import paths
-from blindmcq.config.schema import as_config
+from blindmcq.config.schema import Config, as_written
 from blindmcq.datasets.registry import build_corpus
-from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 
 log = logging.getLogger(__name__)
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        report = build_corpus(section(params, "dataset"), paths.CORPUS_DIR, seed=as_config(params).seed)
+    def body(config: Config) -> None:
+        # the dataset group as written: the corpus fingerprint hashes it so
+        report = build_corpus(as_written(config, "dataset"), paths.CORPUS_DIR, seed=config.seed)
         log.info("wrote %s (%s)", paths.ITEMS, {k: v for k, v in report.items() if k.startswith("n_")})
 
     run_stage("corpus", body)

@@ -9,14 +9,13 @@ so the analysis can measure agreement with it.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from blindmcq import paths
 from blindmcq.analysis.frame import baseline_from_params
 from blindmcq.analysis.gate import gate, write_gate
 from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.config.files import load_label_schemes
-from blindmcq.config.schema import Gate, as_config
+from blindmcq.config.schema import Config, Gate
 from blindmcq.stages._main import run_stage
 from blindmcq.wiring.probe import probe_from_params
 
@@ -24,8 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        config = as_config(params)
+    def body(config: Config) -> None:
         cfg: Gate = config.group("gate")
         gate_name = config.group("gate_model").name
         out = paths.GATE_DIR / "predictions.parquet"
@@ -41,7 +39,7 @@ def main() -> None:
                 "forced": False,
             }
             predictions = probe_from_params(
-                params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
+                config, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
             )
             write_predictions(predictions, out)
         result = gate(

@@ -24,9 +24,8 @@ from blindmcq.answers.calllog import call_log_path
 from blindmcq.answers.predictions import write_predictions, write_predictions_jsonl
 from blindmcq.atomic import write_text
 from blindmcq.config.files import load_label_schemes, load_models
-from blindmcq.config.schema import Analysis, as_config
+from blindmcq.config.schema import Analysis, Config
 from blindmcq.datasets.items import read_items
-from blindmcq.params import section
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.coverage import run_coverage
 from blindmcq.tasks.probe import PresentationSetup, probe_panel, probe_sample
@@ -64,26 +63,24 @@ def write_probe_outputs(predictions: pd.DataFrame, out_dir: Any) -> dict[str, An
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        models = load_models(panel_members(params))  # configuration enters here, once
-        items = probe_sample(read_items(paths.ITEMS), section(params, "probe"))  # the seeded sample
+    def body(config: Config) -> None:
+        models = load_models(panel_members(config))  # configuration enters here, once
+        items = probe_sample(read_items(paths.ITEMS), config.group("probe"))  # the seeded sample
         # lexical members only on a bank in the statutes' language that they cover (statutes/coverage.py),
         # judged on the whole bank
-        absent, _ = run_coverage(
-            params, read_items(paths.ITEMS), paths.STATUTE_INDEX, seed=as_config(params).seed
-        )
+        absent, _ = run_coverage(config, read_items(paths.ITEMS), paths.STATUTE_INDEX, seed=config.seed)
         predictions = probe_panel(
             items,
-            [section(params, "model"), *panel_configs(params, models, absent=absent)],
-            PresentationSetup.from_params(params, load_label_schemes()),
-            engine_settings(params),
+            [config.group("model"), *panel_configs(config, models, absent=absent)],
+            PresentationSetup.from_params(config, load_label_schemes()),
+            engine_settings(config),
         )
         counts = write_probe_outputs(predictions, paths.PREDICTIONS_DIR)
-        manifest = json.dumps(panel_manifest(params, models, absent=absent), indent=2, ensure_ascii=False)
+        manifest = json.dumps(panel_manifest(config, models, absent=absent), indent=2, ensure_ascii=False)
         write_text(paths.PREDICTIONS_DIR / "models.json", manifest + "\n")
         log.info("predictions -> %s: %s", paths.PREDICTIONS_DIR, counts)
         # after the predictions are written (to inspect), before anything reports success
-        analysis = as_config(params).analysis or Analysis()
+        analysis = config.analysis or Analysis()
         share = analysis.max_failed_share
         check_failed_calls(predictions, share, where=str(paths.PREDICTIONS))
 

@@ -3,40 +3,40 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from blindmcq import paths
-from blindmcq.params import section
+from blindmcq.config.schema import Config, as_written
 from blindmcq.reporting.html import report_from_results
 from blindmcq.reporting.markdown import build_report, headline_figures
 from blindmcq.reporting.tracking import log_run, stage_parent
-from blindmcq.secrets import scrub
 from blindmcq.stages._main import run_stage
-from blindmcq.stages._tracking import stage_run_name
+from blindmcq.stages._tracking import roles, stage_run_name
 
 log = logging.getLogger(__name__)
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
+    def body(config: Config) -> None:
         metrics = build_report(
             corpus_dir=paths.CORPUS_DIR,
             baselines_dir=paths.BASELINES_DIR,
             analysis_dir=paths.ANALYSIS_DIR,
             out_dir=paths.REPORT_DIR,
-            config=scrub(params),
+            config=config,
         )
         report_from_results(paths.REPORT_DIR / "html")
+        written = as_written(config)  # what MLflow logs
         run_id = log_run(
-            section(params, "tracking"),
-            run_name=stage_run_name("report", params),  # beside rewrite·..., answerpool·...
-            config=params,
+            config.group("tracking"),
+            run_name=stage_run_name("report", written),  # beside rewrite·..., answerpool·...
+            config=written,
             metrics=metrics,
             artifacts_dir=paths.REPORT_DIR,
-            parent=stage_parent(params),  # this pipeline run's parent (or BLINDMCQ_SWEEP_ID's)
+            parent=stage_parent(written),  # this pipeline run's parent (or BLINDMCQ_SWEEP_ID's)
             parent_metrics=headline_figures(metrics),
             tags={"stage": "report"},
-            model=str(params["model"]["name"]),
+            model=config.group("model").name,
+            **roles(config),
         )
         log.info("report -> %s (%d metrics; MLflow run %s)", paths.REPORT_DIR, len(metrics), run_id)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -23,9 +22,8 @@ from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
 from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import Config, Probe, as_written, validate_group
 from blindmcq.datasets.items import write_items
-from blindmcq.params import require, section
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
 from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
@@ -42,21 +40,20 @@ from blindmcq.wiring.runs import brief
 log = logging.getLogger(__name__)
 
 
-def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") -> dict[str, float]:
-    cfg = intervention_cfg(params, "rewrite")
+def rewrite_stage(config: Config, out_dir: Path = OUT_ROOT / "rewrite") -> dict[str, float]:
+    cfg = intervention_cfg(as_written(config), "rewrite")
     if cfg.get("model") is None:
-        cfg["model"] = section(params, "model")
+        cfg["model"] = as_written(config, "model")
     elif isinstance(cfg["model"], str):  # a conf/model name: its config enters here
         cfg["model"] = load_model_file(cfg["model"])
-    if cfg.get("statutes") is None and (params.get("statutes") or {}).get("path"):
-        cfg["statutes"] = params["statutes"]["path"]
+    if cfg.get("statutes") is None and config.statutes is not None and config.statutes.path:
+        cfg["statutes"] = config.statutes.path
     conf = RewriteConfig.from_cfg(cfg)
     own = validate_group("intervention", {"rewriter": conf.rewriter, **cfg}, key="intervention.rewrite")
-    items = stage_items(params, own, "intervention.rewrite")
-    description = (params.get("dataset") or {}).get("description")  # the bank as its config names it
-    rewritten = rewrite_items(
-        items, conf, cache=require(params, "probe.cache"), progress=True, description=description
-    )
+    items = stage_items(config, own, "intervention.rewrite")
+    description = config.dataset.description if config.dataset is not None else None  # the bank's words
+    probe: Probe = config.group("probe")
+    rewritten = rewrite_items(items, conf, cache=probe.cache, progress=True, description=description)
     write_items(out_dir / "items.jsonl", rewritten)
     diff = write_diff(rewritten, out_dir)
     conditions = list(own.conditions)
@@ -65,12 +62,12 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     # "panel": the panel's members (surface strategies show whether length matching closes their leak);
     # "model", or no panel: the probed model
     panel = own.models == "panel"
-    models = panel_configs(params, load_models(panel_members(params))) if panel else []
-    models = models or [section(params, "model")]
+    models = panel_configs(config, load_models(panel_members(config))) if panel else []
+    models = models or [config.group("model")]
     before, after = (
         pd.concat(
             [
-                probe_items(params, its, label_schemes=label_schemes, condition=condition, model_cfg=m)
+                probe_items(config, its, label_schemes=label_schemes, condition=condition, model_cfg=m)
                 for m in models
             ]
         )
@@ -85,13 +82,13 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
     scorer = next((m for m in models if abilities_of(m).score_options), None)
     fluency: dict[str, float] = {}
     if scorer is not None:
-        cue = str(section(params, "prompt").get("answer_cue") or "")
+        cue = config.group("prompt").answer_cue
         fluency = fluency_change(make_backend(scorer), items, rewritten, cue)
     note = fluency_note(fluency, scorer.name) if scorer is not None else ""
     write_text(out_dir / "comparison.md", table.markdown() + (f"\n{note}\n" if note else ""))
     metrics: dict[str, float] = {"items": len(items), "distractors_changed": int(diff["changed"].sum())}
     metrics |= fluency
-    probed = require(params, "model.name")
+    probed = config.group("model").name
     for row in comparison.itertuples():
         # the probed model's names carry no model (as in reports/metrics.json); another's is prefixed
         prefix = "" if row.model == probed else f"{row.model}/"
@@ -101,13 +98,13 @@ def rewrite_stage(params: dict[str, Any], out_dir: Path = OUT_ROOT / "rewrite") 
         for field in fields:
             metrics[f"{prefix}{row.condition}_{row.version}_{field}"] = float(getattr(row, field))
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    track(params, "rewrite", metrics, out_dir)
+    track(config, "rewrite", metrics, out_dir)
     return metrics
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        metrics = rewrite_stage(params)
+    def body(config: Config) -> None:
+        metrics = rewrite_stage(config)
         log.info("rewrite -> %s: %s", OUT_ROOT / "rewrite", brief(metrics))
 
     run_stage("rewrite", body)

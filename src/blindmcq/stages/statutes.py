@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from blindmcq import paths
-from blindmcq.config.schema import validate_group
-from blindmcq.params import require, section
+from blindmcq.config.schema import Config, Statutes
+from blindmcq.errors import ConfigError
 from blindmcq.stages._main import run_stage
 from blindmcq.statutes.index import build_statute_index
 
@@ -16,10 +15,12 @@ log = logging.getLogger(__name__)
 
 
 def main() -> None:
-    def body(params: dict[str, Any]) -> None:
-        statutes = validate_group("statutes", section(params, "statutes"))
+    def body(config: Config) -> None:
+        statutes: Statutes = config.group("statutes")
+        if statutes.path is None:
+            raise ConfigError("statutes.path", "missing")
         started = time.perf_counter()
-        index = build_statute_index(require(params, "statutes.path"), paths.STATUTE_INDEX, acts=statutes.acts)
+        index = build_statute_index(statutes.path, paths.STATUTE_INDEX, acts=statutes.acts)
         log.info(
             "indexed %d provisions in %.1f s -> %s",
             index.n_docs,

@@ -57,6 +57,6 @@ def lexical_absent(params: Mapping[str, Any] | Config, items: Sequence[Item]) ->
     config = validate(params, file=None)
     language, how = run_language(config, items)
     statutes = config.statutes or Statutes()
-    # an empty language reads as the bundled statutes' (as it did before the typed config)
+    # an empty language reads as the bundled statutes'
     reason = lexical_skip_reason(language, statutes.language or STATUTES_LANGUAGE)
     return None if reason is None else f"{reason[:-1]} (bank language {how})."
