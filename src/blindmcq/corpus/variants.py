@@ -495,6 +495,21 @@ VARIANTS: tuple[Variant, ...] = (
         span_notes=2,
         scoring_only=True,
     ),
+    Variant(
+        "five-header-split",  # merged cells, a key column, 3/4/5 options, a split row's rest in the header
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            widths=(38.0, 196.0, 229.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Ключ"),
+            key_column=True,
+            split_rows=True,
+            header_split=True,
+        ),
+        long_options=True,
+        three_every=7,
+        five_every=4,
+    ),
     # Held out from the extractor's tuning (#40 re-check): page breaks inside 3- and 5-option items, glyphs
     # the font lacks, rotations and gaps, each in a combination no variant above prints.
     Variant(
