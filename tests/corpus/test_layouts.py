@@ -512,3 +512,17 @@ def test_five_option_items_split_into_the_repeated_header_keep_five_options(reco
     assert report["files"][0]["reading3"]["differ"] == []
     assert len(report["disputed"]) <= 1
 
+
+def test_a_mark_word_wider_than_its_column_is_read_whole(rendered) -> None:
+    """The mark "НЕПРАВИЛЬНА" printed past the table's right rule (wider than the fourth column): each path
+    reads the word whole (path 1 per char, path 2 per word), so the column reads as marks, every item exact.
+    Before, path 1 dropped the chars past the rule and the file stopped on 'НЕПРАВИЛЬ'."""
+    bank = rendered("mark-overflow")
+    for method in ("tables", "rules"):
+        marks = {" ".join((r.mark or "").split()) for r in rows_of(bank.path, method)}
+        assert "НЕПРАВИЛЬНА" in marks and not any(m.startswith("НЕПРАВИЛЬ") and len(m) < 11 for m in marks)
+    with pdfplumber.open(bank.path) as pdf:
+        right = max(e["x1"] for e in pdf.pages[0].edges if e["orientation"] == "h")
+        assert any(c["x0"] > right for c in pdf.pages[0].chars)  # printed past the rule, as claimed
+    items, report = extract_items([bank.path], source="var", workers=1)
+    assert items == bank.items and report["disputed"] == []

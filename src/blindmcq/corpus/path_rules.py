@@ -2,7 +2,8 @@
 
 Rows come from the horizontal rules, columns from the vertical ones. A cell begins in a row band when a
 horizontal rule at the band's top crosses the column; otherwise it continues the cell above (a merged
-cell). Each word goes to the cell holding its centre; a cell's lines are its words grouped by height.
+cell). Each word goes to the cell holding its centre (a word begun in the last column and printed past the
+table's right rule, to that column); a cell's lines are its words grouped by height.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
     for w in page.extract_words():
         cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
         j, i = bisect_right(xs, cx) - 1, bisect_right(ys, cy) - 1
+        if j == N_COLUMNS and w["x0"] < xs[-1]:
+            j = N_COLUMNS - 1  # a word wider than the last column runs past the table's right rule: its own
         if 0 <= j < N_COLUMNS and 0 <= i < n_bands:
             words[(owner[i][j], j)].append(w)
     return [

@@ -126,10 +126,13 @@ def extract_table(
         lefts = [x for x, _ in placed]
         disjoint = all(row.cells[a][2] <= row.cells[b][0] for (_, a), (_, b) in itertools.pairwise(placed))
         found: list[list[dict[str, Any]]] = [[] for _ in row.cells]
+        past: list[dict[str, Any]] = []  # chars right of the table, in the row's band
         for i in span:
             c = chars[i]
             h_mid = (c["x0"] + c["x1"]) / 2
             if not x0 <= h_mid < x1:
+                if h_mid >= x1:
+                    past.append(c)
                 continue
             if disjoint:
                 at = bisect_right(lefts, h_mid) - 1
@@ -141,6 +144,8 @@ def extract_table(
                 cell = row.cells[k]
                 if cell[0] <= h_mid < cell[2] and cell[1] <= v_mid < cell[3]:
                     found[k].append(c)
+        if past and placed and row.cells[placed[-1][1]][2] >= x1 - 1:
+            _overflow(found[placed[-1][1]], past)
         if fits is not None:
             box = row.cells[OPTION] if len(row.cells) == len(COLUMNS) else None
             fits.append(fit_of(found[OPTION], box[2], words=False) if box is not None else None)
@@ -151,6 +156,31 @@ def extract_table(
             ]
         )
     return out
+
+
+def _overflow(cell: list[dict[str, Any]], past: list[dict[str, Any]]) -> None:
+    """Append to the last cell's ``cell`` chars the chars of ``past`` (right of the table) that continue one
+    of its words: on its line and no further from the word's end than a word's char gap. A word printed
+    wider than the last column runs past the table's right rule and is the cell's whole; text beside the
+    table, a space or more away, is not."""
+    ends: list[dict[str, Any]] = []  # per printed line of the cell, its rightmost char
+    for c in cell:
+        same = next((k for k, e in enumerate(ends) if abs(e["top"] - c["top"]) <= _WORDS.y_tolerance), None)
+        if same is None:
+            ends.append(c)
+        elif c["x1"] > ends[same]["x1"]:
+            ends[same] = c
+    for c in sorted(past, key=lambda c: c["x0"]):
+        if not c["text"].strip():
+            continue
+        for k, e in enumerate(ends):
+            if (
+                abs(e["top"] - c["top"]) <= _WORDS.y_tolerance
+                and e["x1"] - 1 <= c["x0"] <= e["x1"] + _WORDS.x_tolerance
+            ):
+                cell.append(c)
+                ends[k] = c
+                break
 
 
 @dataclass(frozen=True)

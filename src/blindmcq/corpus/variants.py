@@ -510,6 +510,16 @@ VARIANTS: tuple[Variant, ...] = (
         three_every=7,
         five_every=4,
     ),
+    Variant(
+        "mark-overflow",  # "НЕПРАВИЛЬНА" wider than its column: printed on past the table's right rule
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відмітка"),
+            marks=("ПРАВИЛЬНА", "НЕПРАВИЛЬНА"),
+        ),
+        cases=True,
+        fuse_every=10,
+    ),
     # Held out from the extractor's tuning (#40 re-check): page breaks inside 3- and 5-option items, glyphs
     # the font lacks, rotations and gaps, each in a combination no variant above prints.
     Variant(
