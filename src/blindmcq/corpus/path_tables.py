@@ -112,11 +112,13 @@ def extract_table(
     chars: list[dict[str, Any]],
     mids: list[tuple[float, int]],
     fits: list[Fit | None] | None = None,
+    cut: set[int] | None = None,
 ) -> list[list[Any]]:
     """``table.extract()``, with ``mids`` the (vertical centre, index) of ``chars``, sorted; ``fits``, when
     given, receives each row's option-cell :class:`Fit` (a row of another shape gets None)."""
     keys = [m for m, _ in mids]
     out = []
+    firsts: list[float | None] = []  # the top of each row's number cell text, when it has any
     for row in table.rows:
         x0, top, x1, bottom = row.bbox
         span = sorted(i for _, i in mids[bisect_left(keys, top) : bisect_left(keys, bottom)])
@@ -155,7 +157,30 @@ def extract_table(
                 for cell, cs in zip(row.cells, found, strict=True)
             ]
         )
+        firsts.append(min(c["top"] for c in found[0]) if found and found[0] else None)
+    moved = _number_beside_stem(out, firsts, [r.bbox[1] for r in table.rows])
+    if cut is not None:
+        cut.update(moved)
     return out
+
+
+def _number_beside_stem(out: list[list[Any]], firsts: list[float | None], tops: list[float]) -> set[int]:
+    """A number cell merged over several rows whose first row has no stem, its number printed beside a
+    stem that begins lower in the cell (a row continued from the page before, merged with the next item's
+    number cell), is cut there: the number goes to the row where that stem begins (``out`` changes in
+    place; ``firsts``: where each row's number text begins, ``tops``: where each row begins). Returns the
+    rows that received a number."""
+    moved = set()
+    for r, cells in enumerate(out):
+        if firsts[r] is None or len(cells) != len(COLUMNS) or cells[1] != "":
+            continue
+        first = bisect_right(tops, firsts[r] + LINE_TOL) - 1  # the row its first printed line lies in
+        q = next((q for q in range(r + 1, first + 1) if out[q][0] is None and out[q][1]), None)
+        if q is None or any(out[k][0] is not None for k in range(r + 1, q)):
+            continue
+        out[q][0], cells[0] = cells[0], ""
+        moved.add(q)
+    return moved
 
 
 def _overflow(cell: list[dict[str, Any]], past: list[dict[str, Any]]) -> None:
@@ -239,8 +264,12 @@ def page_reading(page: Page, page_no: int) -> tuple[list[Row], list[Outside]]:
     mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
     for table in tables:
         fits: list[Fit | None] = []
-        for cells, trow, fit in zip(extract_table(table, chars, mids, fits), table.rows, fits, strict=True):
+        cut: set[int] = set()
+        read = extract_table(table, chars, mids, fits, cut)
+        for k, (cells, trow, fit) in enumerate(zip(read, table.rows, fits, strict=True)):
             if len(cells) != len(COLUMNS):
                 raise TableShapeError(f"table has {len(cells)} columns, expected {len(COLUMNS)}")
-            rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit))
+            rows.append(
+                Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit, cut_number=k in cut)
+            )
     return rows, outside_lines(chars, tables, mids)
