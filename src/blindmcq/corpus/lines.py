@@ -19,7 +19,8 @@ decides the table's shape by its own rules, from its own code (it imports no oth
 - **Rows**: a horizontal rule crossing the option column starts a row; within that, a new text block in the
   option column, or in the fourth column below the option text above it, starts one (a block: lines no
   further apart than the file's usual line pitch, 1.3x), so tables with no inner rules still split into
-  rows. A column's block belongs to the row where it starts.
+  rows. A column's block belongs to the row where it starts. Each row carries where its option text's lines
+  end and how wide its first word is (``Row.fit``, from its words), for reading3's page-top rows.
 
 A cell no text reaches is ``""`` (never ``None``): without the grid this reading cannot tell a merged cell
 from an empty one, and does not need to.

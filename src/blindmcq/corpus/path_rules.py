@@ -3,7 +3,8 @@
 Rows come from the horizontal rules, columns from the vertical ones. A cell begins in a row band when a
 horizontal rule at the band's top crosses the column; otherwise it continues the cell above (a merged
 cell). Each word goes to the cell holding its centre (a word begun in the last column and printed past the
-table's right rule, to that column); a cell's lines are its words grouped by height.
+table's right rule, to that column); a cell's lines are its words grouped by height. A number cell merged
+over bands whose first has no stem gives its number to the band beside the stem where it is printed.
 """
 
 from __future__ import annotations

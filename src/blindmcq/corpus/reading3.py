@@ -12,7 +12,11 @@ nothing from ``assemble``):
   next stems); a new stem beside an item that has options starts the next one (waiting number, else + 1).
 - **Page tops**: a page's first body row with no number continues the item above: its stem text is the
   rest of the stem; its option text is the rest of the option above where the fourth column prints a value
-  for every option and this row has none, else a new option.
+  for every option and this row has none, or where it is printed in the repeated header's option cell
+  under the header's words (the page broke inside that row); else a new option or the rest of the one
+  above, decided by the file's usual option count, or, where the items unbroken by a page print several
+  counts, by the print (:func:`_print_says`, on each row's own :class:`~blindmcq.corpus.rows.Fit` from
+  :mod:`blindmcq.corpus.lines`); an item whose page-top row the print does not settle is disputed.
 - **Fourth column**, by counting, not by a word list: the value that occurs exactly once in most items (80%)
   is the right mark; otherwise, where each item prints one value on its first row and the values read as
   option numbers or letters, it is a key column; otherwise unread (no keys: compared on text only).
