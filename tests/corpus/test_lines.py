@@ -201,3 +201,21 @@ def test_a_line_drawn_over_text_alone_reads_as_struck_through_not_as_a_rule() ->
         ("text struck through (an exclusion?)", 100.0, 109.0)
     ]
     assert print_faults([glyphs], [(104.5, 36.0, 300.0)]) == [("a rule runs through the text", 100.0, 109.0)]
+
+
+def test_each_row_carries_where_its_option_lines_end() -> None:
+    """The line reading's own measure of a row's option text (for page-top rows): the right end of its last
+    and longest lines, the width of its first word and the narrowest space, from the words."""
+    words = [(40, 48, 52, "№"), (80, 120, 52, "Питання"), (300, 380, 52, "Варіанти"), (500, 540, 52, "Ключ")]
+    words += [(40, 46, 72, "1"), (80, 200, 72, "Питання"), (300, 330, 72, "один"), (333, 420, 72, "два")]
+    words += [(300, 360, 83, "три"), (500, 508, 72, "А")]
+    rows, _ = file_rows([_page(words, [46.0, 66.0, 100.0])], "f.pdf")
+    fit = rows[1].fit
+    assert fit is not None and (fit.last, fit.widest, fit.lead, fit.space, fit.leads) == (
+        360,
+        420,
+        30,
+        3,
+        (30, 60),
+    )
+    assert 420 < fit.right < 500  # the corridor after the option column

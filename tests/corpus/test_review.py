@@ -233,12 +233,29 @@ def test_crops_of_a_page_read_turned_are_in_the_frame_it_was_read_in(tmp_path) -
     assert page_no == 1 and abs(image.width - shown.height * RESOLUTION / 72) <= 2
 
 
+def _line_reading_differs_on(monkeypatch: pytest.MonkeyPatch, number: int) -> None:
+    """The line reading reads item ``number``'s first option otherwise (one word more), so that it disputes
+    the item the paths settled: the case of a dispute made after settling, whatever the bank holds."""
+    real = extract.file_rows
+
+    def rows(pages, file=""):
+        out, info = real(pages, file)
+        k = next(k for k, r in enumerate(out) if (r.number or "").strip() == str(number))
+        out[k] = dataclasses.replace(out[k], option=f"{out[k].option} зайве")
+        return out, info
+
+    monkeypatch.setattr(extract, "file_rows", rows)
+
+
 @pytest.mark.parametrize("name", ["stem-tail-below", "tail-across-rule", "overprint", "key-split-3"])
-def test_every_disputed_item_is_cropped_whole_on_every_page_it_touches(tmp_path: Path, name: str) -> None:
+def test_every_disputed_item_is_cropped_whole_on_every_page_it_touches(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each disputed item (the line reading's disputes included, whose item was settled by the paths and
     kept no boxes) has a crop on every page it touches; each crop holds all the rows the paths and the line
     reading gave it, cuts no printed glyph, and shows text printed outside the rules beside it (a stem's
-    tail under the last rule, a line across it, an overprint)."""
+    tail under the last rule, a line across it, an overprint). In ``key-split-3`` the line reading is made
+    to read an item that a page break crosses otherwise (the bank itself may have no such dispute)."""
     import pdfplumber
     from corpus_support import items_json
 
@@ -246,9 +263,18 @@ def test_every_disputed_item_is_cropped_whole_on_every_page_it_touches(tmp_path:
     from blindmcq.corpus.variants import BY_NAME, customs_records, render_variant
 
     bank = render_variant(BY_NAME[name], customs_records(items_json()), tmp_path, n_items=80, seed=0)
+    crossing = None
+    if name == "key-split-3":
+        truth = {i.id: i for i in bank.items}
+        crossing = next(k for k in bank.crossing if truth[k].status == "ok")
+        _line_reading_differs_on(monkeypatch, truth[crossing].number)
     items, _ = extract.extract_items([bank.path], source="var", workers=1)
     disputed = [i for i in items if i.status == "disputed"]
     assert disputed
+    if crossing is not None:
+        (made,) = [i for i in disputed if i.id == crossing]
+        assert made.meta["settled"]["why"].startswith("the third reading (reading3) differs: options")
+        assert len(review.item_pages(made)) == 2
     with pdfplumber.open(bank.path) as pdf:
         for item in disputed:
             boxes = review.item_boxes(item)

@@ -558,7 +558,8 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None =
             stem = False
             maybe = _may_continue(dataclasses.replace(row, question=""), cur, layout, True)
         if numbers:
-            cur = _Draft(numbers[0], row.page, row.question or "")
+            # a number cut from a cell merged with the one above is a merge recovered too
+            cur = _Draft(numbers[0], row.page, row.question or "", recovered=row.cut_number)
             waiting = numbers[1:]
             drafts.append(cur)
         elif stem and cur is not None and cur.options:

@@ -19,7 +19,8 @@ decides the table's shape by its own rules, from its own code (it imports no oth
 - **Rows**: a horizontal rule crossing the option column starts a row; within that, a new text block in the
   option column, or in the fourth column below the option text above it, starts one (a block: lines no
   further apart than the file's usual line pitch, 1.3x), so tables with no inner rules still split into
-  rows. A column's block belongs to the row where it starts.
+  rows. A column's block belongs to the row where it starts. Each row carries where its option text's lines
+  end and how wide its first word is (``Row.fit``, from its words), for reading3's page-top rows.
 
 A cell no text reaches is ``""`` (never ``None``): without the grid this reading cannot tell a merged cell
 from an empty one, and does not need to.
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blindmcq.corpus.rows import Row
+from blindmcq.corpus.rows import Fit, Row
 
 Word = tuple[float, float, float, float, str]  # x0, x1, top, bottom, text
 Rule = tuple[float, float, float]  # y, x0, x1
@@ -362,6 +363,7 @@ class _Block:
     top: float
     lines: list[str]
     bottom: float = 0.0  # the bottom of its last line
+    words: list[list[Word]] = field(default_factory=list)  # each line's words, left to right
 
 
 def _blocks(lines: list[list[Word]], col: int, pitch: float, rules: list[float]) -> list[_Block]:
@@ -374,6 +376,7 @@ def _blocks(lines: list[list[Word]], col: int, pitch: float, rules: list[float])
         if last is None or ruled or (pitch and top - last > PITCH_SLACK * pitch):
             out.append(_Block(col, top, []))
         out[-1].lines.append(" ".join(w[4] for w in line))
+        out[-1].words.append(line)
         out[-1].bottom = max(w[3] for w in line)
         last = top
     return out
@@ -428,10 +431,13 @@ def page_rows(pt: PageText, bounds: list[float], pitch: float) -> tuple[list[Row
     ruled = set(begins)
     begins = sorted(set(begins + new))
     cells: list[list[list[str]]] = [[[] for _ in range(N_COLUMNS)] for _ in begins]
+    option_lines: list[list[list[Word]]] = [[] for _ in begins]
     for b in blocks:
         at = bisect_right(begins, b.top) - 1
         if at >= 0:
             cells[at][b.col] += b.lines
+            if b.col == 2:
+                option_lines[at] += b.words
     extra: dict[int, list[str]] = {}
     for y, text in notes:
         extra.setdefault(max(0, bisect_right(begins, y) - 1), []).append(text)
@@ -444,8 +450,26 @@ def page_rows(pt: PageText, bounds: list[float], pitch: float) -> tuple[list[Row
         end = begins[k + 1] if k + 1 < len(begins) else bottom
         # an empty ruled row is a blank cell (a blank option); a row holding only a heading is none
         if any(texts) or (y in ruled and k not in spanned):
-            rows.append(Row(pt.page, *texts, top=y, bottom=end))
+            rows.append(Row(pt.page, *texts, top=y, bottom=end, fit=_geometry(option_lines[k], bounds[2])))
     return rows, len(heading_tops)
+
+
+def _geometry(lines: list[list[Word]], column: float) -> Fit | None:
+    """Where the option text of a row ends, from its words (``right``: the corridor after the option
+    column, which names the column's page layout): the reading's own measure of whether a page-top row's
+    first word could have fitted on the last line above it."""
+    lines = [line for line in lines if line]
+    if not lines:
+        return None
+    gaps = [b[0] - a[1] for line in lines for a, b in itertools.pairwise(line) if b[0] > a[1]]
+    return Fit(
+        right=column,
+        widest=max(w[1] for line in lines for w in line),
+        last=max(w[1] for w in lines[-1]),
+        lead=lines[0][0][1] - lines[0][0][0],
+        space=min(gaps, default=0.0),
+        leads=tuple(line[0][1] - line[0][0] for line in lines),
+    )
 
 
 def _band(begins: list[float], y: float) -> int:

@@ -2,7 +2,9 @@
 
 Rows come from the horizontal rules, columns from the vertical ones. A cell begins in a row band when a
 horizontal rule at the band's top crosses the column; otherwise it continues the cell above (a merged
-cell). Each word goes to the cell holding its centre; a cell's lines are its words grouped by height.
+cell). Each word goes to the cell holding its centre (a word begun in the last column and printed past the
+table's right rule, to that column); a cell's lines are its words grouped by height. A number cell merged
+over bands whose first has no stem gives its number to the band beside the stem where it is printed.
 """
 
 from __future__ import annotations
@@ -44,6 +46,34 @@ def _cell_text(words: list[dict[str, Any]]) -> str:
         else:
             lines.append([w])
     return "\n".join(" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines)
+
+
+def _number_beside_stem(
+    owner: list[list[int]], words: dict[tuple[int, int], list[dict[str, Any]]], ys: list[float]
+) -> set[int]:
+    """A number cell merged over several bands whose first band has no stem, its number printed beside a
+    stem that begins lower in the cell (a row continued from the page before, merged with the next item's
+    number cell), is cut there: the number belongs to the band where that stem begins, not the row above.
+    ``owner`` and ``words`` change in place; returns the bands that received a number."""
+    cut = set()
+    for o in sorted({owner[i][0] for i in range(len(owner))}):
+        cell = words.get((o, 0))
+        if not cell or owner[o][1] != o or words.get((o, 1)):
+            continue
+        first = bisect_right(ys, min(w["top"] for w in cell)) - 1  # the band of its first printed line
+        stems = [
+            q for q in range(o + 1, first + 1) if owner[q][0] == o and owner[q][1] == q and words.get((q, 1))
+        ]
+        if not stems:
+            continue
+        q = stems[0]
+        for i in range(q, len(owner)):
+            if owner[i][0] == o:
+                owner[i][0] = q
+        words[(q, 0)] = words.pop((o, 0))
+        words[(o, 0)] = []
+        cut.add(q)
+    return cut
 
 
 def page_rows(page: Page, page_no: int) -> list[Row]:
@@ -93,8 +123,11 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
     for w in page.extract_words():
         cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
         j, i = bisect_right(xs, cx) - 1, bisect_right(ys, cy) - 1
+        if j == N_COLUMNS and w["x0"] < xs[-1]:
+            j = N_COLUMNS - 1  # a word wider than the last column runs past the table's right rule: its own
         if 0 <= j < N_COLUMNS and 0 <= i < n_bands:
             words[(owner[i][j], j)].append(w)
+    cut = _number_beside_stem(owner, words, ys)
     return [
         Row(
             page_no,
@@ -102,6 +135,7 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
             top=ys[i],
             bottom=ys[i + 1],
             fit=fit_of(words[(i, OPTION)], xs[OPTION + 1], words=True) if owner[i][OPTION] == i else None,
+            cut_number=i in cut,
         )
         for i in range(n_bands)
     ]

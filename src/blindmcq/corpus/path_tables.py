@@ -2,7 +2,10 @@
 
 Cell text is what ``Table.extract()`` returns (same chars, same ``utils.extract_text``), but each row's chars
 are found by bisection on their vertical centres instead of a scan of every char on the page per row (the
-scan was a fifth of the whole extraction's time).
+scan was a fifth of the whole extraction's time). Two departures from ``Table.extract()``: chars printed past
+the table's right rule that continue a word of the last column belong to it (a word wider than its column),
+and a number cell merged over rows whose first has no stem gives its number to the row beside the stem
+where it is printed (``Row.cut_number``).
 """
 
 from __future__ import annotations
@@ -112,11 +115,13 @@ def extract_table(
     chars: list[dict[str, Any]],
     mids: list[tuple[float, int]],
     fits: list[Fit | None] | None = None,
+    cut: set[int] | None = None,
 ) -> list[list[Any]]:
     """``table.extract()``, with ``mids`` the (vertical centre, index) of ``chars``, sorted; ``fits``, when
     given, receives each row's option-cell :class:`Fit` (a row of another shape gets None)."""
     keys = [m for m, _ in mids]
     out = []
+    firsts: list[float | None] = []  # the top of each row's number cell text, when it has any
     for row in table.rows:
         x0, top, x1, bottom = row.bbox
         span = sorted(i for _, i in mids[bisect_left(keys, top) : bisect_left(keys, bottom)])
@@ -126,10 +131,13 @@ def extract_table(
         lefts = [x for x, _ in placed]
         disjoint = all(row.cells[a][2] <= row.cells[b][0] for (_, a), (_, b) in itertools.pairwise(placed))
         found: list[list[dict[str, Any]]] = [[] for _ in row.cells]
+        past: list[dict[str, Any]] = []  # chars right of the table, in the row's band
         for i in span:
             c = chars[i]
             h_mid = (c["x0"] + c["x1"]) / 2
             if not x0 <= h_mid < x1:
+                if h_mid >= x1:
+                    past.append(c)
                 continue
             if disjoint:
                 at = bisect_right(lefts, h_mid) - 1
@@ -141,6 +149,8 @@ def extract_table(
                 cell = row.cells[k]
                 if cell[0] <= h_mid < cell[2] and cell[1] <= v_mid < cell[3]:
                     found[k].append(c)
+        if past and placed and row.cells[placed[-1][1]][2] >= x1 - 1:
+            _overflow(found[placed[-1][1]], past)
         if fits is not None:
             box = row.cells[OPTION] if len(row.cells) == len(COLUMNS) else None
             fits.append(fit_of(found[OPTION], box[2], words=False) if box is not None else None)
@@ -150,7 +160,55 @@ def extract_table(
                 for cell, cs in zip(row.cells, found, strict=True)
             ]
         )
+        firsts.append(min(c["top"] for c in found[0]) if found and found[0] else None)
+    moved = _number_beside_stem(out, firsts, [r.bbox[1] for r in table.rows])
+    if cut is not None:
+        cut.update(moved)
     return out
+
+
+def _number_beside_stem(out: list[list[Any]], firsts: list[float | None], tops: list[float]) -> set[int]:
+    """A number cell merged over several rows whose first row has no stem, its number printed beside a
+    stem that begins lower in the cell (a row continued from the page before, merged with the next item's
+    number cell), is cut there: the number goes to the row where that stem begins (``out`` changes in
+    place; ``firsts``: where each row's number text begins, ``tops``: where each row begins). Returns the
+    rows that received a number."""
+    moved = set()
+    for r, cells in enumerate(out):
+        if firsts[r] is None or len(cells) != len(COLUMNS) or cells[1] != "":
+            continue
+        first = bisect_right(tops, firsts[r] + LINE_TOL) - 1  # the row its first printed line lies in
+        q = next((q for q in range(r + 1, first + 1) if out[q][0] is None and out[q][1]), None)
+        if q is None or any(out[k][0] is not None for k in range(r + 1, q)):
+            continue
+        out[q][0], cells[0] = cells[0], ""
+        moved.add(q)
+    return moved
+
+
+def _overflow(cell: list[dict[str, Any]], past: list[dict[str, Any]]) -> None:
+    """Append to the last cell's ``cell`` chars the chars of ``past`` (right of the table) that continue one
+    of its words: on its line and no further from the word's end than a word's char gap. A word printed
+    wider than the last column runs past the table's right rule and is the cell's whole; text beside the
+    table, a space or more away, is not."""
+    ends: list[dict[str, Any]] = []  # per printed line of the cell, its rightmost char
+    for c in cell:
+        same = next((k for k, e in enumerate(ends) if abs(e["top"] - c["top"]) <= _WORDS.y_tolerance), None)
+        if same is None:
+            ends.append(c)
+        elif c["x1"] > ends[same]["x1"]:
+            ends[same] = c
+    for c in sorted(past, key=lambda c: c["x0"]):
+        if not c["text"].strip():
+            continue
+        for k, e in enumerate(ends):
+            if (
+                abs(e["top"] - c["top"]) <= _WORDS.y_tolerance
+                and e["x1"] - 1 <= c["x0"] <= e["x1"] + _WORDS.x_tolerance
+            ):
+                cell.append(c)
+                ends[k] = c
+                break
 
 
 @dataclass(frozen=True)
@@ -209,8 +267,12 @@ def page_reading(page: Page, page_no: int) -> tuple[list[Row], list[Outside]]:
     mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
     for table in tables:
         fits: list[Fit | None] = []
-        for cells, trow, fit in zip(extract_table(table, chars, mids, fits), table.rows, fits, strict=True):
+        cut: set[int] = set()
+        read = extract_table(table, chars, mids, fits, cut)
+        for k, (cells, trow, fit) in enumerate(zip(read, table.rows, fits, strict=True)):
             if len(cells) != len(COLUMNS):
                 raise TableShapeError(f"table has {len(cells)} columns, expected {len(COLUMNS)}")
-            rows.append(Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit))
+            rows.append(
+                Row(page_no, *cells, top=trow.bbox[1], bottom=trow.bbox[3], fit=fit, cut_number=k in cut)
+            )
     return rows, outside_lines(chars, tables, mids)

@@ -12,7 +12,11 @@ nothing from ``assemble``):
   next stems); a new stem beside an item that has options starts the next one (waiting number, else + 1).
 - **Page tops**: a page's first body row with no number continues the item above: its stem text is the
   rest of the stem; its option text is the rest of the option above where the fourth column prints a value
-  for every option and this row has none, else a new option.
+  for every option and this row has none, or where it is printed in the repeated header's option cell
+  under the header's words (the page broke inside that row); else a new option or the rest of the one
+  above, decided by the file's usual option count, or, where the items unbroken by a page print several
+  counts, by the print (:func:`_print_says`, on each row's own :class:`~blindmcq.corpus.rows.Fit` from
+  :mod:`blindmcq.corpus.lines`); an item whose page-top row the print does not settle is disputed.
 - **Fourth column**, by counting, not by a word list: the value that occurs exactly once in most items (80%)
   is the right mark; otherwise, where each item prints one value on its first row and the values read as
   option numbers or letters, it is a key column; otherwise unread (no keys: compared on text only).
@@ -41,6 +45,7 @@ _DIGITS = re.compile(r"\d+")
 # in squashed fourth cells too (no space); or a line that is only the word ("Виключено.")
 _NOTE = re.compile(r"виключено\s*рішенням|^\s*виключено\s*\.?\s*$", re.IGNORECASE)
 _SQUASH = re.compile(r"[\s\-\u00ad]+")
+_SENTENCE_END = re.compile(r"[.!?…]\s*$")
 _LABEL3 = re.compile(r"^\s*(?:[^\W\d_]|\d{1,2})[.)](?!(?<=\d\.)\d)")
 LETTERS = "абвгдеєжз"
 LATIN = "abcdefgh"  # a Latin letter is read in the Latin order (its Cyrillic look-alike is another char)
@@ -64,6 +69,9 @@ class Reading:
     stem_top: bool = False  # stem text found at a page top with no number
     top_split: tuple[int, int] = (0, 0)  # (options, stem lines) before that stem text
     boxes: list[tuple[int, float, float]] = field(default_factory=list)  # (page, top, bottom) of its rows
+    last_row: Row | None = None  # the row its last option was read from
+    break_rows: dict[int, tuple[Row, Row]] = field(default_factory=dict)  # break -> (row above, page-top row)
+    unsettled: str = ""  # why the print does not say whether a page-top row is a new option
 
 
 def _cells(row: Row) -> tuple[str, ...]:
@@ -76,12 +84,13 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         (k for k, r in enumerate(rows) if _DIGITS.search(r.number or "") and _cells(r) != numbered), len(rows)
     )
     header = {_cells(r) for r in rows[:start]}
-    rows = [*rows[:start], *_unheaded(rows[start:], [_cells(r) for r in rows[:start]])]
+    body, rests = _unheaded(rows[start:], [_cells(r) for r in rows[:start]])
+    rows = [*rows[:start], *body]
     every = _marks_every_option(rows[start:])
     out: list[Reading] = []
     waiting: list[int] = []
     page = None
-    for row in rows[start:]:
+    for at, row in enumerate(rows[start:]):
         if _cells(row) in header:
             continue
         top, page = row.page != page, row.page
@@ -101,13 +110,18 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
                 cur.top_split = (len(cur.options), len(cur.stem))
                 cur.stem.append(stem)
                 cur.stem_top = True
-            if (row.option or "").strip() and every and cur.options and not squash(row.mark):
+            # the rest printed in the repeated header's option cell: the page broke inside that row (a new
+            # option would begin a row of its own under the header)
+            rest = at in rests
+            if (row.option or "").strip() and (every or rest) and cur.options and not squash(row.mark):
                 cur.options[-1] += " " + (row.option or "")
                 if row.top is not None and row.bottom is not None:
                     cur.boxes.append((row.page, row.top, row.bottom))
                 continue
             if (row.option or "").strip() and not squash(row.mark) and cur.options:
                 cur.breaks.append(len(cur.options))
+                if cur.last_row is not None:
+                    cur.break_rows[len(cur.options)] = (cur.last_row, row)
             stem = ""
         elif stem and cur.options:
             cur = Reading(waiting.pop(0) if waiting else cur.number + 1, first_fourth=squash(row.mark))
@@ -119,24 +133,28 @@ def _items(rows: Sequence[Row]) -> list[Reading]:
         if row.option is not None:
             cur.options.append(row.option)
             cur.fourth.append(squash(row.mark))
+            cur.last_row = row
         elif row.mark is not None and cur.fourth:
             cur.fourth[-1] += squash(row.mark)
     return out
 
 
-def _unheaded(rows: Sequence[Row], header: list[tuple[str, ...]]) -> list[Row]:
+def _unheaded(rows: Sequence[Row], header: list[tuple[str, ...]]) -> tuple[list[Row], set[int]]:
     """A repeated header row whose option cell reads the header's words and then more (the rest of a row
-    split by the page break, printed in the header's cell) becomes a row of that rest alone."""
+    split by the page break, printed in the header's cell) becomes a row of that rest alone; returned with
+    the positions of those rows."""
     if not header:
-        return list(rows)
+        return list(rows), set()
     out = []
+    rests = set()
     for row in rows:
         cells = _cells(row)
         head = next((h for h in header if (h[0], h[1], h[3]) == (cells[0], cells[1], cells[3])), None)
         if head is not None and head[2] and cells[2].startswith(head[2] + " ") and cells != head:
             row = Row(row.page, "", "", cells[2][len(head[2]) + 1 :], "", top=row.top, bottom=row.bottom)
+            rests.add(len(out))
         out.append(row)
-    return out
+    return out, rests
 
 
 def _marks_every_option(rows: Sequence[Row]) -> bool:
@@ -179,7 +197,7 @@ def _labelled(items: list[Reading]) -> bool:
     return bool(items) and 2 * len(labelled) >= len(items)
 
 
-def _by_count(items: list[Reading], labels: bool = False) -> list[Reading]:
+def _by_count(items: list[Reading], labels: bool = False, sheets: _Sheets | None = None) -> list[Reading]:
     """Page-top rows decided by the file's usual option count M (of items with no page-top doubt): the rows
     of an item with M options once they are joined are joined; stem text at a page top beside an item that
     already had M options before it is a new item (its number not printed)."""
@@ -197,24 +215,103 @@ def _by_count(items: list[Reading], labels: bool = False) -> list[Reading]:
             it.stem, it.options, it.fourth = it.stem[:n_stem], it.options[:n_opts], it.fourth[:n_opts]
             out.append(new)
     items = out
+    sheets = sheets or _Sheets({}, {})
+    several = _several_counts(items, m)
     for it in items:
         unbroken = [o for k, o in enumerate(it.options) if k not in it.breaks]
         if it.breaks and labels and 0 not in it.breaks and all(_LABEL3.match(o) for o in unbroken):
             # options labelled: a page-top row without a label is the rest of the option above
-            for k in sorted((k for k in it.breaks if not _LABEL3.match(it.options[k])), reverse=True):
-                it.options[k - 1] += " " + it.options.pop(k)
-                it.fourth[k - 1] += it.fourth.pop(k)
+            _join(it, [k for k in it.breaks if not _LABEL3.match(it.options[k])])
+        elif it.breaks and several:
+            # items with several option counts: the count is no evidence, the print decides each row
+            said = {k: _print_says(it, k, sheets) for k in it.breaks}
+            doubts = [why for why in said.values() if why not in (JOIN, NEW)]
+            if doubts:
+                it.unsettled = "; ".join(doubts)
+            else:
+                _join(it, [k for k, why in said.items() if why == JOIN])
         elif it.breaks and m is not None and len(it.options) - len(it.breaks) == m:
-            for k in sorted(it.breaks, reverse=True):
-                it.options[k - 1] += " " + it.options.pop(k)
-                it.fourth[k - 1] += it.fourth.pop(k)
+            _join(it, it.breaks)
     return items
+
+
+def _join(it: Reading, breaks: Sequence[int]) -> None:
+    for k in sorted(breaks, reverse=True):
+        it.options[k - 1] += " " + it.options.pop(k)
+        it.fourth[k - 1] += it.fourth.pop(k)
+
+
+MIXED = 0.05  # a file where this share of the items unbroken by a page (and 3 or more) has another count
+
+
+def _several_counts(items: Sequence[Reading], usual: int | None) -> bool:
+    """Whether the items that no page breaks print several option counts (3, 4 and 5 options in one file)."""
+    counts = Counter(len(it.options) for it in items if it.options and not it.breaks and not it.stem_top)
+    off = sum(n for c, n in counts.items() if c != usual)
+    return usual is not None and off >= max(3, MIXED * sum(counts.values()))
+
+
+@dataclass(frozen=True)
+class _Sheets:
+    """Per page layout (the option column's right corridor), the foot that a row broken by a page break
+    reaches (the lowest row edge) and the right end of the option column's longest line."""
+
+    foot: dict[int, float]
+    widest: dict[int, float]
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> _Sheets:
+        foot: dict[int, float] = {}
+        widest: dict[int, float] = {}
+        for row in rows:
+            if row.fit is None:
+                continue
+            k = round(row.fit.right)
+            widest[k] = max(widest.get(k, row.fit.widest), row.fit.widest)
+            if row.bottom is not None:
+                foot[k] = max(foot.get(k, row.bottom), row.bottom)
+        return cls(foot, widest)
+
+
+def _print_says(it: Reading, k: int, sheets: _Sheets) -> str:
+    """Whether the page-top row that gave option ``k`` is the rest of the option above (:data:`JOIN`) or a
+    new option (:data:`NEW`) as the print says, else why the print does not tell: a row cut by the page
+    break fills its page to the foot, where a row moved whole leaves a gap; the rest of a cut row starts
+    with a word too wide for the room left on the last line above (a wrapping typesetter would have put it
+    there), where a new option's first word may fit."""
+    pair = it.break_rows.get(k)
+    if pair is None:
+        return "no row above the page-top row"
+    above, below = pair
+    page = f"page {below.page}"
+    a, b = above.fit, below.fit
+    if below.page != above.page + 1:
+        return f"{page}: the option above is not on the page before"
+    if a is None or b is None or above.bottom is None or round(a.right) != round(b.right):
+        return f"{page}: no line geometry of the two rows"
+    key = round(a.right)
+    if above.bottom < sheets.foot[key] - FOOT_TOL:
+        return NEW  # the page broke between rows: the row above ends short of the foot
+    room = sheets.widest[key] - a.last
+    space = a.space or b.space
+    if b.lead + space <= room:
+        return NEW  # its first word, and the space before it, would have fitted on the line above
+    if b.lead <= room:
+        fits = f"its first word ({b.lead:.1f} pt) fits the line above ({room:.1f} pt left) only with no space"
+        return f"{page}: {fits}"
+    if _SENTENCE_END.search(it.options[k - 1]) and (below.option or "").lstrip()[:1].isupper():
+        return f"{page}: the row above reaches the foot, but ends a sentence where the row starts one"
+    return JOIN
+
+
+JOIN, NEW = "joined", "new"
+FOOT_TOL = 1.0  # pt: a row ending this close to the foot of its layout's pages was cut by the page break
 
 
 def read(rows: Sequence[Row]) -> tuple[list[Reading], str]:
     """This reading's items of one file, and how it read the fourth column."""
     raw = _items(rows)
-    items = _by_count(raw, labels=_labelled(raw))
+    items = _by_count(raw, labels=_labelled(raw), sheets=_Sheets.of(rows))
     for it in items:
         it.excluded = any(_NOTE.search(t) for t in [*it.stem, *it.options, *it.fourth])
     if _labelled(items):
@@ -248,6 +345,8 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
             fields.append("options")
         if it.status == "ok" and (fourth == "unread" or r.key != it.key):
             fields.append("key")  # a key this reading could not read is not confirmed
+        if r.unsettled and "options" not in fields:
+            fields.append("options")  # the print does not say how many options it has
         if fields:
             key = r.key if fourth != "unread" else None
             reading = {
@@ -257,7 +356,8 @@ def compare(items: Sequence[Item], rows: Sequence[Row]) -> dict[str, Any]:
                 "status": "as read",
                 "boxes": [[p, round(t, 2), round(b, 2)] for p, t, b in r.boxes],  # its rows, for the crops
             }
-            differ.append({"id": it.id, "fields": fields, "reading": reading})
+            why = {"why": f"page-top rows not settled by the print: {r.unsettled}"} if r.unsettled else {}
+            differ.append({"id": it.id, "fields": fields, **why, "reading": reading})
         else:
             agree += 1
     read_numbers = {r.number for r in readings}

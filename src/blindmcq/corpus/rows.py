@@ -43,6 +43,8 @@ class Row:
     top: float | None = None  # pt from the page top: where the row band begins (for page crops)
     bottom: float | None = None
     fit: Fit | None = None  # the option cell's line geometry, when it has text
+    # the number cell was cut from a number cell merged over the rows above (its number printed here)
+    cut_number: bool = False
 
 
 def fit_of(boxes: Sequence[Mapping[str, Any]], right: float, *, words: bool) -> Fit | None:

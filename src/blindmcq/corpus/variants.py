@@ -55,6 +55,7 @@ class Variant:
     broken: tuple[str, ...] = ()
     expect_disputed: bool = False  # faults or gaps printed into several items by design: no 1% dispute cap
     gap_at_page_top: int = 0  # that many numbers not printed, each the first item of a page (a gap there)
+    fuse_after_break: bool = False  # fuse the number cell of each item after one a page break crosses
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -495,6 +496,38 @@ VARIANTS: tuple[Variant, ...] = (
         span_notes=2,
         scoring_only=True,
     ),
+    Variant(
+        "five-header-split",  # merged cells, a key column, 3/4/5 options, a split row's rest in the header
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            widths=(38.0, 196.0, 229.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Ключ"),
+            key_column=True,
+            split_rows=True,
+            header_split=True,
+        ),
+        long_options=True,
+        three_every=7,
+        five_every=4,
+    ),
+    Variant(
+        "mark-overflow",  # "НЕПРАВИЛЬНА" wider than its column: printed on past the table's right rule
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Відмітка"),
+            marks=("ПРАВИЛЬНА", "НЕПРАВИЛЬНА"),
+        ),
+        cases=True,
+        fuse_every=10,
+    ),
+    Variant(
+        "fused-split",  # number cells merged after items a page break crosses: merges at page tops
+        Style(widths=(36.0, 200.0, 217.0, 70.0), split_rows=True, number_format="{n}."),
+        long_options=True,
+        fuse_every=7,
+        fuse_after_break=True,
+    ),
     # Held out from the extractor's tuning (#40 re-check): page breaks inside 3- and 5-option items, glyphs
     # the font lacks, rotations and gaps, each in a combination no variant above prints.
     Variant(
@@ -748,6 +781,19 @@ def render_variant(
         specs = [
             dataclasses.replace(s, options=tuple(_nul_last(o) for o in s.options))
             if item_id("var", variant.name, s.number) in crossing
+            else s
+            for s in specs
+        ]
+    if variant.fuse_after_break:  # a number cell merged into the rest of a row the page break cut
+        crossing = set(render_pdf(specs, path, **args).crossing)
+        after = {
+            specs[k + 1].number
+            for k, s in enumerate(specs[:-1])
+            if item_id("var", variant.name, s.number) in crossing
+        }
+        specs = [
+            dataclasses.replace(s, fused="number")
+            if s.number in after and s.fused is None and s.excluded is None
             else s
             for s in specs
         ]
