@@ -1,6 +1,6 @@
-"""llama.cpp's scores for ``bench_local_model.py``, run by a Python that imports ``llama_cpp_py_sync``
-(the prebuilt CPU wheel; it may lack torch and blindmcq): ``python _llama_worker.py job.json`` prints
-one JSON line.
+"""llama.cpp's scores for ``bench_local_model.py``, run by a Python that imports a llama.cpp binding
+(``llama_cpp_py_sync``, or ``llama_cpp`` from llama-cpp-python; it may lack torch and blindmcq):
+``python _llama_worker.py job.json`` prints one JSON line, ``--probe`` the binding it would use.
 
 The job names the GGUF, the thread count and the calls: the context's token ids (those transformers
 scores) and one list of continuation ids per option. A call's scores are the options' summed
@@ -15,9 +15,59 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
-from llama_cpp_py_sync import Llama, __llama_cpp_tag__, __version__
+
+
+def binding(why: list[str] | None = None) -> Any:
+    """The first llama.cpp binding that imports and loads its library: ``llama_cpp_py_sync``, else
+    ``llama_cpp``; ``None`` when neither does. A wheel built against a newer C library than this
+    machine's imports but fails to load its library: each failure's reason is appended to ``why``."""
+    for name in ("llama_cpp_py_sync", "llama_cpp"):
+        try:
+            module = __import__(name)
+            if name == "llama_cpp_py_sync":  # it loads libllama on first use, not at import
+                module._cffi_bindings.get_lib()
+            return module
+        except (ImportError, OSError, RuntimeError) as exc:
+            if why is not None:
+                why.append(f"{name}: {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}")
+    return None
+
+
+class Binding:
+    """The llama.cpp C API as one of its Python bindings exposes it: ``lib`` carries the C functions by
+    their C names (both bindings keep them), ``ctx`` the context, ``row`` copies one logits row."""
+
+    def __init__(self, gguf: str, threads: int, n_ctx: int, n_batch: int) -> None:
+        module = binding()
+        if module is None:
+            raise SystemExit("no llama.cpp binding imports (llama_cpp_py_sync, llama_cpp)")
+        if module.__name__ == "llama_cpp_py_sync":
+            llm = module.Llama(gguf, n_ctx=n_ctx, n_batch=n_batch, n_threads=threads, n_threads_batch=threads)
+            self.lib, self.ctx, self.vocab = llm._lib, llm._ctx, llm.n_vocab
+            self.version = f"llama_cpp_py_sync {module.__version__} ({module.__llama_cpp_tag__})"
+            ffi = llm._ffi
+            self.row = lambda ptr: np.frombuffer(ffi.buffer(ptr, 4 * self.vocab), dtype=np.float32).copy()
+        else:
+            llama_cpp = module
+            # swa_full: Gemma 3's sliding-window layers keep every position, so a sequence's head can
+            # be kept and its tail cut (a window-sized cache cannot cut and would start over)
+            llm = llama_cpp.Llama(
+                gguf,
+                n_ctx=n_ctx,
+                n_batch=n_batch,
+                n_ubatch=n_batch,
+                n_threads=threads,
+                n_threads_batch=threads,
+                swa_full=True,
+                verbose=False,
+            )
+            self.lib, self.ctx, self.vocab = llama_cpp, llm._ctx.ctx, llm.n_vocab()
+            self.version = f"llama-cpp-python {llama_cpp.__version__}"
+            self.row = lambda ptr: np.ctypeslib.as_array(ptr, shape=(self.vocab,)).copy()
+        self.llm: Any = llm  # owns the model and the context
 
 
 def common_length(a: list[int], b: list[int]) -> int:
@@ -32,9 +82,8 @@ class Runner:
     the one before and returns the log-softmax rows at the positions asked for."""
 
     def __init__(self, gguf: str, threads: int) -> None:
-        self.llm = Llama(gguf, n_ctx=2048, n_batch=512, n_threads=threads, n_threads_batch=threads)
-        self.lib, self.ffi, self.ctx = self.llm._lib, self.llm._ffi, self.llm._ctx
-        self.vocab = self.llm.n_vocab
+        self.api = Binding(gguf, threads, n_ctx=2048, n_batch=512)
+        self.lib, self.ctx, self.vocab = self.api.lib, self.api.ctx, self.api.vocab
         self.past: list[int] = []
 
     def _forget_from(self, keep: int) -> int:
@@ -66,8 +115,7 @@ class Runner:
                 for i in range(len(chunk)):
                     if start + i >= first:
                         ptr = self.lib.llama_get_logits_ith(self.ctx, i)
-                        buf = self.ffi.buffer(ptr, 4 * self.vocab)
-                        rows.append(np.frombuffer(buf, dtype=np.float32).astype(np.float64))
+                        rows.append(self.api.row(ptr).astype(np.float64))
             finally:
                 self.lib.llama_batch_free(batch)
         self.past = list(seq)
@@ -87,12 +135,16 @@ class Runner:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--probe"]:  # which binding a job would use; exit 1 when none, saying why
+        why: list[str] = []
+        module = binding(why)
+        print(module.__name__ if module is not None else "none; " + "; ".join(why))
+        raise SystemExit(module is None)
     job = json.loads(open(sys.argv[1], encoding="utf-8").read())
     started = time.perf_counter()
     runner = Runner(job["gguf"], job["threads"])
     load_s = time.perf_counter() - started
-    version = f"{__version__} ({__llama_cpp_tag__})"
-    out: dict = {"version": version, "threads": job["threads"], "load_s": load_s}
+    out: dict = {"version": runner.api.version, "threads": job["threads"], "load_s": load_s}
     for part, calls in job["parts"].items():
         runner._forget_from(0)
         started = time.perf_counter()

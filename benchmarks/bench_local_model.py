@@ -20,10 +20,11 @@ feeds its layers (the median batch's rows x padded width, or the median prompt r
 timed in this process right after: a ratio near 1 means the path runs at the hardware's fp32 rate.
 The batched scores are compared with the one-at-a-time ones on the grid (how many differ, by how much).
 
-Optional: llama.cpp (``llama_cpp_py_sync`` importable, e.g. a separate venv given as ``--llama-python``)
-runs the GGUF the package ships on the same letter-probe prompts (the same token ids): calls/s, and
-agreement of picks and scores with transformers' fp32 timed on the same calls (``--llama-only``: that
-alone). It skips with a line when llama_cpp_py_sync is missing.
+Optional: llama.cpp (a binding importable, ``llama_cpp_py_sync`` or ``llama_cpp`` from llama-cpp-python,
+e.g. in a separate venv given as ``--llama-python``) runs the GGUF the package ships on the same
+letter-probe prompts (the same token ids): calls/s, and agreement of picks and scores with transformers'
+fp32 timed on the same calls (``--llama-only``: that alone). It skips with a line when neither binding
+imports.
 """
 
 from __future__ import annotations
@@ -196,9 +197,10 @@ def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[d
     transformers fp32 timed here on the same calls (letter probe one at a time, blind and full; cloze
     on the full condition's options)."""
     python = args.llama_python or sys.executable
-    probe = subprocess.run([python, "-c", "import llama_cpp_py_sync"], capture_output=True, text=True)
+    probe = subprocess.run([python, str(WORKER), "--probe"], capture_output=True, text=True)
     if probe.returncode != 0:
-        print(f"llama.cpp: skipped (llama_cpp_py_sync is not importable by {python})")
+        why = probe.stdout.strip() or probe.stderr.strip()[-300:]
+        print(f"llama.cpp: skipped (no binding loads in {python}: {why})")
         return
     parts: dict[str, list[dict]] = {}
     refs: dict[str, tuple[list[list[float]], float]] = {}
@@ -231,8 +233,10 @@ def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[d
         job.write_text(json.dumps({"gguf": str(gguf), "threads": args.threads, "parts": parts}))
         done = subprocess.run([python, str(WORKER), str(job)], capture_output=True, text=True)
         if done.returncode != 0:
-            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode
-            print(f"llama.cpp: failed ({why})")
+            # the exit status too: a crash in the library (a negative status, the signal) leaves only
+            # llama.cpp's own log lines on stderr
+            last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no stderr"
+            print(f"llama.cpp: failed (worker exit status {done.returncode}; last stderr line: {last})")
             return
         out = json.loads(done.stdout.strip().splitlines()[-1])
     print(
