@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from blindmcq import paths
@@ -49,8 +50,26 @@ def load_all_predictions(
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     for col in combined.columns:  # categories differ between files; re-unify them
         if isinstance(frames[0][col].dtype, pd.CategoricalDtype):
-            combined[col] = combined[col].astype(str).astype("category")
+            combined[col] = _unified(frames, col)
     return combined
+
+
+def _unified(frames: list[pd.DataFrame], col: str) -> pd.Categorical:
+    """The categorical column ``col`` of the frames one below the other, as ``astype(str).astype(
+    "category")`` makes it (the values seen as strings, sorted), built from the codes: converting every
+    row to a string and back took most of the load at paper scale."""
+    cats = [f[col].astype("category").cat for f in frames]
+    if any((c.codes < 0).any() for c in cats):  # a missing label becomes the string "nan" that way
+        return pd.concat([f[col] for f in frames], ignore_index=True).astype(str).astype("category").array
+    seen = [c.remove_unused_categories().cat.categories.astype(str) for c in cats]
+    # the same conversion applied to the distinct values gives the same categories in the same order
+    target = pd.Series(pd.Index(seen[0]).append(seen[1:]).unique()).astype(str).astype("category").cat
+    codes = []
+    for c in cats:
+        mapping = target.categories.get_indexer(c.categories.astype(str))
+        old = c.codes.to_numpy()
+        codes.append(np.where(old >= 0, mapping[old], -1))
+    return pd.Categorical.from_codes(np.concatenate(codes), dtype=pd.CategoricalDtype(target.categories))
 
 
 def run_analysis(config: Config, *, root: Path = Path("."), out_dir: Path | None = None) -> dict[str, float]:

@@ -10,6 +10,7 @@ option lengths. The explorer's data sits in the page as JSON; the script and sty
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 import shutil
@@ -161,36 +162,59 @@ def blind_picks(predictions: pd.DataFrame) -> dict[str, dict[str, list[dict[str,
     # One pass over plain lists, in the groupby's order (groups sorted, rows in file order within each):
     # iterating each group's rows through pandas took minutes for 1.2M blind calls at paper scale.
     group = blind.groupby(["item_id", "run"], observed=True, sort=True).ngroup().to_numpy()
-    order = np.argsort(group, kind="stable")
+    # within a group the calls go in the paper's order of the orders (_order_key), ties in file order:
+    # one stable sort of every row by (group, rank of its order), not a sort per group
+    order_codes, order_ids = pd.factorize(blind["order_id"].astype(str))
+    keys = [_order_key(str(o)) for o in order_ids]
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+    order = np.lexsort((rank[order_codes], group))
     order = order[group[order] >= 0]  # -1: a row whose key is missing, which groupby leaves out
     if order.size == 0:
         return out
-    cols = {
-        c: blind[c].tolist()
-        for c in ("item_id", "run", "order_id", "picked_option", "correct", "parse_status")
-    }
-    slots = blind["picked_slot"].tolist() if "picked_slot" in blind else [None] * len(blind)
-    # missing picks and verdicts found column-wise: a scalar pd.isna per call was most of this loop
-    no_pick, no_verdict = (blind[c].isna().tolist() for c in ("picked_option", "correct"))
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    for block in np.split(order, bounds):
-        calls = sorted(
-            (
-                {
-                    "o": str(cols["order_id"][i]),
-                    "p": None if no_pick[i] else int(cols["picked_option"][i]),
-                    "c": False if no_verdict[i] else bool(cols["correct"][i]),
-                    "s": str(cols["parse_status"][i]),
-                    # the displayed slot picked: a model that keeps to one slot answers by position
-                    "k": _plain(slots[i]),
-                }
-                for i in block
-            ),
-            key=lambda c: _order_key(c["o"]),
-        )
-        first = block[0]
-        out.setdefault(str(cols["item_id"][first]), {})[str(cols["run"][first])] = calls
+    slots = blind["picked_slot"] if "picked_slot" in blind else pd.Series([None] * len(blind))
+    # each column's distinct values converted once (a scalar conversion per call was most of this loop)
+    o = _per_row(blind["order_id"], str, order)
+    p = _per_row(blind["picked_option"], int, order, missing=None)  # a failed call has no pick
+    c = _per_row(blind["correct"], bool, order, missing=False)  # nor a verdict
+    s = _per_row(blind["parse_status"], str, order)
+    k = _per_row(slots, _plain, order, missing=None)  # the displayed slot picked: a model that keeps to
+    # one slot answers by position
+    calls = [{"o": a, "p": b, "c": v, "s": t, "k": q} for a, b, v, t, q in zip(o, p, c, s, k, strict=True)]
+    item_ids, runs = blind["item_id"].tolist(), blind["run"].tolist()
+    bounds = [0, *(np.flatnonzero(np.diff(group[order])) + 1).tolist(), order.size]
+    for lo, hi in itertools.pairwise(bounds):
+        first = int(order[lo])
+        out.setdefault(str(item_ids[first]), {})[str(runs[first])] = calls[lo:hi]
     return out
+
+
+_CONVERTED = object()  # a missing value goes through the conversion too
+
+
+def _per_row(values: pd.Series, convert: Any, order: np.ndarray, missing: Any = _CONVERTED) -> list[Any]:
+    """``convert`` of the value of each row in ``order`` (``missing`` where it is missing, unless
+    converted too), each distinct value converted once."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    table = [convert(u) for u in uniques]
+    raw = values.to_numpy(dtype=object) if missing is _CONVERTED and (codes < 0).any() else None
+    return [
+        table[i] if i >= 0 else missing if raw is None else convert(raw[j])
+        for i, j in zip(codes[order].tolist(), order.tolist(), strict=True)
+    ]
+
+
+# The prediction columns the explorer shows (``blind_picks``): the raw responses stay on disk.
+PICK_COLUMNS = ("item_id", "model", "condition", "phrasing", "labels", "protocol", "reasoning", "order_id",
+                "picked_option", "correct", "parse_status", "picked_slot")  # fmt: skip
+
+
+def _read_picks(path: Path) -> pd.DataFrame:
+    """The ``PICK_COLUMNS`` a predictions Parquet file has, in its own dtypes."""
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in PICK_COLUMNS if c in present])
 
 
 def lexical_matches(path: Path) -> dict[str, dict[str, Any]]:
@@ -350,7 +374,7 @@ def write_html_report(
     out, analysis, baselines = Path(out_dir), Path(analysis_dir), Path(baselines_dir)
     items = read_items(_required(Path(items_path)))
     sources = [predictions_path] if isinstance(predictions_path, str | Path) else list(predictions_path)
-    predictions = pd.concat([pd.read_parquet(_required(Path(p))) for p in sources], ignore_index=True)
+    predictions = pd.concat([_read_picks(_required(Path(p))) for p in sources], ignore_index=True)
     gate = read_gate(_required(Path(gate_path)))  # the one gate.json reader
     rows = item_rows(
         items,
