@@ -181,7 +181,8 @@ def test_text_below_the_last_rule_is_reported_and_its_item_disputed(records, tmp
 
 def test_three_option_items_broken_across_pages_are_never_read_as_four(records, tmp_path: Path) -> None:
     """key-split-3 (seed 0): item 144 has three options, its third broken across pages 31/32; it was read as
-    four options, key and status ok (silently wrong). Now it is disputed, and nothing is wrong."""
+    four options, key and status ok (silently wrong). Now it is read as printed (three options, settled by
+    the print measure of a file with mixed option counts) or disputed, and nothing is wrong."""
     bank = render_variant(BY_NAME["key-split-3"], records, tmp_path, n_items=200, seed=0)
     items, report = extract_items([bank.path], source="var", workers=2)
     truth = {i.id: i for i in bank.items}
@@ -189,8 +190,9 @@ def test_three_option_items_broken_across_pages_are_never_read_as_four(records, 
     assert all(i == truth[i.id] for i in items if i.status != "disputed")
     disputed = {d["id"]: d["why"] for d in report["disputed"]}
     if records is not None and len(records) > 1000:  # the full bank (the sample draws other items)
-        # disputed, never settled by the option count: by the print check or by the readings' disagreement
-        assert "var-key-split-3-144" in disputed
+        # never settled by the option count: read as printed, or disputed (the print check or the readings)
+        item = next(i for i in items if i.id == "var-key-split-3-144")
+        assert item.id in disputed or (item == truth[item.id] and len(item.options) == 3)
     assert len(disputed) <= 3
 
 
