@@ -424,11 +424,12 @@ DENSE_AGREEMENT_N = 16  # up to here the joint (key, a, b) shares are held whole
 _BOOT_ROWS = 100  # bootstrap draws weighed at once on the marginal path (bounded memory)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
     """Item counts of the cluster-bootstrap draws of each stratum (``sizes``: its items, strata that
     draw, in order), from one generator seeded ``seed``. Every model of a release pairs with the gate on
-    the same items, so the same draws recur model after model: drawn once, kept compact (read-only)."""
+    the same items, so the same draws recur model after model: drawn once, kept compact (read-only).
+    Four are kept: models whose failed calls pair them on fewer items interleave with those that do not."""
     rng = np.random.default_rng(seed)
     out = []
     for m in sizes:
