@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from blindmcq.datasets.items import Item
+from blindmcq.params import load_params
 from blindmcq.tasks import answerpool as ap
 from blindmcq.tasks import rewrite as rw
 
@@ -116,8 +117,8 @@ def test_the_stages_pass_the_datasets_description(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(pool_stage, "run_answerpool", fake_pool)
     monkeypatch.setattr(rewrite_stage, "stage_items", lambda *a, **k: ITEMS)
     monkeypatch.setattr(pool_stage, "stage_items", lambda *a, **k: ITEMS)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    config = load_params(ROOT / "params.yaml")
     for stage in (rewrite_stage.rewrite_stage, pool_stage.answerpool_stage):
         with pytest.raises(Stop):
-            stage(params, tmp_path / "out")
+            stage(config, tmp_path / "out")
     assert seen == {"rewrite": DEFAULT, "answerpool": DEFAULT}

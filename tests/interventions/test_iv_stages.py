@@ -10,6 +10,7 @@ import yaml
 
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.config.files import intervention_cfg
+from blindmcq.config.schema import validate
 from blindmcq.datasets.items import read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.stages.answerpool import answerpool_stage
@@ -41,7 +42,7 @@ def test_defaults_come_from_conf_when_params_have_none() -> None:
 
 
 def test_rewrite_stage(project: dict) -> None:
-    metrics = rewrite_stage(project)
+    metrics = rewrite_stage(validate(project, file=None))
     out = Path("results/interventions/rewrite")
     rewritten = read_items(out / "items.jsonl")
     source = {i.id: i for i in read_items("results/corpus/items.jsonl")}
@@ -66,7 +67,7 @@ def test_rewrite_stage_probes_the_panel(project: dict) -> None:
     """With a panel, its members are probed before and after (not the model); their metric names
     carry the member's name."""
     project["panel"] = {"name": "p", "models": ["most-words", "shortest"]}
-    metrics = rewrite_stage(project)
+    metrics = rewrite_stage(validate(project, file=None))
     after = read_predictions(Path("results/interventions/rewrite/predictions_after.parquet"))
     assert set(after["model"]) == {"most-words", "shortest"} and len(after) == 2 * 12 * 4
     for name in ("most-words", "shortest"):
@@ -77,7 +78,7 @@ def test_rewrite_stage_probes_the_panel(project: dict) -> None:
 
 def test_answerpool_stage(project: dict) -> None:
     cfg = {**intervention_cfg({}, "answerpool"), "sample": None}  # null: the probe's own 12 items
-    metrics = answerpool_stage({**project, "intervention": {"answerpool": cfg}})
+    metrics = answerpool_stage(validate({**project, "intervention": {"answerpool": cfg}}, file=None))
     out = Path("results/interventions/answerpool")
     import pandas as pd
 
@@ -113,6 +114,6 @@ def test_rewrite_stage_names_its_fluency_scorer(project: dict, monkeypatch: pyte
                 "fluency_up": 1, "fluency_down": 1, "fluency_sign_p": 1.0, "fluency_keys": -1.5}  # fmt: skip
 
     monkeypatch.setattr(stage, "fluency_change", fluency)
-    metrics = rewrite_stage(project)
+    metrics = rewrite_stage(validate(project, file=None))
     assert scored and metrics["fluency_keys"] == -1.5
     assert "Fluency (shortest," in Path("results/interventions/rewrite/comparison.md").read_text()

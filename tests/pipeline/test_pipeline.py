@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 
 from blindmcq.datasets.items import read_items
 from blindmcq.errors import InputError
+from blindmcq.params import load_params
 
 STAGES = ("corpus", "statutes", "baselines", "probe", "gate", "analyze", "rewrite", "answerpool", "report")
 
@@ -198,14 +199,14 @@ def test_probe_rerun_makes_no_new_call(project):
     assert before and after == before
 
 
-def test_missing_items_file_names_it(tmp_path: Path):
+def test_missing_items_file_names_it(tmp_path: Path, repo_root: Path):
     from blindmcq.stages.baselines import build_baselines
 
     old = Path.cwd()
     os.chdir(tmp_path)
     try:
         with pytest.raises(InputError, match=r"items\.jsonl"):
-            build_baselines()
+            build_baselines(load_params(repo_root / "params.yaml"))
     finally:
         os.chdir(old)
     assert not (tmp_path / "results/baselines").exists()
