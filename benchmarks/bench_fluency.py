@@ -1,0 +1,86 @@
+"""The rewrite stage's fluency scoring, one sequence per forward pass (what the stage does) against the
+same texts batched per item, with the real Gemma on the default run's rewritten items.
+
+    python benchmarks/bench_fluency.py [--items N] [--threads T]
+
+Reads ``results/interventions/rewrite/items.jsonl`` (written by ``make run``; each item keeps its
+original options in ``meta.rewrite``) and scores, after the blind cloze context, what
+``analysis.interventions.fluency_change`` scores: each item's changed distractors before and after, and
+its key. Prints the wall seconds of both paths, how many grid-rounded ``per_token`` scores differ
+between them, and whether the fluency figures (``fluency_change``'s dict) come out equal. Batching is
+only a candidate for the stage if no score moves: a moved score can move a committed figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import ROOT, result
+
+ITEMS = ROOT / "results" / "interventions" / "rewrite" / "items.jsonl"
+
+
+class _Batched:
+    """A backend whose ``score_options`` ignores the caller's ``batch_size`` and uses ``size``."""
+
+    def __init__(self, backend: Any, size: int | None) -> None:
+        self.backend, self.size, self.seen = backend, size, []
+
+    def cloze_context(self, question: str | None, cue: str) -> str:
+        return self.backend.cloze_context(question, cue)
+
+    def score_options(self, context: str, options: list[str], *, batch_size: int | None = None) -> Any:
+        scores = self.backend.score_options(context, options, batch_size=self.size or len(options))
+        self.seen += [s["per_token"] for s in scores]
+        return scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=None, help="only the first N rewritten items")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    if not ITEMS.is_file():
+        result("fluency", "skipped", "no rewrite outputs", None, f"{ITEMS} is absent: run `make run` first")
+        return
+    from blindmcq.analysis.interventions import fluency_change
+    from blindmcq.backends.local import LocalBackend
+    from blindmcq.config.files import load_model_file
+
+    rows = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = rows[: args.items] if args.items else rows
+    new = [SimpleNamespace(options=r["options"], key=r["key"]) for r in rows]
+    old = [SimpleNamespace(options=r["meta"]["rewrite"]["original_options"], key=r["key"]) for r in rows]
+    cfg = load_model_file("gemma3-270m-cloze")
+    if args.threads:
+        cfg["threads"] = args.threads
+    backend = LocalBackend(cfg)
+    backend.load()
+    cue = "Відповідь:"
+    runs = {}
+    for name, size in (("one at a time", 1), ("batched per item", None)):
+        wrapped = _Batched(backend, size)
+        started = time.perf_counter()
+        figures = fluency_change(wrapped, old, new, cue)
+        runs[name] = (time.perf_counter() - started, figures, wrapped.seen)
+        print(f"{name}: {runs[name][0]:.1f} s, {len(wrapped.seen)} sequences", flush=True)
+    (t1, f1, s1), (tb, fb, sb) = runs.values()
+    moved = sum(a != b for a, b in zip(s1, sb, strict=True))
+    changed = sorted(k for k in f1 if f1[k] != fb.get(k))
+    print(f"grid-rounded per_token scores that differ: {moved} of {len(s1)}")
+    print(f"fluency figures that differ: {changed or 'none'}")
+    result(
+        "fluency", f"{t1 / tb:.2f}x faster batched", "one at a time", t1 / tb,
+        f"{moved}/{len(s1)} scores and {len(changed)} figures differ; {len(rows)} items",
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
