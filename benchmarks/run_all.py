@@ -41,6 +41,7 @@ BENCHES: dict[str, tuple[str, list[str], list[str], str | None]] = {
     ),
     "interval-coverage": ("bench_interval_coverage.py", ["--banks", "500"], [], None),
     "audit-scale": ("bench_audit_scale.py", ["--items", "20000"], [], None),
+    "fluency": ("bench_fluency.py", ["--items", "4"], [], None),
     "release": ("bench_release.py", ["--items", "600", "--models", "3"], [], None),
     "wide-audit": ("bench_wide_audit.py", ["--options", "120", "--items", "4"], [], None),
     # a cold ``dvc repro`` of the default pipeline takes minutes: only under --full (BENCH_ARGS=--full)
