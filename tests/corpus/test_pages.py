@@ -173,8 +173,8 @@ def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
 
 def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -> None:
     """Text set with char and word spacing, a rise, horizontal scaling, kerned glyph runs (TJ), colours,
-    turned, slanted and sideways text matrices, and a page box whose origin is not (0, 0): the chars the lean device
-    builds as it prints are pdfminer's (through pdfplumber), field for field."""
+    turned, slanted and sideways text matrices, and a page box whose origin is not (0, 0): the chars the
+    lean device builds as it prints are pdfminer's (through pdfplumber), field for field."""
     path = tmp_path / "spaced.pdf"
     canvas = Canvas(str(path))
     canvas.setPageSize((500, 700))
