@@ -10,7 +10,9 @@ Prints the figures and the projected time for the real bank's 1,672 pages (targe
 cores, both paths and the line reading included; the projection from CPU-seconds is the one that does
 not depend on what else the machine runs). Both paths read the same parsed page (corpus.pages.LeanPage).
 
-Usage: python benchmarks/bench_extract.py [--pages 300] [--workers 2] [--out DIR]
+Usage: python benchmarks/bench_extract.py [--pages 300] [--workers 2] [--out DIR] [--pdf FILE] [--no-paths]
+(--pdf: time a bank rendered before, kept with --out, instead of rendering one; --no-paths: only the
+yardsticks and the full extraction, not each path alone)
 """
 
 from __future__ import annotations
@@ -77,12 +79,22 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
     parser.add_argument("--out", type=Path, default=None, help="keep the rendered PDF here")
+    parser.add_argument("--pdf", type=Path, default=None, help="a bank rendered before (--out), not rendered")
+    parser.add_argument(
+        "--paths", action=argparse.BooleanOptionalAction, default=True, help="time each path alone too"
+    )
     args = parser.parse_args()
     folder = args.out or Path(tempfile.mkdtemp(prefix="bench-extract-"))
     t = time.perf_counter()
-    pdf, n_pages, n_items = render_bank(args.pages, folder / "bench-customs.pdf", args.questions)
-    size = pdf.stat().st_size / 1e6
-    print(f"rendered {n_pages} pages, {n_items} items, {size:.1f} MB in {time.perf_counter() - t:.0f} s")
+    if args.pdf is not None:
+        pdf = args.pdf
+        with pdfplumber.open(pdf) as doc:
+            n_pages = len(doc.pages)
+        print(f"{pdf}: {n_pages} pages, {pdf.stat().st_size / 1e6:.1f} MB (rendered before)")
+    else:
+        pdf, n_pages, n_items = render_bank(args.pages, folder / "bench-customs.pdf", args.questions)
+        size = pdf.stat().st_size / 1e6
+        print(f"rendered {n_pages} pages, {n_items} items, {size:.1f} MB in {time.perf_counter() - t:.0f} s")
     print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {os.getloadavg()[0]:.1f}")
     print("pages/s by wall clock (what a user waits) and per CPU-second (unaffected by other processes)")
 
@@ -109,9 +121,13 @@ def main() -> None:
         f"{n_pages / words_cpu:.2f} pages/CPU-s"
     )
     for methods, lines, label in (
-        (("tables",), False, "path 1 (pdfplumber tables)"),
-        (("rules",), False, "path 2 (ruling lines + words)"),
-        ((), True, "line reading's words (chars to words)"),
+        (
+            (("tables",), False, "path 1 (pdfplumber tables)"),
+            (("rules",), False, "path 2 (ruling lines + words)"),
+            ((), True, "line reading's words (chars to words)"),
+        )
+        if args.paths
+        else ()
     ):
         wall, cpu = timed(lambda m=methods, x=lines: read_rows([pdf], methods=m, workers=1, lines=x))
         print(

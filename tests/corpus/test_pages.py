@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pdfplumber
-import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from reportlab.pdfgen.canvas import Canvas
 
 from blindmcq.corpus import path_tables
@@ -93,13 +95,16 @@ def test_cell_text_equals_pdfplumber_extract_text_on_awkward_chars() -> None:
         assert path_tables.cell_text(chars) == utils.extract_text(chars)
 
 
-def _tokens(parser_cls: type, data: bytes, bufsize: int) -> list:
+def _tokens(parser_cls: type, data: bytes | list[bytes], bufsize: int) -> list:
+    """The (position, object) pairs ``parser_cls`` reads from ``data`` (one stream, or several in turn)."""
     from pdfminer.pdftypes import PDFStream
     from pdfminer.psparser import PSEOF
 
-    stream = PDFStream({}, data)
-    stream.objid = 1
-    parser = parser_cls([stream])
+    streams = []
+    for k, chunk in enumerate([data] if isinstance(data, bytes) else data):
+        streams.append(PDFStream({}, chunk))
+        streams[-1].objid = k + 1
+    parser = parser_cls(streams)
     parser.BUFSIZ = bufsize
     out = []
     while True:
@@ -107,6 +112,43 @@ def _tokens(parser_cls: type, data: bytes, bufsize: int) -> list:
             out.append(parser.nextobject())
         except PSEOF:
             return out
+        except Exception as exc:  # what the stock parser refuses, the lean one must refuse alike
+            return [*out, ("raised", type(exc).__name__)]
+
+
+# Pieces of content streams: every kind of token pdfminer reads, the common ones (which the lean parser
+# reads by regular expression) and their edge cases (which it must leave to pdfminer's state machine)
+_PIECES = [
+    b"0", b"12", b"-3", b"+4", b"-", b"+", b".", b"-.", b"-.5", b".25", b"5.", b"1.5", b"-2.75", b"1.2.3",
+    b"00", b"12abc", b"3-4", b"BT", b"ET", b"Tj", b"TJ", b"T*", b"Tf", b"re", b"f*", b"true", b"false",
+    b"trueX", b"BI", b"ID", b"EI", b"x\x00y", b"Do", b"q", b"Q", b"cm", b"/F1", b"/A#20B", b"/#41", b"//",
+    b"/", b"/Name/Other", b"/\xc3\xa9t\xc3\xa9", b"/\xff\xfe", b"(plain)", b"()", b"(\\203\\003)",
+    b"(\\1x\\12y)", b"(a(b)c)", b"(\\))", b"(\\n\\t)", b"(line\\\nnext)", b"(\\0123)", b"<41>",
+    b"<4 1>", b"<414>", b"<>", b"<41>>", b"<<", b">>", b"<</MCID 0>>", b"[", b"]", b"[(a) -250 (b)]",
+    b"{", b"}", b"%comment\n", b"%", b"\x00", b"'", b'"', b"#", b"<zz>", b"(\xd0\x86)",
+]  # fmt: skip
+_SEPARATORS = [b" ", b"\n", b"\r\n", b"\t", b"", b"  \f", b"\x00"]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_SEPARATORS)), max_size=40),
+    st.lists(st.integers(0, 400), max_size=2),
+    st.sampled_from([1, 2, 3, 5, 7, 16, 64, 4096]),
+)
+def test_content_parser_reads_every_token_as_pdfminer_does(
+    pieces: list[tuple[bytes, bytes]], cuts: list[int], bufsize: int
+) -> None:
+    """On generated content streams (tokens of every kind, their edge cases next to each other, the data
+    cut into several streams and read through buffers of every size), the lean parser gives pdfminer's
+    objects at pdfminer's positions, and refuses what pdfminer refuses."""
+    from pdfminer.pdfinterp import PDFContentParser
+
+    from blindmcq.corpus.pages import _ContentParser
+
+    data = b"".join(p + sep for p, sep in pieces)
+    bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    streams = [data[a:b] for a, b in itertools.pairwise(bounds)] or [data]
+    assert _tokens(_ContentParser, streams, bufsize) == _tokens(PDFContentParser, streams, bufsize)
 
 
 def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
@@ -126,5 +168,47 @@ def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
         assert _tokens(_ContentParser, data, size) == _tokens(PDFContentParser, data, size), size
     big = b"BT (\\477) Tj ET"  # 0o477 > 255: pdfminer's own assertion, unchanged
     for cls in (PDFContentParser, _ContentParser):
-        with pytest.raises(AssertionError):
-            _tokens(cls, big, 4096)
+        assert _tokens(cls, big, 4096)[-1] == ("raised", "AssertionError")
+
+
+def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -> None:
+    """Text set with char and word spacing, a rise, horizontal scaling, kerned glyph runs (TJ), colours,
+    turned, slanted and sideways text matrices, and a page box whose origin is not (0, 0): the chars the
+    lean device builds as it prints are pdfminer's (through pdfplumber), field for field."""
+    path = tmp_path / "spaced.pdf"
+    canvas = Canvas(str(path))
+    canvas.setPageSize((500, 700))
+    canvas.setFillColorRGB(0.2, 0.4, 0.6)
+    text = canvas.beginText(40, 650)
+    text.setFont("Helvetica", 11)
+    text.setCharSpace(1.5)
+    text.setWordSpace(4)
+    text.textLine("spaced words, and more")
+    text.setRise(3)
+    text.setHorizScale(80)
+    text.textLine("risen and narrowed")
+    text.setTextTransform(0.9, 0.3, -0.3, 0.9, 60, 400)
+    text.textLine("turned a little")
+    text.setTextTransform(-1, 0, 0, -1, 300, 200)
+    text.textLine("upside down")
+    text.setTextTransform(1, 0, 0.3, 1, 50, 100)
+    text.textLine("slanted")
+    text.setTextTransform(0, 1, -1, 0, 450, 300)
+    text.textLine("a quarter turn")
+    canvas.drawText(text)
+    canvas._code.append("BT /F1 12 Tf 1 0 0 1 100 300 Tm [(A) -120 (V) 250.5 (Wa) -33 (y)] TJ ET")
+    canvas.showPage()
+    canvas.setPageSize((400, 400))
+    canvas.drawString(60, 200, "Офсетна сторінка ﬁ")
+    canvas.showPage()
+    canvas.save()
+    data = path.read_bytes()  # the second page's box moved off (0, 0), the file's offsets kept
+    assert data.count(b"/MediaBox [ 0 0 400 400 ]") == 1
+    path.write_bytes(data.replace(b"/MediaBox [ 0 0 400 400 ]", b"/MediaBox [ 7 9 400 400 ]"))
+    with pdfplumber.open(path) as pdf:
+        assert pdf.pages[1].mediabox[0] != 0
+        for page in pdf.pages:
+            mine = lean(page)
+            assert_same_objects(page, mine)
+            assert mine.objects["char"]
+        assert not all(c["upright"] for c in lean(pdf.pages[0]).chars)

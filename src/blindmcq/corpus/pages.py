@@ -6,9 +6,11 @@ pdfminer's own interpretation of the page. :class:`LeanPage` builds the same dic
 values: ``tests/corpus/test_pages.py`` compares them with pdfplumber's on rendered pages) but resolves
 only values that can hold PDF references, and decodes each colour-space name once.
 
-Two costs of pdfminer's own reading are cut too, the results unchanged (the same tests compare them): a
-literal string's octal escapes are decoded in one step (:class:`_ContentParser`), and each plain char's
-dict is built as the char is printed, not from an ``LTChar`` afterwards (:class:`_CharDevice`).
+Costs of pdfminer's own reading are cut too, the results unchanged (the same tests compare them): the
+content stream's common tokens (numbers, operators, names, plain strings) are read by one regular
+expression each instead of pdfminer's per-character state machine, a literal string's octal escapes
+decoded in one step (:class:`_ContentParser`); each plain char's dict is built as the char is printed, not
+from an ``LTChar`` afterwards (:class:`_CharDevice`).
 
 Both paths read the same :class:`LeanPage` (one parse per page); what they conclude stays independent:
 path 1 finds tables with pdfplumber's table finder and reads cell chars, path 2 builds its own grid from
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from binascii import unhexlify
 from codecs import escape_decode  # type: ignore[attr-defined]
 from collections.abc import Iterator
 from typing import Any
@@ -27,11 +30,13 @@ from unicodedata import normalize as normalize_unicode
 from pdfminer import pdfinterp
 from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
 from pdfminer.pdffont import PDFFont, PDFUnicodeNotDefined
+from pdfminer.psparser import HEX_PAIR, KWD, LIT, SPC, PSBaseParser
 from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
 from pdfplumber.utils.exceptions import PdfminerException
 
 _PLAIN = frozenset({float, int, str, bool, type(None)})
+_NUMBERS = frozenset({float, int})
 _KINDS: dict[type, str] = {}
 # pdfminer's LTChar attributes, in order, once pdfplumber has tagged it (mcid, tag)
 _CHAR_FIELDS = (
@@ -84,11 +89,94 @@ def _cs_name(name: Any) -> Any:
 _STRING_RUN = re.compile(rb"(?:[^()\\]+|\\[0-3][0-7][0-7]|\\[0-7]{1,2}(?=[^0-7]))*")
 
 
+# One common token after optional white space (``\s`` of a bytes pattern, pdfminer's own): a number (an
+# optional sign, digits, at most one point, a digit at least: what pdfminer's number states read), an
+# operator (a letter, then up to pdfminer's keyword delimiters), a name without ``#`` escapes, a literal
+# string of plain bytes and three-digit octal escapes with no parenthesis inside, a hex string of hex digits
+# only. A number, operator or name ends at the first byte that ends it in pdfminer too; a match that runs
+# to the buffer's end (the token may go on in the next buffer), a name followed by ``#``, a hex string
+# followed by ``>``, and every other token are left to pdfminer's state machine.
+_DELIMS = rb"#/%\[\]()<>{}\s"
+_TOKEN = re.compile(
+    rb"\s*(?:"
+    rb"(?P<num>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    rb"|(?P<kw>[A-Za-z][^" + _DELIMS + rb"]*)"
+    rb"|/(?P<lit>[^" + _DELIMS + rb"]*)"
+    rb"|\((?P<str>(?:[^()\\]|\\[0-3][0-7][0-7])*)\)"
+    rb"|<(?P<hex>[0-9a-fA-F]*)>"
+    rb")"
+)
+_MAIN = PSBaseParser._parse_main
+_OWN = (KWD(b"BI"), KWD(b"ID"))  # operators the content parser treats itself (inline images)
+_HASH, _GT = ord("#"), ord(">")
+
+
+def _hex(digits: bytes) -> bytes:
+    if len(digits) % 2 == 0:
+        return unhexlify(digits)
+    return HEX_PAIR.sub(lambda m: bytes((int(m.group(0), 16),)), SPC.sub(b"", digits))  # pdfminer's
+
+
 class _ContentParser(pdfinterp.PDFContentParser):
-    """pdfminer's content-stream parser, reading a literal string's run of plain bytes and octal escapes in
-    one step. Fonts embedded as subsets (reportlab's, many office exporters') print every glyph as an octal
-    escape; the stock parser takes five turns of its token loop per escape, a fifth of a page's reading.
-    The bytes decoded are the stock parser's (``tests/corpus/test_pages.py`` compares the tokens)."""
+    """pdfminer's content-stream parser, its common tokens read by one regular expression (``_TOKEN``) and a
+    literal string's run of plain bytes and octal escapes in one step. The stock parser takes a turn of its
+    token loop per token state and five per octal escape (fonts embedded as subsets, reportlab's and many
+    office exporters', print every glyph as one): the larger part of a page's reading. The tokens and
+    objects are the stock parser's, at the same positions (``tests/corpus/test_pages.py`` compares them
+    on generated streams, cut by buffers of every size)."""
+
+    def _fast_token(self) -> tuple[int, Any] | None:
+        """The next token and its position, when it is one ``_TOKEN`` reads whole in the buffer; else None,
+        the parser's state untouched."""
+        if self.eof or self._tokens or self._parse1.__func__ is not _MAIN:  # type: ignore[attr-defined]
+            return None
+        buf = self.buf
+        m = _TOKEN.match(buf, self.charpos)
+        if m is None:
+            return None
+        end, kind = m.end(), m.lastgroup
+        if kind == "num":
+            if end >= len(buf):
+                return None
+            text = m.group(kind)
+            token: Any = float(text) if b"." in text else int(text)
+        elif kind == "kw":
+            if end >= len(buf):
+                return None
+            text = m.group(kind)
+            token = True if text == b"true" else False if text == b"false" else KWD(text)
+            if token in _OWN:
+                return None
+        elif kind == "lit":
+            if end >= len(buf) or buf[end] == _HASH:
+                return None
+            text = m.group(kind)
+            try:
+                name: str | bytes = str(text, "utf-8")
+            except UnicodeDecodeError:
+                name = text
+            token = LIT(name)
+        elif kind == "str":
+            token = escape_decode(m.group(kind))[0]
+        else:
+            if end >= len(buf) or buf[end] == _GT:  # pdfminer reads ``>>`` after a hex string's digits
+                return None
+            token = _hex(m.group(kind))
+        self.charpos = end
+        start = m.start(kind) if kind in ("num", "kw") else m.start(kind) - 1  # a name at its "/", ...
+        return self.bufpos + start, token
+
+    def nexttoken(self) -> tuple[int, Any]:
+        return self._fast_token() or super().nexttoken()
+
+    def nextobject(self) -> Any:
+        # Outside arrays and dicts a plain token is the next object as it is (pdfminer pushes it and flushes
+        # its stack at once); operators the parser treats itself are not read here (``_OWN``).
+        if not self.results and not self.context and not self.curstack:
+            found = self._fast_token()
+            if found is not None:
+                return found
+        return super().nextobject()
 
     def _parse_string(self, s: bytes, i: int) -> int:
         j = _STRING_RUN.match(s, i).end()  # type: ignore[union-attr] (a run may be empty: always a match)
@@ -121,6 +209,139 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         self._fonts: dict[PDFFont, tuple[bool, float]] = {}
         self._glyphs: dict[tuple[PDFFont, int], tuple[str, float]] = {}
 
+    def render_string_horizontal(
+        self,
+        seq: Any,
+        matrix: Any,
+        pos: Any,
+        font: Any,
+        fontsize: float,
+        scaling: float,
+        charspace: float,
+        wordspace: float,
+        rise: float,
+        dxscale: float,
+        ncs: Any,
+        graphicstate: Any,
+    ) -> Any:
+        """pdfminer's loop over a string's glyphs, each plain char's dict built in the loop: what
+        :meth:`render_char` computes for the matrix pdfminer's loop passes it, the same floats by the same
+        operations, with what is the same for every glyph of the string computed once. A string whose font,
+        tag, colour space or matrix is not plain, and a glyph whose position is not a plain number, go
+        through :meth:`render_char` as in pdfminer's loop."""
+        fontname, mcid, tag, name = font.fontname, self.cur_mcid, self.cur_tag, ncs.name
+        known = self._known(font)
+        if (
+            not known[0]
+            or type(mcid) not in _PLAIN
+            or type(tag) not in _PLAIN
+            or not isinstance(name, str | bytes)  # a colour space named otherwise is resolved at each char
+            or type(matrix) is not tuple
+            or len(matrix) != 6
+            or not _NUMBERS.issuperset(map(type, matrix))
+        ):
+            return super().render_string_horizontal(
+                seq, matrix, pos, font, fontsize, scaling, charspace, wordspace, rise, dxscale, ncs,
+                graphicstate,
+            )  # fmt: skip
+        (x, y) = pos
+        a, b, c, d, e, f = matrix
+        yc, yd = y * c, y * d  # pdfminer's translate_matrix: x * a + y * c + e, x * b + y * d + f
+        bx0 = 0
+        by0 = known[1] * fontsize + rise  # descent + rise
+        by1 = by0 + fontsize
+        # the corners' terms that do not depend on the glyph (pdfminer's apply_matrix_rect, left to right)
+        l1_, b1_ = a * bx0 + c * by0, b * bx0 + d * by0
+        l2_, t2_ = a * bx0 + c * by1, b * bx0 + d * by1
+        cy0, dy0, cy1, dy1 = c * by0, d * by0, c * by1, d * by1
+        upright = a * d * scaling > 0 and b * c <= 0
+        height, mb_x0, mb_top, doctop = self.page_height, self.mb_x0, self.mb_top, self.doctop
+        norm, gs, glyphs, chars, number = self.norm, graphicstate, self._glyphs, self.chars, self.number
+        stroking = gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,)
+        non_stroking = gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,)
+        cs = _cs_name(name)
+        needcharspace = False
+        for obj in seq:
+            if isinstance(obj, int | float):
+                x -= obj * dxscale
+                needcharspace = True
+            elif isinstance(obj, bytes):
+                for cid in font.decode(obj):
+                    if needcharspace:
+                        x += charspace
+                    e2, f2 = x * a + yc + e, x * b + yd + f
+                    if type(e2) not in _NUMBERS or type(f2) not in _NUMBERS:
+                        x += self.render_char(
+                            (a, b, c, d, e2, f2), font, fontsize, scaling, rise, cid, ncs, graphicstate
+                        )
+                    else:
+                        glyph = glyphs.get((font, cid)) or self._glyph(font, cid)
+                        adv = glyph[1] * fontsize * scaling
+                        l1, b1 = l1_ + e2, b1_ + f2
+                        r1, b2 = a * adv + cy0 + e2, b * adv + dy0 + f2
+                        r2, t1 = a * adv + cy1 + e2, b * adv + dy1 + f2
+                        l2, t2 = l2_ + e2, t2_ + f2
+                        x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
+                        x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
+                        top = (height - y1) + mb_top
+                        text = glyph[0]
+                        chars.append(
+                            {
+                                "matrix": (a, b, c, d, e2, f2),
+                                "fontname": fontname,
+                                "adv": adv,
+                                "upright": upright,
+                                "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                                "y0": y0,
+                                "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                                "y1": y1,
+                                "width": x1 - x0,
+                                "height": y1 - y0,
+                                "size": y1 - y0,
+                                "mcid": mcid,
+                                "tag": tag,
+                                "object_type": "char",
+                                "page_number": number,
+                                "ncs": cs,
+                                "text": normalize_unicode(norm, text) if norm is not None else text,
+                                "stroking_color": stroking,
+                                "non_stroking_color": non_stroking,
+                                "top": top,
+                                "bottom": (height - y0) + mb_top,
+                                "doctop": doctop + top,
+                            }
+                        )
+                        x += adv
+                    if cid == 32 and wordspace:
+                        x += wordspace
+                    needcharspace = True
+            else:  # pdfminer's own warning, for what its loop cannot render
+                super().render_string_horizontal(
+                    [obj], matrix, (x, y), font, fontsize, scaling, charspace, wordspace, rise, dxscale,
+                    ncs, graphicstate,
+                )  # fmt: skip
+        return (x, y)
+
+    def _known(self, font: Any) -> tuple[bool, float]:
+        known = self._fonts.get(font)
+        if known is None:
+            known = self._fonts[font] = (
+                not font.is_vertical() and type(font.fontname) is str,
+                font.get_descent(),
+            )
+        return known
+
+    def _glyph(self, font: Any, cid: int) -> tuple[str, float]:
+        """The glyph's text and width, pdfminer's (cached, except where its text is not defined: pdfminer's
+        handling at every such char)."""
+        try:
+            text = font.to_unichr(cid)
+            assert isinstance(text, str), str(type(text))
+            glyph = self._glyphs[font, cid] = (text, font.char_width(cid))
+        except PDFUnicodeNotDefined:
+            glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
+        return glyph
+
     def render_char(
         self,
         matrix: Any,
@@ -134,12 +355,7 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
     ) -> float:
         fontname, mcid, tag = font.fontname, self.cur_mcid, self.cur_tag
         name = ncs.name
-        known = self._fonts.get(font)
-        if known is None:
-            known = self._fonts[font] = (
-                not font.is_vertical() and type(fontname) is str,
-                font.get_descent(),
-            )
+        known = self._known(font)
         if (
             not known[0]
             or type(mcid) not in _PLAIN
@@ -151,14 +367,7 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
             adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
             self.chars.append(self.cur_item._objs.pop())
             return adv
-        glyph = self._glyphs.get((font, cid))
-        if glyph is None:
-            try:
-                text = font.to_unichr(cid)
-                assert isinstance(text, str), str(type(text))
-                glyph = self._glyphs[font, cid] = (text, font.char_width(cid))
-            except PDFUnicodeNotDefined:  # pdfminer's handling, at every such char (not cached)
-                glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
+        glyph = self._glyphs.get((font, cid)) or self._glyph(font, cid)
         text = glyph[0]
         adv = glyph[1] * fontsize * scaling
         descent = known[1] * fontsize
