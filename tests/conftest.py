@@ -92,6 +92,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.full)
 
 
+# Test modules whose tests must share one xdist worker: each builds a costly module fixture (the whole
+# pipeline in process, an audit) once per worker it runs on, or pays torch's import there. Listed by path
+# here because xdist's own xdist_group mark has no effect under pytest 9 (it rewrites item._nodeid, which
+# pytest 9 no longer reads). Every other test goes to whichever worker is free, as under --dist load.
+SAME_WORKER = {
+    "tests/pipeline/test_pipeline.py": "pipeline",
+    "tests/test_audit.py": "audit",
+    "tests/backends/test_local.py": "torch",
+    "tests/test_reproduction.py": "torch",
+}
+
+
+def worker_group(nodeid: str) -> str:
+    """The scheduling unit of a test: its SAME_WORKER group, else the test itself."""
+    return SAME_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under -n N (--dist load, the default), schedule with worker_group as the unit of work."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SameWorkerScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return SameWorkerScheduling(config, log)
+
+
 @dataclass(frozen=True)
 class ShippedReport:
     """One ``blindmcq report --from releases/default`` run: its output folder, what it printed, and the
