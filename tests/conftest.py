@@ -98,7 +98,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # pytest 9 no longer reads). Every other test goes to whichever worker is free, as under --dist load.
 SAME_WORKER = {
     "tests/pipeline/test_pipeline.py": "pipeline",
-    "tests/test_audit.py": "audit",
     "tests/backends/test_local.py": "torch",
     "tests/test_reproduction.py": "torch",
 }
@@ -164,6 +163,48 @@ def shipped_report(tmp_path_factory: pytest.TempPathFactory) -> ShippedReport:
             record.write_text(json.dumps(run), encoding="utf-8")
     run = json.loads(record.read_text(encoding="utf-8"))
     return ShippedReport(out=scratch / "out", scratch=scratch, **run)
+
+
+@dataclass(frozen=True)
+class LexamAudit:
+    """One in-process ``blindmcq audit`` of tests/fixtures/audit/lexam_en_80.csv (``--no-header``): its
+    output folder, its exit code (-1 and the exception where it raised) and what it left in the empty
+    folder it ran in (nothing may be written outside ``--out``)."""
+
+    out: Path
+    returncode: int
+    error: str
+    left_in_cwd: list[str]
+
+
+LEXAM_AUDIT = ROOT / "tests" / "fixtures" / "audit" / "lexam_en_80.csv"
+
+
+@pytest.fixture(scope="session")
+def lexam_audit(tmp_path_factory: pytest.TempPathFactory) -> LexamAudit:
+    """The audit of the LEXam fixture, built once per test run and shared by every worker (the audit's
+    own tests and the vocabulary tests read it)."""
+    root = _shared_tmp(tmp_path_factory) / "lexam-audit"
+    root.mkdir(exist_ok=True)
+    out, cwd, record = root / "out", root / "cwd", root / "run.json"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds it, the other waits and reads it
+        if not record.is_file():
+            from blindmcq.cli.audit import main
+
+            cwd.mkdir()
+            old = Path.cwd()
+            os.chdir(cwd)
+            try:
+                code, error = main([str(LEXAM_AUDIT), "--no-header", "--out", str(out)]), ""
+            except (Exception, SystemExit) as exc:  # kept: every test reading it fails naming it
+                code, error = -1, repr(exc)
+            finally:
+                os.chdir(old)
+            run = {"returncode": code, "error": error, "left_in_cwd": sorted(p.name for p in cwd.iterdir())}
+            record.write_text(json.dumps(run), encoding="utf-8")
+    run = json.loads(record.read_text(encoding="utf-8"))
+    return LexamAudit(out=out, **run)
 
 
 @pytest.fixture(scope="module")
