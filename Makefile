@@ -13,7 +13,9 @@ STAMP := $(VENV)/.installed
 # pip is configured with one (PIP_FIND_LINKS holding torch 2.13.0+cpu), else from PyTorch's CPU index.
 TORCH_WHEEL := $(firstword $(wildcard $(PIP_FIND_LINKS)/torch-2.13.0+cpu-*.whl))
 TORCH_FROM := $(if $(TORCH_WHEEL),--find-links $(PIP_FIND_LINKS),--torch-backend cpu)
-UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
+# --compile-bytecode: the .pyc files are written once here; where PYTHONDONTWRITEBYTECODE is set, every test
+# process (and every subprocess a test starts) would otherwise compile each imported module again
+UV := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,16 +40,21 @@ lint: $(STAMP)
 
 # two workers (pytest-xdist): the suite's slow tests wait on subprocesses (dvc, mlflow, servers), so two
 # share the two cores well; PYTEST_WORKERS=0 runs it in one process
+# (tests/conftest.py keeps the tests of a module with a costly shared fixture on one worker)
 PYTEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
+# src/'s .pyc as well (editable install): a no-op when they are up to date
+COMPILE_SRC := $(BIN)/python -m compileall -q src >/dev/null
 
 # the fast suite: everything but the tests marked `full` (real servers, a browser, DVC/MLflow pipelines end
 # to end, the local model, sweeps); each behaviour those check end to end has a fast test here too
 test: lint
+	$(COMPILE_SRC)
 	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) -m "not full"
 
 # the full suite: every test; FULL_ONLY=1 runs just the `full` ones (CI, after `make test`)
 test-full: lint
+	$(COMPILE_SRC)
 	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) $(if $(FULL_ONLY),-m full)
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure

@@ -92,6 +92,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.full)
 
 
+# Test modules whose tests must share one xdist worker: each builds a costly module fixture (the whole
+# pipeline in process, an audit) once per worker it runs on, or pays torch's import there. Listed by path
+# here because xdist's own xdist_group mark has no effect under pytest 9 (it rewrites item._nodeid, which
+# pytest 9 no longer reads). Every other test goes to whichever worker is free, as under --dist load.
+SAME_WORKER = {
+    "tests/pipeline/test_pipeline.py": "pipeline",
+    "tests/backends/test_local.py": "torch",
+    "tests/test_reproduction.py": "torch",
+}
+
+
+def worker_group(nodeid: str) -> str:
+    """The scheduling unit of a test: its SAME_WORKER group, else the test itself."""
+    return SAME_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under -n N (--dist load, the default), schedule with worker_group as the unit of work."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SameWorkerScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return SameWorkerScheduling(config, log)
+
+
 @dataclass(frozen=True)
 class ShippedReport:
     """One ``blindmcq report --from releases/default`` run: its output folder, what it printed, and the
@@ -134,6 +163,48 @@ def shipped_report(tmp_path_factory: pytest.TempPathFactory) -> ShippedReport:
             record.write_text(json.dumps(run), encoding="utf-8")
     run = json.loads(record.read_text(encoding="utf-8"))
     return ShippedReport(out=scratch / "out", scratch=scratch, **run)
+
+
+@dataclass(frozen=True)
+class LexamAudit:
+    """One in-process ``blindmcq audit`` of tests/fixtures/audit/lexam_en_80.csv (``--no-header``): its
+    output folder, its exit code (-1 and the exception where it raised) and what it left in the empty
+    folder it ran in (nothing may be written outside ``--out``)."""
+
+    out: Path
+    returncode: int
+    error: str
+    left_in_cwd: list[str]
+
+
+LEXAM_AUDIT = ROOT / "tests" / "fixtures" / "audit" / "lexam_en_80.csv"
+
+
+@pytest.fixture(scope="session")
+def lexam_audit(tmp_path_factory: pytest.TempPathFactory) -> LexamAudit:
+    """The audit of the LEXam fixture, built once per test run and shared by every worker (the audit's
+    own tests and the vocabulary tests read it)."""
+    root = _shared_tmp(tmp_path_factory) / "lexam-audit"
+    root.mkdir(exist_ok=True)
+    out, cwd, record = root / "out", root / "cwd", root / "run.json"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds it, the other waits and reads it
+        if not record.is_file():
+            from blindmcq.cli.audit import main
+
+            cwd.mkdir()
+            old = Path.cwd()
+            os.chdir(cwd)
+            try:
+                code, error = main([str(LEXAM_AUDIT), "--no-header", "--out", str(out)]), ""
+            except (Exception, SystemExit) as exc:  # kept: every test reading it fails naming it
+                code, error = -1, repr(exc)
+            finally:
+                os.chdir(old)
+            run = {"returncode": code, "error": error, "left_in_cwd": sorted(p.name for p in cwd.iterdir())}
+            record.write_text(json.dumps(run), encoding="utf-8")
+    run = json.loads(record.read_text(encoding="utf-8"))
+    return LexamAudit(out=out, **run)
 
 
 @pytest.fixture(scope="module")

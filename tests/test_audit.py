@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 from pathlib import Path
 
@@ -42,17 +41,12 @@ def independent_share(pick: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("audit") / "out"
-    cwd = tmp_path_factory.mktemp("cwd")
-    old = Path.cwd()
-    os.chdir(cwd)  # nothing may be written outside --out (no results/, data/, mlruns/)
-    try:
-        assert main([str(FIXTURE), "--no-header", "--out", str(out)]) == 0
-    finally:
-        os.chdir(old)
-    assert list(cwd.iterdir()) == []
-    return out
+def audited(lexam_audit) -> Path:
+    """The audit of FIXTURE (tests/conftest.py's, built once a run), run from an empty folder: nothing
+    may be written outside --out (no results/, data/, mlruns/)."""
+    assert lexam_audit.returncode == 0, lexam_audit.error
+    assert lexam_audit.left_in_cwd == []
+    return lexam_audit.out
 
 
 def test_writes_the_three_files(audited: Path) -> None:

@@ -9,10 +9,7 @@ or interval a note names must be one of the vocabulary's."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -219,11 +216,6 @@ def _read(out: Path) -> str:
     return "\n\n".join((out / name).read_text(encoding="utf-8") for name in ("report.md", "tables/tables.md"))
 
 
-def _env() -> dict[str, str]:
-    path = os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, "PYTHONPATH": path}
-
-
 @pytest.fixture(scope="module")
 def release_report(shipped_report) -> str:
     assert shipped_report.returncode == 0, shipped_report.stderr[-2000:]
@@ -231,15 +223,9 @@ def release_report(shipped_report) -> str:
 
 
 @pytest.fixture(scope="module")
-def audit_report(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("audit")
-    done = subprocess.run(
-        [sys.executable, "-m", "blindmcq.cli", "audit", str(REPO / "tests/fixtures/audit/lexam_en_80.csv"),
-         "--no-header", "--out", str(out)],
-        capture_output=True, text=True, env=_env(), timeout=600, cwd=REPO,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return _read(out)
+def audit_report(lexam_audit) -> str:
+    assert lexam_audit.returncode == 0, lexam_audit.error
+    return _read(lexam_audit.out)
 
 
 def test_every_term_of_the_release_report_is_defined(release_report: str) -> None:
