@@ -32,7 +32,9 @@ data: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m blindmcq.cli.data fill --shared "$(SHARED_DATA)"
 
 # OMP_WAIT_POLICY=PASSIVE: torch threads sleep instead of spinning when the two cores are shared.
+# src/'s .pyc first (COMPILE_SRC, below): every stage is a new process that would compile its imports again
 run: $(STAMP)
+	$(COMPILE_SRC)
 	PATH="$(abspath $(BIN)):$$PATH" OMP_WAIT_POLICY=PASSIVE $(BIN)/dvc repro
 
 lint: $(STAMP)

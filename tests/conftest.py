@@ -100,6 +100,7 @@ SAME_WORKER = {
     "tests/pipeline/test_pipeline.py": "pipeline",
     "tests/backends/test_local.py": "torch",
     "tests/test_reproduction.py": "torch",
+    "tests/harnesses/test_harness_documents.py": "harness-documents",
 }
 
 
