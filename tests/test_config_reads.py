@@ -202,6 +202,35 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
     assert found == [], "take the default from the schema:\n" + "\n".join(found)
 
 
+# Parameters that share a schema field's name and default value but are no setting of it: each says why.
+NOT_A_SETTING = {
+    # a row filter (the forced-placement rows or the ordered ones), not condition.forced (run them or not)
+    "analysis/frame.py": {"select(forced=False)"},
+}
+
+
+def test_the_core_restates_no_schema_default_as_a_keyword_default() -> None:
+    """A core function whose callers pass a setting takes it without a default; a library-level default
+    (a statistics helper, a reader a notebook calls) is the schema's, named (``default(Analysis, "seed")``,
+    or a constant the schema itself uses), never a literal equal to it."""
+    defaults = _schema_defaults()
+    found = [
+        f"{path.relative_to(PACKAGE).as_posix()}:{line}: {code}"
+        for path in _core()
+        for line, code in restated_defaults(path.read_text(encoding="utf-8"), defaults)
+        if code not in NOT_A_SETTING.get(path.relative_to(PACKAGE).as_posix(), set())
+    ]
+    assert found == [], "make it required, or take the default from the schema:\n" + "\n".join(found)
+
+
+def test_each_exemption_is_still_there() -> None:
+    """An exemption whose parameter changed or left goes too (the list holds only real cases)."""
+    defaults = _schema_defaults()
+    for rel, codes in NOT_A_SETTING.items():
+        found = {code for _, code in restated_defaults((PACKAGE / rel).read_text(encoding="utf-8"), defaults)}
+        assert codes <= found, rel
+
+
 @pytest.mark.parametrize(
     ("code", "found"),
     [
@@ -209,6 +238,8 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
         ("def f(*, orders='all'): ...", 1),  # Gate.orders'
         ("def f(seed: int = 7): ...", 0),  # another value: a choice, not a restatement
         ("def f(seed=None): ...", 0),
+        ("def f(orders=default(Gate, 'orders')): ...", 0),  # named from the schema
+        ("def f(slot: int = CONSTANT_SLOT): ...", 0),  # a constant the schema uses too
         ("x = probe.get('seed', 0)", 1),
         ("x = tracking.get('enabled', True)", 1),
         ("x = probe.get('seed', default(Probe, 'seed'))", 0),  # taken from the schema

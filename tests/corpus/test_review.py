@@ -224,7 +224,9 @@ def test_crops_of_a_page_read_turned_are_in_the_frame_it_was_read_in(tmp_path) -
     from blindmcq.corpus.review import RESOLUTION, _crops
     from blindmcq.corpus.variants import BY_NAME, customs_records, render_variant
 
-    bank = render_variant(BY_NAME["rotated-sideways"], customs_records(items_json()), tmp_path, n_items=16)
+    bank = render_variant(
+        BY_NAME["rotated-sideways"], customs_records(items_json()), tmp_path, n_items=16, seed=0
+    )
     with pdfplumber.open(bank.path) as pdf:
         shown = pdf.pages[0]
         assert shown.rotation == 270 and shown.width > shown.height  # displayed landscape, sideways

@@ -205,7 +205,7 @@ class Baseline:
         return replace(self, **{field: None})
 
 
-def baseline_from_params(params: Config | Mapping[str, Any], orders: Any = "all") -> Baseline:
+def baseline_from_params(params: Config | Mapping[str, Any], *, orders: Any) -> Baseline:
     """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
     config = as_config(params)
     protocol: Protocol = config.group("protocol")

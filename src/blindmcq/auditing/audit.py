@@ -63,7 +63,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import LocalModel, ModelSchema, default, validate_group
+from blindmcq.config.schema import Config, LocalModel, ModelSchema, default, validate_group
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
@@ -240,7 +240,7 @@ def _probe(
     cache: Path,
     backend: Any,
     configs: Groups,
-    labels: str = "latin",
+    labels: str,
     description: Any = None,
 ) -> pd.DataFrame:
     from blindmcq.tasks.presentations import for_bank
@@ -326,7 +326,7 @@ def run_audit(
     prompt: str | None = None,
     gate_k: int | None = None,
     statutes: Path = STATUTES,
-    seed: int = 0,
+    seed: int = default(Config, "seed"),
     scoring: str | None = None,
     sample: int | None = None,
     labels: str | None = None,

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
+from blindmcq.surface import CONSTANT_SLOT
 from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
 from blindmcq.vocabulary import Condition as ConditionName
 
@@ -519,7 +520,7 @@ class LocalModel(_Model):
 class HeuristicModel(_Model):
     default_concurrency: ClassVar[int] = 64
     strategy: Literal[SurfaceStrategy, "random"] | None = None
-    slot: int = non_negative(0)
+    slot: int = non_negative(CONSTANT_SLOT)
 
     def check(self, key: str) -> None:
         if self.strategy is None:

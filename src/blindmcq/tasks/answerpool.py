@@ -254,7 +254,7 @@ def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
 def render_prompt(
     group: PoolGroup,
     condition: str,
-    language: str = "uk",
+    language: str,
     slot: int | None = None,
     style: str = "numbers",
     description: Any = None,
