@@ -24,10 +24,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from blindmcq.vocabulary import CONSTANT_SLOT
 from blindmcq.vocabulary import SURFACE_STRATEGIES as STRATEGIES
-
-# the slot the constant strategy answers where no slot is given (the heuristic model's ``slot`` default)
-CONSTANT_SLOT = 0
 
 
 def collapse_whitespace(text: str) -> str:

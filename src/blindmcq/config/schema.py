@@ -23,8 +23,7 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
-from blindmcq.surface import CONSTANT_SLOT
-from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
+from blindmcq.vocabulary import CONDITIONS, CONSTANT_SLOT, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
 from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
