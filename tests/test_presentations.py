@@ -230,7 +230,7 @@ def test_prompts_do_not_depend_on_the_interpreter_hash_seed(tmp_path: Path) -> N
         "from blindmcq.config.files import load_group;"
         "it=[Item(id=f'x-b-{n}',source='x',bank='b',number=n,question='Q?',"
         "options=tuple(f'o{i}' for i in range(n)),key=0) for n in (3,4)];"
-        "ps=build_presentations(it,conditions=['blind','full'],full_orders='all',forced=True,"
+        "ps=build_presentations(it,conditions=['blind','full'],blind_orders='all',full_orders='all',forced=True,"
         "prompt=load_group('prompt','guessing'),labels=load_group('labels','cyrillic'),"
         "reasoning=load_group('reasoning','direct'));"
         "print(hashlib.sha256(json.dumps([asdict(p) for p in ps],ensure_ascii=False).encode()).hexdigest())"
@@ -269,7 +269,7 @@ def test_bad_config_names_the_key() -> None:
 def test_forced_needs_a_key() -> None:
     keyless = Item(id="t-b-9", source="t", bank="b", number=9, question="Q", options=("a", "b"), key=None)
     with pytest.raises(InputError, match="t-b-9"):
-        build_presentations([keyless], conditions=["blind"], forced=True, **cfg())
+        build_presentations([keyless], conditions=["blind"], blind_orders="all", forced=True, **cfg())
 
 
 def test_label_schemes_cover_ten_options() -> None:

@@ -98,6 +98,7 @@ class FakeBackend:
 
 def run(jobs, backend, cache, **kw):
     kw.setdefault("concurrency", 4)
+    kw = {"batch_size": 1, **kw}
     return run_calls(jobs, backend, cache=cache, interpret=interpret, progress=False, **kw)
 
 
@@ -393,7 +394,7 @@ SHARED_SCRIPT = textwrap.dedent(
     jobs = make_jobs(int(n))
     with ResponseCache(cache_path) as cache:
         records = run_calls(jobs + jobs[: int(n) // 2], SlowCounting(), cache=cache, interpret=interpret,
-                            progress=False, lease_ttl_s=30)
+                            progress=False, lease_ttl_s=30, batch_size=1)
     write_predictions(records, out_path)
     """
 )

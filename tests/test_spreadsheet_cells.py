@@ -37,7 +37,7 @@ def _rows(text: str) -> list[list[str]]:
 def test_csv_text_neutralises_text_cells_and_leaves_numeric_columns() -> None:
     frame = pd.DataFrame({"label": ["-", "A", "=1+1"], "excess": [-0.25, 0.1, -1.0], "n": [1, -2, 3]})
     frame["scheme"] = pd.Series(["dash", "@x", "latin"], dtype="category")
-    rows = _rows(csv_text(frame), header=True)
+    rows = _rows(csv_text(frame))
     assert rows[0] == ["label", "excess", "n", "scheme"]
     assert [r[0] for r in rows[1:]] == ["'-", "A", "'=1+1"]
     assert [r[1] for r in rows[1:]] == ["-0.25", "0.1", "-1"] and [r[2] for r in rows[1:]] == [
@@ -56,7 +56,7 @@ def test_the_rewrite_diff_neutralises_option_texts(tmp_path: Path) -> None:
                                   "status": {"1": "ok", "2": "ok", "3": "ok"},
                                   "changed": [1, 2, 3]}})  # fmt: skip
     write_diff([item], tmp_path)
-    rows = _rows((tmp_path / "diff.csv").read_text(encoding="utf-8"), header=True)
+    rows = _rows((tmp_path / "diff.csv").read_text(encoding="utf-8"))
     head = rows[0]
     original = [r[head.index("original")] for r in rows[1:]]
     rewritten = [r[head.index("rewritten")] for r in rows[1:]]
@@ -68,7 +68,7 @@ def test_the_tables_csv_neutralises_text_and_keeps_numbers(tmp_path: Path) -> No
     frame = pd.DataFrame({"model": ["=evil", "sonnet"], "labels": ["-", "latin"], "excess": [-0.031, 0.2]})
     table = Table(name="table4", title="Table 4", frame=frame, shown=frame.astype(str))
     write_tables(tmp_path, {"table4": table})
-    rows = _rows((tmp_path / "table4.csv").read_text(encoding="utf-8"), header=True)
+    rows = _rows((tmp_path / "table4.csv").read_text(encoding="utf-8"))
     assert rows[1:] == [["'=evil", "'-", "-0.031"], ["sonnet", "latin", "0.2"]]
 
 

@@ -42,6 +42,7 @@ def misread(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def extract_small(small_bank: Rendered, out: Path, **kw):
+    kw = {"seed": 0, **kw}
     return extract_pdfs([small_bank.path], out, source="vkks", workers=1, pilot_per_bank=2, **kw)
 
 

@@ -660,7 +660,7 @@ class Analysis:
     second_bank: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: list[str] = field(default_factory=list)
     by_n: pd.DataFrame = field(default_factory=pd.DataFrame)  # habit and excess per set, model and N
-    failed_calls: str = "drop"
+    failed_calls: str = default(AnalysisGroup, "failed_calls")
     agreement_set: str = "all"
     correlation_excluded: list[str] = field(default_factory=list)  # models left out of the correlation
     failure_slots: pd.DataFrame = field(default_factory=pd.DataFrame)  # failed calls vs the key's slot

@@ -63,7 +63,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import Config, LocalModel, ModelSchema, default, validate_group
+from blindmcq.config.schema import Config, GenericDataset, LocalModel, ModelSchema, default, validate_group
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
@@ -97,12 +97,12 @@ AUDIT_ROLES = {"question": "--question", "options": "--options", "key": "--key",
 class Mapping:
     """Which columns hold what; ``header=False`` means columns are named "0", "1", ... by position."""
 
-    header: bool = True
+    header: bool = default(GenericDataset, "header")
     question: str | None = None
     options: list[str] = field(default_factory=list)
     key: str | None = None
     key_format: str | None = None
-    duplicates: str = "drop"  # a row repeating an earlier item: drop | keep (flagged)
+    duplicates: str = default(GenericDataset, "duplicates")  # a row repeating an earlier item: drop | keep
 
     def guess(
         self, columns: Sequence[str], records: Sequence[dict[str, Any]] = (), file: str | None = None

@@ -359,6 +359,10 @@ class AnswerPoolIntervention:
     sample: int | None = positive(None)
     ordinary_orders: Orders = field(default_factory=lambda: ["rot0"])
 
+    def check(self, key: str) -> None:
+        if not self.conditions:
+            raise _Reject(f"{key}.conditions", "needs at least one of blind, full")
+
 
 @dataclass(frozen=True)
 class Interventions:

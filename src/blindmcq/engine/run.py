@@ -252,7 +252,7 @@ class RequestRun:
     requests: list[ModelRequest]
     backend: Backend
     cache: ResponseCache
-    batch_size: int = 1
+    batch_size: int = default(ModelSchema, "batch_size")
     lease_ttl_s: float = 120.0
     poll_s: tuple[float, float] = (0.05, 2.0)
     counts: Counter = tally
