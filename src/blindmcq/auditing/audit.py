@@ -114,11 +114,6 @@ class Mapping:
             key_format=self.key_format, file=file, roles=AUDIT_ROLES,
         )  # fmt: skip
 
-    def loader_kwargs(
-        self, columns: Sequence[str], file: str | None = None, records: Sequence[dict[str, Any]] = ()
-    ) -> dict[str, Any]:
-        return self.guess(columns, records, file)[0]
-
 
 def read_bank(
     path: Path, mapping: Mapping, notes: list[str] | None = None, labels: list[str] | None = None

@@ -151,9 +151,3 @@ def surface_strategies(
     profile = profile if profile is not None else profile_bank(items)
     facts = {key: profile[key] for key in FACT_KEYS}
     return SurfaceResult(picks, summarise(picks, n_usable=n_usable, n_skipped=n_skipped), n_skipped, facts)
-
-
-def best_constant(summary: pd.DataFrame) -> pd.Series:
-    """The constant-position row with the highest accuracy (chosen after the fact, as in the paper)."""
-    constants = summary[summary["strategy"].str.startswith("constant_")]
-    return constants.loc[constants["accuracy"].idxmax()]

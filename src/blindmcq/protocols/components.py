@@ -21,8 +21,6 @@ from typing import Any
 from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 
-ORDERS = (None, "all", "published")
-
 
 @dataclass(frozen=True)
 class ProtocolSpec:
