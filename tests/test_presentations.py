@@ -316,8 +316,8 @@ def test_a_32_option_item_renders_and_its_answers_parse() -> None:
     from blindmcq.tasks.parsing import label_symbols_by_scheme, parse_answer
 
     item = make_item(32, key=31)
-    shown = build_presentations([item], conditions=["full"], full_orders=["rot0"], forced=False,
-                                **cfg(labels="latin"))[0]  # fmt: skip
+    shown = build_presentations([item], conditions=["full"], blind_orders="all", full_orders=["rot0"],
+                                forced=False, **cfg(labels="latin"))[0]  # fmt: skip
     assert shown.label_strings[-1] == "AF" and "AF) варіант {31} 1" in shown.user
     symbols = label_symbols_by_scheme(load_label_schemes(), 32)
     assert parse_answer("AF", "latin", 32, symbols=symbols).slot == 31
@@ -396,4 +396,5 @@ def test_an_instruction_with_an_unknown_placeholder_names_its_key() -> None:
     setup = cfg("original", "latin", "direct")
     setup["reasoning"] = {**setup["reasoning"], "final_line": "{options}"}
     with pytest.raises((ConfigError, InputError), match=r"reasoning\.direct\.final_line.*\{label_list\}"):
-        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], forced=False, **setup)
+        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], blind_orders="all",
+                            forced=False, **setup)

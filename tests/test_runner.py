@@ -302,7 +302,7 @@ SCRIPT = textwrap.dedent(
 
     with ResponseCache(cache_path) as cache:
         records = run_calls(make_jobs(int(n)), Logged(), cache=cache, interpret=interpret, concurrency=4,
-                            progress=False)
+                            progress=False, batch_size=1)
     write_predictions(records, out_path)
     """
 )
