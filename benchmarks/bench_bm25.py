@@ -160,7 +160,7 @@ def main() -> None:
     print(f"read + build + all queries: wall {total:.1f} s, cpu {total_cpu:.1f} s")
 
     with Clock("lexical search, whole bank"):
-        picks = lexical_search(items, index, analyzer)
+        picks = lexical_search(items, index, analyzer, seed=0)
     legislation = {i.id for i in items if i.meta.get("part") == "legislation"}
     parts = (("whole bank", picks), ("legislation part", picks[picks["item_id"].isin(legislation)]))
     for name, rows in parts:

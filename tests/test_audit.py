@@ -195,7 +195,7 @@ def test_bank_language_by_script() -> None:
 
 
 def test_mapping_defaults_follow_mmlu_without_a_header() -> None:
-    kwargs = Mapping(header=False).loader_kwargs(["0", "1", "2", "3", "4", "5"])
+    kwargs, _ = Mapping(header=False).guess(["0", "1", "2", "3", "4", "5"])
     assert kwargs == {
         "question": "0",
         "key": "5",

@@ -202,7 +202,7 @@ def test_every_format_reads_the_same_bank_with_guessed_columns(tmp_path: Path) -
         assert _items_of(tmp_path / path) == expected, path
     assert _items_of(tmp_path / "headerless.tsv", header=False) == expected
     assert _items_of(saved) == expected
-    kwargs, note = guess_mapping(["question", "choices", "answer"], ROWS)
+    kwargs, note = guess_mapping(["question", "choices", "answer"], ROWS, header=True)
     assert kwargs == {"question": "question", "options": "choices", "key": "answer", "key_format": "index"}
     assert note.startswith(
         "guessed question=question, options=choices (a list), key=answer, key format=index"
@@ -307,7 +307,7 @@ def test_arc_style_choices_carry_their_own_labels(tmp_path: Path) -> None:
                 ("Which melts first?", ("ice", "iron", "stone", "glass"), 0)]  # fmt: skip
     assert _items_of(jsonl) == expected
     assert _items_of(write_save_to_disk(tmp_path / "arc", rows)) == expected
-    kwargs, _ = guess_mapping(["id", "question", "choices", "answerKey"], rows)
+    kwargs, _ = guess_mapping(["id", "question", "choices", "answerKey"], rows, header=True)
     assert kwargs == {"question": "question", "options": "choices", "key": "answerKey", "key_format": "label"}
 
 

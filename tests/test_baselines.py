@@ -4,7 +4,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from blindmcq.auditing.surface import best_constant, surface_strategies
+from blindmcq.auditing.surface import surface_strategies
 from blindmcq.datasets.customs import load_customs
 from blindmcq.datasets.items import Item
 from blindmcq.stats import wilson
@@ -29,7 +29,7 @@ def by_strategy(picks: pd.DataFrame, name: str) -> list[tuple[float, bool]]:
 
 
 def test_hand_counted_picks_on_a_tiny_mixed_n_bank():
-    result = surface_strategies(TINY)
+    result = surface_strategies(TINY, seed=0)
     picks, summary = result.picks, result.summary.set_index("strategy")
     assert result.n_skipped == 1
     # item 1: lengths 1, 4, 2, 5 -> longest 3 (wrong), shortest 0 (wrong); words 1, 1, 1, 3 -> 3 (wrong)
@@ -56,7 +56,6 @@ def test_hand_counted_picks_on_a_tiny_mixed_n_bank():
     assert summary.loc["constant_0", "chance"] == pytest.approx((1 / 4 + 1 / 3 + 1 / 2) / 3)
     assert summary.loc["constant_3", "chance"] == pytest.approx(1 / 4)
     assert summary.loc["longest", "n_ties"] == 1 and (summary["n_skipped"] == 1).all()
-    assert best_constant(result.summary)["strategy"] == "constant_1"
     assert result.facts["key_slot_counts"] == [1, 2, 0, 0]
 
 
@@ -75,7 +74,7 @@ def test_ties_are_credited_as_the_expectation_of_a_random_break():
 def test_a_first_option_rule_would_turn_key_position_skew_into_accuracy():
     # every item: all options equally long, key in slot A. The first-tied rule would score 1.0.
     bank = [item(n, tuple(f"{c}{n}" for c in "abcd"), 0) for n in range(1, 41)]
-    summary = surface_strategies(bank).summary.set_index("strategy")
+    summary = surface_strategies(bank, seed=0).summary.set_index("strategy")
     for name in ("longest", "shortest", "most_words"):
         assert summary.loc[name, "accuracy"] == pytest.approx(0.25)
         assert summary.loc[name, "n_ties"] == 40
@@ -93,7 +92,7 @@ def test_a_first_option_rule_would_turn_key_position_skew_into_accuracy():
 def legislation_against_an_independent_count(path: Path) -> int:
     raw = json.loads(path.read_text(encoding="utf-8"))
     records = [r for act in raw["legislation"].values() for r in act]
-    result = surface_strategies(load_customs(path, parts=["legislation"]))
+    result = surface_strategies(load_customs(path, parts=["legislation"]), seed=0)
     summary = result.summary.set_index("strategy")
     assert result.n_skipped == 0 and summary.loc["constant_0", "n"] == len(records)
     for slot in range(4):
@@ -123,7 +122,7 @@ def test_legislation_bank_against_an_independent_count(shared_data: Path):
 def test_ten_option_bank():
     options = tuple(f"option {'x' * k}" for k in range(10))
     bank = [item(n, options, n % 10) for n in range(1, 21)]
-    result = surface_strategies(bank)
+    result = surface_strategies(bank, seed=0)
     summary = result.summary.set_index("strategy")
     assert [f"constant_{s}" for s in range(10)] == list(summary.index[:10])
     assert (summary.loc["constant_0":"constant_9", "n_correct"] == 2).all()

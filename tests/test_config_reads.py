@@ -202,6 +202,60 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
     assert found == [], "take the default from the schema:\n" + "\n".join(found)
 
 
+# Parameters and record fields that share a schema field's name and default value but are no setting of
+# it: each says why.
+NOT_A_SETTING = {
+    "analysis/frame.py": {
+        "select(forced=False)",  # a row filter (forced-placement rows or ordered ones), not condition.forced
+        "Baseline.labels='latin'",  # conf/config.yaml's labels group, which no schema field holds
+    },
+    "answers/records.py": {"PredictionRecord.backend=''"},  # a row's backend name, not a model config's
+    "backends/base.py": {"Abilities.logprobs=False"},  # what a backend can do, declared by its class
+    # what one rendered prompt holds, filled from the prompt group by build_presentations
+    "tasks/presentations.py": {"Presentation.language='uk'", "Presentation.answer_cue=''"},
+}
+
+
+def record_defaults(source: str, defaults: dict[str, set[tuple[type, object]]]) -> list[tuple[int, str]]:
+    """``(line, code)`` of each class field in ``source`` (a dataclass's ``name: type = <literal>``) whose
+    default restates a schema field's of the same name."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            for st in node.body:
+                field = isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                if not (field and isinstance(st.value, ast.Constant) and st.value.value is not None):
+                    continue
+                if (type(st.value.value), st.value.value) in defaults.get(st.target.id, ()):
+                    out.append((st.lineno, f"{node.name}.{st.target.id}={st.value.value!r}"))
+    return out
+
+
+def test_the_core_restates_no_schema_default_as_a_keyword_default() -> None:
+    """A core function whose callers pass a setting takes it without a default; a library-level default
+    (a statistics helper, a reader a notebook calls) is the schema's, named (``default(Analysis, "seed")``,
+    or a constant the schema itself uses), never a literal equal to it. So is a core record's field
+    default (``RewriteConfig``, ``Baseline``, ...)."""
+    defaults = _schema_defaults()
+    found = [
+        f"{path.relative_to(PACKAGE).as_posix()}:{line}: {code}"
+        for path in _core()
+        for line, code in [*restated_defaults(path.read_text(encoding="utf-8"), defaults),
+                           *record_defaults(path.read_text(encoding="utf-8"), defaults)]
+        if code not in NOT_A_SETTING.get(path.relative_to(PACKAGE).as_posix(), set())
+    ]
+    assert found == [], "make it required, or take the default from the schema:\n" + "\n".join(found)
+
+
+def test_each_exemption_is_still_there() -> None:
+    """An exemption whose parameter changed or left goes too (the list holds only real cases)."""
+    defaults = _schema_defaults()
+    for rel, codes in NOT_A_SETTING.items():
+        source = (PACKAGE / rel).read_text(encoding="utf-8")
+        found = {code for _, code in restated_defaults(source, defaults) + record_defaults(source, defaults)}
+        assert codes <= found, rel
+
+
 @pytest.mark.parametrize(
     ("code", "found"),
     [
@@ -209,6 +263,8 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
         ("def f(*, orders='all'): ...", 1),  # Gate.orders'
         ("def f(seed: int = 7): ...", 0),  # another value: a choice, not a restatement
         ("def f(seed=None): ...", 0),
+        ("def f(orders=default(Gate, 'orders')): ...", 0),  # named from the schema
+        ("def f(slot: int = CONSTANT_SLOT): ...", 0),  # a constant the schema uses too
         ("x = probe.get('seed', 0)", 1),
         ("x = tracking.get('enabled', True)", 1),
         ("x = probe.get('seed', default(Probe, 'seed'))", 0),  # taken from the schema
@@ -217,3 +273,16 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
 )
 def test_the_walk_finds_a_restated_default(code: str, found: int) -> None:
     assert len(restated_defaults(code, _schema_defaults())) == found
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("class C:\n    tolerance: float = 0.15", 1),  # RewriteIntervention.tolerance's default
+        ("class C:\n    tolerance: float = _SCHEMA.tolerance", 0),  # the schema's record
+        ("class C:\n    tolerance: float = 0.2", 0),
+        ("tolerance: float = 0.15", 0),  # not a record's field
+    ],
+)
+def test_the_walk_finds_a_restated_record_default(code: str, found: int) -> None:
+    assert len(record_defaults(code, _schema_defaults())) == found

@@ -201,7 +201,7 @@ def test_bad_label_line_template_names_the_key(line: Any) -> None:
     with pytest.raises(ConfigError):
         build_presentations(
             ITEMS, conditions=["blind"], forced=False, prompt=load_group("prompt", "original"),
-            labels=labels, reasoning=load_group("reasoning", "direct"),
+            labels=labels, reasoning=load_group("reasoning", "direct"), blind_orders="all",
         )  # fmt: skip
 
 
@@ -211,6 +211,7 @@ def test_non_string_prompt_template_names_the_key() -> None:
             ITEMS, conditions=["blind"], forced=False,
             prompt={**load_group("prompt", "original"), "blind": True},
             labels=load_group("labels", "latin"), reasoning=load_group("reasoning", "direct"),
+            blind_orders="all",
         )  # fmt: skip
 
 

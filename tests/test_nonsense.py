@@ -128,7 +128,7 @@ def test_fewshot_block_md_style(bank) -> None:
 
 def test_fewshot_block_refuses_too_many_shots(bank) -> None:
     with pytest.raises(ValueError, match="only 100 examples"):
-        fewshot_block(bank.fewshot, skew="uniform", labels=load_group("labels", "latin"), n_shots=101)
+        fewshot_block(bank.fewshot, skew="uniform", labels=load_group("labels", "latin"), n_shots=101, seed=0)
 
 
 @pytest.mark.parametrize(

@@ -230,7 +230,7 @@ def test_prompts_do_not_depend_on_the_interpreter_hash_seed(tmp_path: Path) -> N
         "from blindmcq.config.files import load_group;"
         "it=[Item(id=f'x-b-{n}',source='x',bank='b',number=n,question='Q?',"
         "options=tuple(f'o{i}' for i in range(n)),key=0) for n in (3,4)];"
-        "ps=build_presentations(it,conditions=['blind','full'],full_orders='all',forced=True,"
+        "ps=build_presentations(it,conditions=['blind','full'],blind_orders='all',full_orders='all',forced=True,"
         "prompt=load_group('prompt','guessing'),labels=load_group('labels','cyrillic'),"
         "reasoning=load_group('reasoning','direct'));"
         "print(hashlib.sha256(json.dumps([asdict(p) for p in ps],ensure_ascii=False).encode()).hexdigest())"
@@ -269,7 +269,7 @@ def test_bad_config_names_the_key() -> None:
 def test_forced_needs_a_key() -> None:
     keyless = Item(id="t-b-9", source="t", bank="b", number=9, question="Q", options=("a", "b"), key=None)
     with pytest.raises(InputError, match="t-b-9"):
-        build_presentations([keyless], conditions=["blind"], forced=True, **cfg())
+        build_presentations([keyless], conditions=["blind"], blind_orders="all", forced=True, **cfg())
 
 
 def test_label_schemes_cover_ten_options() -> None:
@@ -316,8 +316,8 @@ def test_a_32_option_item_renders_and_its_answers_parse() -> None:
     from blindmcq.tasks.parsing import label_symbols_by_scheme, parse_answer
 
     item = make_item(32, key=31)
-    shown = build_presentations([item], conditions=["full"], full_orders=["rot0"], forced=False,
-                                **cfg(labels="latin"))[0]  # fmt: skip
+    shown = build_presentations([item], conditions=["full"], blind_orders="all", full_orders=["rot0"],
+                                forced=False, **cfg(labels="latin"))[0]  # fmt: skip
     assert shown.label_strings[-1] == "AF" and "AF) варіант {31} 1" in shown.user
     symbols = label_symbols_by_scheme(load_label_schemes(), 32)
     assert parse_answer("AF", "latin", 32, symbols=symbols).slot == 31
@@ -396,4 +396,5 @@ def test_an_instruction_with_an_unknown_placeholder_names_its_key() -> None:
     setup = cfg("original", "latin", "direct")
     setup["reasoning"] = {**setup["reasoning"], "final_line": "{options}"}
     with pytest.raises((ConfigError, InputError), match=r"reasoning\.direct\.final_line.*\{label_list\}"):
-        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], forced=False, **setup)
+        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], blind_orders="all",
+                            forced=False, **setup)

@@ -98,6 +98,7 @@ class FakeBackend:
 
 def run(jobs, backend, cache, **kw):
     kw.setdefault("concurrency", 4)
+    kw = {"batch_size": 1, **kw}
     return run_calls(jobs, backend, cache=cache, interpret=interpret, progress=False, **kw)
 
 
@@ -236,7 +237,8 @@ def test_default_limit_is_the_backends_and_setting_tags_records(cache: ResponseC
     backend = FakeBackend(delay_s=0.02)
     backend.concurrency = 2  # type: ignore[attr-defined]
     records = run_calls(
-        make_jobs(12), backend, cache=cache, interpret=interpret, progress=False, setting="skew-A"
+        make_jobs(12), backend, cache=cache, interpret=interpret, progress=False, setting="skew-A",
+        batch_size=1,
     )
     assert backend.max_in_flight["m"] == 2
     assert {r.setting for r in records} == {"skew-A"}
@@ -247,7 +249,8 @@ def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
         raise KeyError("label")
 
     records = run_calls(
-        make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False
+        make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False,
+        batch_size=1,
     )
     assert [r.parse_status for r in records] == ["error"] * 3
     assert all(r.error.startswith("interpret: KeyError") and r.raw_response for r in records)
@@ -299,7 +302,7 @@ SCRIPT = textwrap.dedent(
 
     with ResponseCache(cache_path) as cache:
         records = run_calls(make_jobs(int(n)), Logged(), cache=cache, interpret=interpret, concurrency=4,
-                            progress=False)
+                            progress=False, batch_size=1)
     write_predictions(records, out_path)
     """
 )
@@ -391,7 +394,7 @@ SHARED_SCRIPT = textwrap.dedent(
     jobs = make_jobs(int(n))
     with ResponseCache(cache_path) as cache:
         records = run_calls(jobs + jobs[: int(n) // 2], SlowCounting(), cache=cache, interpret=interpret,
-                            progress=False, lease_ttl_s=30)
+                            progress=False, lease_ttl_s=30, batch_size=1)
     write_predictions(records, out_path)
     """
 )

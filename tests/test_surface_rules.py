@@ -137,7 +137,7 @@ def test_irregular_whitespace_is_measured_on_the_normalised_text() -> None:
         for strategy, sign in (("longest", 1), ("shortest", -1)):
             normalised = [len(collapse_whitespace(o)) for o in item.options]
             best = max(sign * v for v in normalised)
-            tied = pick(strategy, item.options).tied
+            tied = pick(strategy, item.options, seed=0).tied
             assert list(tied) == [s for s, v in enumerate(normalised) if sign * v == best]
             raw = [sign * len(o) for o in item.options]
             raw_disagrees += list(tied) != [s for s, v in enumerate(raw) if v == max(raw)]
@@ -146,8 +146,8 @@ def test_irregular_whitespace_is_measured_on_the_normalised_text() -> None:
 
 
 def test_the_probe_records_table2s_pick_through_the_engine_and_the_parser(tmp_path: Path) -> None:
-    items = [i for i in default_bank() if pick("most_words", i.options).tie][:40]
-    table2 = surface_picks(items).set_index(["strategy", "item_id"]).loc["most_words"]
+    items = [i for i in default_bank() if pick("most_words", i.options, seed=0).tie][:40]
+    table2 = surface_picks(items, seed=0).set_index(["strategy", "item_id"]).loc["most_words"]
     frame = run_probe(
         items, load_model_file("most-words"), setup(labels="cyrillic", condition="blind"),
         EngineSettings(tmp_path / "cache.sqlite", progress=False),
@@ -161,14 +161,14 @@ def test_the_probe_records_table2s_pick_through_the_engine_and_the_parser(tmp_pa
 def tied_items(strategy: str) -> list[Item]:
     """The items where ``strategy`` ties (elsewhere no break is drawn): the default bank's and the
     irregular bank's."""
-    return [item for item in (*default_bank(), *irregular_bank()) if pick(strategy, item.options).tie]
+    return [item for item in (*default_bank(), *irregular_bank()) if pick(strategy, item.options, seed=0).tie]
 
 
 @pytest.mark.parametrize("strategy", ["longest", "shortest", "most_words"])
 def test_labels_phrasing_and_order_leave_the_picked_option_unchanged(strategy: str) -> None:
     items = tied_items(strategy)
     assert len(items) >= 30
-    table2 = surface_picks(items).set_index(["strategy", "item_id"]).loc[strategy, "picked_option"]
+    table2 = surface_picks(items, seed=0).set_index(["strategy", "item_id"]).loc[strategy, "picked_option"]
     frames = [
         probed(items, heuristic(strategy), setup(labels, phrasing, PUBLISHED))
         for labels in ("latin", "cyrillic", "numerals", "dash")
@@ -199,13 +199,13 @@ def test_a_tie_break_is_uniform_over_items_and_never_the_first_slot_by_rule() ->
     # 400 items of four equally long options: each slot about a quarter of the breaks
     counts = [0, 0, 0, 0]
     for n in range(400):
-        counts[pick("longest", [f"{c}{n:03d}" for c in "abcd"]).slot or 0] += 1
+        counts[pick("longest", [f"{c}{n:03d}" for c in "abcd"], seed=0).slot or 0] += 1
     assert min(counts) > 70 and max(counts) < 130, counts
 
 
 def test_identical_options_go_to_the_earliest_slot_showing_the_chosen_text() -> None:
     options = ["ab", "cd", "ab", "e"]
-    chosen = pick("longest", options)
+    chosen = pick("longest", options, seed=0)
     assert chosen.tied == (0, 1, 2) and chosen.slot in (0, 1)
     moved = ["cd", "ab", "ab", "e"]
-    assert pick("longest", moved).slot == moved.index(options[chosen.slot])
+    assert pick("longest", moved, seed=0).slot == moved.index(options[chosen.slot])

@@ -484,7 +484,7 @@ def agreement_given_key(
     pick_b: Sequence[int] | np.ndarray,
     *,
     n_boot: int = 2000,
-    seed: int = 0,
+    seed: int,
     confidence: float = CONFIDENCE,
 ) -> AgreementGap:
     """``AgreementGap`` of paired calls (one row per presentation both pickers answered): each row's

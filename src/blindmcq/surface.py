@@ -24,6 +24,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from blindmcq.vocabulary import CONSTANT_SLOT
 from blindmcq.vocabulary import SURFACE_STRATEGIES as STRATEGIES
 
 
@@ -57,7 +58,7 @@ def tied_extremes(options: Sequence[str], score: Callable[[str], float], sign: i
     return [i for i, v in enumerate(values) if v == best]
 
 
-def candidates(strategy: str, options: Sequence[str], slot: int = 0) -> list[int]:
+def candidates(strategy: str, options: Sequence[str], slot: int) -> list[int]:
     """The slots ``strategy`` finds best (several on a tie); ``constant``: ``[slot]``, or ``[]`` when the
     item has no such slot."""
     if strategy == "constant":
@@ -99,7 +100,7 @@ class Pick:
         return len(self.tied) > 1
 
 
-def pick(strategy: str, options: Sequence[str], *, seed: int = 0, slot: int = 0) -> Pick:
+def pick(strategy: str, options: Sequence[str], *, seed: int, slot: int = CONSTANT_SLOT) -> Pick:
     """``strategy``'s pick among ``options`` (display order), ties broken by ``break_tie``."""
     tied = candidates(strategy, options, slot)
     if not tied:

@@ -343,7 +343,7 @@ def sweep_gate(
         for col in predictions.columns:  # categories differ between the frames; re-unify them
             if isinstance(gate_predictions[col].dtype, pd.CategoricalDtype):
                 predictions[col] = predictions[col].astype(str).astype("category")
-    base = baseline_from_params(config)
+    base = baseline_from_params(config, orders=orders)
     result = compute_gate(
         gate_predictions, gate_model=gate_name, k=cfg.k, false_rejection=cfg.false_rejection,
         orders=orders, base=base,

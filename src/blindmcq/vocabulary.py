@@ -32,6 +32,8 @@ CALL_STATUSES: tuple[CallStatus, ...] = get_args(CallStatus)
 # The surface strategies (``surface.py``): a probed heuristic model may also be ``random``.
 SurfaceStrategy = Literal["constant", "longest", "shortest", "most_words"]
 SURFACE_STRATEGIES: tuple[SurfaceStrategy, ...] = get_args(SurfaceStrategy)
+# the slot ``constant`` answers where none is given (``surface.pick``; the heuristic model's ``slot``)
+CONSTANT_SLOT = 0
 # the statute search that Table 2 reports beside the surface strategies (its row and the explorer's tag)
 LEXICAL = "lexical_search"
 

@@ -111,7 +111,7 @@ def test_agreement_pairs_on_same_presentation():
         make_row(item_id="b", model="g", picked_slot=None, picked_option=None, parse_status="unparseable"),
         make_row(item_id="b", model="x", picked_slot=0, picked_option=0),
     ]
-    out = m.agreement(prepare(frame(rows)), Baseline(), "g").set_index("model")
+    out = m.agreement(prepare(frame(rows)), Baseline(), "g", seed=0).set_index("model")
     assert out.loc["x", "agreement"] == 0.5 and out.loc["x", "n_pairs"] == 2
     # x picks slot 0 on both paired presentations, g slot 0 on one and 1 on the other
     assert out.loc["x", "expected"] == 0.5 and out.loc["x", "n_items"] == 1
@@ -175,7 +175,7 @@ def test_item_sets_sampling(analysis):
     again = item_sets(analysis.gate, sample_sizes=[200], seed=0)
     assert again["sample200"] == sets["sample200"]
     with pytest.warns(UserWarning, match="sample100000"):
-        assert "sample100000" not in item_sets(analysis.gate, sample_sizes=[100000])
+        assert "sample100000" not in item_sets(analysis.gate, sample_sizes=[100000], seed=0)
 
 
 def test_parsed_accuracy_counts_parsed_only():

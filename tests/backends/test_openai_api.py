@@ -294,11 +294,11 @@ def test_end_to_end_through_runner_and_cache(server: FakeServer, tmp_path: Path)
     assert isinstance(b, OpenAIBackend)
     jobs = [Job(Pres(f"i{i}", [0, 1, 2, 3], 0), req(f"Q{i}\n{LABELS[i % 4]}")) for i in range(6)]
     cache = ResponseCache(tmp_path / "c.sqlite")
-    first = run_calls(jobs, b, cache=cache, interpret=interpret, progress=False)
+    first = run_calls(jobs, b, cache=cache, interpret=interpret, progress=False, batch_size=1)
     assert [r.picked_slot for r in first] == [i % 4 for i in range(6)]
     assert not any(r.cached for r in first)
     assert len(server.requests) == 6 and len(cache) == 6
-    again = run_calls(jobs, b, cache=cache, interpret=interpret, progress=False)
+    again = run_calls(jobs, b, cache=cache, interpret=interpret, progress=False, batch_size=1)
     assert len(server.requests) == 6  # every answer from the cache
     assert [r.picked_slot for r in again] == [r.picked_slot for r in first]
     assert all(r.cached for r in again)

@@ -19,7 +19,7 @@ from blindmcq.errors import InputError
 
 def test_outputs_and_report(cases_bank: Rendered, tmp_path: Path) -> None:
     """Pages read in parallel chunks (7 pages, 2 workers) and still exactly the ground truth."""
-    report = extract_pdfs([cases_bank.path], tmp_path, source="vkks", workers=2, pilot_per_bank=5)
+    report = extract_pdfs([cases_bank.path], tmp_path, source="vkks", workers=2, pilot_per_bank=5, seed=0)
     items = read_items(tmp_path / "items.jsonl")
     assert items == cases_bank.items  # bank "cases" comes from the file name vkks-cases.pdf
     assert all(i.meta["confirmed"] == {"stem": True, "options": True, "key": True} for i in items)
@@ -123,7 +123,7 @@ def test_bad_file_named_and_nothing_written(small_bank: Rendered, tmp_path: Path
     make(bad)
     out = tmp_path / "out"
     with pytest.raises(InputError, match=message):
-        extract_pdfs([small_bank.path, bad], out, source="vkks", workers=2)
+        extract_pdfs([small_bank.path, bad], out, source="vkks", workers=2, seed=0)
     assert not out.exists() or not any(out.iterdir())
 
 
@@ -160,7 +160,7 @@ def test_number_printed_twice_is_disputed_not_a_stop(tmp_path: Path, customs_spe
     specs = [dataclasses.replace(s, number=n) for n, s in zip(numbers, customs_specs[:6], strict=True)]
     rendered = render_pdf(specs, tmp_path / "vkks-dup.pdf", source="vkks", bank="dup")
     report = extract_pdfs(
-        [rendered.path], tmp_path / "out", source="vkks", workers=1, review_dir=tmp_path / "rv"
+        [rendered.path], tmp_path / "out", source="vkks", workers=1, review_dir=tmp_path / "rv", seed=0
     )
     items = read_items(tmp_path / "out" / "items.jsonl")
     assert [i.id for i in items] == [

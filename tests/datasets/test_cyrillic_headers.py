@@ -88,7 +88,8 @@ def test_a_list_column_named_in_ukrainian(tmp_path: Path) -> None:
         [{"Запитання": q, "Варіанти відповіді": opts, "Відповідь": k} for q, opts, k in ROWS],
     )
     kwargs, note = guess_mapping(["Запитання", "Варіанти відповіді", "Відповідь"],
-                                 [{"Відповідь": "Б", "Варіанти відповіді": ROWS[0][1]}])  # fmt: skip
+                                 [{"Відповідь": "Б", "Варіанти відповіді": ROWS[0][1]}],
+                                 header=True)  # fmt: skip
     assert kwargs == {"question": "Запитання", "key": "Відповідь", "key_format": "label",
                       "options": "Варіанти відповіді"}  # fmt: skip
     assert "question=Запитання" in note

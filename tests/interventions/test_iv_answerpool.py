@@ -120,12 +120,12 @@ def test_group_by_meta_key(bank: list[Item]) -> None:
 
 def test_blind_prompt_hides_stems_full_shows_them(bank: list[Item]) -> None:
     group = build_groups(bank[:10], PoolConfig())[0]
-    blind, full = render_prompt(group, "blind"), render_prompt(group, "full")
+    blind, full = render_prompt(group, "blind", language="uk"), render_prompt(group, "full", language="uk")
     for k, entry in enumerate(group.pool, start=1):
         assert f"\n{k}. {entry}\n" in blind + "\n" and f"\n{k}. {entry}\n" in full + "\n"
     assert all(q not in blind and q in full for q in group.questions)
     assert "Питання 5: (текст запитання не наведено)" in blind
-    scored = render_prompt(group, "blind", slot=2)
+    scored = render_prompt(group, "blind", slot=2, language="uk")
     assert scored.endswith("Відповіді:\nПитання 3:")
 
 
@@ -138,7 +138,7 @@ class Oracle:
     name = "oracle"
 
     def __init__(self, groups: list[PoolGroup], always_abstain: bool = False) -> None:
-        self.truth = {render_prompt(g, c): g.truth for g in groups for c in ("blind", "full")}
+        self.truth = {render_prompt(g, c, language="uk"): g.truth for g in groups for c in ("blind", "full")}
         self.always_abstain = always_abstain
 
     def complete(self, request: ModelRequest) -> ModelResponse:

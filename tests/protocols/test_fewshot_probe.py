@@ -28,6 +28,7 @@ def presentations(protocol: str, items=BANK.test):
     return labels, build_presentations(
         items, conditions=["full"], full_orders=["rot0"], forced=False, prompt=PROMPT, labels=labels,
         reasoning=REASONING, protocol=protocol, protocol_cfg=load_group("protocol", protocol),
+        blind_orders="all",
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.embeddings import CachedEmbedder
-from blindmcq.protocols.md import MDConfig, MDMatcher, make_md_matcher, match_answer
+from blindmcq.protocols.md import MDConfig, MDMatcher, make_md_matcher
 
 OPTIONS = ("федеративною державою", "конфедеративною державою", "унітарною державою", "республікою")
 
@@ -133,7 +133,7 @@ def test_match_many_embeds_once_and_keeps_order() -> None:
 def test_make_md_matcher_is_the_parsing_callable() -> None:
     md = make_md_matcher({"threshold": 0.5}, embedder=NoEmbedder())
     assert md("Відповідь: республікою", OPTIONS) == (3, "ok")
-    assert match_answer("Відповідь: республікою", OPTIONS, matcher=md).slot == 3
+    assert md.match("Відповідь: республікою", OPTIONS).slot == 3
 
 
 @pytest.mark.parametrize(

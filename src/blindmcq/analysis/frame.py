@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.answers.predictions import read_table
-from blindmcq.config.schema import Config, Labels, Protocol, as_config
+from blindmcq.config.schema import Analysis as AnalysisConfig
+from blindmcq.config.schema import Config, Labels, Protocol, as_config, default
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.vocabulary import CONDITIONS, FAILED_STATUSES
 
@@ -185,6 +186,9 @@ def order_mask(order_id: pd.Series, orders: Orders) -> np.ndarray:
     return order_id.isin(list(orders)).to_numpy()
 
 
+HEADLINE_ORDERS: Orders = default(AnalysisConfig, "headline_orders")  # the analysis group's
+
+
 @dataclass(frozen=True)
 class Baseline:
     """The presentation headline numbers are measured on; a field set to None matches any value.
@@ -198,14 +202,14 @@ class Baseline:
     protocol: str | None = "sl"
     reasoning: str | None = "direct"
     setting: str | None = None
-    orders: Orders = "all"
+    orders: Orders = HEADLINE_ORDERS
 
     def without(self, field: str) -> Baseline:
         """The same baseline with one presentation field left free (for a sweep over it)."""
         return replace(self, **{field: None})
 
 
-def baseline_from_params(params: Config | Mapping[str, Any], orders: Any = "all") -> Baseline:
+def baseline_from_params(params: Config | Mapping[str, Any], *, orders: Any) -> Baseline:
     """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
     config = as_config(params)
     protocol: Protocol = config.group("protocol")

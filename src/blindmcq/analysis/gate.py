@@ -18,6 +18,7 @@ import pandas as pd
 
 from blindmcq.analysis.frame import Baseline, Orders, ensure, failed_mask, select
 from blindmcq.atomic import write_text
+from blindmcq.config.schema import Gate, default
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.stats import count_test, false_rejection_rate, gate_threshold, holm, smallest_significant_k
 
@@ -84,11 +85,14 @@ class GateResult:
         return "; ".join(parts)
 
 
+GATE_ORDERS: Orders = default(Gate, "orders")  # the orders a gate counts unless told
+
+
 def thresholds_for(
     option_counts: list[int] | set[int],
     *,
     k: int | None = None,
-    false_rejection: float | None = 0.05,
+    false_rejection: float | None = default(Gate, "false_rejection"),
     n_orders: int | None = None,
 ) -> dict[int, int | None]:
     """k per option count N over its orders (2N, or ``n_orders`` when the gate uses a fixed list of
@@ -114,8 +118,8 @@ def gate(
     *,
     gate_model: str,
     k: int | None = None,
-    false_rejection: float | None = 0.05,
-    orders: Orders = "all",
+    false_rejection: float | None = default(Gate, "false_rejection"),
+    orders: Orders = GATE_ORDERS,
     base: Baseline | None = None,
     require_complete: bool = True,
 ) -> GateResult:

@@ -31,6 +31,8 @@ from scipy import stats as sps
 from blindmcq import stats
 from blindmcq.analysis.frame import PRESENTATION, Baseline, ensure, failed_mask, failure_counts, select
 from blindmcq.analysis.gate import GateResult
+from blindmcq.config.schema import Analysis as AnalysisGroup
+from blindmcq.config.schema import default
 from blindmcq.errors import ConfigError
 from blindmcq.vocabulary import CONDITIONS
 
@@ -39,7 +41,7 @@ PAIR_KEYS = ("item_id", "order_id", *PRESENTATION)  # one presentation of one it
 
 
 def item_sets(
-    gate: GateResult | None, *, sample_sizes: Iterable[int] = (), seed: int = 0, sample_from: str = "accepted"
+    gate: GateResult | None, *, sample_sizes: Iterable[int] = (), seed: int, sample_from: str = "accepted"
 ) -> ItemSets:
     """Named item sets: "all", and with a gate "accepted"/"rejected", plus seeded samples ``sample{n}``.
 
@@ -76,7 +78,7 @@ def item_sets(
     return sets
 
 
-def split_halves(item_ids: Iterable[str], seed: int = 0) -> tuple[list[str], list[str]]:
+def split_halves(item_ids: Iterable[str], seed: int) -> tuple[list[str], list[str]]:
     """Seeded split of items into two disjoint halves (first half one longer when the count is odd)."""
     ids = np.array(sorted(set(map(str, item_ids))), dtype=object)
     perm = np.random.default_rng(seed).permutation(ids.size)
@@ -331,7 +333,7 @@ def _bca(
 
 
 def habit_intervals(
-    blind: pd.DataFrame, n_slots: int, *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+    blind: pd.DataFrame, n_slots: int, *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> pd.DataFrame:
     """Per model: 95% item-level BCa bootstrap bounds of the paper's habit and excess and of the corrected
     ones (``habit_lo``, ``habit_hi``, ``excess_lo``, ``excess_hi``, ``habit_corrected_lo`` ...).
@@ -416,14 +418,17 @@ def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
     return (rows["parse_status"] == status).groupby(rows["model"], observed=True).mean()
 
 
-def model_summary(df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True) -> pd.DataFrame:
+def model_summary(
+    df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int = default(AnalysisGroup, "seed")
+) -> pd.DataFrame:
     """One row per model on the rows given: blind/full accuracy, slot shares, habit, excess (with their
-    bootstrap bounds unless ``habit_ci`` is False, e.g. over thousands of simulated banks), rates."""
-    return _summary(df, base, habit_ci=habit_ci)[0]
+    bootstrap bounds, drawn with ``seed``, unless ``habit_ci`` is False, e.g. over thousands of simulated
+    banks), rates."""
+    return _summary(df, base, habit_ci=habit_ci, seed=seed)[0]
 
 
 def _summary(
-    df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int = 0
+    df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     blind = select(df, base, condition="blind")
     full = select(df, base, condition="full")
@@ -468,7 +473,7 @@ AGREEMENT_COLUMNS = ["model", "agreement", "expected", "agreement_gap", "agreeme
                      "n_pairs", "n_items"]  # fmt: skip
 
 
-def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int = 0) -> pd.DataFrame:
+def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int) -> pd.DataFrame:
     """Per model: share of presentations answered with the gate model's option (both parsed), and
     ``expected``, the agreement of two pickers independent given the key's slot
     (``stats.agreement_given_key``: each model's pick rates among the paired calls with the key in each
@@ -598,7 +603,7 @@ def reasoning_modes(df: pd.DataFrame, base: Baseline, reference: str = "direct")
 
 
 def blind_full_correlation(
-    df: pd.DataFrame, base: Baseline, ids: list[str] | None, *, exclude: Sequence[str] = (), seed: int = 0
+    df: pd.DataFrame, base: Baseline, ids: list[str] | None, *, exclude: Sequence[str] = (), seed: int
 ) -> pd.DataFrame:
     """Pearson r of blind vs full accuracy across models: on the same items, and on disjoint halves
     (blind on one seeded half, full on the other, so item-level leakage cannot correlate the axes).
@@ -655,7 +660,7 @@ class Analysis:
     second_bank: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: list[str] = field(default_factory=list)
     by_n: pd.DataFrame = field(default_factory=pd.DataFrame)  # habit and excess per set, model and N
-    failed_calls: str = "drop"
+    failed_calls: str = default(AnalysisGroup, "failed_calls")
     agreement_set: str = "all"
     correlation_excluded: list[str] = field(default_factory=list)  # models left out of the correlation
     failure_slots: pd.DataFrame = field(default_factory=pd.DataFrame)  # failed calls vs the key's slot
@@ -715,12 +720,12 @@ def analyze(
     gate: GateResult | None = None,
     base: Baseline | None = None,
     sample_sizes: Iterable[int] = (),
-    seed: int = 0,
+    seed: int = default(AnalysisGroup, "seed"),
     headline_set: str | None = None,
     detail_set: str | None = None,
     correlation_exclude: Sequence[str] | None = None,
     second_bank: pd.DataFrame | None = None,
-    failed_calls: str = "drop",
+    failed_calls: str = default(AnalysisGroup, "failed_calls"),
 ) -> Analysis:
     """Compute every per-model, per-set measurement from prediction rows.
 

@@ -63,7 +63,7 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import LocalModel, ModelSchema, default, validate_group
+from blindmcq.config.schema import Config, GenericDataset, LocalModel, ModelSchema, default, validate_group
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
@@ -97,12 +97,12 @@ AUDIT_ROLES = {"question": "--question", "options": "--options", "key": "--key",
 class Mapping:
     """Which columns hold what; ``header=False`` means columns are named "0", "1", ... by position."""
 
-    header: bool = True
+    header: bool = default(GenericDataset, "header")
     question: str | None = None
     options: list[str] = field(default_factory=list)
     key: str | None = None
     key_format: str | None = None
-    duplicates: str = "drop"  # a row repeating an earlier item: drop | keep (flagged)
+    duplicates: str = default(GenericDataset, "duplicates")  # a row repeating an earlier item: drop | keep
 
     def guess(
         self, columns: Sequence[str], records: Sequence[dict[str, Any]] = (), file: str | None = None
@@ -113,11 +113,6 @@ class Mapping:
             columns, records, header=self.header, question=self.question, options=self.options, key=self.key,
             key_format=self.key_format, file=file, roles=AUDIT_ROLES,
         )  # fmt: skip
-
-    def loader_kwargs(
-        self, columns: Sequence[str], file: str | None = None, records: Sequence[dict[str, Any]] = ()
-    ) -> dict[str, Any]:
-        return self.guess(columns, records, file)[0]
 
 
 def read_bank(
@@ -240,7 +235,7 @@ def _probe(
     cache: Path,
     backend: Any,
     configs: Groups,
-    labels: str = "latin",
+    labels: str,
     description: Any = None,
 ) -> pd.DataFrame:
     from blindmcq.tasks.presentations import for_bank
@@ -326,7 +321,7 @@ def run_audit(
     prompt: str | None = None,
     gate_k: int | None = None,
     statutes: Path = STATUTES,
-    seed: int = 0,
+    seed: int = default(Config, "seed"),
     scoring: str | None = None,
     sample: int | None = None,
     labels: str | None = None,

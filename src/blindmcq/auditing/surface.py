@@ -61,7 +61,7 @@ def strategy_names(items: Sequence[Item]) -> list[str]:
     return [f"constant_{s}" for s in range(max_n)] + list(SCORED)
 
 
-def surface_picks(items: Sequence[Item], seed: int = 0) -> pd.DataFrame:
+def surface_picks(items: Sequence[Item], seed: int) -> pd.DataFrame:
     """Every strategy's pick on every usable item (PICK_COLUMNS), in the published order, by the rules
     of :mod:`blindmcq.surface` (a tie broken by the seed and the item's option texts).
 
@@ -141,7 +141,7 @@ def summarise(picks: pd.DataFrame, *, n_usable: int, n_skipped: int) -> pd.DataF
 
 
 def surface_strategies(
-    items: Sequence[Item], seed: int = 0, profile: dict[str, Any] | None = None
+    items: Sequence[Item], seed: int, profile: dict[str, Any] | None = None
 ) -> SurfaceResult:
     """Table 2's surface strategies on a bank: per-item picks and the summary. ``profile``: the bank's
     ``profile_bank``, where the caller has it (a big bank's profile is measured once)."""
@@ -151,9 +151,3 @@ def surface_strategies(
     profile = profile if profile is not None else profile_bank(items)
     facts = {key: profile[key] for key in FACT_KEYS}
     return SurfaceResult(picks, summarise(picks, n_usable=n_usable, n_skipped=n_skipped), n_skipped, facts)
-
-
-def best_constant(summary: pd.DataFrame) -> pd.Series:
-    """The constant-position row with the highest accuracy (chosen after the fact, as in the paper)."""
-    constants = summary[summary["strategy"].str.startswith("constant_")]
-    return constants.loc[constants["accuracy"].idxmax()]

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
-from blindmcq.config.schema import BedrockModel, Retry, Thinking, model_config, typed
+from blindmcq.config.schema import BedrockModel, ModelSchema, Retry, Thinking, default, model_config, typed
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -349,7 +349,7 @@ class BedrockBackend:
         *,
         client_factory: Callable[[str], Any] | None = None,
         sleep: Callable[[float], None] | None = None,
-        seed: int = 0,
+        seed: int = default(ModelSchema, "seed"),
     ) -> None:
         self.cfg: BedrockModel = model_config(model_cfg, BedrockModel)
         if not self.cfg.model_id:

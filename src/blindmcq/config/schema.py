@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
-from blindmcq.vocabulary import CONDITIONS, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
+from blindmcq.vocabulary import CONDITIONS, CONSTANT_SLOT, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
 from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
@@ -359,6 +359,10 @@ class AnswerPoolIntervention:
     sample: int | None = positive(None)
     ordinary_orders: Orders = field(default_factory=lambda: ["rot0"])
 
+    def check(self, key: str) -> None:
+        if not self.conditions:
+            raise _Reject(f"{key}.conditions", "needs at least one of blind, full")
+
 
 @dataclass(frozen=True)
 class Interventions:
@@ -519,7 +523,7 @@ class LocalModel(_Model):
 class HeuristicModel(_Model):
     default_concurrency: ClassVar[int] = 64
     strategy: Literal[SurfaceStrategy, "random"] | None = None
-    slot: int = non_negative(0)
+    slot: int = non_negative(CONSTANT_SLOT)
 
     def check(self, key: str) -> None:
         if self.strategy is None:

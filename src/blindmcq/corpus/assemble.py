@@ -52,6 +52,8 @@ from blindmcq.corpus.rows import Row
 from blindmcq.datasets.items import FLAGS, Item, invariant_flags, item_id
 from blindmcq.errors import InputError
 
+N_OPTIONS = 4  # the Commission's banks print four options per item
+
 # The Commission's note ("Виключено рішенням ..."), or a cell that holds only the word ("Виключено.")
 EXCLUDED = re.compile(r"виключено\s+рішенням|^\s*виключено\s*\.?\s*$", re.IGNORECASE)
 _WORD = r"[^\W\d_](?:[\w'’]*[^\W_])?"
@@ -913,7 +915,7 @@ def assemble(
     source: str,
     bank: str,
     file: str,
-    n_options: int | None = 4,
+    n_options: int | None = N_OPTIONS,
     layout: Layout | None = None,
 ) -> list[Item]:
     """Items of one file from its rows in page order (either path's); layout detected when not given."""

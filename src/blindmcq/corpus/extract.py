@@ -30,8 +30,16 @@ from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 from pdfplumber.page import Page
 
 from blindmcq.atomic import write_text
+from blindmcq.config.schema import PdfDataset, default
 from blindmcq.corpus import path_rules, path_tables
-from blindmcq.corpus.assemble import Layout, assemble, detect_layout, mark_values, split_header_rows
+from blindmcq.corpus.assemble import (
+    N_OPTIONS,
+    Layout,
+    assemble,
+    detect_layout,
+    mark_values,
+    split_header_rows,
+)
 from blindmcq.corpus.corrections import apply_corrections, load_corrections
 from blindmcq.corpus.lines import LinesError, PageText, file_rows, horizontal_only, page_text
 from blindmcq.corpus.outside import dispute_strays
@@ -60,7 +68,6 @@ from blindmcq.vocabulary import ITEM_STATUSES
 PathFn = Callable[[Page, int], list[Row]]
 METHODS: dict[str, PathFn] = {"tables": path_tables.page_rows, "rules": path_rules.page_rows}
 ITEMS_FILE, VERIFICATION_FILE = "items.jsonl", "verification.json"
-N_OPTIONS = 4  # the Commission's banks print four options per item
 
 
 def default_workers() -> int:
@@ -273,7 +280,7 @@ def extract_items(
     workers: int | None = None,
     n_options: int | None = N_OPTIONS,
     pilot_per_bank: int = 20,
-    seed: int = 0,
+    seed: int = default(PdfDataset, "seed"),
     corrections: str | Path | None = None,
     page_timeout: float | None = PAGE_TIMEOUT_S,
 ) -> tuple[list[Item], dict[str, Any]]:
@@ -447,7 +454,7 @@ def extract_pdfs(
     workers: int | None = None,
     n_options: int | None = N_OPTIONS,
     pilot_per_bank: int = 20,
-    seed: int = 0,
+    seed: int,
     corrections: str | Path | None = None,
     review_dir: str | Path | None = None,
     page_timeout: float | None = PAGE_TIMEOUT_S,

@@ -762,7 +762,7 @@ def _no_apostrophe(text: str) -> str:
 
 
 def render_variant(
-    variant: Variant, records: list[dict[str, Any]], out_dir: str | Path, *, n_items: int = 120, seed: int = 0
+    variant: Variant, records: list[dict[str, Any]], out_dir: str | Path, *, n_items: int = 120, seed: int
 ) -> Rendered:
     """Print the variant as ``out_dir/var-{name}.pdf``; returns it with the ground truth."""
     specs = variant_specs(variant, records, n_items, seed)

@@ -48,7 +48,7 @@ def pilot_sample(items: Sequence[Item], *, per_bank: int, seed: int) -> dict[str
 
 
 def compare(
-    primary: Sequence[Item], secondary: Sequence[Item], *, per_bank: int = 20, seed: int = 0
+    primary: Sequence[Item], secondary: Sequence[Item], *, per_bank: int = 20, seed: int
 ) -> tuple[dict[str, Any], dict[str, dict[str, bool]]]:
     """Report of the two paths' agreement, and each id's per-field confirmation."""
     first = {i.id: i for i in primary}

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from blindmcq.config.schema import as_written, validate, validate_group
+from blindmcq.config.schema import Config, as_written, default, validate, validate_group
 from blindmcq.errors import ConfigError, InputError
 
 FINGERPRINT_NAME = "fingerprint.json"
@@ -45,7 +45,7 @@ def file_digests(files: Sequence[Path], root: Path | None = None) -> dict[str, s
 
 
 def dataset_fingerprint(
-    dataset: Mapping[str, Any], seed: int = 0, files: Mapping[str, str] | None = None
+    dataset: Mapping[str, Any], seed: int = default(Config, "seed"), files: Mapping[str, str] | None = None
 ) -> str:
     """sha256 of the dataset config as ``params.yaml`` holds it (and ``seed`` for the PDF loader): the
     mapping as written, so a default added to the schema changes no fingerprint, the bank's wording
@@ -70,7 +70,7 @@ def params_dataset(params: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | 
 
 
 def write_fingerprint(
-    out_dir: Path, dataset: Mapping[str, Any], seed: int = 0, files: Mapping[str, str] | None = None
+    out_dir: Path, dataset: Mapping[str, Any], seed: int, files: Mapping[str, str] | None = None
 ) -> Path:
     """``fingerprint.json`` in ``out_dir``: the dataset's name, its fingerprint and the file digests."""
     from blindmcq.atomic import write_text

@@ -47,6 +47,7 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.config.schema import GenericDataset, default
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.jsonl import MAX_LINE_BYTES, jsonl_records
@@ -172,7 +173,7 @@ def _hf_records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _rows(
-    path: Path, fmt: str, header: bool = True, limits: ReadLimits = READ_LIMITS
+    path: Path, fmt: str, header: bool, limits: ReadLimits = READ_LIMITS
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, record) per data row; ``where`` is "line N" (JSONL) or "row N"; more than
     ``limits.max_rows`` rows stop with one line.
@@ -611,7 +612,7 @@ def guess_mapping(
     columns: Sequence[str],
     records: Sequence[dict[str, Any]] = (),
     *,
-    header: bool = True,
+    header: bool,
     question: str | None = None,
     options: Sequence[str] = (),
     key: str | None = None,
@@ -717,7 +718,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def peek(
-    path: Path, fmt: str, header: bool = True, n: int = 50, limits: ReadLimits = READ_LIMITS
+    path: Path, fmt: str, header: bool, n: int = 50, limits: ReadLimits = READ_LIMITS
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The column names and the first ``n`` records of a bank (for guessing its mapping)."""
     records: list[dict[str, Any]] = []
@@ -742,7 +743,7 @@ def _check_mapping(mapping: dict[str, Any]) -> None:
 def load_generic(
     path: str | Path,
     *,
-    source: str = "generic",
+    source: str = default(GenericDataset, "source"),
     bank: str | None = None,
     format: str | None = None,
     question: str | None = None,
@@ -753,8 +754,8 @@ def load_generic(
     labels: Sequence[str] | str | None = None,
     id: str | None = None,
     meta_columns: Sequence[str] | None = None,
-    header: bool = True,
-    duplicates: str = "drop",
+    header: bool = default(GenericDataset, "header"),
+    duplicates: str = default(GenericDataset, "duplicates"),
     notes: list[str] | None = None,
     limits: ReadLimits = READ_LIMITS,
 ) -> list[Item]:

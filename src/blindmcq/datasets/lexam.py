@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from blindmcq.config.schema import LexamDataset, default
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 
@@ -61,7 +62,7 @@ def _columns(frame: pd.DataFrame, n_options: int, file: str) -> tuple[str, str, 
     raise ConfigError("dataset.n_options", f"{file} has no {n_options}-option version; it has {available}")
 
 
-def load_lexam(path: str | Path, *, n_options: int = 4) -> list[Item]:
+def load_lexam(path: str | Path, *, n_options: int = default(LexamDataset, "n_options")) -> list[Item]:
     """Items of a LEXam workbook in file order; ``n_options`` picks the perturbation version."""
     path = Path(path)
     frame = _read(path)

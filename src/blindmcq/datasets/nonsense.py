@@ -24,7 +24,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from blindmcq.config.schema import Labels, validate_group
+from blindmcq.config.schema import Labels, NonsenseDataset, default, validate_group
 from blindmcq.datasets.items import Item, item_id
 from blindmcq.labels import label_strings, option_line
 
@@ -106,11 +106,11 @@ def _bank(
 
 
 def generate_nonsenseqa(
-    seed: int = 0,
+    seed: int = default(NonsenseDataset, "seed"),
     *,
-    n_test: int = 1000,
-    n_fewshot: int = 100,
-    n_options: int = 4,
+    n_test: int = default(NonsenseDataset, "n_test"),
+    n_fewshot: int = default(NonsenseDataset, "n_fewshot"),
+    n_options: int = default(NonsenseDataset, "n_options"),
     words: Sequence[str] | None = None,
 ) -> NonsenseQA:
     """The seeded bank; test and few-shot items come from independent streams of the one seed."""
@@ -129,7 +129,7 @@ def generate_nonsenseqa(
 # ---------------------------------------------------------------- few-shot prompts
 
 
-def skew_slots(n_shots: int, skew: Skew, n_options: int, seed: int = 0) -> tuple[int, ...]:
+def skew_slots(n_shots: int, skew: Skew, n_options: int, seed: int) -> tuple[int, ...]:
     """Key slot of each example: ``all_a`` all slot 0; ``a70`` round(0.7 n) in slot 0 and the rest spread
     evenly over the other slots; ``uniform`` spread evenly over all. A remainder goes to randomly chosen
     slots; the sequence is shuffled. Counts are exact, not sampled."""
@@ -183,8 +183,8 @@ def fewshot_block(
     *,
     skew: Skew,
     labels: Labels | Mapping[str, Any],
-    n_shots: int = 5,
-    seed: int = 0,
+    n_shots: int,
+    seed: int,
     language: str = "en",
 ) -> FewShotBlock:
     """Worked examples whose answers land on ``skew_slots``; SL style ("Answer: A") for letter schemes,

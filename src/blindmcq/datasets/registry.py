@@ -29,6 +29,7 @@ from typing import Any
 from blindmcq import paths as project_paths
 from blindmcq.atomic import write_text
 from blindmcq.config.schema import (
+    Config,
     CustomsDataset,
     GenericDataset,
     ItemsDataset,
@@ -239,7 +240,7 @@ def read_pdf_bank(
 
 
 def read_dataset(
-    dataset: Mapping[str, Any] | DatasetConfig, seed: int = 0
+    dataset: Mapping[str, Any] | DatasetConfig, seed: int
 ) -> tuple[list[Item], dict[str, Any]]:
     """The items of any dataset config and their verification report: the corpus stage's way (a PDF
     bank through :func:`read_pdf_bank`, corrections applied; any other loader through ``load_dataset``)."""
@@ -286,7 +287,9 @@ def bank_digests(
     return file_digests(bank_files(dataset, root), _root(root))
 
 
-def build_corpus(dataset: Mapping[str, Any], out_dir: Path, seed: int = 0) -> dict[str, Any]:
+def build_corpus(
+    dataset: Mapping[str, Any], out_dir: Path, seed: int = default(Config, "seed")
+) -> dict[str, Any]:
     """Write items.jsonl, verification.json and fingerprint.json for a dataset config (the mapping as
     ``params.yaml`` holds it: the fingerprint hashes it as written, and the bytes of the files it reads);
     returns the verification report."""

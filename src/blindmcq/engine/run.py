@@ -36,6 +36,7 @@ from blindmcq.backends.base import (
     response_problem,
 )
 from blindmcq.backends.bedrock import RETRYABLE_CODES as CONVERSE_OUTAGE_CODES
+from blindmcq.config.schema import ModelSchema, default
 from blindmcq.engine.cache import CacheUnwritable, ResponseCache, make_holder, utc_now
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.secrets import scrub_response
@@ -251,7 +252,7 @@ class RequestRun:
     requests: list[ModelRequest]
     backend: Backend
     cache: ResponseCache
-    batch_size: int = 1
+    batch_size: int = default(ModelSchema, "batch_size")
     lease_ttl_s: float = 120.0
     poll_s: tuple[float, float] = (0.05, 2.0)
     counts: Counter = tally
@@ -501,7 +502,7 @@ def run_requests(
     concurrency: int | Mapping[str, int] | None = None,
     progress: bool = True,
     desc: str = "",
-    batch_size: int = 1,
+    batch_size: int = default(ModelSchema, "batch_size"),
     lease_ttl_s: float = 120.0,
     poll_s: tuple[float, float] = (0.05, 2.0),
     counts: Counter = tally,

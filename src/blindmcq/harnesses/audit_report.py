@@ -32,6 +32,7 @@ from blindmcq.auditing.audit import (
 )
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import summarise, surface_strategies
+from blindmcq.config.schema import Config, default
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
 
@@ -44,7 +45,7 @@ def audit_imported(
     source: str,
     gate_k: int | None = None,
     statutes: Path = STATUTES,
-    seed: int = 0,
+    seed: int = default(Config, "seed"),
     key_labels: Sequence[str] = (),
 ) -> AuditResult:
     """Write the audit report of ``items`` (the exported bank) for the one model in ``predictions``;

@@ -21,17 +21,18 @@ from typing import Any
 from blindmcq.config.schema import Protocol, validate_group
 from blindmcq.errors import ConfigError
 
-ORDERS = (None, "all", "published")
-
 
 @dataclass(frozen=True)
 class ProtocolSpec:
+    """A protocol's components, read from the checked ``protocol`` group (``protocol_spec``), whose
+    defaults they are."""
+
     name: str
-    fewshot: str = "none"  # P
-    labels: str | None = None  # L
-    order: str | None = None  # pi
-    extraction: str = "letter"  # X
-    n_shots: int = 0
+    fewshot: str  # P
+    labels: str | None  # L
+    order: str | None  # pi
+    extraction: str  # X
+    n_shots: int
 
     @property
     def uses_matcher(self) -> bool:

@@ -246,17 +246,6 @@ def make_md_matcher(
     return MDMatcher(config, embedder)
 
 
-def match_answer(
-    response: str,
-    option_texts: Sequence[str],
-    *,
-    cfg: Mapping[str, Any] | None = None,
-    matcher: MDMatcher | None = None,
-) -> MatchResult:
-    """Match one response to its options (display order) with a given matcher or one built from cfg."""
-    return (matcher or make_md_matcher(cfg)).match(response, option_texts)
-
-
 def answer_instruction(cfg: Protocol | Mapping[str, Any], language: str, *, prefix: str = "protocol") -> str:
     """The protocol's answer instruction in ``language`` ("uk" or "en")."""
     instructions = validate_group("protocol", cfg, key=prefix).answer_instruction or {}

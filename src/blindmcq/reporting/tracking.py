@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from blindmcq.analysis.tables import PAIR_KINDS, PER_MODEL_KINDS, metric_key, metric_name
-from blindmcq.config.schema import Tracking, validate_group
+from blindmcq.config.schema import Dataset, Tracking, default, validate_group
 from blindmcq.secrets import is_secret_key, scrub, scrub_text, scrub_tree
 
 MAX_PARAM_LEN = 500
@@ -172,7 +172,7 @@ def pipeline_parent(
     rev = os.environ.get("DVC_EXP_BASELINE_REV") or git_revision()
     value = f"{exp or 'repro'}@{rev[:12] or 'nogit'}#{digest[:12]}"
     dataset = (config or {}).get("dataset")
-    bank = str(dataset.get("name", "")) if isinstance(dataset, Mapping) else ""
+    bank = str(dataset.get("name", default(Dataset, "name"))) if isinstance(dataset, Mapping) else ""
     on = f" on {scrub_text(bank)}" if bank else ""  # the bank, in every run name
     name = f"{'exp ' + exp if exp else 'dvc repro'}{on} {rev[:7] or 'nogit'} #{digest[:8]}"
     tags = {"dvc.exp_name": exp or "(dvc repro)", "git.revision": rev or "(not a git checkout)",

@@ -48,7 +48,7 @@ def main() -> None:
             k=cfg.k,
             false_rejection=cfg.false_rejection,
             orders=cfg.orders,
-            base=baseline_from_params(config),
+            base=baseline_from_params(config, orders=cfg.orders),
         )
         write_gate(paths.GATE_DIR / "gate.json", result)
         log.info(

@@ -85,7 +85,7 @@ def null_words(language: str) -> Sequence[str] | None:
 
 
 def run_coverage(
-    params: Mapping[str, Any], items: Sequence[Item], index_dir: str | Path, *, seed: int = 0
+    params: Mapping[str, Any], items: Sequence[Item], index_dir: str | Path, *, seed: int
 ) -> tuple[str | None, Coverage | None]:
     """In a pipeline run (``params``: the composed config): why lexical search is left out (None: it
     applies) and the statute index's coverage of ``items`` (None where not measured: another language,
@@ -120,7 +120,7 @@ def _scores(items: Sequence[Item], index: BM25Index, analyzer: Analyzer) -> tupl
     return np.asarray(best, dtype=float), known
 
 
-def random_options(items: Sequence[Item], words: Sequence[str], seed: int = 0) -> list[Item]:
+def random_options(items: Sequence[Item], words: Sequence[str], seed: int) -> list[Item]:
     """Each item with every option replaced by as many random ``words`` (at least one), seeded."""
     rng = np.random.default_rng([seed, 7919])
     vocabulary = np.asarray(list(words))
@@ -140,7 +140,7 @@ def _best_per_item(items: Sequence[Item], scores: np.ndarray) -> np.ndarray:
 
 
 def statute_coverage(
-    items: Sequence[Item], index: BM25Index, analyzer: Analyzer, words: Sequence[str], *, seed: int = 0
+    items: Sequence[Item], index: BM25Index, analyzer: Analyzer, words: Sequence[str], *, seed: int
 ) -> Coverage:
     """The statutes' coverage of the usable ``items``; ``words``: the null's vocabulary (random words of
     the bank's language, e.g. ``datasets.nonsense.ukrainian_words``)."""

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.atomic import atomic_path
+from blindmcq.config.schema import LexicalModel, default
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
 from blindmcq.stats import wilson
@@ -51,14 +52,17 @@ def pick_best(
     return int(rng.choice(tied)), tied
 
 
+TIE_BREAK: TieBreak = default(LexicalModel, "tie_break")  # the lexical model's, unless told
+
+
 def lexical_search(
     items: Sequence[Item],
     index: BM25Index,
     analyzer: Analyzer,
     *,
-    seed: int = 0,
-    tie_break: TieBreak = "random",
-    tie_rtol: float = 1e-9,
+    seed: int,
+    tie_break: TieBreak = TIE_BREAK,
+    tie_rtol: float = default(LexicalModel, "tie_rtol"),
     snippet_chars: int = 240,
 ) -> pd.DataFrame:
     """One row per item: the pick, whether it is the key, ties, per-option scores, the matched provision."""
@@ -153,8 +157,8 @@ def lexical_baseline(
     index_dir: str | Path,
     out_path: str | Path | None = None,
     *,
-    seed: int = 0,
-    tie_break: TieBreak = "random",
+    seed: int,
+    tie_break: TieBreak = TIE_BREAK,
 ) -> tuple[pd.DataFrame, LexicalSummary]:
     """The ``baselines`` stage's lexical row: items.jsonl + index folder -> picks (Parquet) + summary."""
     index, analyzer = load_statute_index(index_dir)

@@ -45,11 +45,8 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
-from blindmcq.vocabulary import CONDITIONS
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
-SCORINGS = ("auto", "generate", "score")
-ENTRY_LABELS = ("auto", "numbers", "letters")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 TEXT: dict[str, dict[str, str]] = {
@@ -124,7 +121,9 @@ _SCHEMA = AnswerPoolIntervention()
 
 @dataclass(frozen=True)
 class PoolConfig:
-    # the defaults are the schema's (``AnswerPoolIntervention``), never restated here
+    """The fields of ``intervention.answerpool`` the pooled task reads, built from the schema's record
+    (``of``): its defaults, types and ranges are the schema's, checked there only."""
+
     group_size: int = _SCHEMA.group_size
     group_by: str = _SCHEMA.group_by  # "bank" or a key of item.meta (e.g. "act")
     delete_share: float = _SCHEMA.delete_share
@@ -137,30 +136,17 @@ class PoolConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
-        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+        """``cfg`` checked by the schema (unknown keys, types and ranges, each error naming its key),
+        then :meth:`of`."""
+        from blindmcq.config.schema import validate_group
 
-        validate_group("intervention", dict(cfg), key=prefix)
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in cfg.items() if k in known}
-        if "conditions" in values:
-            values["conditions"] = tuple(values["conditions"])
-        conf = cls(**values)
-        if int(conf.group_size) < 2:
-            raise ConfigError(f"{prefix}.group_size", f"must be >= 2, got {conf.group_size}")
-        if not 0 <= float(conf.delete_share) <= 1:
-            raise ConfigError(f"{prefix}.delete_share", f"must be in [0, 1], got {conf.delete_share}")
-        bad = [c for c in conf.conditions if c not in CONDITIONS]
-        if bad or not conf.conditions:
-            raise ConfigError(
-                f"{prefix}.conditions", f"expected a non-empty subset of {CONDITIONS}, got {bad}"
-            )
-        if conf.language not in TEXT:
-            raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(TEXT)}")
-        if conf.entry_labels not in ENTRY_LABELS:
-            raise ConfigError(f"{prefix}.entry_labels", f"{conf.entry_labels!r} is not one of {ENTRY_LABELS}")
-        if conf.scoring not in SCORINGS:
-            raise ConfigError(f"{prefix}.scoring", f"{conf.scoring!r} is not one of {', '.join(SCORINGS)}")
-        return conf
+        return cls.of(validate_group("intervention", dict(cfg), key=prefix))
+
+    @classmethod
+    def of(cls, schema: AnswerPoolIntervention) -> PoolConfig:
+        """The pooled task's fields of a checked ``intervention.answerpool``."""
+        values = {f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)}
+        return cls(**{**values, "conditions": tuple(values["conditions"])})
 
 
 @dataclass(frozen=True)
@@ -254,7 +240,7 @@ def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
 def render_prompt(
     group: PoolGroup,
     condition: str,
-    language: str = "uk",
+    language: str,
     slot: int | None = None,
     style: str = "numbers",
     description: Any = None,

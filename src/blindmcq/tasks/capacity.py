@@ -41,6 +41,7 @@ from blindmcq.config.schema import (
     PlanQuota,
     PlanRun,
     PricedModel,
+    default,
     typed,
 )
 from blindmcq.datasets.items import Item, read_items
@@ -241,7 +242,11 @@ def sample_origin(plan: PlanConfig) -> str:
 
 
 def sample_for_tokens(
-    items: Sequence[Item] | None, *, size: int, sample_file: str | None = None, seed: int = 0
+    items: Sequence[Item] | None,
+    *,
+    size: int,
+    sample_file: str | None = None,
+    seed: int = default(PlanConfig, "seed"),
 ) -> list[Item]:
     """Up to ``size`` usable items (seeded) to render: the plan's own ``items``, else those of
     ``sample_file``, else a real bank."""

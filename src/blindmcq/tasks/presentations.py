@@ -340,7 +340,7 @@ def build_presentations(
     items: Iterable[Item],
     *,
     conditions: Sequence[str],
-    blind_orders: str | Sequence[str] = "all",
+    blind_orders: str | Sequence[str],
     full_orders: str | Sequence[str] = ("rot0",),
     forced: bool,
     prompt: PromptLike,

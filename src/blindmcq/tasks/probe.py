@@ -233,7 +233,7 @@ def run_calls(
     concurrency: int | Mapping[str, int] | None = None,
     progress: bool = True,
     desc: str = "",
-    batch_size: int = 1,
+    batch_size: int,
     setting: str = "",
     lease_ttl_s: float = 120.0,
     poll_s: tuple[float, float] = (0.05, 2.0),

@@ -79,8 +79,6 @@ BANK: dict[str, dict[str, str]] = {
     "en": {"rewrite_exam_en": "a multiple-choice test", "rewrite_terms_en": "terminology"},
 }
 _PER_REQUEST = ("question", "key", "distractor", "key_chars")
-REWRITERS = ("model", "length_match")
-PAD_SOURCES = ("bank", "statutes")
 _LEAD = re.compile(r"^\s*(?:[-*•–—]\s*|[A-Za-zА-ЯІЇЄҐа-яіїєґ0-9][.)]\s+)?[\"'«“„]*")
 _TRAIL = re.compile(r"[\"'»”]*\s*$")
 _ECHO = re.compile(
@@ -104,7 +102,10 @@ def rewrite_template(language: str, description: Any = None) -> str:
 
 @dataclass(frozen=True)
 class RewriteConfig:
-    # the defaults are the schema's (``RewriteIntervention``), never restated here
+    """The fields of ``intervention.rewrite`` the rewriter reads, built from the schema's record
+    (``of``): its defaults, types and ranges are the schema's; only the checks across fields and against
+    this module's templates are made here."""
+
     rewriter: str = _SCHEMA.rewriter
     language: str = _SCHEMA.language
     model: Mapping[str, Any] | None = None  # the rewriting model's config (the stage resolves a name)
@@ -116,23 +117,23 @@ class RewriteConfig:
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
-        from blindmcq.config.schema import validate_group  # unknown keys are rejected, naming the key
+        """``cfg`` checked by the schema (unknown keys, types and ranges, each error naming its key),
+        then :meth:`of`."""
+        from blindmcq.config.schema import validate_group
 
-        # ``rewriter`` marks a rewrite config for the schema; its default is the dataclass's
-        validate_group("intervention", {"rewriter": cls.rewriter, **cfg}, key=prefix)
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in cfg.items() if k in known}
-        conf = cls(**values)
-        if conf.rewriter not in REWRITERS:
-            raise ConfigError(f"{prefix}.rewriter", f"{conf.rewriter!r} is not one of {', '.join(REWRITERS)}")
+        # ``rewriter`` marks a rewrite config for the schema; its default is the schema's
+        schema = validate_group("intervention", {"rewriter": _SCHEMA.rewriter, **cfg}, key=prefix)
+        return cls.of(schema, prefix)
+
+    @classmethod
+    def of(cls, schema: RewriteIntervention, prefix: str = "intervention.rewrite") -> RewriteConfig:
+        """The rewriter's fields of a checked ``intervention.rewrite``, whose ``model`` the stage has
+        resolved to a model config; errors name ``prefix.key``."""
+        conf = cls(**{f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)})
         if conf.language not in PROMPTS:
             raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(PROMPTS)}")
-        if conf.pad_source not in PAD_SOURCES:
-            raise ConfigError(f"{prefix}.pad_source", f"{conf.pad_source!r} is not one of {PAD_SOURCES}")
         if conf.pad_source == "statutes" and conf.rewriter == "length_match" and not conf.statutes:
             raise ConfigError(f"{prefix}.statutes", "pad_source statutes needs a provisions file")
-        if not 0 <= float(conf.tolerance) < 1:
-            raise ConfigError(f"{prefix}.tolerance", f"must be in [0, 1), got {conf.tolerance}")
         if conf.rewriter == "model" and not conf.model:
             raise ConfigError(f"{prefix}.model", "the model rewriter needs a model")
         if conf.model is not None and not isinstance(conf.model, Mapping):

@@ -120,7 +120,7 @@ def stage_items(
 
 
 def probe_condition(
-    conditions: Sequence[str], blind_orders: Any = "all", full_orders: Any = ("rot0",)
+    conditions: Sequence[str], blind_orders: Any, full_orders: Any = ("rot0",)
 ) -> dict[str, Any]:
     """An intervention's condition group: its own conditions and orders, never forced placement."""
     return {
