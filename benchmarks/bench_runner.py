@@ -115,7 +115,7 @@ class Watched:
 
 def go(work: list[Job], backend, cache: ResponseCache, **kw) -> tuple[list, float]:
     start = time.perf_counter()
-    records = run_calls(work, backend, cache=cache, interpret=interpret, progress=False, **kw)
+    records = run_calls(work, backend, cache=cache, interpret=interpret, progress=False, batch_size=1, **kw)
     return records, time.perf_counter() - start
 
 
