@@ -13,9 +13,11 @@ STAMP := $(VENV)/.installed
 # pip is configured with one (PIP_FIND_LINKS holding torch 2.13.0+cpu), else from PyTorch's CPU index.
 TORCH_WHEEL := $(firstword $(wildcard $(PIP_FIND_LINKS)/torch-2.13.0+cpu-*.whl))
 TORCH_FROM := $(if $(TORCH_WHEEL),--find-links $(PIP_FIND_LINKS),--torch-backend cpu)
-# --compile-bytecode: the .pyc files are written once here; where PYTHONDONTWRITEBYTECODE is set, every test
-# process (and every subprocess a test starts) would otherwise compile each imported module again
-UV := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
+UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
+# Python writes each module's .pyc the first time a process imports it. Where PYTHONDONTWRITEBYTECODE is set
+# (many containers set it), every DVC stage, test worker and subprocess would compile every module it
+# imports again, mlflow's and torch's thousands included: the recipes here run without it.
+unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,9 +34,7 @@ data: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m blindmcq.cli.data fill --shared "$(SHARED_DATA)"
 
 # OMP_WAIT_POLICY=PASSIVE: torch threads sleep instead of spinning when the two cores are shared.
-# src/'s .pyc first (COMPILE_SRC, below): every stage is a new process that would compile its imports again
 run: $(STAMP)
-	$(COMPILE_SRC)
 	PATH="$(abspath $(BIN)):$$PATH" OMP_WAIT_POLICY=PASSIVE $(BIN)/dvc repro
 
 lint: $(STAMP)
@@ -45,18 +45,14 @@ lint: $(STAMP)
 # (tests/conftest.py keeps the tests of a module with a costly shared fixture on one worker)
 PYTEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
-# src/'s .pyc as well (editable install): a no-op when they are up to date
-COMPILE_SRC := $(BIN)/python -m compileall -q src >/dev/null
 
 # the fast suite: everything but the tests marked `full` (real servers, a browser, DVC/MLflow pipelines end
 # to end, the local model, sweeps); each behaviour those check end to end has a fast test here too
 test: lint
-	$(COMPILE_SRC)
 	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) -m "not full"
 
 # the full suite: every test; FULL_ONLY=1 runs just the `full` ones (CI, after `make test`)
 test-full: lint
-	$(COMPILE_SRC)
 	BLINDMCQ_DERANDOMIZE=1 $(PYTEST) $(if $(FULL_ONLY),-m full)
 
 # the tests that need the full inputs (marked needs_data); after `make data`, a skip among them is a failure
