@@ -224,9 +224,10 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         ncs: Any,
         graphicstate: Any,
     ) -> Any:
-        """pdfminer's loop over a string's glyphs, each plain char's dict built in the loop: what
-        :meth:`render_char` computes for the matrix pdfminer's loop passes it, the same floats by the same
-        operations, with what is the same for every glyph of the string computed once. A string whose font,
+        """pdfminer's loop over a string's glyphs, each plain char's dict built in the loop: the values
+        pdfminer's ``render_char`` and pdfplumber's char dict give for the matrix pdfminer's loop passes it,
+        the same floats by the same operations, with what is the same for every glyph of the string computed
+        once. A string whose font,
         tag, colour space or matrix is not plain, and a glyph whose position is not a plain number, go
         through :meth:`render_char` as in pdfminer's loop."""
         fontname, mcid, tag, name = font.fontname, self.cur_mcid, self.cur_tag, ncs.name
@@ -353,62 +354,11 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         ncs: Any,
         graphicstate: Any,
     ) -> float:
-        fontname, mcid, tag = font.fontname, self.cur_mcid, self.cur_tag
-        name = ncs.name
-        known = self._known(font)
-        if (
-            not known[0]
-            or type(mcid) not in _PLAIN
-            or type(tag) not in _PLAIN
-            or type(matrix) is not tuple
-            or not _PLAIN.issuperset(map(type, matrix))
-            or name not in _CS_NAMES
-        ):
-            adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
-            self.chars.append(self.cur_item._objs.pop())
-            return adv
-        glyph = self._glyphs.get((font, cid)) or self._glyph(font, cid)
-        text = glyph[0]
-        adv = glyph[1] * fontsize * scaling
-        descent = known[1] * fontsize
-        bx0, by0, bx1, by1 = 0, descent + rise, adv, descent + rise + fontsize
-        a, b, c, d, e, f = matrix
-        # pdfminer's apply_matrix_rect: the four corners, then their extremes
-        l1, b1 = a * bx0 + c * by0 + e, b * bx0 + d * by0 + f
-        r1, b2 = a * bx1 + c * by0 + e, b * bx1 + d * by0 + f
-        r2, t1 = a * bx1 + c * by1 + e, b * bx1 + d * by1 + f
-        l2, t2 = a * bx0 + c * by1 + e, b * bx0 + d * by1 + f
-        x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
-        x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
-        height, mb_x0, mb_top = self.page_height, self.mb_x0, self.mb_top
-        top = (height - y1) + mb_top
-        norm, gs = self.norm, graphicstate
-        self.chars.append(
-            {
-                "matrix": matrix,
-                "fontname": fontname,
-                "adv": adv,
-                "upright": a * d * scaling > 0 and b * c <= 0,
-                "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
-                "y0": y0,
-                "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
-                "y1": y1,
-                "width": x1 - x0,
-                "height": y1 - y0,
-                "size": y1 - y0,
-                "mcid": mcid,
-                "tag": tag,
-                "object_type": "char",
-                "page_number": self.number,
-                "ncs": _CS_NAMES[name],
-                "text": normalize_unicode(norm, text) if norm is not None else text,
-                "stroking_color": gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,),
-                "non_stroking_color": gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,),
-                "top": top,
-                "bottom": (height - y0) + mb_top,
-                "doctop": self.doctop + top,
-            }
-        )
+        """pdfminer's char, for what :meth:`render_string_horizontal` does not build itself (a string whose
+        font, tag, colour space or matrix is not plain, vertical writing): its ``LTChar`` is kept in
+        ``chars`` and turned into the same dict as the stock page's when the page is read."""
+        adv = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
+        self.chars.append(self.cur_item._objs.pop())
         return adv
 
 
