@@ -46,7 +46,7 @@ import yaml
 from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.backends.local import KV_MEMO_SIZE, LocalBackend, _first_best
+from blindmcq.backends.local import _CLOZE_MEMO, KV_MEMO_SIZE, LocalBackend, _first_best
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -248,6 +248,85 @@ def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[d
         print(llama_agreement(name, ref_scores, ref_s, out[name]))
 
 
+def cloze_requests(model: str, item: dict, condition: str) -> list[ModelRequest]:
+    """An item's 8 cloze requests as the probe sends them: option texts in slot order, the question only
+    in the full condition (the cloze context), the answer cue."""
+    texts = [a["text"] for a in item["answers"]]
+    extra = {"cloze_question": item["question"] if condition == "full" else None, "answer_cue": CUE}
+    return [
+        ModelRequest(
+            model=model,
+            system=SYSTEM,
+            user=item["question"],
+            choices=LABELS,
+            extra={**extra, "option_texts": [texts[i] for i in order]},
+        )
+        for order in orders(len(texts))
+    ]
+
+
+def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -> None:
+    """Cloze scoring as the probe batches it (13 requests a ``complete_many``, ``cloze_batch_size``
+    sequences a pass), the default padded batches against ``cloze_shared_context`` (each context's keys
+    and values once a pass): calls/s, GFLOP/s on the tokens computed (the decoder's linear layers, and
+    the output projection where a continuation token is read) against fp32 matmuls of the decoder's
+    shapes, and the grid points the shared path moves."""
+    params = sum(i * o for i, o in shapes)
+    for condition in ("blind", "full"):
+        requests = [r for it in items for r in cloze_requests(cfg["name"], it, condition)]
+        batches = [requests[k : k + 13] for k in range(0, len(requests), 13)]
+        runs = {}
+        for flag in (False, True):
+            backend = LocalBackend({**cfg, "scoring": "cloze", "cloze_shared_context": flag})
+            backend.load()  # the weights already loaded in this process
+            head = backend.model.get_output_embeddings().weight.shape
+            _CLOZE_MEMO.clear()
+            backend._kv_memo.clear()
+            started = time.perf_counter()
+            out = [r for batch in batches for r in backend.complete_many(batch)]
+            runs[flag] = (time.perf_counter() - started, out, backend)
+        size = cfg.get("cloze_batch_size", 8)
+        for flag, (seconds, _, backend) in runs.items():
+            body = heads = 0
+            rows = []
+            for batch in batches:  # the distinct pairs of a batch, in chunks of ``size`` per context
+                pairs = list(dict.fromkeys(
+                    (backend.cloze_context(r.extra["cloze_question"], CUE), o)
+                    for r in batch for o in r.extra["option_texts"]
+                ))  # fmt: skip
+                ids = [backend.encode_pair(c, backend.delimiter + o) for c, o in pairs]
+                heads += sum(len(cont) for _, cont in ids)
+                if flag:
+                    by_ctx: dict[tuple[int, ...], list[int]] = {}
+                    for ctx, cont in ids:
+                        by_ctx.setdefault(tuple(ctx), []).append(len(cont) + 1)
+                    for ctx, widths in by_ctx.items():
+                        for k in range(0, len(widths), size):
+                            chunk = widths[k : k + size]
+                            body += len(ctx) - 1 + sum(chunk)
+                            rows.append(len(chunk) * max(chunk))
+                else:
+                    for k in range(0, len(ids), size):
+                        chunk = [len(c) + len(d) for c, d in ids[k : k + size]]
+                        body += sum(chunk)
+                        rows.append(len(chunk) * max(chunk))
+            gflops = (body * 2 * params + heads * 2 * head[0] * head[1]) / seconds / 1e9
+            shape = int(statistics.median(rows))
+            peer = matmul_gflops(shapes, shape)
+            name = "shared context" if flag else "padded batches"
+            print(
+                f"cloze {condition:5s} {name:14s}: {len(requests) / seconds:6.2f} calls/s, {body} tokens "
+                f"computed, {heads} projected; {gflops:5.1f} GFLOP/s; fp32 matmul of the same shapes at "
+                f"{shape} rows {peer:5.1f} GFLOP/s ({gflops / peer:.2f}x)"
+            )
+        n, moved, biggest, picks = grid_agreement(runs[False][1], runs[True][1])
+        print(
+            f"  cloze {condition} shared context vs padded batches: {moved} of {n} scores on another grid "
+            f"point (largest difference {biggest:.4f}), {picks} picks differ; speed-up "
+            f"{runs[False][0] / runs[True][0]:.2f}x"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -262,6 +341,7 @@ def main() -> None:
     parser.add_argument("--generate-tokens", type=int, default=16)
     parser.add_argument("--llama-python", help="a Python that imports llama_cpp (default: this one)")
     parser.add_argument("--no-llama", action="store_true")
+    parser.add_argument("--no-cloze", action="store_true", help="skip the cloze section")
     parser.add_argument("--llama-only", action="store_true", help="only the llama.cpp comparison")
     args = parser.parse_args()
 
@@ -340,6 +420,9 @@ def main() -> None:
         backend.complete(request)
     rate = len(gen) / (time.perf_counter() - started)
     print(f"generate {args.generate_tokens} tokens: {rate:5.2f} calls/s")
+
+    if not args.no_cloze:
+        cloze_section(cfg, items, shapes)
 
     if not args.no_llama:
         llama_section(args, backend, items)

@@ -361,6 +361,37 @@ def test_batched_shared_pass_equals_one_row_at_a_time(split: int) -> None:
     assert len({round(s[0], 6) for s in batched}) == len(rows)  # the rows really differ
 
 
+def test_cloze_shared_context_scores_as_one_at_a_time_on_a_tiny_model() -> None:
+    """``cloze_shared_context``: each context's keys and values computed once, its continuations in
+    chunks of ``size`` on them (a context past the sliding window, 8 here, and one of a single token),
+    score as each pair alone does, within float noise; the context is computed once per chunk."""
+    import random
+
+    import torch
+
+    backend = tiny_backend({"scoring": "cloze", "cloze_shared_context": True})
+    rng = random.Random(1)
+    long_ctx = [2, *(rng.randrange(3, 97) for _ in range(19))]
+    pairs = [(long_ctx, [rng.randrange(3, 97) for _ in range(n)]) for n in (1, 6, 3, 12, 2)]
+    pairs.insert(2, ([2], [rng.randrange(3, 97) for _ in range(4)]))  # groups interleaved in the input
+    pairs.append(([2], [rng.randrange(3, 97) for _ in range(9)]))
+    with torch.inference_mode():
+        alone = [backend._continuation_logprob(c, d) for c, d in pairs]
+        shared = backend._summed_logprobs(pairs, 3)  # the long context's 5 pairs in chunks of 3 and 2
+    assert shared == pytest.approx(alone, abs=1e-5)
+    assert len(set(alone)) == len(alone)  # the pairs really differ
+    assert list(backend._kv_memo) == [tuple(long_ctx[:-1])]  # the one context with a prefix, kept once
+
+
+def test_cloze_shared_context_has_its_own_cache_key_and_memo() -> None:
+    default = LocalBackend({**CFG, "scoring": "cloze"})
+    assert LocalBackend({**CFG, "scoring": "cloze", "cloze_shared_context": False}).name == default.name
+    shared = LocalBackend({**CFG, "scoring": "cloze", "cloze_shared_context": True})
+    assert shared.name != default.name  # other floats: never served the default's cached answers
+    assert shared._memo_source != default._memo_source == default.source  # nor its memo's scores
+    assert LocalBackend({**CFG, "cloze_shared_context": True}).name == LocalBackend(CFG).name  # letter
+
+
 def presented_requests(condition: str, score_labels: bool = True) -> list[ModelRequest]:
     """The default probe's letter requests for the committed sample's first items: every order, as the
     presentation layer builds them (the orders of an item share the prompt before the options)."""

@@ -154,12 +154,16 @@ class LocalBackend:
         self._init_cloze()
         source = self._source_id()
         self.source = source
+        # the cloze memo's first key part: the shared-context path's scores are other floats
+        self._memo_source = f"{source}|shared-context" if self.cloze_shared_context else source
         self.abilities = self.declared_abilities(self.cfg)
         self.endpoint: str | None = None  # the weights are named in the wire request (``source``)
         # the name is the cache key's backend part: other weights or other scoring, other key
         scoring = (self.answer_prefix, self.delimiter, self.use_chat_template)
         if self.scoring == "cloze":  # letter scoring keeps its old name, so its cached answers stay valid
             scoring = (*scoring, "cloze", self.cloze_norm)
+            if self.cloze_shared_context:  # other floats, other key (the default's name is unchanged)
+                scoring = (*scoring, "shared-context")
         self.name = f"local:{source}:{_short_hash(*scoring)}"
         # the converted weights depend on the GGUF alone (not on the config's name or scoring), so every
         # config of the same file (gemma3-270m, gemma3-270m-cloze-*) shares one converted folder
@@ -439,7 +443,7 @@ class LocalBackend:
                 request.extra.get("cloze_question"), str(request.extra.get("answer_cue", NO_CUE))
             )
             for option in map(str, options):
-                key = (self.source, self.delimiter, context, option)
+                key = (self._memo_source, self.delimiter, context, option)
                 if key not in memo:
                     todo.setdefault(key, (context, option))
         if not todo:
@@ -591,6 +595,7 @@ class LocalBackend:
         self.scoring: str = self.cfg.scoring
         self.cloze_norm: str = self.cfg.cloze_norm
         self.cloze_batch_size = self.cfg.cloze_batch_size
+        self.cloze_shared_context = self.cfg.cloze_shared_context
         # an option's score depends only on (weights, delimiter, context, option), not on its slot or on
         # the norm: the 2N orders of an item, and the raw/token/char configs of one model in one process
         # (the default panel), share them, so each is computed once (bounded; cleared when full)
@@ -625,7 +630,7 @@ class LocalBackend:
         """``score_options`` through a memo keyed by (context, option): options already scored after
         this context (in another order of the same item) are not scored again."""
         memo = self._cloze_memo
-        keys = {o: (self.source, self.delimiter, context, o) for o in options}
+        keys = {o: (self._memo_source, self.delimiter, context, o) for o in options}
         missing = list(dict.fromkeys(o for o in options if keys[o] not in memo))
         if missing:
             if len(memo) > 4096:
@@ -641,6 +646,8 @@ class LocalBackend:
         per forward pass (1: one pass each, the reference); the caller holds the lock."""
         if size == 1:
             return [self._continuation_logprob(ctx, cont) for ctx, cont in pairs]
+        if self.cloze_shared_context and self._gather_head_ok(pairs[0]):
+            return self._shared_context_logprobs(pairs, size)
         out: list[float] = []
         for start in range(0, len(pairs), size):
             out += self.batched_logprobs(pairs[start : start + size])
@@ -680,6 +687,46 @@ class LocalBackend:
         for row, (ctx, cont) in enumerate(pairs):
             start = len(ctx) - 1 - first  # row of the logits that predicts cont[0]
             out.append(float(sum(logprobs[row, start + i, t] for i, t in enumerate(cont))))
+        return out
+
+    def _shared_context_logprobs(
+        self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], size: int
+    ) -> list[float]:
+        """``_summed_logprobs`` with each context's keys and values computed once (``cloze_shared_context``):
+        pairs are grouped by context, and each group's continuations go ``size`` at a time through one
+        pass on those keys and values (``_prefix_cache`` of the context but its last token), each row
+        its context's last token + its continuation, right-padded; the output projection is applied only
+        where a continuation token is predicted. Scores agree with the default path within float noise,
+        not bit for bit (other shapes), so this path has its own cache key."""
+        import torch
+
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for j, (ctx, _) in enumerate(pairs):
+            groups.setdefault(tuple(ctx), []).append(j)
+        out = [0.0] * len(pairs)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        for ctx, members in groups.items():
+            prefix = list(ctx[:-1])
+            for start in range(0, len(members), size):
+                chunk = members[start : start + size]
+                pieces = [[ctx[-1], *pairs[j][1]] for j in chunk]
+                width = max(map(len, pieces))
+                ids = torch.tensor([piece + [pad] * (width - len(piece)) for piece in pieces])
+                past = None
+                if prefix:
+                    past = self._prefix_cache(prefix)
+                    past.batch_repeat_interleave(len(chunk))
+                # the cache is the fourth parameter in transformers 4 and 5 alike (named differently)
+                hidden = self.model.base_model(ids, None, None, past, use_cache=past is not None)
+                rows = [r for r, j in enumerate(chunk) for _ in pairs[j][1]]
+                cols = [i for j in chunk for i in range(len(pairs[j][1]))]
+                logprobs = torch.log_softmax(self._head(hidden.last_hidden_state[rows, cols]).float(), dim=-1)
+                picked = logprobs[range(len(rows)), [t for j in chunk for t in pairs[j][1]]].tolist()
+                at = 0
+                for j in chunk:
+                    n = len(pairs[j][1])
+                    out[j] = float(sum(picked[at : at + n]))
+                    at += n
         return out
 
     def _head(self, hidden: Any) -> Any:

@@ -517,6 +517,9 @@ class LocalModel(_Model):
     scoring: Literal["letter", "cloze"] = "letter"  # docs/cloze.md
     cloze_norm: Literal["raw", "token", "char"] = "char"
     cloze_batch_size: int = positive(8)
+    # cloze: the keys and values of a shared context computed once per batch (moves some scores by a
+    # grid step against the default's padded batches, so off by default; its own cache key)
+    cloze_shared_context: bool = False
 
 
 @dataclass(frozen=True)
