@@ -20,6 +20,12 @@ feeds its layers (the median batch's rows x padded width, or the median prompt r
 timed in this process right after: a ratio near 1 means the path runs at the hardware's fp32 rate.
 The batched scores are compared with the one-at-a-time ones on the grid (how many differ, by how much).
 
+Cloze (``--no-cloze`` skips it): the same items' 8 cloze requests per condition as the probe batches them
+(13 a ``complete_many``), the default padded batches against ``cloze_shared_context`` (each context's keys
+and values once a pass), with GFLOP/s counting the output projection where an option token is read, the
+peer at the median pass's rows, and the grid points the shared path moves (``choice_logprobs``, the
+configured norm).
+
 Optional: llama.cpp (a binding importable, ``llama_cpp_py_sync`` or ``llama_cpp`` from llama-cpp-python,
 e.g. in a separate venv given as ``--llama-python``) runs the GGUF the package ships on the same
 letter-probe prompts (the same token ids): calls/s, and agreement of picks and scores with transformers'
