@@ -101,6 +101,10 @@ SAME_WORKER = {
     "tests/backends/test_local.py": "torch",
     "tests/test_reproduction.py": "torch",
     "tests/harnesses/test_harness_documents.py": "harness-documents",
+    # the checks that parse the whole package share its parsed trees (tests/source_trees.py)
+    "tests/test_layout.py": "source-trees",
+    "tests/test_config_reads.py": "source-trees",
+    "tests/test_dependencies.py": "source-trees",
 }
 
 
