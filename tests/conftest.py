@@ -126,6 +126,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SameWorkerScheduling(config, log)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_lemmatizer_per_worker() -> Iterator[None]:
+    """Every ``Analyzer`` built without a lemmatizer of its own (each audit's lexical search, the statutes
+    stage) gets one shared ``Lemmatizer`` per test process instead of a fresh one: a lemma is a function of
+    the word alone, so only the pymorphy3 dictionary load and the lemmatising of the same statutes again
+    (about a CPU-second per Ukrainian audit) are saved. A ``Lemmatizer()`` called by name is a fresh one,
+    as the statutes tests want."""
+    from blindmcq.statutes import text
+
+    shared: list[text.Lemmatizer] = []
+
+    def lemmatizer() -> text.Lemmatizer:
+        if not shared:
+            shared.append(real())
+        return shared[0]
+
+    real = text.Lemmatizer
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "Lemmatizer", lemmatizer)
+        yield
+
+
 @dataclass(frozen=True)
 class ShippedReport:
     """One ``blindmcq report --from releases/default`` run: its output folder, what it printed, and the
