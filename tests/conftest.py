@@ -101,6 +101,10 @@ SAME_WORKER = {
     "tests/backends/test_local.py": "torch",
     "tests/test_reproduction.py": "torch",
     "tests/harnesses/test_harness_documents.py": "harness-documents",
+    # the checks that parse the whole package share its parsed trees (tests/source_trees.py)
+    "tests/test_layout.py": "source-trees",
+    "tests/test_config_reads.py": "source-trees",
+    "tests/test_dependencies.py": "source-trees",
 }
 
 
@@ -120,6 +124,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return worker_group(nodeid)
 
     return SameWorkerScheduling(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_lemmatizer_per_worker() -> Iterator[None]:
+    """Every ``Analyzer`` built without a lemmatizer of its own (each audit's lexical search, the statutes
+    stage) gets one shared ``Lemmatizer`` per test process instead of a fresh one: a lemma is a function of
+    the word alone, so only the pymorphy3 dictionary load and the lemmatising of the same statutes again
+    (about a CPU-second per Ukrainian audit) are saved. A ``Lemmatizer()`` called by name is a fresh one,
+    as the statutes tests want."""
+    from blindmcq.statutes import text
+
+    shared: list[text.Lemmatizer] = []
+
+    def lemmatizer() -> text.Lemmatizer:
+        if not shared:
+            shared.append(real())
+        return shared[0]
+
+    real = text.Lemmatizer
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "Lemmatizer", lemmatizer)
+        yield
 
 
 @dataclass(frozen=True)

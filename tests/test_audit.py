@@ -142,10 +142,12 @@ def test_headered_csv_jsonl_and_parquet_give_the_same_table2(audited: Path, tmp_
     }
     for name, mapping in runs.items():
         out = tmp_path / f"out-{name}"
-        assert main([str(tmp_path / name), "--out", str(out), *mapping, "--key-format", "label"]) == 0
+        # Table 2 is the surface strategies' (the options alone): no model needed to compare the reads
+        args = [str(tmp_path / name), "--out", str(out), *mapping, "--key-format", "label", "--surface-only"]
+        assert main(args) == 0
         got = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
         table2 = {k: v for k, v in got.items() if k.startswith("table2/")}
-        assert table2 == {k: v for k, v in expected.items() if k.startswith("table2/")}, name
+        assert table2 and table2 == {k: v for k, v in expected.items() if k.startswith("table2/")}, name
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from source_trees import parse_source, walk
+
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blindmcq"
 EDGE = ("stages/", "cli/", "sweep.py", "config/", "params.py")
 CONFIG_NAME = re.compile(r"^(cfg|model_cfg|params|config|model|\w+_cfg|\w+_config|\w+_params)$")
@@ -50,10 +52,10 @@ def _is_read(node: ast.AST, annotated: set[str]) -> bool:
 def config_reads(source: str) -> list[tuple[int, str]]:
     """``(line, code)`` of every config read in ``source``, as the module docstring defines one."""
     out: list[tuple[int, str]] = []
-    tree = ast.parse(source)
+    tree = parse_source(source)
     scopes: list[ast.AST] = [
         tree,
-        *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
+        *(n for n in walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
     ]
     seen: set[int] = set()
     for scope in scopes:
@@ -65,7 +67,7 @@ def config_reads(source: str) -> list[tuple[int, str]]:
                 for a in args
                 if a.annotation is not None and CONFIG_ANNOTATION.match(ast.unparse(a.annotation))
             }
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if id(node) in seen:
                 continue
             if _is_read(node, annotated):
@@ -120,7 +122,7 @@ def test_the_walk_finds_each_kind_of_read(code: str, reads: int) -> None:
 def _literal_defaults(source: str) -> list[tuple[int, str]]:
     """``cfg.get(key, <literal>)`` on a config mapping: a fallback restated beside the schema's default."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in walk(parse_source(source)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and len(node.args) == 2 and _named_config(node.func.value, set())
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value is not None):  # fmt: skip
@@ -167,7 +169,7 @@ def restated_defaults(source: str, defaults: dict[str, set[tuple[type, object]]]
         return None
 
     out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in walk(parse_source(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             a = node.args
             positional = [*a.posonlyargs, *a.args]
@@ -220,7 +222,7 @@ def record_defaults(source: str, defaults: dict[str, set[tuple[type, object]]]) 
     """``(line, code)`` of each class field in ``source`` (a dataclass's ``name: type = <literal>``) whose
     default restates a schema field's of the same name."""
     out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in walk(parse_source(source)):
         if isinstance(node, ast.ClassDef):
             for st in node.body:
                 field = isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)

@@ -12,6 +12,8 @@ import tomllib
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
 
+from source_trees import parse_source, walk
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "blindmcq"
 
@@ -23,14 +25,14 @@ def _name(requirement: str) -> str:
 def _guarded(tree: ast.AST) -> set[int]:
     """ids of the import nodes inside a ``try`` that catches ImportError (or ModuleNotFoundError)."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Try) and any(
             h.type is not None
             and {"ImportError", "ModuleNotFoundError"}
-            & {n.id for n in ast.walk(h.type) if isinstance(n, ast.Name)}
+            & {n.id for n in walk(h.type) if isinstance(n, ast.Name)}
             for h in node.handlers
         ):
-            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+            out |= {id(n) for stmt in node.body for n in walk(stmt)}
     return out
 
 
@@ -54,9 +56,9 @@ def imported_modules() -> dict[str, str]:
     """Top-level module -> the first ``file:line`` importing it unguarded, over the package's modules."""
     found: dict[str, str] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_source(path.read_text(encoding="utf-8"))
         guarded = _guarded(tree)
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if id(node) in guarded:
                 continue
             if isinstance(node, ast.Import):

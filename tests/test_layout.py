@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from source_trees import parse_source, walk
+
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blindmcq"
 
 
 def _imported(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walk(parse_source(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -63,7 +65,7 @@ def _under(path: Path, places: tuple[str, ...]) -> bool:
 
 def _docstrings(tree: ast.AST) -> set[int]:
     out = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
@@ -86,14 +88,14 @@ def _cli_main(tree: ast.Module, module: str) -> ast.AST | None:
 
 def conf_reads(path: Path) -> list[str]:
     """Where ``path`` reads config files by name or names the conf/ folder: ``line: what``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse_source(path.read_text(encoding="utf-8"))
     parts = path.relative_to(PACKAGE).with_suffix("").parts if path.is_relative_to(PACKAGE) else ()
     module = ".".join(("blindmcq", *parts))
     main = _cli_main(tree, module)
-    exempt = {id(n) for n in ast.walk(main)} if main is not None else set()
+    exempt = {id(n) for n in walk(main)} if main is not None else set()
     docs = _docstrings(tree)
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if id(node) in exempt:
             continue
         names: list[str] = []
@@ -153,7 +155,7 @@ COMMAND_HOMES = ("cli/", "stages/", "sweep.py")
 def command_lines(path: Path) -> list[str]:
     """Where ``path`` defines a command line: a top-level ``main`` or an argparse parser, ``line: what``."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walk(parse_source(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.FunctionDef) and node.name == "main" and node.col_offset == 0:
             found.append(f"{node.lineno}: def main")
         elif isinstance(node, ast.Call):
@@ -261,7 +263,7 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walk(parse_source(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -420,9 +422,9 @@ def private_imports(package: Path = PACKAGE) -> list[str]:
     modules = _modules(package)
     found = []
     for name, path in sorted(modules.items()):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_source(path.read_text(encoding="utf-8"))
         aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("blindmcq"):
                 for a in node.names:
                     if a.name.startswith("_") and not a.name.startswith("__"):
@@ -431,7 +433,7 @@ def private_imports(package: Path = PACKAGE) -> list[str]:
                         aliases[a.asname or a.name] = f"{node.module}.{a.name}"
             elif isinstance(node, ast.Import):
                 aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in modules})
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr.startswith("_")
