@@ -281,6 +281,24 @@ def test_turned_pages_and_landscape_sections_read_exactly(
         assert turned and all(t == {"rotate": rotate, "read_at": read_at} for t in turned.values())
 
 
+def test_a_stem_split_by_the_page_break_in_a_shorter_section_reaches_that_sections_foot(
+    records, tmp_path: Path
+) -> None:
+    """A landscape section, then a portrait one: a stem cut by a page break in the landscape section fills
+    its page to that section's foot, which lies above the portrait pages' foot; it is joined as printed,
+    not disputed for "not reaching the foot" of the taller pages."""
+    bank = render_variant(BY_NAME["landscape-section-stems"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    with pdfplumber.open(bank.path) as pdf:
+        wide = {p.page_number for p in pdf.pages if p.width > p.height}
+    joined = [p for i in items for p in i.meta.get("joined_stem", [])]
+    assert any(p - 1 in wide for p in joined)  # a stem continued from a landscape page
+    assert not [d for d in report["disputed"] if "does not reach the foot" in d["why"]]
+
+
 def test_a_gap_in_the_item_numbers_is_reported_with_a_stub_and_its_neighbours_disputed(
     rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -421,6 +421,37 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "landscape-section-split",  # held out: rows split by page breaks, a portrait then a landscape section
+        Style(
+            widths=(36.0, 196.0, 221.0, 70.0),
+            split_rows=True,
+            landscape_from=4,
+            footer="Сторінка {page} з {pages}",
+        ),
+        long_options=True,
+        fuse_every=9,
+        three_every=4,
+        five_every=5,
+        scoring_only=True,
+    ),
+    Variant(
+        "landscape-section-stems",  # stems split by page breaks, the landscape section (the lower foot) first
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            widths=(40.0, 150.0, 263.0, 70.0),
+            landscape=True,
+            landscape_from=3,
+            split_stems=True,
+            split_rows=True,
+            number_format="{n}.",
+        ),
+        cases=True,
+        long_options=True,
+        three_every=5,
+        five_every=3,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
