@@ -561,3 +561,24 @@ def test_a_line_end_hyphen_the_file_prints_both_ways_is_disputed() -> None:
     alone += item_rows(2, "2", "Б?", ["веб-сайті", "д", "в", "г"], 0)
     one, _ = assemble(alone, source="v", bank="b", file="f.pdf")
     assert one.options[0] == "на веб-сайті" and "ambiguous" not in one.meta
+
+
+def test_each_layout_section_has_its_own_page_foot() -> None:
+    """Pages of one size whose option column ends at one border are a section, its foot the lowest row
+    edge on its pages (a portrait and a landscape section: each its own); a page without option text
+    belongs to the section of the page before it."""
+    from blindmcq.corpus.assemble import _Sheet
+
+    def row(page: int, bottom: float, right: float | None) -> Row:
+        fit = Fit(right=right, widest=right - 5, last=right - 50, lead=20) if right else None
+        return Row(
+            page, "1", "Питання", "варіант" if right else None, "", top=bottom - 30, bottom=bottom, fit=fit
+        )
+
+    rows = [row(1, 773, 489), row(2, 735, 489), row(3, 533, 612), row(4, 520, 612), row(5, 400, None)]
+    sizes = {1: (595.3, 841.9), 2: (595.3, 841.9), 3: (841.9, 595.3), 4: (841.9, 595.3), 5: (841.9, 595.3)}
+    sheet = _Sheet.of(rows, sizes)
+    assert [sheet.foot(p) for p in range(1, 6)] == [773, 773, 533, 533, 533]
+    assert sheet.bottom == 773 and sheet.foot(9) is None
+    # the same sizes, the option column elsewhere from page 3 (another office's table): sections still
+    assert [_Sheet.of(rows, {p: (595.3, 841.9) for p in sizes}).foot(p) for p in (2, 4)] == [773, 533]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -280,6 +281,24 @@ def test_turned_pages_and_landscape_sections_read_exactly(
         assert turned and all(t == {"rotate": rotate, "read_at": read_at} for t in turned.values())
 
 
+def test_a_stem_split_by_the_page_break_in_a_shorter_section_reaches_that_sections_foot(
+    records, tmp_path: Path
+) -> None:
+    """A landscape section, then a portrait one: a stem cut by a page break in the landscape section fills
+    its page to that section's foot, which lies above the portrait pages' foot; it is joined as printed,
+    not disputed for "not reaching the foot" of the taller pages."""
+    bank = render_variant(BY_NAME["landscape-section-stems"], records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    with pdfplumber.open(bank.path) as pdf:
+        wide = {p.page_number for p in pdf.pages if p.width > p.height}
+    joined = [p for i in items for p in i.meta.get("joined_stem", [])]
+    assert any(p - 1 in wide for p in joined)  # a stem continued from a landscape page
+    assert not [d for d in report["disputed"] if "does not reach the foot" in d["why"]]
+
+
 def test_a_gap_in_the_item_numbers_is_reported_with_a_stub_and_its_neighbours_disputed(
     rendered, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -370,6 +389,38 @@ def test_text_that_is_no_legible_print_is_disputed_whatever_the_readings_agree(
     if name != "glyph-unmapped":
         faults = report["files"][0]["print_faults"]
         assert {str(d["page"]) for d in flagged} <= set(faults)
+
+
+@pytest.mark.parametrize("name", ["overrun-stem", "overrun-key-split"])
+def test_a_stem_run_on_past_its_column_rule_is_disputed_with_the_reason_on_the_review_page(
+    records, tmp_path: Path, name: str
+) -> None:
+    """A stem's last line printed on past the stem column's rule into the blank option column beside it:
+    every reading alike reads it into the neighbour cell, so the print check (no text crossing an inner
+    rule) disputes the item, and the review page says why; nothing comes out wrong."""
+    from blindmcq.corpus.review import review_html
+    from blindmcq.corpus.variants import variant_specs
+
+    variant = BY_NAME[name]
+    overrun = {s.number for s in variant_specs(variant, records, 120, 0) if s.overrun is not None}
+    bank = render_variant(variant, records, tmp_path, n_items=120, seed=0)
+    items, _ = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth) and overrun
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    why = "text runs past a column's rule into the next column"
+    flagged = {i.number for i in items if i.status == "disputed" and why in i.meta["settled"]["why"]}
+    assert flagged == overrun
+    page = review_html([i for i in items if i.status == "disputed"], [bank.path])
+    assert page.count(html.escape(why)) >= len(overrun)
+
+
+def test_an_option_run_on_into_the_mark_column_stops_naming_the_page(records, tmp_path: Path) -> None:
+    from blindmcq.errors import InputError
+
+    bank = render_variant(BY_NAME["overrun-option"], records, tmp_path, n_items=120, seed=0)
+    with pytest.raises(InputError, match=BY_NAME["overrun-option"].stops):
+        extract_items([bank.path], source="var", workers=1)
 
 
 def test_the_word_excluded_alone_in_the_stem_cell_is_an_exclusion(rendered) -> None:

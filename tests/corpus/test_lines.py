@@ -191,6 +191,31 @@ def test_print_faults_find_overprinted_glyphs_and_rules_through_text_not_plain_l
     assert print_faults([line(100, x=400)], [(104.5, 30.0, 300.0)]) == []  # the rule ends left of the line
 
 
+def test_print_faults_find_a_line_run_past_an_inner_column_rule() -> None:
+    """A line whose glyphs a column's inner rule runs through, or whose words sit a word space apart across
+    it, overruns its cell; text kept inside two cells (each cell's padding apart), a rule that does not
+    reach the line's height, and the table's outermost rules (text past them is in no cell) are no fault."""
+    from blindmcq.corpus.lines import OVERRUN, print_faults
+
+    def run(top: float, x0: float, x1: float) -> list[dict]:  # glyphs 5 pt wide from x0 to x1
+        return [
+            {"x0": x0 + 5 * k, "x1": x0 + 5 * k + 5, "top": top, "bottom": top + 10, "text": "а"}
+            for k in range(int((x1 - x0) // 5))
+        ]
+
+    columns = [(36.0, 90.0, 200.0), (200.0, 90.0, 200.0), (400.0, 90.0, 200.0), (480.0, 90.0, 200.0)]
+    crossed = run(100, 40, 260)  # glyphs straight through the rule at x 200
+    assert print_faults([crossed], [], columns) == [(OVERRUN, 100, 110)]
+    spaced = run(100, 43, 198) + run(100, 201, 260)  # a word space (3 pt) straddling the rule at 200
+    assert print_faults([spaced], [], columns) == [(OVERRUN, 100, 110)]
+    padded = run(100, 42, 197) + run(100, 203, 260)  # each cell's 3 pt of padding: two cells' text
+    assert print_faults([padded], [], columns) == []
+    short = [(36.0, 90.0, 200.0), (200.0, 120.0, 200.0), (480.0, 90.0, 200.0)]  # the rule starts below
+    assert print_faults([crossed], [], short) == []
+    past = run(100, 420, 500)  # over the table's right rule, as a mark word wider than its column prints
+    assert print_faults([past], [], columns) == []
+
+
 def test_a_line_drawn_over_text_alone_reads_as_struck_through_not_as_a_rule() -> None:
     from blindmcq.corpus.lines import print_faults
 

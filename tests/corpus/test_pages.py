@@ -95,6 +95,38 @@ def test_cell_text_equals_pdfplumber_extract_text_on_awkward_chars() -> None:
         assert path_tables.cell_text(chars) == utils.extract_text(chars)
 
 
+def test_path2_words_equal_extract_words(cases_bank: Rendered) -> None:
+    """Path 2's own word builder gives pdfplumber's ``extract_words()``, keys in order, on every page of a
+    bank that prints every special case, and on awkward chars: an empty char, a blank, a ligature, a char
+    left of the one before, gaps just under and over the tolerance, tops chained 3 pt apart, a rotated
+    char (pdfplumber's own extractor then)."""
+    from types import SimpleNamespace
+
+    from pdfplumber import utils
+
+    from blindmcq.corpus.path_rules import page_words
+
+    def same(page: object, chars: list[dict]) -> None:
+        new, old = page_words(page), utils.extract_words(chars)  # type: ignore[arg-type]
+        assert new == old and [list(w) for w in new] == [list(w) for w in old]
+
+    with pdfplumber.open(cases_bank.path) as pdf:
+        for page in pdf.pages:
+            same(lean(page), page.chars)
+
+    def char(x0: float, text: str, top: float = 10.0, upright: bool = True) -> dict:
+        return {"x0": x0, "x1": x0 + 4, "top": top, "bottom": top + 9, "text": text, "upright": upright,
+                "doctop": top + 800, "size": 9.0}  # fmt: skip
+
+    rows = [
+        [char(0, "а"), char(4, "б"), char(11, "в"), char(18.1, "г"), char(22, ""), char(26, "д")],
+        [char(0, "ﬁ"), char(4, " "), char(8, "x"), char(6, "y"), char(30, "z", top=12.9)],
+        [char(0, "a", top=10), char(4, "b", top=13.1), char(8, "c", top=16.5), char(50, "d", top=10)],
+    ]
+    for chars in [*rows, rows[0] + rows[1], [*rows[2], char(60, "e", upright=False)], []]:
+        same(SimpleNamespace(chars=chars, extract_words=lambda c=chars: utils.extract_words(c)), chars)
+
+
 def _tokens(parser_cls: type, data: bytes | list[bytes], bufsize: int) -> list:
     """The (position, object) pairs ``parser_cls`` reads from ``data`` (one stream, or several in turn)."""
     from pdfminer.pdftypes import PDFStream

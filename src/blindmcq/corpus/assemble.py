@@ -40,7 +40,7 @@ import dataclasses
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -517,7 +517,7 @@ def _next_numbers(rows: Sequence[Row]) -> list[int | None]:
     return out
 
 
-def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None = None) -> list[_Draft]:
+def _drafts(rows: Sequence[Row], file: str, layout: Layout, sheet: _Sheet | None = None) -> list[_Draft]:
     drafts: list[_Draft] = []
     waiting: list[int] = []
     page = None
@@ -546,6 +546,7 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None =
         numbers = _numbers(row.number, file, row.page) if row.number and row.number.strip() else []
         stem = row.question is not None and row.question.strip() != ""
         above = cur.boxes[-1] if cur is not None and cur.boxes else (0, 0.0, 0.0)
+        foot = sheet.foot(int(above[0])) if sheet is not None else None
         printed_join = (
             foot is not None and above[2] >= foot - BOTTOM_TOL and (row.question or "").lstrip()[:1].islower()
         )
@@ -593,22 +594,54 @@ def _drafts(rows: Sequence[Row], file: str, layout: Layout, foot: float | None =
 
 @dataclass(frozen=True)
 class _Sheet:
-    """File-wide geometry of one path's rows, the yardsticks of :func:`_against_join`."""
+    """Geometry of one path's rows, the yardsticks of :func:`_against_join`, per layout section: the pages
+    of one size whose option column has one right border (a portrait and a landscape section, or two
+    offices' tables, in one file), each with its own foot."""
 
-    bottom: float | None  # the lowest row edge on any page: where a row split by a page break ends
+    feet: dict[tuple[Any, ...], float]  # section -> the lowest row edge on its pages: where a split row ends
     widest: dict[int, float]  # option column (its right border, rounded) -> right end of its longest line
+    sections: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # page -> section
+
+    @property
+    def bottom(self) -> float | None:
+        """The lowest row edge on any page (None: no row has one)."""
+        return max(self.feet.values(), default=None)
+
+    def foot(self, page: int) -> float | None:
+        """Where a row split by the page break ends on ``page``: the lowest row edge of its section."""
+        section = self.sections.get(page)
+        return self.feet.get(section) if section is not None else None
 
     @classmethod
-    def of(cls, rows: Sequence[Row]) -> _Sheet:
+    def of(cls, rows: Sequence[Row], sizes: Mapping[int, tuple[float, float]] | None = None) -> _Sheet:
         widest: dict[int, float] = {}
+        borders: dict[int, Counter[int]] = {}
         for r in rows:
+            borders.setdefault(r.page, Counter())
             if r.fit is not None:
                 k = round(r.fit.right)
                 widest[k] = max(widest.get(k, r.fit.widest), r.fit.widest)
-        return cls(max((r.bottom for r in rows if r.bottom is not None), default=None), widest)
+                borders[r.page][k] += 1
+        sections: dict[int, tuple[Any, ...]] = {}
+        pages = sorted(borders)
+        # a page with no option text takes the border of the nearest page before it (else after it)
+        known = [borders[p].most_common(1)[0][0] if borders[p] else None for p in pages]
+        for order in (range(len(pages)), range(len(pages) - 1, -1, -1)):
+            last = None
+            for k in order:
+                known[k] = last = known[k] if known[k] is not None else last
+        for page, border in zip(pages, known, strict=True):
+            size = (sizes or {}).get(page)
+            sections[page] = (round(size[0]), round(size[1])) if size else (), border
+        feet: dict[tuple[Any, ...], float] = {}
+        for r in rows:
+            if r.bottom is not None:
+                section = sections[r.page]
+                feet[section] = max(feet.get(section, r.bottom), r.bottom)
+        return cls(feet, widest, sections)
 
 
-BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of the file reaches the page's foot
+BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of its section reaches the page's foot
 _SENTENCE_END = re.compile(r"[.!?…]\s*$")
 
 
@@ -623,7 +656,8 @@ def _against_join(
     would include the cell's padding), and the two do not read as two sentences."""
     if below.page != above.page + 1:
         return "the row above is not on the page before"
-    if above.bottom is None or sheet.bottom is None or above.bottom < sheet.bottom - BOTTOM_TOL:
+    foot = sheet.foot(above.page)
+    if above.bottom is None or foot is None or above.bottom < foot - BOTTOM_TOL:
         return "the row above does not reach the foot of its page"
     a, b = above.fit, below.fit
     if a is None or b is None or abs(a.right - b.right) > BOTTOM_TOL:
@@ -795,7 +829,7 @@ def _item(
     n_options: int | None,
     fourth: str = MARK,
     letters: str = KEY_LETTERS,
-    sheet: _Sheet = _Sheet(None, {}),
+    sheet: _Sheet = _Sheet({}, {}),
     right: AbstractSet[str] = RIGHT_WORDS,
     labels: bool = False,
     solid: AbstractSet[str] | None = None,
@@ -814,7 +848,7 @@ def _item(
             "the row above is not on the page before"
             if above_page != page - 1
             else "the row above does not reach the foot of its page"
-            if sheet.bottom is None or above_bottom < sheet.bottom - BOTTOM_TOL
+            if (foot := sheet.foot(above_page)) is None or above_bottom < foot - BOTTOM_TOL
             else "it starts with a capital"
             if not text.lstrip()[:1].islower()
             else None
@@ -917,11 +951,13 @@ def assemble(
     file: str,
     n_options: int | None = N_OPTIONS,
     layout: Layout | None = None,
+    sizes: Mapping[int, tuple[float, float]] | None = None,
 ) -> list[Item]:
-    """Items of one file from its rows in page order (either path's); layout detected when not given."""
+    """Items of one file from its rows in page order (either path's); layout detected when not given.
+    ``sizes`` (page -> width, height) tells the file's layout sections apart by page size too."""
     layout = layout or detect_layout(rows, file)
-    sheet = _Sheet.of(rows)
-    drafts = _drafts(rows, file, layout, sheet.bottom)
+    sheet = _Sheet.of(rows, sizes)
+    drafts = _drafts(rows, file, layout, sheet)
     vocab = hyphen_vocabulary(rows)
     solid = solid_words(rows)
     with_labels = labelled(o for d in drafts for o in d.options)

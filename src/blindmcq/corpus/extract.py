@@ -313,7 +313,13 @@ def extract_items(
         layouts = {m: _layout_of(rows[m], path) for m in rows}
         found = {
             m: assemble(
-                rows[m], source=source, bank=name, file=path.name, n_options=n_options, layout=layouts[m]
+                rows[m],
+                source=source,
+                bank=name,
+                file=path.name,
+                n_options=n_options,
+                layout=layouts[m],
+                sizes=fr.sizes,
             )
             if layouts[m]
             else []

@@ -96,7 +96,12 @@ def page_text(page: Any, page_no: int) -> PageText:
         for e in page.edges
         if e["orientation"] == "h" and e["x1"] - e["x0"] > RULE_TOL
     ]
-    return PageText(page_no, float(page.width), words, rules, print_faults(lines, rules))
+    columns = [
+        (float(e["x0"]), float(e["top"]), float(e["bottom"]))
+        for e in page.edges
+        if e["orientation"] == "v" and e["bottom"] - e["top"] > RULE_TOL
+    ]
+    return PageText(page_no, float(page.width), words, rules, print_faults(lines, rules, columns))
 
 
 OVERLAP = 0.25  # two glyph boxes sharing more than this share of the smaller one: one printed over the other
@@ -104,6 +109,10 @@ KERN = 0.5  # pt: neighbouring glyphs of one line may overlap this much (kerning
 SAME_GLYPH = 1.5  # pt: the same glyph drawn again this close (a simulated bold) is not an overprint
 STRIKE_TOL = 1.5  # pt: a line ending this close to the first and last glyph it crosses strikes them through
 THROUGH = 0.3  # a rule this far inside a glyph's box from its top or bottom runs through the glyph
+# Glyphs either side of a column's rule closer than this share of their height are one run of text printed
+# past the rule (a word space is about 0.3; text kept inside two cells is at least both cells' padding apart)
+OVERRUN_GAP = 0.4
+OVERRUN = "text runs past a column's rule into the next column"
 
 
 def _overprinted(
@@ -141,13 +150,18 @@ def _segments(line: list[Any]) -> list[tuple[float, float, list[float], float, l
 
 
 def print_faults(
-    lines: Sequence[Sequence[dict[str, Any]]], rules: Sequence[Rule]
+    lines: Sequence[Sequence[dict[str, Any]]],
+    rules: Sequence[Rule],
+    columns: Sequence[tuple[float, float, float]] = (),
 ) -> list[tuple[str, float, float]]:
     """Where the page's glyphs are not legible as separate text, from its chars grouped into printed lines
     (each left to right): a glyph overlapping another (text printed over text, such as a long cell's lines
-    run into the cell below) and a glyph a horizontal rule runs through (a line printed across the cell's
-    edge); each as (what, top, bottom), merged per line. Lines are compared with their neighbours only
-    where their heights overlap, so a page costs little more than one pass over its chars."""
+    run into the cell below), a glyph a horizontal rule runs through (a line printed across the cell's
+    edge), and a line of text running past an inner vertical rule (``columns``: (x, top, bottom) of each;
+    a glyph the rule runs through, or glyphs on either side of it no further apart than a word space: text
+    overrunning its cell into the next column; the table's outermost rules aside, as text past them is read
+    by no cell); each as (what, top, bottom), merged per line. Lines are compared with their neighbours
+    only where their heights overlap, so a page costs little more than one pass over its chars."""
     boxed = [
         [
             (c["x0"], c["x1"], c["top"], c["bottom"], c["text"])
@@ -201,6 +215,7 @@ def print_faults(
             struck = r[1] >= crossed[0][0] - STRIKE_TOL and r[2] <= crossed[-1][1] + STRIKE_TOL
             what = "text struck through (an exclusion?)" if struck else "a rule runs through the text"
             found += [(what, b[2], b[3]) for b in crossed]
+    found += _overruns(boxed, spans, columns)
     merged: list[tuple[str, float, float]] = []
     for what, t, b in sorted(found):
         if merged and merged[-1][0] == what and t <= merged[-1][2] + LINE_TOL:
@@ -208,6 +223,34 @@ def print_faults(
         else:
             merged.append((what, t, b))
     return merged
+
+
+def _overruns(
+    boxed: Sequence[Sequence[tuple[float, float, float, float, str]]],
+    spans: Sequence[tuple[float, float]],
+    columns: Sequence[tuple[float, float, float]],
+) -> list[tuple[str, float, float]]:
+    """(OVERRUN, top, bottom) of each printed line that runs past an inner vertical rule (see
+    :func:`print_faults`)."""
+    if not columns:
+        return []
+    left, right = min(c[0] for c in columns), max(c[0] for c in columns)
+    inner = sorted(c for c in columns if left + RULE_TOL < c[0] < right - RULE_TOL)
+    found = []
+    for (top, bottom), line in zip(spans, boxed, strict=True):
+        mid, h = (top + bottom) / 2, bottom - top
+        starts = [b[0] for b in line]
+        for x, r_top, r_bottom in inner:
+            if not r_top < mid < r_bottom or not line[0][0] < x < line[-1][1]:
+                continue
+            k = bisect_left(starts, x)  # line[k - 1] is the last glyph starting left of the rule
+            if k == 0:
+                continue
+            a = line[k - 1]
+            if a[1] > x + KERN or (k < len(line) and line[k][0] - a[1] < OVERRUN_GAP * h):
+                found.append((OVERRUN, top, bottom))
+                break
+    return found
 
 
 def horizontal_only(pt: PageText) -> bool:

@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from typing import Any
 from unicodedata import normalize as normalize_unicode
 
-from pdfminer import pdfinterp
+from pdfminer import pdfinterp, settings
 from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
 from pdfminer.pdffont import PDFFont, PDFUnicodeNotDefined
-from pdfminer.psparser import HEX_PAIR, KWD, LIT, SPC, PSBaseParser
+from pdfminer.pdftypes import stream_value
+from pdfminer.psparser import HEX_PAIR, KWD, LIT, PSEOF, SPC, PSBaseParser, PSKeyword, keyword_name
 from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
 from pdfplumber.utils.exceptions import PdfminerException
@@ -183,6 +184,67 @@ class _ContentParser(pdfinterp.PDFContentParser):
         if j > i:
             self._curtoken += escape_decode(s[i:j])[0]
         return super()._parse_string(s, j)
+
+
+# (interpreter class, operator keyword) -> (the method, its argument count), or None where it has none
+_OPS: dict[tuple[type, PSKeyword], tuple[Any, int] | None] = {}
+
+
+class _Interpreter(pdfinterp.PDFPageInterpreter):
+    """pdfminer's page interpreter, each operator's method and argument count looked up once per operator
+    (pdfminer builds the method's name, and looks it up, at every operator of the stream); the operators run
+    with the same arguments in the same order. Form XObjects are interpreted by this class too (pdfminer's
+    ``dup``)."""
+
+    def _op(self, obj: PSKeyword) -> tuple[Any, int] | None:
+        key = (type(self), obj)
+        if key not in _OPS:
+            name = keyword_name(obj)
+            method = "do_{}".format(name.replace("*", "_a").replace('"', "_w").replace("'", "_q"))
+            func = getattr(type(self), method, None)
+            _OPS[key] = None if func is None else (func, func.__code__.co_argcount - 1)
+        return _OPS[key]
+
+    def execute(self, streams: Any) -> None:
+        # pdfminer's execute (circular content streams refused, an empty page left), its loop's lookups cached
+        valid_streams = []
+        self.stream_ids.clear()
+        for obj in streams:
+            stream = stream_value(obj)
+            if stream.objid is None:
+                pdfinterp.log.warning("Execute called on non-indirect object (inline image?) %r", stream)
+                continue
+            if stream.objid in self.parent_stream_ids:
+                pdfinterp.log.warning(
+                    "Refusing to execute circular reference to content stream %d", stream.objid
+                )
+            else:
+                valid_streams.append(stream)
+                self.stream_ids.add(stream.objid)
+        try:
+            parser = pdfinterp.PDFContentParser(valid_streams)  # the module's parser (swapped by LeanPage)
+        except PSEOF:
+            return
+        nextobject, op = parser.nextobject, self._op
+        while True:
+            try:
+                (_, obj) = nextobject()
+            except PSEOF:
+                break
+            if isinstance(obj, PSKeyword):
+                found = op(obj)
+                if found is not None:
+                    func, nargs = found
+                    if nargs:
+                        args = self.pop(nargs)
+                        if len(args) == nargs:
+                            func(self, *args)
+                    else:
+                        func(self)
+                elif settings.STRICT:
+                    raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(obj)!r}")
+            else:
+                self.push(obj)
 
 
 class _CharDevice(PDFPageAggregatorWithMarkedContent):
@@ -403,7 +465,7 @@ class LeanPage(Page):
             if not hasattr(self, "_layout"):  # pdfplumber's Page.layout, with the device above
                 device = _CharDevice(self)
                 try:
-                    pdfinterp.PDFPageInterpreter(self.pdf.rsrcmgr, device).process_page(self.page_obj)
+                    _Interpreter(self.pdf.rsrcmgr, device).process_page(self.page_obj)
                 except Exception as e:
                     raise PdfminerException(e) from e
                 self._layout = device.get_result()

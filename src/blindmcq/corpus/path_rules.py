@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
+from operator import itemgetter
 from typing import Any
 
 from pdfplumber.page import Page
+from pdfplumber.utils.text import DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE, LIGATURES
 
 from blindmcq.corpus.rows import COLUMNS, Row, fit_of
 
@@ -21,6 +23,84 @@ N_COLUMNS = 4
 OPTION = COLUMNS.index("option")
 TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
+
+
+_X0 = itemgetter("x0")
+
+
+def page_words(page: Page) -> list[dict[str, Any]]:
+    """``page.extract_words()`` (pdfplumber's defaults): the same words, keys and values, in the same
+    order, built in one loop per printed line (pdfplumber's word extractor runs a generator and a method
+    call per char). A page with a char that is not upright is left to pdfplumber's own extractor."""
+    chars = page.chars
+    if not all(c["upright"] for c in chars):
+        return page.extract_words()
+    out: list[dict[str, Any]] = []
+    xt, yt, expand = DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE, LIGATURES
+
+    def emit(word: list[dict[str, Any]]) -> None:
+        top = min(c["top"] for c in word)
+        x0, x1 = min(c["x0"] for c in word), max(c["x1"] for c in word)
+        bottom = max(c["bottom"] for c in word)
+        first = word[0]
+        out.append(
+            {
+                "text": "".join(expand.get(c["text"], c["text"] or "") for c in word),
+                "x0": x0,
+                "x1": x1,
+                "top": top,
+                "doctop": top + (first["doctop"] - first["top"]),
+                "bottom": bottom,
+                "upright": first["upright"],
+                "height": bottom - top,
+                "width": x1 - x0,
+                "direction": "ltr",
+            }
+        )
+
+    # pdfplumber: chars grouped by upright (one group here), lines clustered by top, each sorted by x0;
+    # a space ends a word, an empty text is a word of its own (``"" in split_at_punctuation``), and a char
+    # left of the last one's start, past its end by more than x_tolerance or off its top by more than
+    # y_tolerance starts one
+    for line in _lines(chars, yt):
+        cur: list[dict[str, Any]] = []
+        for c in sorted(line, key=_X0):
+            text = c["text"]
+            if text.isspace():
+                if cur:
+                    emit(cur)
+                cur = []
+            elif text == "":
+                if cur:
+                    emit(cur)
+                emit([c])
+                cur = []
+            elif cur and (
+                c["x0"] < (p := cur[-1])["x0"] or c["x0"] > p["x1"] + xt or abs(c["top"] - p["top"]) > yt
+            ):
+                emit(cur)
+                cur = [c]
+            else:
+                cur.append(c)
+        if cur:
+            emit(cur)
+    return out
+
+
+def _lines(chars: list[dict[str, Any]], tolerance: float) -> list[list[dict[str, Any]]]:
+    """pdfplumber's ``cluster_objects(chars, top, tolerance)``: the distinct tops sorted, each joining the
+    cluster of the one before when at most ``tolerance`` above it; chars by cluster, in their order."""
+    cluster: dict[float, int] = {}
+    k, last = -1, None
+    for top in sorted({c["top"] for c in chars}):
+        if last is None or top > last + tolerance:
+            k += 1
+        cluster[top] = k
+        last = top
+    lines: list[list[dict[str, Any]]] = [[] for _ in range(k + 1)]
+    for c in chars:
+        lines[cluster[c["top"]]].append(c)
+    return lines
 
 
 class GridShapeError(ValueError):
@@ -120,7 +200,7 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
         for j in range(N_COLUMNS):
             owner[i][j] = i if i == 0 or j in crossed[i] else owner[i - 1][j]
     words: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
-    for w in page.extract_words():
+    for w in page_words(page):
         cx, cy = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
         j, i = bisect_right(xs, cx) - 1, bisect_right(ys, cy) - 1
         if j == N_COLUMNS and w["x0"] < xs[-1]:

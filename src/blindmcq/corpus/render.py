@@ -46,6 +46,7 @@ RIGHT, WRONG = "правильна", "неправильна"
 NOTE = "Виключено рішенням Комісії від 14.02.2019 № 23/зп-19"
 WORD_NOTE = "Виключено."  # the stem replaced by the word alone
 TITLE = "Перелік тестових питань"
+OVERRUN_MIN = 8.0  # pt: words run on past a cell's rule reach at least this far into the next column
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,9 @@ class ItemSpec:
     # row: every line of the item's cells struck through (an exclusion: the truth is excluded); option:
     # only its first option's lines (the truth as printed: the extractor cannot tell, and disputes it)
     struck: Literal["row", "option"] | None = None
+    # (field, words): words printed on at the end of a cell's last line, unwrapped, past the cell's right
+    # rule into the next column (field -1: the stem; k: option k); they belong to that field
+    overrun: tuple[int, str] | None = None
 
 
 @dataclass
@@ -191,6 +195,7 @@ def normalise(text: str) -> str:
 
 def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: int, fused: bool) -> Item:
     """The record a faithful extraction yields for ``spec`` (SPEC, "Items")."""
+    spec = _overrun_truth(spec)
     options = () if spec.excluded == "span" else tuple(normalise(o) for o in spec.options)
     keys = [] if spec.excluded in ("mark", "span") else list(spec.keys)
     flags = set(invariant_flags(options, keys, 4))
@@ -218,6 +223,54 @@ def expected_item(spec: ItemSpec, *, source: str, bank: str, file: str, page: in
         page=page,
         meta=meta,
     )
+
+
+def _overrun_truth(spec: ItemSpec) -> ItemSpec:
+    """``spec`` with its overrun words (:attr:`ItemSpec.overrun`) part of the field they are printed in."""
+    if spec.overrun is None:
+        return spec
+    field_, words = spec.overrun
+    if field_ < 0:
+        return dataclasses.replace(spec, question=f"{spec.question} {words}")
+    options = tuple(f"{o} {words}" if k == field_ else o for k, o in enumerate(spec.options))
+    return dataclasses.replace(spec, options=options)
+
+
+def overrun_words(spec: ItemSpec, field_: int, text: str, style: Style = DEFAULT_STYLE) -> str | None:
+    """The first words of ``text`` that, printed on at the end of the last line of ``spec``'s stem
+    (``field_`` -1) or option ``field_``, run past the cell's right rule by at least ``OVERRUN_MIN`` and
+    end inside the next column; None where none do, or where something is printed beside that line in the
+    next column (the words would print over it)."""
+    if spec.excluded is not None or spec.fused is not None or style.unmerged or style.wrap_marks:
+        return None
+    register_fonts(style)
+    _STYLE[0] = style
+    try:
+        lay = _layout(spec, True, style)
+        col = 1 if field_ < 0 else 2
+        line = lay.question[-1] if field_ < 0 else lay.options[field_][-1]
+        words = text.split()
+        fits = [
+            " ".join(words[:n])
+            for n in range(1, len(words) + 1)
+            if style.widths[col] + OVERRUN_MIN
+            < PAD + _width(f"{line} {' '.join(words[:n])}")
+            < style.widths[col] + style.widths[col + 1] - PAD
+        ]
+    finally:
+        _STYLE[0] = DEFAULT_STYLE
+    if not fits:
+        return None
+    if field_ >= 0:  # the mark (or key) is printed on the row's first line only
+        return fits[0] if len(lay.options[field_]) >= 2 else None
+    # the stem's last line against the option lines beside it (each row: padding, then its lines)
+    last = PAD + (len(lay.question) - 1) * style.leading
+    row_top = 0.0
+    for height, lines in zip(lay.heights, lay.options, strict=True):
+        if last + style.leading > row_top + PAD and last < row_top + PAD + len(lines) * style.leading:
+            return None
+        row_top += height
+    return fits[0]
 
 
 @dataclass
@@ -248,6 +301,10 @@ def _layout(spec: ItemSpec, hyphenate: bool, style: Style = DEFAULT_STYLE) -> _L
         for k, o in enumerate(spec.options)
     ]
     options = [wrap(o, widths[2], hyphenate=hyphenate) for o in printed]
+    if spec.overrun is not None:  # printed on, unwrapped, past the cell's right rule
+        field_, words = spec.overrun
+        cell = q if field_ < 0 else options[field_]
+        cell[-1] = f"{cell[-1]} {words}"
     if spec.excluded == "span":  # one cell over the option and mark columns holds the note
         options = [wrap(NOTE, widths[2] + widths[3], hyphenate=False)]
         marks = [[]]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.corpus.default_bank import spec
-from blindmcq.corpus.render import ItemSpec, Rendered, Style, render_pdf, with_cases
+from blindmcq.corpus.render import ItemSpec, Rendered, Style, overrun_words, render_pdf, with_cases
 from blindmcq.datasets.items import item_id
 
 ANNEX = ("Додаток 2", "до рішення Вищої кваліфікаційної комісії суддів України", "від 14.02.2019 № 23/зп-19")
@@ -56,6 +56,10 @@ class Variant:
     expect_disputed: bool = False  # faults or gaps printed into several items by design: no 1% dispute cap
     gap_at_page_top: int = 0  # that many numbers not printed, each the first item of a page (a gap there)
     fuse_after_break: bool = False  # fuse the number cell of each item after one a page break crosses
+    # that many stems (options) whose last line runs on, unwrapped, past the column's right rule into the
+    # option (mark) column where nothing is printed beside it: read into the neighbour cell, to be disputed
+    overrun_stems: int = 0
+    overrun_options: int = 0
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -417,6 +421,37 @@ VARIANTS: tuple[Variant, ...] = (
         cases=True,
     ),
     Variant(
+        "landscape-section-split",  # held out: rows split by page breaks, a portrait then a landscape section
+        Style(
+            widths=(36.0, 196.0, 221.0, 70.0),
+            split_rows=True,
+            landscape_from=4,
+            footer="Сторінка {page} з {pages}",
+        ),
+        long_options=True,
+        fuse_every=9,
+        three_every=4,
+        five_every=5,
+        scoring_only=True,
+    ),
+    Variant(
+        "landscape-section-stems",  # stems split by page breaks, the landscape section (the lower foot) first
+        Style(
+            font="DejaVuSerif",
+            bold="DejaVuSerif-Bold",
+            widths=(40.0, 150.0, 263.0, 70.0),
+            landscape=True,
+            landscape_from=3,
+            split_stems=True,
+            split_rows=True,
+            number_format="{n}.",
+        ),
+        cases=True,
+        long_options=True,
+        three_every=5,
+        five_every=3,
+    ),
+    Variant(
         "mono-landscape-mixed",
         Style(
             font="DejaVuSansMono",
@@ -639,6 +674,51 @@ VARIANTS: tuple[Variant, ...] = (
         expect_disputed=True,
         scoring_only=True,
     ),
+    # Text printed past a non-last column's right rule where the next column is blank beside it: read into
+    # the neighbour cell by every reading alike, so disputed by the print check, never settled ok.
+    Variant(
+        "overrun-stem",  # two stems' last lines run on into the option column
+        Style(widths=(36.0, 196.0, 221.0, 70.0)),
+        cases=True,
+        overrun_stems=2,
+        expect_disputed=True,
+    ),
+    Variant(
+        "overrun-option",  # two options' last lines run on into the mark column: the mark cell unreadable
+        Style(widths=(36.0, 196.0, 221.0, 70.0), header=("№", "Питання", "Відповіді", "Відмітка")),
+        cases=True,
+        overrun_options=2,
+        stops=r"page \d+: fourth-column cell '(не)?правильна\\n\w+' is neither a mark",
+    ),
+    Variant(
+        "overrun-key-split",  # held out: both kinds in a key column, rows split by pages, a serif font
+        Style(
+            font="DejaVuSerifCondensed",
+            bold="DejaVuSerifCondensed-Bold",
+            widths=(40.0, 190.0, 233.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Правильна\nвідповідь"),
+            key_column=True,
+            split_rows=True,
+            number_format="{n}.",
+        ),
+        long_options=True,
+        overrun_stems=2,
+        expect_disputed=True,
+        scoring_only=True,
+    ),
+    Variant(
+        "overrun-labelled-star",  # held out: labelled options, "*" marks, three overrunning stems
+        Style(
+            widths=(36.0, 200.0, 227.0, 60.0),
+            header=("№", "Питання", "Варіанти відповіді", "Ключ"),
+            option_labels="АБВГДЕ",
+            marks=("*", ""),
+        ),
+        cases=True,
+        overrun_stems=3,
+        expect_disputed=True,
+        scoring_only=True,
+    ),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 
@@ -730,6 +810,15 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
     for k in plain[5 :: max(1, len(plain) // max(1, variant.overprint))][: variant.overprint]:
         words = specs[k - 1].options[-1].split() * 3
         specs[k] = dataclasses.replace(specs[k], overprint=" ".join(words))
+    for count, field_of in ((variant.overrun_stems, lambda s: -1), (variant.overrun_options, _longest)):
+        room = [
+            (k, words)
+            for k in plain[2:]
+            if specs[k].overrun is None
+            and (words := overrun_words(specs[k], field_of(specs[k]), specs[k - 1].question, variant.style))
+        ]
+        for k, words in room[:: max(1, len(room) // max(1, count))][:count]:
+            specs[k] = dataclasses.replace(specs[k], overrun=(field_of(specs[k]), words))
     if variant.headings_every:
         specs = [
             dataclasses.replace(
@@ -747,6 +836,10 @@ def variant_specs(variant: Variant, records: list[dict[str, Any]], n_items: int,
             for k, s in enumerate(specs)
         ]
     return specs
+
+
+def _longest(s: ItemSpec) -> int:
+    return max(range(len(s.options)), key=lambda k: len(s.options[k]))
 
 
 def _nul(text: str) -> str:
