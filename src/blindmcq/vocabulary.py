@@ -39,7 +39,6 @@ LEXICAL = "lexical_search"
 
 # How lexical search breaks a tie between equally scored options: a seeded draw, or the first.
 TieBreak = Literal["random", "first"]
-TIE_BREAKS: tuple[TieBreak, ...] = get_args(TieBreak)
 
 # The table formats a generic bank is read in; hf: a folder datasets' save_to_disk wrote.
 BankFormat = Literal["csv", "tsv", "jsonl", "parquet", "xlsx", "hf"]

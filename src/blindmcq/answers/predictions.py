@@ -146,10 +146,6 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     return frame
 
 
-def to_records(predictions: Predictions) -> list[PredictionRecord]:
-    return [PredictionRecord(**row) for row in to_table(predictions).to_pylist()]
-
-
 def write_predictions(predictions: Predictions, path: PathLike) -> Path:
     """Write Parquet (``.parquet``) or JSONL (``.jsonl``), chosen by the suffix, atomically."""
     path = Path(path)

@@ -342,18 +342,6 @@ def chance_group(
     return Fraction(1, _assignments(pool_size, n, abstain))
 
 
-def chance_question_distinct(
-    pool_size: int, n_questions: int, answerable: bool, abstain: bool = True
-) -> Fraction:
-    """One question's chance under a uniformly random *distinct* assignment of the whole group."""
-    total = _assignments(pool_size, n_questions, abstain)
-    if answerable:  # this question holds its entry; the others share the remaining P-1
-        return Fraction(_assignments(pool_size - 1, n_questions - 1, abstain), total)
-    if not abstain:
-        return Fraction(0)
-    return Fraction(_assignments(pool_size, n_questions - 1, abstain), total)
-
-
 # ------------------------------------------------------------------- running
 
 
