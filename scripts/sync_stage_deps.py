@@ -47,6 +47,7 @@ LOADERS: dict[str, str | None] = {
     "group_names": "conf",
     "hydra_conf_dir": "conf",
     "intervention_cfg": "conf/intervention",
+    "default_choices": "conf",
 }
 DATA_FOLDERS = ("templates",)
 

@@ -52,6 +52,7 @@ ENTRY_POINTS = ("stages/", "cli/", "config/", "params.py", "sweep.py")
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
     "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_cfg",
+    "default_choices",
 })  # fmt: skip
 
 

@@ -32,7 +32,7 @@ from blindmcq import stats
 from blindmcq.analysis.frame import PRESENTATION, Baseline, ensure, failed_mask, failure_counts, select
 from blindmcq.analysis.gate import GateResult
 from blindmcq.config.schema import Analysis as AnalysisGroup
-from blindmcq.config.schema import default
+from blindmcq.config.schema import choices, default
 from blindmcq.errors import ConfigError
 from blindmcq.vocabulary import CONDITIONS
 
@@ -672,7 +672,7 @@ class Analysis:
         return out
 
 
-FAILED_CALLS = ("drop", "wrong")
+FAILED_CALLS = choices(AnalysisGroup, "failed_calls")
 
 
 def apply_failed_calls(df: pd.DataFrame, policy: str) -> pd.DataFrame:

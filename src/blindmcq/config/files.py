@@ -61,6 +61,25 @@ def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dic
     return data
 
 
+def default_choices(conf_dir: str | Path | None = None) -> dict[str, str]:
+    """The option each group takes in ``conf/config.yaml``'s defaults list (``{"prompt": "original",
+    "model@gate_model": "lexical", ...}``, keys as written): what Hydra composes when nothing overrides."""
+    path = Path(conf_dir or CONF_DIR) / "config.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError("defaults", f"not readable: {exc}", file=str(path)) from None
+    entries = data.get("defaults") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ConfigError("defaults", "expected Hydra's defaults list", file=str(path))
+    return {
+        str(group): str(name)
+        for entry in entries
+        if isinstance(entry, dict)
+        for group, name in entry.items()
+    }
+
+
 def load_model_file(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
     """``conf/model/<name>.yaml`` (or a YAML path) as a dict, schema-checked; ``name`` defaults to the
     file stem. ``conf_dir`` is the folder of model files (default ``conf/model``)."""

@@ -47,7 +47,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
 from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
-from blindmcq.vocabulary import ParseStatus
+from blindmcq.vocabulary import PUBLISHED_ORDER, ParseStatus
 
 log = logging.getLogger(__name__)
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
@@ -402,7 +402,7 @@ def build_jobs(
                 "protocol.labels", f"no label scheme {spec.labels!r} (have {sorted(setup.schemes)})"
             )
         labels = setup.schemes[spec.labels]
-    orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
+    orders = {"published": [PUBLISHED_ORDER], "all": "all"}.get(spec.order) if spec.order else None
     presentations = build_presentations(
         items,
         conditions=condition.conditions,
