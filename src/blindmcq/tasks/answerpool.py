@@ -140,12 +140,17 @@ class PoolConfig:
         then :meth:`of`."""
         from blindmcq.config.schema import validate_group
 
-        return cls.of(validate_group("intervention", dict(cfg), key=prefix))
+        return cls.of(validate_group("intervention", dict(cfg), key=prefix), prefix)
 
     @classmethod
-    def of(cls, schema: AnswerPoolIntervention) -> PoolConfig:
-        """The pooled task's fields of a checked ``intervention.answerpool``."""
+    def of(cls, schema: AnswerPoolIntervention, prefix: str = "intervention.answerpool") -> PoolConfig:
+        """The pooled task's fields of a checked ``intervention.answerpool``; its language must be one
+        this module has the prompt's words in (``TEXT``), an error naming ``prefix.language``."""
         values = {f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)}
+        if values["language"] not in TEXT:
+            raise ConfigError(
+                f"{prefix}.language", f"{values['language']!r} is not one of {', '.join(TEXT)}"
+            )
         return cls(**{**values, "conditions": tuple(values["conditions"])})
 
 
