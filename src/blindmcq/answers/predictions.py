@@ -21,7 +21,7 @@ Format (the released predictions):
 * Parquet: Arrow types string, int64, float64, bool, and ``list<int64>`` for ``order``; zstd
   compression. JSONL: UTF-8, one JSON object per line with the same keys, ``null`` for missing values.
 
-* Version: ``SCHEMA_VERSION`` (now 1), in the Parquet schema metadata under ``blindmcq.schema_version``
+* Version: ``SCHEMA_VERSION`` (1), in the Parquet schema metadata under ``blindmcq.schema_version``
   and as the ``schema_version`` key of every JSONL row. A file without it predates the version and
   reads as version 1; a version this code does not know is an error naming the file (and line).
   docs/predictions.md documents the format.

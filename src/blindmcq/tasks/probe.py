@@ -4,7 +4,7 @@ PredictionRecord per call, for one model (``run_probe``) or a panel of them (``p
 - dataset: ``sample_items`` (the seeded sample of the usable items);
 - presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
   ``make_jobs`` turns presentations into requests with what the backend's declared abilities need);
-- parser: ``blindmcq.tasks.presentations.interpret`` (or the MD matcher);
+- parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
 The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
@@ -480,7 +480,7 @@ def probe_panel(
     engine: EngineSettings,
 ) -> pd.DataFrame:
     """Every model of ``models`` (the probed model first, then the panel's members: the entry point
-    reads their configs, ``wiring.panel_configs``) on the same ``items`` with the same presentations,
+    reads their configs, ``wiring.probe.panel_configs``) on the same ``items`` with the same presentations,
     as one predictions frame; the ``model`` column tells the rows apart."""
     frames = [run_probe(items, cfg, setup, engine) for cfg in models]
     if len(frames) == 1:
