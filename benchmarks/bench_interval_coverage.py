@@ -41,7 +41,10 @@ def main() -> None:
         inside = (p > 0) & (p < 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             raw = np.where(inside & (var > 0), p * (1 - p) / var, np.where(inside, calls, m))
-        return stats.wilson_at(p, np.clip(raw, m, calls), stats.expanded_quantile(m))
+            n, z = np.clip(raw, m, calls), stats.expanded_quantile(m)
+            centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return stats.contain(p, centre - half, centre + half)
 
     started = time.perf_counter()
     print(f"{args.banks} banks a cell")

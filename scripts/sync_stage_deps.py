@@ -46,7 +46,8 @@ LOADERS: dict[str, str | None] = {
     "load_groups": "conf",
     "group_names": "conf",
     "hydra_conf_dir": "conf",
-    "intervention_cfg": "conf/intervention",
+    "intervention_group": "conf/intervention",
+    "default_choices": "conf",
 }
 DATA_FOLDERS = ("templates",)
 

@@ -19,14 +19,13 @@ from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.batch import (
-    BatchJob,
     BatchSettings,
-    BatchTimeout,
+    collect,
+    make_bedrock_backend,
     model_input,
     parse_model_output,
-    run_batch,
     split_s3_uri,
-    wait,
+    submit,
 )
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
@@ -108,7 +107,7 @@ def settings_for(s3: Any, **extra: Any) -> BatchSettings:
     bucket = s3.test_bucket
     return BatchSettings.from_cfg(
         {"role_arn": ROLE, "input_uri": f"s3://{bucket}/in", "output_uri": f"s3://{bucket}/out",
-         "poll_s": 30, "timeout_s": 3600, **extra}
+         **extra}
     )  # fmt: skip
 
 
@@ -146,7 +145,10 @@ class FakeWorker:
         self.s3.put_object(Bucket=out_bucket, Key=f"{prefix}/abc123def456/manifest.json.out", Body=b"{}")
 
 
-def stubbed_bedrock(s3: Any, settings: BatchSettings, model_id: str, n_records: int, worker: FakeWorker):
+def stubbed_bedrock(
+    s3: Any, settings: BatchSettings, model_id: str, n_records: int, worker: FakeWorker,
+    polls: tuple[str, ...] = ("Submitted", "InProgress", "Completed"),
+):  # fmt: skip
     client = boto3.client("bedrock", region_name="eu-central-1")
     stub = Stubber(client)
     expected = {
@@ -159,7 +161,7 @@ def stubbed_bedrock(s3: Any, settings: BatchSettings, model_id: str, n_records: 
         "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": ANY}},
     }
     stub.add_response("create_model_invocation_job", {"jobArn": ARN}, expected)
-    for status in ("Submitted", "InProgress", "Completed"):
+    for status in polls:
         stub.add_response(
             "get_model_invocation_job",
             {"jobArn": ARN, "jobName": "x", "modelId": model_id, "roleArn": ROLE, "status": status,
@@ -183,22 +185,21 @@ def stubbed_bedrock(s3: Any, settings: BatchSettings, model_id: str, n_records: 
 
 
 def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_path) -> None:
+    """What ``blindmcq batch submit`` and ``collect`` do, step by step: the upload, the job, the outputs
+    read into the cache under the online keys, errors kept out of it."""
     settings = settings_for(s3, min_records=10)
     worker = FakeWorker(s3, drop=1, fail=1)
-    bedrock, stub = stubbed_bedrock(s3, settings, model_cfg["model_id"], len(probe_jobs), worker)
-    sleeps: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        if len(sleeps) == 1:
-            worker.run()
-
+    bedrock, stub = stubbed_bedrock(s3, settings, model_cfg["model_id"], len(probe_jobs), worker, polls=())
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    pairs = [(job_id, job.request) for job_id, job in probe_jobs]
+    backend = make_bedrock_backend(model_cfg)
+    requests = {request_key(backend, job.request): job.request for _, job in probe_jobs}
     with stub:
-        result = run_batch(pairs, model_cfg, settings, cache=cache, s3=s3, bedrock=bedrock, sleep=sleep)
+        jobs = submit(requests, backend, settings, s3=s3, bedrock=bedrock)
         stub.assert_no_pending_responses()
-    assert sleeps == [30, 30]
+    assert [job.job_arn for job in jobs] == [ARN] and set(jobs[0].keys) == set(requests)
+    worker.run()
+    responses = collect(jobs, requests, s3=s3, cache=cache, backend_name=backend.name,
+                        statuses={ARN: "Completed"})  # fmt: skip
 
     # the input file: one record per distinct call, recordId = the online cache key, Converse body
     assert len(worker.records) == len(probe_jobs) == 15 * 8
@@ -210,17 +211,15 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
     assert body["messages"][0]["content"][0]["text"] == first_job.request.user
     assert body["inferenceConfig"] == {"maxTokens": 64, "temperature": 0.0}
 
-    # every job id answered: the dropped record and the failed one as errors, never dropped
-    assert set(result.responses) == {job_id for job_id, _ in probe_jobs}
+    # every call answered: the dropped record and the failed one as errors, never dropped
+    assert set(responses) == set(requests)
     by_status: dict[str, list[ModelResponse]] = {}
-    for response in result.responses.values():
+    for response in responses.values():
         by_status.setdefault(response.status, []).append(response)
     assert len(by_status["ok"]) == len(probe_jobs) - 2
     errors = sorted(r.error or "" for r in by_status["error"])
     assert errors[0].startswith("Batch400: Malformed input")
-    assert errors[1].startswith("BatchRecordMissing")
-    assert result.counts["status_ok"] == len(probe_jobs) - 2 and result.counts["status_error"] == 2
-    assert result.statuses == {ARN: "Completed"}
+    assert errors[1].startswith("BatchRecordMissing") and "Completed" in errors[1]
 
     # the online runner now pays only for the two calls the batch did not answer
     calls: list[dict[str, Any]] = []
@@ -243,53 +242,13 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
     cache.close()
 
 
-def test_second_batch_run_submits_nothing(s3, model_cfg, probe_jobs, tmp_path) -> None:
-    cache = ResponseCache(tmp_path / "cache.sqlite")
-    pairs = [(job_id, job.request) for job_id, job in probe_jobs[:20]]
-    keyer = BedrockBackend(model_cfg, client_factory=lambda region: None)
-    for _, request in pairs:
-        key = request_key(keyer, request)
-        cache.put(key, ModelResponse("A"), backend=keyer.name, model=request.model, time="t")
+def test_too_few_calls_are_refused_before_any_upload(s3, model_cfg, probe_jobs) -> None:
+    backend = make_bedrock_backend(model_cfg)
+    requests = {request_key(backend, job.request): job.request for _, job in probe_jobs[:5]}
     bedrock = boto3.client("bedrock", region_name="eu-central-1")
-    with Stubber(bedrock) as stub:  # no responses queued: any control-plane call would fail the test
-        result = run_batch(pairs, model_cfg, settings_for(s3), cache=cache, s3=s3, bedrock=bedrock)
-        stub.assert_no_pending_responses()
-    assert result.counts["from_cache"] == 20 and result.counts["submitted"] == 0
-    assert not s3.list_objects_v2(Bucket=s3.test_bucket).get("Contents")
-
-
-def test_too_few_calls_are_left_to_the_online_run(s3, model_cfg, probe_jobs, tmp_path) -> None:
-    cache = ResponseCache(tmp_path / "cache.sqlite")
-    pairs = [(job_id, job.request) for job_id, job in probe_jobs[:5]]
-    bedrock = boto3.client("bedrock", region_name="eu-central-1")
-    with Stubber(bedrock):
-        result = run_batch(pairs, model_cfg, settings_for(s3), cache=cache, s3=s3, bedrock=bedrock)
-    assert {r.error.split(":")[0] for r in result.responses.values() if r.error} == {"BatchTooSmall"}
-    assert len(result.responses) == 5 and len(cache) == 0  # errors are not cached: the online run makes them
-
-
-def test_wait_times_out_with_a_named_error() -> None:
-    bedrock = boto3.client("bedrock", region_name="eu-central-1")
-    job = BatchJob(ARN, "blindmcq-x", "s3://b/i.jsonl", "s3://b/o/", ("k",))
-    now = [0.0]
-    with Stubber(bedrock) as stub:
-        for _ in range(3):
-            stub.add_response(
-                "get_model_invocation_job",
-                {"jobArn": ARN, "jobName": "blindmcq-x", "modelId": "m", "roleArn": ROLE,
-                 "status": "InProgress",
-                 "submitTime": "2025-01-01T00:00:00Z",
-                 "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://b/i.jsonl"}},
-                 "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://b/o/"}}},
-                {"jobIdentifier": ARN},
-            )  # fmt: skip
-
-        def sleep(seconds: float) -> None:
-            now[0] += seconds
-
-        with pytest.raises(BatchTimeout, match="blindmcq-x"):
-            wait([job], bedrock=bedrock, poll_s=60, timeout_s=120, sleep=sleep, clock=lambda: now[0])
-    assert now[0] == 120
+    with Stubber(bedrock), pytest.raises(ConfigError, match=r"batch\.min_records.*5 uncached calls"):
+        submit(requests, backend, settings_for(s3), s3=s3, bedrock=bedrock)  # min_records 100
+    assert s3.list_objects_v2(Bucket=s3.test_bucket).get("KeyCount", 0) == 0
 
 
 def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None:

@@ -251,11 +251,14 @@ def test_the_core_restates_no_schema_default_as_a_keyword_default() -> None:
 
 def test_each_exemption_is_still_there() -> None:
     """An exemption whose parameter changed or left goes too (the list holds only real cases)."""
-    defaults = _schema_defaults()
+    defaults, literals = _schema_defaults(), _schema_literals()
     for rel, codes in NOT_A_SETTING.items():
         source = (PACKAGE / rel).read_text(encoding="utf-8")
         found = {code for _, code in restated_defaults(source, defaults) + record_defaults(source, defaults)}
         assert codes <= found, rel
+    for rel, codes in NOT_RESTATED.items():
+        source = (PACKAGE / rel).read_text(encoding="utf-8")
+        assert codes <= {code for _, code in restated_elsewhere(source, defaults, literals)}, rel
 
 
 @pytest.mark.parametrize(
@@ -288,3 +291,151 @@ def test_the_walk_finds_a_restated_default(code: str, found: int) -> None:
 )
 def test_the_walk_finds_a_restated_record_default(code: str, found: int) -> None:
     assert len(record_defaults(code, _schema_defaults())) == found
+
+
+# ---------------------------------------------------------------- command-line and module-level restatements
+
+
+def _schema_literals() -> dict[str, set[tuple[str, ...]]]:
+    """Each schema field's ``Literal`` words (``scoring``: ("letter", "cloze")), by field name; a field
+    typed ``list[Literal[...]]`` or ``Literal[...] | None`` counts with its words."""
+    import dataclasses
+    import typing
+
+    from blindmcq.config import schema
+
+    def words(hint: object) -> tuple[str, ...] | None:
+        origin = typing.get_origin(hint)
+        if origin is typing.Literal:
+            args = typing.get_args(hint)
+            return args if all(isinstance(a, str) for a in args) else None
+        for arg in typing.get_args(hint) if origin is not None else ():
+            found = words(arg)
+            if found:
+                return found
+        return None
+
+    out: dict[str, set[tuple[str, ...]]] = {}
+    for value in vars(schema).values():
+        ours = isinstance(value, type) and value.__module__ == schema.__name__
+        if ours and dataclasses.is_dataclass(value):
+            hints = typing.get_type_hints(value)
+            for f in dataclasses.fields(value):
+                found = words(hints.get(f.name))
+                if found:
+                    out.setdefault(f.name, set()).add(found)
+    return out
+
+
+def _literal(node: ast.expr | None) -> tuple[type, object] | None:
+    if isinstance(node, ast.Constant) and node.value is not None:
+        return (type(node.value), node.value)
+    return None
+
+
+def _words(node: ast.expr | None) -> tuple[str, ...] | None:
+    if isinstance(node, ast.Tuple | ast.List) and node.elts:
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    return None
+
+
+def _field_names(constant: str) -> set[str]:
+    """The schema fields a module constant names: ``DEFAULT_SEED`` -> seed; ``SCORINGS`` -> scoring."""
+    base = constant.lower().removeprefix("default_")
+    return {base, base.removesuffix("s")}
+
+
+def restated_elsewhere(
+    source: str, defaults: dict[str, set[tuple[type, object]]], literals: dict[str, set[tuple[str, ...]]]
+) -> list[tuple[int, str]]:
+    """``(line, code)`` of each restatement the keyword-default walk does not see: an ``add_argument``
+    whose ``default`` equals the schema default of the field its destination names (``--seed``,
+    ``default=0``) or whose ``choices`` spell that field's ``Literal``; and a module-level constant
+    naming a field (``DEFAULT_SEED``, ``SCORINGS``) whose value is that field's default or words."""
+    out: list[tuple[int, str]] = []
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):  # fmt: skip
+            continue
+        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        long = next((f for f in flags if f.startswith("--")), None)
+        dest_node = keywords.get("dest")
+        dest = dest_node.value if isinstance(dest_node, ast.Constant) else None
+        dest = dest or (long[2:].replace("-", "_") if long else None)
+        if dest is None:
+            continue
+        value = _literal(keywords.get("default"))
+        if value is not None and value in defaults.get(dest, set()):
+            out.append((node.lineno, f"{long} default={value[1]!r}"))
+        choices = _words(keywords.get("choices"))
+        if choices is not None and choices in literals.get(dest, set()):
+            out.append((node.lineno, f"{long} choices={list(choices)}"))
+    for stmt in tree.body:
+        pairs: list[tuple[ast.expr, ast.expr | None]] = []
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value_node = stmt.targets[0], stmt.value
+            if isinstance(target, ast.Tuple) and isinstance(value_node, ast.Tuple):
+                pairs = list(zip(target.elts, value_node.elts, strict=False))
+            else:
+                pairs = [(target, value_node)]
+        elif isinstance(stmt, ast.AnnAssign):
+            pairs = [(stmt.target, stmt.value)]
+        for target, value_node in pairs:
+            if not (isinstance(target, ast.Name) and target.id.isupper()):
+                continue
+            names = _field_names(target.id)
+            value = _literal(value_node)
+            words = _words(value_node)
+            if value is not None and any(value in defaults.get(n, set()) for n in names):
+                out.append((stmt.lineno, f"{target.id}={value[1]!r}"))
+            elif words is not None and any(words in literals.get(n, set()) for n in names):
+                out.append((stmt.lineno, f"{target.id}={words!r}"))
+    return sorted(out)
+
+
+# Module constants and options that share a schema field's name and value but are no setting of it.
+NOT_RESTATED = {
+    "labels.py": {"DEFAULT_LINE='{label}) {text}'"},  # the definition: the schema's Labels.line takes it
+    # the Commission's and the customs bank's four options, not LEXam's n_options setting
+    "corpus/assemble.py": {"N_OPTIONS=4"},
+    "datasets/customs.py": {"N_OPTIONS=4"},
+}
+
+
+def test_no_option_or_module_constant_restates_the_schema() -> None:
+    """A command-line option's default and choices, and a module's constant named for a setting, come
+    from the schema (``default(Config, "seed")``, ``vocabulary.SCORINGS``), never a literal equal to it."""
+    defaults, literals = _schema_defaults(), _schema_literals()
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in ("config/schema.py", "vocabulary.py"):
+            continue
+        for line, code in restated_elsewhere(path.read_text(encoding="utf-8"), defaults, literals):
+            if code not in NOT_RESTATED.get(rel, set()):
+                found.append(f"{rel}:{line}: {code}")
+    assert found == [], "take it from the schema:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("p.add_argument('--seed', type=int, default=0)", 1),  # Config.seed's default
+        ("p.add_argument('--seed', type=int, default=default(Config, 'seed'))", 0),
+        ("p.add_argument('--seed', type=int, default=7)", 0),
+        ("p.add_argument('--pick', dest='seed', default=0)", 1),
+        ("p.add_argument('--scoring', choices=['letter', 'cloze'])", 1),  # LocalModel.scoring's Literal
+        ("p.add_argument('--scoring', choices=list(SCORINGS))", 0),
+        ("DEFAULT_SEED = 0", 1),
+        ("DEFAULT_SAMPLE, DEFAULT_SEED = 60, 0", 1),  # the sample's schema default is null
+        ("SCORINGS = ('letter', 'cloze')", 1),
+        ("CLOZE_NORMS = ('raw', 'token', 'char')", 1),
+        ("SCORINGS = get_args(Scoring)", 0),
+        ("def f():\n    SEED = 0", 0),  # not module level
+    ],
+)
+def test_the_walk_finds_an_option_or_constant_restating_the_schema(code: str, found: int) -> None:
+    assert len(restated_elsewhere(code, _schema_defaults(), _schema_literals())) == found

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blindmcq.config.files import load_group
+from blindmcq.config.files import default_choices, load_group
 from blindmcq.config.schema import (
     BedrockModel,
     Config,
@@ -175,3 +175,30 @@ def test_a_default_is_read_from_the_schema() -> None:
     assert default(Labels, "line") == "{label}) {text}" and default(Labels, "noun") == {}
     with pytest.raises(KeyError, match=r"Labels\.name has no default"):
         default(Labels, "name")
+
+
+def test_a_fields_words_are_read_from_its_literal() -> None:
+    """Code that checks or lists a setting's words takes them from the field's ``Literal``."""
+    from blindmcq.config.schema import Analysis, CustomsDataset, GenericDataset, Labels, LocalModel, choices
+    from blindmcq.vocabulary import SCORINGS
+
+    assert choices(LocalModel, "scoring") == SCORINGS == ("letter", "cloze")
+    assert choices(Analysis, "failed_calls") == ("drop", "wrong")
+    assert choices(CustomsDataset, "parts") == ("legislation", "operational")  # list[Literal[...]] | None
+    assert choices(GenericDataset, "key_format") == ("index", "index1", "label", "text")  # Literal | None
+    with pytest.raises(KeyError, match=r"Labels\.line is not typed with a Literal"):
+        choices(Labels, "line")
+
+
+def test_default_choices_are_the_groups_the_composed_params_hold(tmp_path: Path) -> None:
+    """conf/config.yaml's defaults list, read without Hydra: each group's option is the one params.yaml
+    (what DVC composes from it) holds."""
+    choices = default_choices()
+    composed = _params()
+    groups = ("dataset", "model", "prompt", "labels", "condition", "protocol", "reasoning", "gate", "probe")
+    for group in groups:
+        assert composed[group]["name"] == choices[group], group
+    assert composed["gate_model"]["name"] == choices["model@gate_model"]
+    (tmp_path / "config.yaml").write_text("defaults: nope\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="defaults"):
+        default_choices(tmp_path)

@@ -47,13 +47,14 @@ def test_the_sweep_imports_no_stage() -> None:
 
 # ---------------------------------------------------------------- where configuration enters
 
-# Configuration enters at the edge (issues #19, #31): a stage or command line reads conf/ once and hands
+# Configuration enters at the edge: a stage or command line reads conf/ once and hands
 # the core checked configs. These modules are the edge: the stages, the sweep, and the command lines, all
 # in ``cli/`` (one module a command); ``config/`` and ``params.py`` are the readers themselves.
 ENTRY_POINTS = ("stages/", "cli/", "config/", "params.py", "sweep.py")
 CONF_READERS = frozenset({
     "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
-    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_cfg",
+    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_group",
+    "default_choices",
 })  # fmt: skip
 
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from blindmcq.answers.calllog import call_log_path
-from blindmcq.answers.predictions import SCHEMA, read_predictions, read_table, to_records, write_predictions
+from blindmcq.answers.predictions import SCHEMA, read_predictions, read_table, write_predictions
 from blindmcq.answers.records import PREDICTION_COLUMNS, PredictionRecord
 from blindmcq.errors import InputError
 
@@ -62,7 +62,7 @@ RECORDS = [
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
 def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
     path = write_predictions(RECORDS, tmp_path / f"pred{suffix}")
-    assert to_records(read_table(path)) == RECORDS
+    assert read_table(path).to_pylist() == [r.to_row() for r in RECORDS]
     frame = read_predictions(path)
     assert tuple(frame.columns) == PREDICTION_COLUMNS
     assert frame["order"].tolist()[4] == [4, 3, 2, 1, 0]
@@ -70,7 +70,7 @@ def test_round_trip_is_exact(tmp_path: Path, suffix: str) -> None:
     assert frame["correct"].dtype == "boolean" and frame["latency_s"].dtype == "float64"
     # a frame written back reads the same
     again = write_predictions(frame, tmp_path / f"again{suffix}")
-    assert to_records(read_table(again)) == RECORDS
+    assert read_table(again).to_pylist() == [r.to_row() for r in RECORDS]
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
@@ -82,7 +82,8 @@ def test_what_varies_per_run_stays_out_of_the_hashed_file(tmp_path: Path, suffix
     assert call_log_path(path) == tmp_path / "results" / "calls" / "a" / "pred.parquet"
     log = pq.read_table(call_log_path(path)).to_pandas()
     assert log["cached"].all() and log["request_hash"].tolist() == [r.request_hash for r in RECORDS]
-    assert to_records(read_table(path)) == rerun  # the log fills the volatile columns back
+    # the log fills the volatile columns back
+    assert read_table(path).to_pylist() == [r.to_row() for r in rerun]
     call_log_path(path).unlink()  # a file without its log reads with those columns empty
     assert call_log_path(tmp_path / "elsewhere" / "p.parquet") is None  # outside results/: every column
     frame = read_predictions(path)

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import pytest
 
-from blindmcq.answers.predictions import read_table, to_records
+from blindmcq.answers.predictions import read_predictions
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
@@ -351,10 +351,10 @@ def test_kill_9_then_resume_makes_exactly_the_missing_calls(tmp_path: Path) -> N
     assert not set(resumed) & persisted  # nothing already paid for is asked again
     assert Counter(resumed).most_common(1)[0][1] == 1
     assert set(resumed) == set(to_user.values()) - persisted  # exactly the missing calls
-    records = to_records(read_table(out))
-    assert [r.item_id for r in records] == [f"item-{i}" for i in range(n)]
-    assert sum(r.cached for r in records) == len(persisted)
-    assert all(r.parse_status == "ok" for r in records)
+    records = read_predictions(out)
+    assert records["item_id"].tolist() == [f"item-{i}" for i in range(n)]
+    assert records["cached"].sum() == len(persisted)
+    assert (records["parse_status"] == "ok").all()
 
 
 def test_no_jobs_no_calls(cache: ResponseCache) -> None:
@@ -428,12 +428,12 @@ def test_two_processes_on_one_cache_pay_each_request_once(tmp_path: Path) -> Non
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     calls = _lines(log)
     assert len(calls) == n == len(set(calls))  # total calls == unique requests
-    per_process = [to_records(read_table(out)) for out in outs]
+    per_process = [read_predictions(out) for out in outs]
     for records in per_process:
-        assert [r.item_id for r in records[:n]] == [f"item-{i}" for i in range(n)]
-        assert all(r.parse_status == "ok" for r in records)
+        assert records["item_id"].tolist()[:n] == [f"item-{i}" for i in range(n)]
+        assert (records["parse_status"] == "ok").all()
     # every unique request was paid for by exactly one of the two runs
-    new = [sum(not r.cached for r in records) for records in per_process]
+    new = [int((~records["cached"]).sum()) for records in per_process]
     assert sum(new) == n
     with ResponseCache(cache_path) as cache:
         assert len(cache) == n
@@ -550,8 +550,8 @@ def test_stop_reason_is_recorded_per_call_and_old_files_still_read(
         r.cached for r in again
     )
     path = write_predictions(records, tmp_path / "p.parquet")
-    assert [r.stop_reason for r in to_records(read_table(path))] == ["end_turn", "max_tokens", "end_turn"]
+    assert read_predictions(path)["stop_reason"].tolist() == ["end_turn", "max_tokens", "end_turn"]
     old = tmp_path / "old.parquet"  # written before the column existed
     pq.write_table(pq.read_table(path).drop_columns(["stop_reason"]), old)
-    assert [r.stop_reason for r in to_records(read_table(old))] == [None, None, None]
-    assert [r.item_id for r in to_records(read_table(old))] == [r.item_id for r in records]
+    assert read_predictions(old)["stop_reason"].isna().all()
+    assert read_predictions(old)["item_id"].tolist() == [r.item_id for r in records]

@@ -11,7 +11,7 @@ import pytest
 from blindmcq import vocabulary as v
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import ModelResponse
-from blindmcq.config.schema import Condition, GenericDataset, validate_group
+from blindmcq.config.schema import Condition, GenericDataset, LocalModel, validate_group
 from blindmcq.datasets.generic import FORMATS, HF_FORMAT
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
@@ -33,6 +33,7 @@ def test_the_config_schema_types_conditions_and_formats_with_the_vocabulary() ->
     assert _hint(Condition, "conditions") == list[v.Condition]
     assert _hint(GenericDataset, "format") == v.BankFormat | None
     assert _hint(GenericDataset, "key_format") == v.KeyFormat | None
+    assert _hint(LocalModel, "scoring") == v.Scoring and _hint(LocalModel, "cloze_norm") == v.ClozeNorm
     assert validate_group("condition", {}).conditions == list(v.CONDITIONS)
 
 

@@ -304,17 +304,6 @@ def expanded_quantile(items: float | np.ndarray, confidence: float = CONFIDENCE)
     return float(z) if z.ndim == 0 else z
 
 
-def wilson_at(
-    p: float | np.ndarray, n: float | np.ndarray, z: float | np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson bounds of a share ``p`` of ``n`` (which may be an effective, non-whole size) at the
-    quantile ``z``, inside [0, 1] and holding ``p`` (``contain``)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return contain(p, centre - half, centre + half)
-
-
 @dataclass(frozen=True)
 class ClusteredProportion:
     """A proportion over calls grouped by item, with the Rao-Scott design effect.

@@ -39,7 +39,15 @@ LEXICAL = "lexical_search"
 
 # How lexical search breaks a tie between equally scored options: a seeded draw, or the first.
 TieBreak = Literal["random", "first"]
-TIE_BREAKS: tuple[TieBreak, ...] = get_args(TieBreak)
+
+# How a local model answers (docs/cloze.md): the answer label's probability, or each option's text
+# scored as a continuation; and how a text's score is normalised (sum, per token, per character).
+Scoring = Literal["letter", "cloze"]
+SCORINGS: tuple[Scoring, ...] = get_args(Scoring)
+ClozeNorm = Literal["raw", "token", "char"]
+
+# The order id of the options as published: rotation 0 (``tasks.presentations``: rot0..rotN-1, rev0..).
+PUBLISHED_ORDER = "rot0"
 
 # The table formats a generic bank is read in; hf: a folder datasets' save_to_disk wrote.
 BankFormat = Literal["csv", "tsv", "jsonl", "parquet", "xlsx", "hf"]

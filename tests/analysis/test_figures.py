@@ -51,3 +51,19 @@ def test_one_model_without_gate_still_renders(tmp_path, predictions):
 def test_chance_is_written_as_the_fraction_it_is() -> None:
     assert f.chance_text(1 / 16) == "1/16" and f.chance_text(0.25) == "1/4"
     assert f.chance_text(0.2375) == "0.237"  # a mixture of option counts: 3 significant digits
+
+
+def test_figure4_measures_option_length_as_the_bank_profile_does(bank):
+    """Figure 4's lengths are the profile's (``surface.chars``, whitespace collapsed): an option with a
+    line break and double spaces is as long as its one-line form."""
+    from blindmcq.auditing.profile import profile_bank
+
+    spaced = [type(it)(**{**it.__dict__, "options": tuple(o.replace(" ", "  \n") for o in it.options)})
+              for it in bank[:20]]  # fmt: skip
+    fig = f.figure_4({"spaced": spaced, "plain": bank[:20]}, None)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    longest = int(profile_bank(bank[:20])["option_chars"]["max"])
+    assert labels == [f"spaced (max {longest} chars)", f"plain (max {longest} chars)"]
+    assert fig.axes[0].get_lines()[0].get_xdata().tolist() == sorted(
+        len(" ".join(o.split())) for it in bank[:20] for o in it.options
+    )

@@ -122,7 +122,7 @@ def test_mixed_n_habit_is_per_n_then_weighted():
     by_n = by_n.set_index("n_options")
     assert by_n.loc[3, "weight"] == 0.25 and by_n.loc[5, "weight"] == 0.75
     assert by_n["habit"].tolist() == [1.0, 1.0] and by_n["excess"].tolist() == [0.0, 0.0]
-    s = m.model_summary(df, Baseline()).iloc[0]
+    s = analyze(df, base=Baseline()).summary.iloc[0]
     assert s["habit"] == 1.0 and s["excess"] == 0.0 and s["chance"] == pytest.approx(0.25 / 3 + 0.75 / 5)
     # the pooled columns would say otherwise: sum_s pick(s) key(s) = 0.25^2 + 0.75^2
     assert float((pick.iloc[0] * key.iloc[0]).sum()) == pytest.approx(0.625)

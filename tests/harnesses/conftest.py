@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from blindmcq.config.files import load_groups, load_label_schemes
+from blindmcq.config.files import default_choices, load_groups, load_label_schemes
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.harnesses.documents import ProbeConfig
-from blindmcq.harnesses.export import DEFAULTS, GROUPS
+from blindmcq.harnesses.export import GROUPS
 from blindmcq.tasks.probe import sample_items
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -80,13 +80,15 @@ def bank_items(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 @pytest.fixture(scope="session")
 def default_sample(bank_items: Path) -> list[Item]:
-    """The probe's default sample: 60 items, seed 0 (conf/probe/default.yaml)."""
-    return sample_items(read_items(bank_items), 60, 0)
+    """The probe's default sample (conf/probe/default.yaml: 60 items, seed 0)."""
+    probe = load_groups(("probe",)).option("probe", default_choices()["probe"])
+    return sample_items(read_items(bank_items), probe.sample, probe.seed)
 
 
 @pytest.fixture(scope="session")
 def probe_config() -> ProbeConfig:
     """The default presentation: original phrasing, Latin labels, direct, blind/full/forced, sl."""
     options = load_groups(GROUPS)
-    groups = {g: options.option(g, DEFAULTS[g]) for g in GROUPS}
+    choices = default_choices()  # conf/config.yaml's
+    groups = {g: options.option(g, choices[g]) for g in GROUPS}
     return ProbeConfig(label_schemes=load_label_schemes(), **groups)

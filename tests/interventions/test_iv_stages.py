@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.config.files import intervention_cfg
+from blindmcq.config.files import intervention_group, load_group
 from blindmcq.config.schema import validate
 from blindmcq.datasets.items import read_items, write_items
 from blindmcq.datasets.registry import load_dataset
@@ -33,12 +33,13 @@ def project(samples: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.
     }  # fmt: skip
 
 
-def test_defaults_come_from_conf_when_params_have_none() -> None:
-    assert intervention_cfg({}, "rewrite")["rewriter"] == "length_match"
-    assert intervention_cfg({}, "answerpool")["group_size"] == 5
-    assert intervention_cfg({"intervention": {"rewrite": {"rewriter": "model"}}}, "rewrite") == {
-        "rewriter": "model"
-    }
+def test_defaults_come_from_conf_when_params_have_none(project: dict) -> None:
+    bare = validate(project, file=None)
+    assert intervention_group(bare, "rewrite").rewriter == "length_match"
+    assert intervention_group(bare, "answerpool").group_size == 5
+    own = validate({**project, "intervention": {"rewrite": {"rewriter": "model"}}}, file=None)
+    assert intervention_group(own, "rewrite").rewriter == "model"
+    assert intervention_group(own, "answerpool").group_size == 5  # the one left out: the shipped file
 
 
 def test_rewrite_stage(project: dict) -> None:
@@ -77,7 +78,7 @@ def test_rewrite_stage_probes_the_panel(project: dict) -> None:
 
 
 def test_answerpool_stage(project: dict) -> None:
-    cfg = {**intervention_cfg({}, "answerpool"), "sample": None}  # null: the probe's own 12 items
+    cfg = {**load_group("intervention", "answerpool"), "sample": None}  # null: the probe's own 12 items
     metrics = answerpool_stage(validate({**project, "intervention": {"answerpool": cfg}}, file=None))
     out = Path("results/interventions/answerpool")
     import pandas as pd

@@ -10,7 +10,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from blindmcq.errors import InputError
-from blindmcq.statutes.bm25 import BM25Index
+from blindmcq.statutes.bm25 import BM25Index, counts_matrix
 from blindmcq.statutes.corpus import Provision
 from blindmcq.statutes.index import build_index, build_statute_index, load_statute_index
 from blindmcq.statutes.text import Analyzer, Lemmatizer, TextConfig
@@ -63,7 +63,10 @@ def test_scores_are_the_sparse_products_floats_bit_for_bit() -> None:
     index = BM25Index.build(docs)
     assert index._dense and len(index._dense) < len(index.vocab)  # both paths are exercised
     queries = [list(rng.choice([*words, "unknown"], size=rng.integers(0, 12))) for _ in range(200)]
-    product = (index.query_matrix(queries) @ index._weights_t).toarray()
+    ids = index.term_ids  # queries x terms counts; words outside the vocabulary score 0
+    cols = [np.fromiter((ids[t] for t in q if t in ids), np.int64) for q in queries]
+    counts = counts_matrix(cols, len(ids))
+    product = (counts.astype(np.float64) @ index._weights_t).toarray()
     best_idx, best_score = index.best_matches(queries)
     for q, query in enumerate(queries):
         assert index.scores(query).tobytes() == product[q].tobytes()

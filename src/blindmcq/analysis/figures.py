@@ -28,6 +28,7 @@ from blindmcq.analysis.metrics import Analysis
 from blindmcq.analysis.tables import NEEDS, correlation_tested, slot_name
 from blindmcq.atomic import atomic_path
 from blindmcq.datasets.items import Item
+from blindmcq.surface import chars
 
 DPI = 150
 OBSERVED, EXPECTED, POINTS = "#2b6cb0", "#c0c0c0", "#c53030"
@@ -303,7 +304,7 @@ def figure_4(banks: Mapping[str, Sequence[Item]] | None, bank_accuracy: pd.DataF
         return _placeholder(title, "the items of two banks and their blind accuracies")
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
     for name, items in banks.items():
-        lengths = np.sort([len(o) for it in items for o in it.options])
+        lengths = np.sort([chars(o) for it in items for o in it.options])  # the bank profile's measure
         if lengths.size:
             left.step(
                 lengths,

@@ -32,7 +32,7 @@ from blindmcq import stats
 from blindmcq.analysis.frame import PRESENTATION, Baseline, ensure, failed_mask, failure_counts, select
 from blindmcq.analysis.gate import GateResult
 from blindmcq.config.schema import Analysis as AnalysisGroup
-from blindmcq.config.schema import default
+from blindmcq.config.schema import choices, default
 from blindmcq.errors import ConfigError
 from blindmcq.vocabulary import CONDITIONS
 
@@ -418,18 +418,11 @@ def _rate(rows: pd.DataFrame, status: str) -> pd.Series:
     return (rows["parse_status"] == status).groupby(rows["model"], observed=True).mean()
 
 
-def model_summary(
-    df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int = default(AnalysisGroup, "seed")
-) -> pd.DataFrame:
-    """One row per model on the rows given: blind/full accuracy, slot shares, habit, excess (with their
-    bootstrap bounds, drawn with ``seed``, unless ``habit_ci`` is False, e.g. over thousands of simulated
-    banks), rates."""
-    return _summary(df, base, habit_ci=habit_ci, seed=seed)[0]
-
-
 def _summary(
     df: pd.DataFrame, base: Baseline, *, habit_ci: bool = True, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per model on the rows given (blind/full accuracy, slot shares, habit, excess with their
+    bootstrap bounds drawn with ``seed`` unless ``habit_ci`` is False, rates), and the per-N habit rows."""
     blind = select(df, base, condition="blind")
     full = select(df, base, condition="full")
     if blind.empty and full.empty:
@@ -679,7 +672,7 @@ class Analysis:
         return out
 
 
-FAILED_CALLS = ("drop", "wrong")
+FAILED_CALLS = choices(AnalysisGroup, "failed_calls")
 
 
 def apply_failed_calls(df: pd.DataFrame, policy: str) -> pd.DataFrame:

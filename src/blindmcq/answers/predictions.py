@@ -21,7 +21,7 @@ Format (the released predictions):
 * Parquet: Arrow types string, int64, float64, bool, and ``list<int64>`` for ``order``; zstd
   compression. JSONL: UTF-8, one JSON object per line with the same keys, ``null`` for missing values.
 
-* Version: ``SCHEMA_VERSION`` (now 1), in the Parquet schema metadata under ``blindmcq.schema_version``
+* Version: ``SCHEMA_VERSION`` (1), in the Parquet schema metadata under ``blindmcq.schema_version``
   and as the ``schema_version`` key of every JSONL row. A file without it predates the version and
   reads as version 1; a version this code does not know is an error naming the file (and line).
   docs/predictions.md documents the format.
@@ -144,10 +144,6 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     if "order" in frame.columns:
         frame["order"] = [list(map(int, o)) if o is not None else None for o in frame["order"]]
     return frame
-
-
-def to_records(predictions: Predictions) -> list[PredictionRecord]:
-    return [PredictionRecord(**row) for row in to_table(predictions).to_pylist()]
 
 
 def write_predictions(predictions: Predictions, path: PathLike) -> Path:

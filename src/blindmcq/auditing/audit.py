@@ -71,7 +71,7 @@ from blindmcq.labels import label_strings
 from blindmcq.statutes.coverage import Coverage
 from blindmcq.statutes.language import STATUTES_LANGUAGE, bank_language
 from blindmcq.statutes.language import lexical_skip_reason as language_skip_reason
-from blindmcq.vocabulary import CONDITIONS, HEADERLESS_FORMATS
+from blindmcq.vocabulary import CONDITIONS, HEADERLESS_FORMATS, PUBLISHED_ORDER
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def _probe(
         "name": "audit",
         "conditions": list(CONDITIONS),
         "blind_orders": "all",
-        "full_orders": ["rot0"],
+        "full_orders": [PUBLISHED_ORDER],
         "forced": False,
     }
     return run_probe(
@@ -443,7 +443,7 @@ def run_audit(
     model_name = model_cfg.name
     # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
     g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
-    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
+    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": [PUBLISHED_ORDER]}))
     tables = build_tables(analysis, baselines=picks, items=items, slot_labels=own_labels)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
 

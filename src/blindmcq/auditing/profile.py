@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -161,37 +161,3 @@ def profile_bank(items: Sequence[Item], *, long_option_chars: int = LONG_OPTION_
         "key_slot_shares": [key_counts.get(s, 0) / len(usable) for s in range(max_n)] if usable else [],
         "chance": float(np.mean([1 / item.n_options for item in usable])) if usable else float("nan"),
     }
-
-
-def _flatten(profile: Mapping[str, Any]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in profile.items():
-        if isinstance(value, Mapping):
-            for sub, v in value.items():
-                flat[f"{key}.{sub}"] = v
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                flat[f"{key}.{i}"] = v
-        else:
-            flat[key] = value
-    return flat
-
-
-def compare_profiles(banks: Mapping[str, Sequence[Item]], **kwargs: Any) -> pd.DataFrame:
-    """Profiles side by side: one row per metric (flattened: ``option_chars.max``), a column per bank."""
-    columns = {
-        name: pd.Series(_flatten(profile_bank(items, **kwargs)), dtype=object)
-        for name, items in banks.items()
-    }
-    return pd.DataFrame(columns)
-
-
-def length_cdf(items: Sequence[Item], *, unit: str = "chars") -> pd.DataFrame:
-    """Empirical CDF of option length (Figure 4, left): ``length``, ``share`` of options <= length."""
-    if unit not in ("chars", "words"):
-        raise ValueError(f"unit must be 'chars' or 'words', not {unit!r}")
-    lengths = option_table(items)[unit].to_numpy()
-    if lengths.size == 0:
-        return pd.DataFrame({"length": [], "share": []})
-    values, counts = np.unique(lengths, return_counts=True)
-    return pd.DataFrame({"length": values, "share": np.cumsum(counts) / lengths.size})

@@ -40,7 +40,7 @@ class LexicalBackend:
         return Abilities(generate=True, needs_option_texts=True, needs_option_order=True, reads_statutes=True)
 
     def __init__(self, model_cfg: LexicalModel | Mapping[str, Any]) -> None:
-        # the schema checks tie_break (one of vocabulary.TIE_BREAKS) and tie_rtol (>= 0)
+        # the schema checks tie_break (a vocabulary.TieBreak) and tie_rtol (>= 0)
         self.cfg: LexicalModel = model_config(model_cfg, LexicalModel)
         self.index_dir = Path(self.cfg.index or paths.STATUTE_INDEX)
         self._index_id: str | None = None

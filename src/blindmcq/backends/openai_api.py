@@ -50,11 +50,11 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
     parse_retry_after,
 )
-from blindmcq.config.schema import BedrockModel, ModelSchema, OpenAIModel, default, model_config
+from blindmcq.config.schema import BedrockModel, ModelSchema, OpenAIModel, choices, default, model_config
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
 
-APIS = ("chat", "responses")
+APIS = choices(OpenAIModel, "api")
 AUTHS = ("none", "api_key", "bedrock")
 MANTLE_URL = "https://bedrock-mantle.{region}.api.aws/v1"
 MANTLE_SIGNING_NAME = "bedrock-mantle"  # IAM/SigV4 service prefix of the mantle endpoint

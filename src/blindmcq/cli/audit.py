@@ -10,8 +10,9 @@ from typing import Any
 
 from blindmcq.auditing.audit import AUDIT_GROUPS, DEFAULT_MODEL, Mapping, run_audit
 from blindmcq.cli._fail import fail
+from blindmcq.config.schema import Config, default
 from blindmcq.errors import BlindMCQError, ConfigError, one_line
-from blindmcq.vocabulary import BANK_FORMATS, KEY_FORMATS
+from blindmcq.vocabulary import BANK_FORMATS, KEY_FORMATS, SCORINGS
 
 
 def with_overrides(cfg: dict[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -103,12 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prompt", help="prompt config name (default: by the bank's language)")
     parser.add_argument("--gate-k", type=int, help="reject items solved blind in at least k orders")
     parser.add_argument(
-        "--scoring", choices=["letter", "cloze"], help="for a local model: score letters or option texts"
+        "--scoring", choices=list(SCORINGS), help="for a local model: score letters or option texts"
     )
     parser.add_argument(
         "--sample", type=int, metavar="N", help="probe a seeded sample of N usable items (default: all)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sample and tie-breaks (default 0)")
+    parser.add_argument(
+        "--seed", type=int, default=default(Config, "seed"),
+        help="seed of the sample and tie-breaks (default %(default)s)",
+    )  # fmt: skip
     parser.add_argument(
         "--keep-duplicates", action="store_true",
         help="keep rows repeating an earlier item (flagged); default: drop them, said in one line",

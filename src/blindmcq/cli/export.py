@@ -11,7 +11,7 @@ from typing import Any
 from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.harnesses.documents import HARNESSES, ProbeConfig
-from blindmcq.harnesses.export import DEFAULT_SAMPLE, DEFAULT_SEED, DEFAULTS, GROUPS, export
+from blindmcq.harnesses.export import GROUPS, export
 
 
 def parse_sample(text: str) -> int | str:
@@ -24,7 +24,16 @@ def parse_sample(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected a number of items or 'all', got {text!r}") from None
 
 
+def _defaults() -> tuple[dict[str, str], Any]:
+    """conf/config.yaml's choice for each group, and the probe group it chooses (its sample and seed)."""
+    from blindmcq.config.files import default_choices, load_groups
+
+    choices = default_choices()
+    return choices, load_groups(("probe",)).option("probe", choices["probe"])
+
+
 def build_parser() -> argparse.ArgumentParser:
+    choices, probe = _defaults()
     parser = argparse.ArgumentParser(
         prog="blindmcq export",
         description="Write the blind probe of a bank as an lm-evaluation-harness or inspect_ai task "
@@ -38,14 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "probe.sample and probe.seed")  # fmt: skip
     for group in GROUPS:
         parser.add_argument(
-            f"--{group}", metavar="NAME", help=f"the {group} config NAME (default {DEFAULTS[group]})"
+            f"--{group}", metavar="NAME", help=f"the {group} config NAME (default {choices[group]})"
         )
     parser.add_argument("--dataset", metavar="NAME",
                         help="the dataset config NAME whose description names the bank in the prompt "
                         "(default: the params file's dataset, else neutral words)")  # fmt: skip
-    sample_help = f"items probed, seeded ('all': every usable one; default {DEFAULT_SAMPLE})"
+    sample_help = f"items probed, seeded ('all': every usable one; default {probe.sample or 'all'})"
     parser.add_argument("--sample", type=parse_sample, metavar="N", help=sample_help)
-    parser.add_argument("--seed", type=int, help=f"seed of the sample (default {DEFAULT_SEED})")
+    parser.add_argument("--seed", type=int, help=f"seed of the sample (default {probe.seed})")
     parser.add_argument("--task", metavar="NAME", help="the task's name in the harness")
     mapping = parser.add_argument_group("bank columns (as blindmcq audit; not for a corpus items.jsonl)")
     mapping.add_argument("--no-header", action="store_true", help="a CSV without a header row (MMLU)")
@@ -68,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         schemes = load_label_schemes()  # configuration enters here, once
         groups: dict[str, Any] = {}
-        sample, seed = DEFAULT_SAMPLE, DEFAULT_SEED
+        choices, probe_default = _defaults()
+        sample, seed = probe_default.sample, probe_default.seed
         dataset: Any = None
         if args.params is not None:
             if not args.params.is_file():
@@ -85,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for group in GROUPS:
             name = getattr(args, group)
             if name is not None or group not in groups:
-                groups[group] = options.option(group, name or DEFAULTS[group])
+                groups[group] = options.option(group, name or choices[group])
         if args.dataset is not None:
             dataset = load_groups(("dataset",)).option("dataset", args.dataset)
         elif dataset is not None:

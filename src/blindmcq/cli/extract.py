@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blindmcq.cli._fail import fail
+from blindmcq.config.schema import PdfDataset, default
 from blindmcq.corpus.extract import N_OPTIONS, PAGE_TIMEOUT_S, extract_pdfs
 from blindmcq.errors import BlindMCQError, InputError
 
@@ -17,7 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="writes items.jsonl and verification.json"
     )
-    parser.add_argument("--source", default="vkks", help="id prefix, {source}-{bank}-{number} (default vkks)")
+    parser.add_argument(
+        "--source", default=default(PdfDataset, "source"),
+        help="id prefix, {source}-{bank}-{number} (default %(default)s)",
+    )  # fmt: skip
     parser.add_argument("--bank", default=None, help="bank name (default: the file name less '{source}-')")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     parser.add_argument(
@@ -27,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"options each item should have (default {N_OPTIONS}); settles rows split by a page break",
     )
     parser.add_argument("--pilot-per-bank", type=int, default=20, help="pilot sample size per bank")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the pilot sample")
+    parser.add_argument(
+        "--seed", type=int, default=default(PdfDataset, "seed"), help="seed of the pilot sample (%(default)s)"
+    )
     parser.add_argument("--review", default=None, metavar="DIR", help="write review.html of disputed items")
     parser.add_argument(
         "--corrections", default=None, metavar="FILE", help="reviewed corrections (YAML) to apply"

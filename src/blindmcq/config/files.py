@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import AnswerPoolIntervention, Config, RewriteIntervention, validate_group
 from blindmcq.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/blindmcq/config/files.py
@@ -48,6 +48,12 @@ def group_names(group: str, conf_dir: str | Path | None = None) -> list[str]:
 def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
     """``conf/{group}/{name}.yaml`` as a plain dict (what Hydra composes as ``cfg.{group}``), after the
     schema check; errors name the file and key."""
+    data, path = _read_group(group, name, conf_dir)
+    validate_group(group, data, file=str(path))
+    return data
+
+
+def _read_group(group: str, name: str, conf_dir: str | Path | None = None) -> tuple[dict[str, Any], Path]:
     path = Path(conf_dir or CONF_DIR) / group / f"{name}.yaml"
     if not path.exists():
         raise ConfigError(group, f"no config {name!r}: {path} not found")
@@ -57,8 +63,26 @@ def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dic
         raise ConfigError(group, f"not valid YAML: {exc}", file=str(path)) from None
     if not isinstance(data, dict):
         raise ConfigError(group, "does not hold a mapping", file=str(path))
-    validate_group(group, data, file=str(path))
-    return data
+    return data, path
+
+
+def default_choices(conf_dir: str | Path | None = None) -> dict[str, str]:
+    """The option each group takes in ``conf/config.yaml``'s defaults list (``{"prompt": "original",
+    "model@gate_model": "lexical", ...}``, keys as written): what Hydra composes when nothing overrides."""
+    path = Path(conf_dir or CONF_DIR) / "config.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError("defaults", f"not readable: {exc}", file=str(path)) from None
+    entries = data.get("defaults") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ConfigError("defaults", "expected Hydra's defaults list", file=str(path))
+    return {
+        str(group): str(name)
+        for entry in entries
+        if isinstance(entry, dict)
+        for group, name in entry.items()
+    }
 
 
 def load_model_file(name_or_path: str | Path, conf_dir: str | Path | None = None) -> dict[str, Any]:
@@ -152,11 +176,11 @@ def load_models(names: Iterable[str], conf_dir: str | Path | None = None) -> dic
     return out
 
 
-def intervention_cfg(params: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """``params['intervention'][name]``, else the shipped default ``conf/intervention/<name>.yaml``."""
-    cfg = (params.get("intervention") or {}).get(name)
-    if cfg is None:
-        cfg = load_group("intervention", name)
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"intervention.{name}", "expected a mapping")
-    return dict(cfg)
+def intervention_group(config: Config, name: str) -> RewriteIntervention | AnswerPoolIntervention:
+    """The typed ``intervention.<name>`` (``rewrite``, ``answerpool``): the composed config's, checked when
+    the config was; else the shipped default ``conf/intervention/<name>.yaml``, checked as it is read."""
+    typed = getattr(config.intervention, name, None) if config.intervention is not None else None
+    if typed is not None:
+        return typed  # type: ignore[no-any-return]
+    data, path = _read_group("intervention", name)
+    return validate_group("intervention", data, file=str(path), key=f"intervention.{name}")

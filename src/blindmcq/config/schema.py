@@ -23,7 +23,17 @@ from typing import Any, ClassVar, Literal, Union
 
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
-from blindmcq.vocabulary import CONDITIONS, CONSTANT_SLOT, BankFormat, KeyFormat, SurfaceStrategy, TieBreak
+from blindmcq.vocabulary import (
+    CONDITIONS,
+    CONSTANT_SLOT,
+    PUBLISHED_ORDER,
+    BankFormat,
+    ClozeNorm,
+    KeyFormat,
+    Scoring,
+    SurfaceStrategy,
+    TieBreak,
+)
 from blindmcq.vocabulary import Condition as ConditionName
 
 # ---------------------------------------------------------------- the checker
@@ -222,7 +232,7 @@ class Condition:
     name: str = "default"
     conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
     blind_orders: Orders = "all"
-    full_orders: Orders = field(default_factory=lambda: ["rot0"])
+    full_orders: Orders = field(default_factory=lambda: [PUBLISHED_ORDER])
     forced: bool = False
 
     def check(self, key: str) -> None:
@@ -339,7 +349,7 @@ class RewriteIntervention:
     sample: int | None = positive(None)
     conditions: list[ConditionName] = field(default_factory=lambda: ["blind"])
     blind_orders: Orders = "all"
-    full_orders: Orders = field(default_factory=lambda: ["rot0"])
+    full_orders: Orders = field(default_factory=lambda: [PUBLISHED_ORDER])
     models: Literal["model", "panel"] = "model"  # probed before and after: the model, or the panel
 
 
@@ -351,13 +361,13 @@ class AnswerPoolIntervention:
     delete_share: float = field(default=0.2, **_rng(ge=0, le=1))
     seed: int = 0
     conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
-    language: Literal["uk", "en"] = "uk"
+    language: str = "uk"  # one of tasks.answerpool.TEXT's, checked there (the rewrite's: tasks.rewrite's)
     scoring: Literal["auto", "score", "generate"] = "auto"
     max_tokens: int = positive(128)
     entry_labels: Literal["auto", "numbers", "letters"] = "auto"
     items: str = "results/corpus/items.jsonl"
     sample: int | None = positive(None)
-    ordinary_orders: Orders = field(default_factory=lambda: ["rot0"])
+    ordinary_orders: Orders = field(default_factory=lambda: [PUBLISHED_ORDER])
 
     def check(self, key: str) -> None:
         if not self.conditions:
@@ -514,8 +524,8 @@ class LocalModel(_Model):
     answer_prefix: str = ""
     label_delimiter: str = " "
     chat_template: bool = False
-    scoring: Literal["letter", "cloze"] = "letter"  # docs/cloze.md
-    cloze_norm: Literal["raw", "token", "char"] = "char"
+    scoring: Scoring = "letter"  # docs/cloze.md
+    cloze_norm: ClozeNorm = "char"
     cloze_batch_size: int = positive(8)
     # cloze: the keys and values of a shared context computed once per batch (moves some scores by a
     # grid step against the default's padded batches, so off by default; its own cache key)
@@ -833,6 +843,24 @@ def default(schema: type, name: str) -> Any:
     if spec.default_factory is not dataclasses.MISSING:
         return spec.default_factory()
     raise KeyError(f"{schema.__name__}.{name} has no default")
+
+
+def choices(schema: type, name: str) -> tuple[str, ...]:
+    """The words ``schema``'s field ``name`` takes, from its ``Literal`` (inside ``list[...]`` or
+    ``... | None`` too): code that checks or lists them takes them from here, so they live in the schema."""
+
+    def words(hint: Any) -> tuple[str, ...]:
+        if typing.get_origin(hint) is Literal:
+            return typing.get_args(hint)
+        for arg in typing.get_args(hint):
+            if found := words(arg):
+                return found
+        return ()
+
+    found = words(typing.get_type_hints(schema)[name])
+    if not found:
+        raise KeyError(f"{schema.__name__}.{name} is not typed with a Literal")
+    return found
 
 
 # ---------------------------------------------------------------- the commands' own configs

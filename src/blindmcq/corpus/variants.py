@@ -563,7 +563,7 @@ VARIANTS: tuple[Variant, ...] = (
         fuse_every=7,
         fuse_after_break=True,
     ),
-    # Held out from the extractor's tuning (#40 re-check): page breaks inside 3- and 5-option items, glyphs
+    # Held out from the extractor's tuning: page breaks inside 3- and 5-option items, glyphs
     # the font lacks, rotations and gaps, each in a combination no variant above prints.
     Variant(
         "five-split-words",  # merged cells, word marks, every 4th item with five options, rows split by pages

@@ -21,12 +21,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from blindmcq.config.schema import CustomsDataset, choices
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 
 SOURCE = "dmsu"
 N_OPTIONS = 4
-PARTS = ("legislation", "operational")
+PARTS = choices(CustomsDataset, "parts")
 
 ACT_SLUGS: dict[str, str] = {
     "Конституція України": "constitution",

@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from blindmcq.config.schema import GenericDataset, default
+from blindmcq.config.schema import GenericDataset, choices, default
 from blindmcq.datasets.items import Item, invariant_flags, item_id
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.jsonl import MAX_LINE_BYTES, jsonl_records
@@ -341,7 +341,7 @@ def _xlsx_rows(path: Path, header: bool, limits: ReadLimits) -> Iterator[tuple[s
 MAX_CSV_FIELD = 2**31 - 1  # the largest field size Python's csv module accepts on every platform
 
 
-DUPLICATES = ("drop", "keep")
+DUPLICATES = choices(GenericDataset, "duplicates")
 _ABSENT = object()  # a headerless row's missing option cell (a shorter row), never an option
 
 

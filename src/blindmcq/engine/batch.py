@@ -1,8 +1,9 @@
 """Bedrock batch inference: the cheap way to run large probes, through the same response cache.
 
 Flow: the uncached requests of a probe -> one JSONL input file per job on S3 -> ``CreateModelInvocationJob``
--> poll ``GetModelInvocationJob`` -> read the ``*.jsonl.out`` files -> one ``ModelResponse`` per call, stored
-in the ``ResponseCache`` under the key the online runner uses (``request_key(backend, request)``).
+-> ``GetModelInvocationJob`` (``blindmcq batch status``, ``collect``) -> read the ``*.jsonl.out`` files ->
+one ``ModelResponse`` per call, stored in the ``ResponseCache`` under the key the online runner uses
+(``request_key(backend, request)``).
 A later ``run_calls``/``run_probe`` with the same cache then serves every answered call from the cache, so
 online and batch never pay twice; calls the batch did not answer come back as ``error`` (not cached) and
 the online run retries them.
@@ -38,17 +39,16 @@ import hashlib
 import json
 import logging
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
+from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
 from blindmcq.backends.registry import ModelConfig, abilities_of
 from blindmcq.config.schema import model_config, typed
 from blindmcq.engine.cache import ResponseCache, utc_now
-from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +81,6 @@ def batch_family(model_id: str) -> str | None:
     return next((family for family in BATCH_FAMILIES if bare.startswith(family)), None)
 
 
-class BatchTimeout(BlindMCQError):
-    """Polling gave up; the jobs keep running on Bedrock and ``collect`` can read them later."""
-
-
-def _seconds(default: float) -> Any:
-    return field(default=default, metadata={"gt": 0})  # a range the schema's checker reads
-
-
 @dataclass(frozen=True)
 class BatchSettings:
     """The ``batch:`` section of a model config (or of the probe config), typed: ``from_cfg`` checks a
@@ -101,8 +93,6 @@ class BatchSettings:
     region: str | None = None  # default: the model config's first region
     min_records: int = 100
     max_records: int = 50_000
-    poll_s: float = _seconds(60.0)
-    timeout_s: float = _seconds(72 * 3600.0)
     job_timeout_hours: int | None = None
     s3_endpoint_url: str | None = None  # a local S3 stand-in (tests)
     family_listed: bool = False  # the user checked the batch documentation for an unlisted family
@@ -161,14 +151,6 @@ class BatchJob:
     input_uri: str
     output_uri: str
     keys: tuple[str, ...]
-
-
-@dataclass
-class BatchResult:
-    responses: dict[str, ModelResponse]  # job id -> response (every job id, none dropped)
-    jobs: list[BatchJob] = field(default_factory=list)
-    statuses: dict[str, str] = field(default_factory=dict)  # job arn -> final status
-    counts: dict[str, int] = field(default_factory=dict)
 
 
 def split_s3_uri(uri: str, *, key: str = "s3 uri") -> tuple[str, str]:
@@ -244,17 +226,6 @@ def parse_model_output(output: Mapping[str, Any], invocation_type: str) -> Model
 # ---------------------------------------------------------------- the steps
 
 
-def pending(
-    jobs: Sequence[tuple[str, ModelRequest]], backend: BedrockBackend, cache: ResponseCache
-) -> dict[str, ModelRequest]:
-    """Cache key -> request for each distinct call not yet in the cache, in job order."""
-    wanted: dict[str, ModelRequest] = {}
-    for _, request in jobs:
-        wanted.setdefault(request_key(backend, request), request)
-    cached = cache.get_many(list(wanted))
-    return {key: request for key, request in wanted.items() if key not in cached}
-
-
 def _token(keys: Sequence[str], model_id: str) -> str:
     return hashlib.sha256(f"{model_id}\n{chr(10).join(keys)}".encode()).hexdigest()[:32]
 
@@ -320,37 +291,6 @@ def submit(
         log.info("batch job %s: %d records -> %s", name, len(chunk), output_uri)
         submitted.append(BatchJob(arn, name, input_uri, output_uri, tuple(chunk)))
     return submitted
-
-
-def wait(
-    jobs: Sequence[BatchJob],
-    *,
-    bedrock: Any,
-    poll_s: float = BatchSettings.poll_s,
-    timeout_s: float = BatchSettings.timeout_s,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> dict[str, str]:
-    """Poll until every job is finished (Completed, PartiallyCompleted, Failed, Stopped, Expired)."""
-    deadline = clock() + timeout_s
-    statuses: dict[str, str] = {}
-    while True:
-        for job in jobs:
-            if statuses.get(job.job_arn) not in DONE:
-                reply = bedrock.get_model_invocation_job(jobIdentifier=job.job_arn)
-                statuses[job.job_arn] = str(reply["status"])
-                if reply["status"] in ("Failed", "Stopped", "Expired"):
-                    log.warning(
-                        "batch job %s ended %s: %s", job.job_name, reply["status"], reply.get("message")
-                    )
-        if all(status in DONE for status in statuses.values()):
-            return statuses
-        if clock() >= deadline:
-            running = {
-                job.job_name: statuses[job.job_arn] for job in jobs if statuses[job.job_arn] not in DONE
-            }
-            raise BatchTimeout(f"batch jobs still running after {timeout_s:.0f} s: {running}")
-        sleep(poll_s)
 
 
 def _output_lines(s3: Any, output_uri: str) -> list[tuple[str, int, str]]:
@@ -428,14 +368,6 @@ def collect(
     return out
 
 
-def _default_clients(backend: BedrockBackend, settings: BatchSettings) -> tuple[Any, Any]:
-    import boto3
-
-    region = settings.region or backend.pool.regions[0]
-    s3 = boto3.client("s3", region_name=region, endpoint_url=settings.s3_endpoint_url)
-    return s3, boto3.client("bedrock", region_name=region)
-
-
 def make_bedrock_backend(model_cfg: ModelConfig) -> BedrockBackend:
     """The backend whose name and request bodies the batch shares with online calls; it never calls."""
     cfg = model_config(model_cfg)
@@ -446,55 +378,3 @@ def make_bedrock_backend(model_cfg: ModelConfig) -> BedrockBackend:
         raise RuntimeError("the batch path makes no online calls")
 
     return BedrockBackend(cfg, client_factory=no_client)
-
-
-def run_batch(
-    jobs: Sequence[tuple[str, ModelRequest]],
-    model_cfg: ModelConfig,
-    settings: BatchSettings,
-    *,
-    cache: ResponseCache,
-    s3: Any = None,
-    bedrock: Any = None,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> BatchResult:
-    """Answer ``(job id, request)`` pairs by batch inference; returns a response for every job id.
-
-    Calls already cached are not sent again. When fewer than ``settings.min_records`` calls are
-    missing, nothing is submitted and those calls come back as ``error`` ``BatchTooSmall`` (an online
-    run then makes them).
-    """
-    backend = make_bedrock_backend(model_cfg)
-    if s3 is None or bedrock is None:
-        default_s3, default_bedrock = _default_clients(backend, settings)
-        s3, bedrock = s3 or default_s3, bedrock or default_bedrock
-    keys = {job_id: request_key(backend, request) for job_id, request in jobs}
-    missing = pending(jobs, backend, cache)
-    result = BatchResult(responses={})
-    fresh: dict[str, ModelResponse] = {}
-    if len(missing) >= settings.min_records:
-        result.jobs = submit(missing, backend, settings, s3=s3, bedrock=bedrock)
-        result.statuses = wait(
-            result.jobs, bedrock=bedrock, poll_s=settings.poll_s, timeout_s=settings.timeout_s,
-            sleep=sleep, clock=clock,
-        )  # fmt: skip
-        fresh = collect(
-            result.jobs, missing, s3=s3, cache=cache, backend_name=backend.name,
-            invocation_type=settings.invocation_type, statuses=result.statuses,
-        )  # fmt: skip
-    elif missing:
-        for key in missing:
-            fresh[key] = ModelResponse(
-                text="", status="error", meta={"error_code": "BatchTooSmall"},
-                error=f"BatchTooSmall: {len(missing)} calls < min_records {settings.min_records}",
-            )  # fmt: skip
-    hits = cache.get_many([k for k in set(keys.values()) if k not in fresh])
-    counts = {"jobs": len(jobs), "from_cache": 0, "submitted": sum(len(j.keys) for j in result.jobs)}
-    for job_id, key in keys.items():
-        response = fresh[key] if key in fresh else hits[key].response
-        counts["from_cache"] += key not in fresh
-        result.responses[job_id] = response
-        counts[f"status_{response.status}"] = counts.get(f"status_{response.status}", 0) + 1
-    result.counts = counts
-    return result

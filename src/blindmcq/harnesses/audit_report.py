@@ -35,6 +35,7 @@ from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.schema import Config, default
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
+from blindmcq.vocabulary import PUBLISHED_ORDER
 
 
 def audit_imported(
@@ -81,7 +82,7 @@ def audit_imported(
                     protocol=str(first["protocol"]), reasoning=str(first["reasoning"]))  # fmt: skip
     model = models[0]
     g = gate(predictions, gate_model=model, k=gate_k, orders="all", base=base)
-    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": ["rot0"]}))
+    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": [PUBLISHED_ORDER]}))
     labels = list(key_labels)
     tables = build_tables(analysis, baselines=picks, items=list(items), slot_labels=labels)
     tables = {name: tables[name] for name in REPORT_TABLES if name in tables}

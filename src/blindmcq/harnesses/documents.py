@@ -4,7 +4,7 @@ A document is one call of the probe: everything ``Presentation`` holds (item id,
 slot, labels, option texts, the rendered prompt) plus what the request adds (the context a scoring model
 reads, its label choices, the output-token limit). Both harnesses carry it through unchanged (lm-eval in
 ``doc``, inspect_ai in ``Sample.metadata``), so an answer is scored on import by the same code as a
-probe's (``tasks.probe.make_record`` over ``tasks.presentations.interpret``) and never depends on how the
+probe's (``tasks.probe.make_record`` over ``tasks.parsing.interpret``) and never depends on how the
 harness itself scored it.
 """
 

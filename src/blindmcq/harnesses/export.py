@@ -29,14 +29,6 @@ from blindmcq.tasks.parsing import label_symbols_by_scheme
 from blindmcq.tasks.probe import sample_items
 
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
-DEFAULTS = {
-    "prompt": "original",
-    "labels": "latin",
-    "reasoning": "direct",
-    "condition": "default",
-    "protocol": "sl",
-}  # fmt: skip  (conf/config.yaml's defaults)
-DEFAULT_SAMPLE, DEFAULT_SEED = 60, 0  # conf/probe/default.yaml
 MANIFEST = "manifest.json"
 
 

@@ -4,7 +4,7 @@ inspect_ai's own ``multiple_choice()`` rewrites the prompt into its template (La
 "ANSWER: $LETTER") and would change what the model is shown; this solver keeps blindmcq's rendered
 prompt (the phrasing's label scheme and answer instruction), generates with the probe's output-token
 limit at temperature 0, and marks the picked choice by blindmcq's own parser
-(``tasks.presentations.interpret``), so inspect_ai's ``choice()`` scorer counts what the import will count.
+(``tasks.parsing.interpret``), so inspect_ai's ``choice()`` scorer counts what the import will count.
 """
 
 from __future__ import annotations

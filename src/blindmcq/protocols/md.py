@@ -155,7 +155,7 @@ def _contained(answer: str, options: Sequence[str]) -> list[int]:
 
 
 class MDMatcher:
-    """Callable ``(text, option_texts) -> (slot | None, status)``, as ``presentations.interpret`` expects."""
+    """Callable ``(text, option_texts) -> (slot | None, status)``, as ``tasks.parsing.interpret`` expects."""
 
     def __init__(self, config: MDConfig | None = None, embedder: Embedder | None = None) -> None:
         self.config = config or MDConfig()
@@ -240,7 +240,7 @@ class MDMatcher:
 def make_md_matcher(
     cfg: Protocol | Mapping[str, Any] | None = None, *, embedder: Embedder | None = None
 ) -> MDMatcher:
-    """The matcher for ``presentations.interpret(..., md_matcher=...)``, from the typed protocol group
+    """The matcher for ``tasks.parsing.interpret(..., md_matcher=...)``, from the typed protocol group
     (``conf/protocol/md.yaml``) or a mapping of the matcher's own settings."""
     config = MDConfig.from_protocol(cfg) if isinstance(cfg, Protocol) else MDConfig.from_mapping(cfg or {})
     return MDMatcher(config, embedder)

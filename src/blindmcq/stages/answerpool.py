@@ -16,8 +16,8 @@ from blindmcq.analysis.interventions import pool_comparison, pool_table
 from blindmcq.answers.calllog import split_call_log
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_bytes, write_csv, write_text
-from blindmcq.config.files import intervention_cfg, load_label_schemes
-from blindmcq.config.schema import Config, Probe, as_written, validate_group
+from blindmcq.config.files import intervention_group, load_label_schemes
+from blindmcq.config.schema import AnswerPoolIntervention, Config, Probe
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
 from blindmcq.tasks.answerpool import PoolConfig, run_answerpool
@@ -28,15 +28,14 @@ log = logging.getLogger(__name__)
 
 
 def answerpool_stage(config: Config, out_dir: Path = OUT_ROOT / "answerpool") -> dict[str, float]:
-    cfg = intervention_cfg(as_written(config), "answerpool")
-    conf = PoolConfig.from_cfg(cfg)
-    items = stage_items(config, cfg, "intervention.answerpool")
+    own: AnswerPoolIntervention = intervention_group(config, "answerpool")  # checked once, at entry
+    conf = PoolConfig.of(own)
+    items = stage_items(config, own, "intervention.answerpool")
     probe: Probe = config.group("probe")
     pooled = run_answerpool(
         items, conf, model_cfg=config.group("model"), cache=probe.cache, progress=True,
         description=config.dataset.description if config.dataset is not None else None,  # the bank's words
     )  # fmt: skip
-    own = validate_group("intervention", cfg, key="intervention.answerpool")
     orders = own.ordinary_orders  # the schema's default when the config leaves it out
     condition = probe_condition(list(conf.conditions), orders, orders)
     ordinary = probe_items(config, items, label_schemes=load_label_schemes(), condition=condition)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -21,8 +22,8 @@ from blindmcq.analysis.interventions import fluency_change, fluency_note, rewrit
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.registry import abilities_of, make_backend
-from blindmcq.config.files import intervention_cfg, load_label_schemes, load_model_file, load_models
-from blindmcq.config.schema import Config, Probe, as_written, validate_group
+from blindmcq.config.files import intervention_group, load_label_schemes, load_model_file, load_models
+from blindmcq.config.schema import Config, Probe, RewriteIntervention, as_written
 from blindmcq.datasets.items import write_items
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
@@ -41,15 +42,14 @@ log = logging.getLogger(__name__)
 
 
 def rewrite_stage(config: Config, out_dir: Path = OUT_ROOT / "rewrite") -> dict[str, float]:
-    cfg = intervention_cfg(as_written(config), "rewrite")
-    if cfg.get("model") is None:
-        cfg["model"] = as_written(config, "model")
-    elif isinstance(cfg["model"], str):  # a conf/model name: its config enters here
-        cfg["model"] = load_model_file(cfg["model"])
-    if cfg.get("statutes") is None and config.statutes is not None and config.statutes.path:
-        cfg["statutes"] = config.statutes.path
-    conf = RewriteConfig.from_cfg(cfg)
-    own = validate_group("intervention", {"rewriter": conf.rewriter, **cfg}, key="intervention.rewrite")
+    own: RewriteIntervention = intervention_group(config, "rewrite")  # checked once, at entry
+    if own.model is None:
+        own = replace(own, model=as_written(config, "model"))
+    elif isinstance(own.model, str):  # a conf/model name: its config enters here
+        own = replace(own, model=load_model_file(own.model))
+    if own.statutes is None and config.statutes is not None and config.statutes.path:
+        own = replace(own, statutes=config.statutes.path)
+    conf = RewriteConfig.of(own)
     items = stage_items(config, own, "intervention.rewrite")
     description = config.dataset.description if config.dataset is not None else None  # the bank's words
     probe: Probe = config.group("probe")

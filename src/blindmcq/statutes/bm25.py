@@ -154,11 +154,6 @@ class BM25Index:
         vocab = list(ids)
         return cls(counts_matrix(cols, len(vocab)), vocab, provisions, **kwargs)
 
-    def query_matrix(self, queries: Sequence[Sequence[str]]) -> sp.csr_matrix:
-        """Queries x terms counts; tokens outside the vocabulary are dropped (they score 0)."""
-        cols = [np.fromiter((self.term_ids[t] for t in q if t in self.term_ids), np.int64) for q in queries]
-        return counts_matrix(cols, len(self.vocab)).astype(np.float64)
-
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every document for one query (rank_bm25's ``get_scores``)."""
         scores = np.empty(self.n_docs, dtype=np.float64)

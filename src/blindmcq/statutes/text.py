@@ -91,10 +91,6 @@ class Lemmatizer:
         cache, lemma = self._cache, self.lemma
         return [cache.get(w) or lemma(w) for w in words]
 
-    @property
-    def cache_size(self) -> int:
-        return len(self._cache)
-
 
 @dataclass(frozen=True)
 class TextConfig:

@@ -140,12 +140,17 @@ class PoolConfig:
         then :meth:`of`."""
         from blindmcq.config.schema import validate_group
 
-        return cls.of(validate_group("intervention", dict(cfg), key=prefix))
+        return cls.of(validate_group("intervention", dict(cfg), key=prefix), prefix)
 
     @classmethod
-    def of(cls, schema: AnswerPoolIntervention) -> PoolConfig:
-        """The pooled task's fields of a checked ``intervention.answerpool``."""
+    def of(cls, schema: AnswerPoolIntervention, prefix: str = "intervention.answerpool") -> PoolConfig:
+        """The pooled task's fields of a checked ``intervention.answerpool``; its language must be one
+        this module has the prompt's words in (``TEXT``), an error naming ``prefix.language``."""
         values = {f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)}
+        if values["language"] not in TEXT:
+            raise ConfigError(
+                f"{prefix}.language", f"{values['language']!r} is not one of {', '.join(TEXT)}"
+            )
         return cls(**{**values, "conditions": tuple(values["conditions"])})
 
 
@@ -340,18 +345,6 @@ def chance_group(
     if len(set(answered)) != len(answered):
         return Fraction(0)
     return Fraction(1, _assignments(pool_size, n, abstain))
-
-
-def chance_question_distinct(
-    pool_size: int, n_questions: int, answerable: bool, abstain: bool = True
-) -> Fraction:
-    """One question's chance under a uniformly random *distinct* assignment of the whole group."""
-    total = _assignments(pool_size, n_questions, abstain)
-    if answerable:  # this question holds its entry; the others share the remaining P-1
-        return Fraction(_assignments(pool_size - 1, n_questions - 1, abstain), total)
-    if not abstain:
-        return Fraction(0)
-    return Fraction(_assignments(pool_size, n_questions - 1, abstain), total)
 
 
 # ------------------------------------------------------------------- running

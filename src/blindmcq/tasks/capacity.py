@@ -46,7 +46,7 @@ from blindmcq.config.schema import (
 )
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.vocabulary import CONDITIONS
+from blindmcq.vocabulary import CONDITIONS, PUBLISHED_ORDER
 
 ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
@@ -202,8 +202,9 @@ def mean_prompt_chars(
     from blindmcq.tasks.presentations import build_presentations
 
     protocol = "md" if labels == "dash" else "sl"
+    published = [PUBLISHED_ORDER]
     presentations = build_presentations(
-        items, conditions=[condition], blind_orders=["rot0"], full_orders=["rot0"], forced=False,
+        items, conditions=[condition], blind_orders=published, full_orders=published, forced=False,
         prompt=_paper_prompt(configs, phrasing), labels=configs.option("labels", labels),
         reasoning=configs.option("reasoning", reasoning), protocol=protocol,
     )  # fmt: skip
@@ -543,7 +544,7 @@ def measure_throughput(
     backend = make_backend(model_cfg)
     items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
     presentations = build_presentations(
-        items, conditions=["blind"], blind_orders="all", full_orders=["rot0"], forced=False,
+        items, conditions=["blind"], blind_orders="all", full_orders=[PUBLISHED_ORDER], forced=False,
         prompt=_paper_prompt(configs, "original"), labels=configs.option("labels", "latin"),
         reasoning=configs.option("reasoning", "direct"), protocol="sl",
     )[:n_calls]  # fmt: skip

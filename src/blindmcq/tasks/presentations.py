@@ -24,7 +24,7 @@ from blindmcq.labels import (  # noqa: F401 (re-exported)
     label_strings,
 )
 from blindmcq.tasks.bank_words import bank_words
-from blindmcq.vocabulary import CONDITIONS, Condition
+from blindmcq.vocabulary import CONDITIONS, PUBLISHED_ORDER, Condition
 
 PROTOCOLS = ("sl", "md")
 # Placeholders a phrasing template may use; {question} only in `full`.
@@ -341,7 +341,7 @@ def build_presentations(
     *,
     conditions: Sequence[str],
     blind_orders: str | Sequence[str],
-    full_orders: str | Sequence[str] = ("rot0",),
+    full_orders: str | Sequence[str] = (PUBLISHED_ORDER,),
     forced: bool,
     prompt: PromptLike,
     labels: LabelsLike,

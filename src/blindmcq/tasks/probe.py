@@ -4,7 +4,7 @@ PredictionRecord per call, for one model (``run_probe``) or a panel of them (``p
 - dataset: ``sample_items`` (the seeded sample of the usable items);
 - presenter: ``build_jobs`` (``blindmcq.tasks.presentations`` renders each order and label scheme;
   ``make_jobs`` turns presentations into requests with what the backend's declared abilities need);
-- parser: ``blindmcq.tasks.presentations.interpret`` (or the MD matcher);
+- parser: ``blindmcq.tasks.parsing.interpret`` (or the MD matcher);
 - scorer: ``make_record`` (the picked slot against the presentation's key).
 
 The engine (``blindmcq.engine``) sends the requests and returns full responses. Plain typed Python; the
@@ -47,7 +47,7 @@ from blindmcq.errors import ConfigError
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
 from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
-from blindmcq.vocabulary import ParseStatus
+from blindmcq.vocabulary import PUBLISHED_ORDER, ParseStatus
 
 log = logging.getLogger(__name__)
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")
@@ -402,7 +402,7 @@ def build_jobs(
                 "protocol.labels", f"no label scheme {spec.labels!r} (have {sorted(setup.schemes)})"
             )
         labels = setup.schemes[spec.labels]
-    orders = {"published": ["rot0"], "all": "all"}.get(spec.order) if spec.order else None
+    orders = {"published": [PUBLISHED_ORDER], "all": "all"}.get(spec.order) if spec.order else None
     presentations = build_presentations(
         items,
         conditions=condition.conditions,
@@ -480,7 +480,7 @@ def probe_panel(
     engine: EngineSettings,
 ) -> pd.DataFrame:
     """Every model of ``models`` (the probed model first, then the panel's members: the entry point
-    reads their configs, ``wiring.panel_configs``) on the same ``items`` with the same presentations,
+    reads their configs, ``wiring.probe.panel_configs``) on the same ``items`` with the same presentations,
     as one predictions frame; the ``model`` column tells the rows apart."""
     frames = [run_probe(items, cfg, setup, engine) for cfg in models]
     if len(frames) == 1:

@@ -119,9 +119,7 @@ def stage_items(
     return items
 
 
-def probe_condition(
-    conditions: Sequence[str], blind_orders: Any, full_orders: Any = ("rot0",)
-) -> dict[str, Any]:
+def probe_condition(conditions: Sequence[str], blind_orders: Any, full_orders: Any) -> dict[str, Any]:
     """An intervention's condition group: its own conditions and orders, never forced placement."""
     return {
         "conditions": list(conditions),
