@@ -222,7 +222,9 @@ def test_a_trickling_server_meets_the_calls_deadline(
     out = b.complete(req())
     took = time.monotonic() - started
     assert out.status == "error" and out.meta["error_code"] == "DeadlineExceeded"
-    assert took < 5  # the deadline is the call's whole wall time, not a per-read timeout (30 s here)
+    # the deadline (1 s) is the call's whole wall time, not a per-read timeout (30 s here); the margin
+    # to 30 s absorbs a loaded machine (5.8 s seen at load 8)
+    assert took < 15
 
 
 def _run_against(server: RawServer, tmp_path: Path, n: int = 40) -> tuple[str, float]:
