@@ -202,3 +202,17 @@ def test_default_choices_are_the_groups_the_composed_params_hold(tmp_path: Path)
     (tmp_path / "config.yaml").write_text("defaults: nope\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="defaults"):
         default_choices(tmp_path)
+
+
+def test_second_bank_is_a_typed_record_with_its_own_keys() -> None:
+    params = _params()
+    params["analysis"]["second_bank"] = {"name": "lexam", "predictions": "releases/lexam/p.parquet"}
+    second = validate(params, file="params.yaml").analysis.second_bank
+    assert (second.name, second.predictions, second.items) == ("lexam", "releases/lexam/p.parquet", None)
+    params["analysis"]["second_bank"]["itemz"] = "x"
+    with pytest.raises(ConfigError, match=r"^params.yaml: analysis\.second_bank\.itemz: unknown key; "
+                                          r"expected one of items, name, predictions$"):  # fmt: skip
+        validate(params, file="params.yaml")
+    params["analysis"]["second_bank"] = {"predictions": 3}
+    with pytest.raises(ConfigError, match=r"analysis\.second_bank\.predictions"):
+        validate(params, file="params.yaml")

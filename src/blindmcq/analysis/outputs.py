@@ -88,11 +88,11 @@ def run_analysis(config: Config, *, root: Path = Path("."), out_dir: Path | None
     banks, bank_predictions = {bank: items}, {bank: predictions}
     second = cfg.second_bank
     second_predictions = None
-    if second.get("predictions"):  # Table 10 and Figure 4: another bank's predictions (and items)
-        name = str(second.get("name") or "second bank")
-        second_predictions = bank_predictions[name] = read_analysis_frame(root / second["predictions"])
-        if second.get("items"):
-            banks[name] = read_items(root / second["items"])
+    if second.predictions:  # Table 10 and Figure 4: another bank's predictions (and items)
+        name = second.name or "second bank"
+        second_predictions = bank_predictions[name] = read_analysis_frame(root / second.predictions)
+        if second.items:
+            banks[name] = read_items(root / second.items)
     manifest_path = root / paths.PREDICTIONS_DIR / "models.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     # the gate model selected the items; option-only models answer blind and full alike by construction

@@ -206,6 +206,16 @@ ByLanguage = str | dict[str, str] | None
 
 
 @dataclass(frozen=True)
+class SecondBank:
+    """Another bank for Table 10 and Figure 4: its predictions (released format) and, for Figure 4, its
+    items; paths relative to the project folder. No ``predictions``: no second bank."""
+
+    name: str | None = None
+    predictions: str | None = None
+    items: str | None = None
+
+
+@dataclass(frozen=True)
 class Analysis:
     name: str = "default"
     extra_predictions: list[str] = field(default_factory=list)
@@ -215,14 +225,9 @@ class Analysis:
     failed_calls: Literal["drop", "wrong"] = "drop"  # docs/statistics.md
     # a probed model with more backend errors than this share of its calls stops the run
     max_failed_share: float = field(default=0.1, **_rng(ge=0, le=1))
-    second_bank: dict[str, str | None] = field(default_factory=dict)
+    second_bank: SecondBank = field(default_factory=SecondBank)
 
     def check(self, key: str) -> None:
-        bad = set(self.second_bank) - {"name", "predictions", "items"}
-        if bad:
-            raise _Reject(
-                f"{key}.second_bank.{sorted(bad)[0]}", "unknown key; expected one of items, name, predictions"
-            )
         if any(n < 1 for n in self.sample_sizes):
             raise _Reject(f"{key}.sample_sizes", f"sizes must be >= 1, got {self.sample_sizes}")
 

@@ -306,7 +306,7 @@ def check_self_contained(params: Config | Mapping[str, Any], where: Path) -> Non
     analysis = validate(params, file=str(where)).analysis or Analysis()
     if analysis.extra_predictions:
         raise BundleError(f"{where}: analysis.extra_predictions names files a release folder does not carry")
-    if analysis.second_bank.get("predictions"):
+    if analysis.second_bank.predictions:
         raise BundleError(f"{where}: analysis.second_bank names files a release folder does not carry")
 
 
