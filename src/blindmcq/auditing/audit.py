@@ -441,11 +441,10 @@ def run_audit(
         cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
     base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
     model_name = model_cfg.name
-    # the per-N rule of the pipeline's gate: each N its own k (2-option items cannot be rejected)
-    g = gate(predictions, gate_model=model_name, k=gate_k, orders="all", base=base)
-    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": [PUBLISHED_ORDER]}))
-    tables = build_tables(analysis, baselines=picks, items=items, slot_labels=own_labels)
-    tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
+    g, analysis, tables = gate_and_tables(
+        predictions, gate_model=model_name, gate_k=gate_k, base=base, picks=picks, items=items,
+        slot_labels=own_labels,
+    )  # fmt: skip
 
     # files the explorer reads, then the three outputs; each written atomically
     write_predictions(predictions, out / "predictions.parquet")
@@ -464,12 +463,7 @@ def run_audit(
         "probed items": f"{len(probed)}"
         + (f" (seeded sample, seed {seed})" if len(probed) < len(usable) else ""),
         "prompt": prompt_name,
-        "gate": g.describe_thresholds()
-        + (
-            " (per N, the smallest k with one-sided p <= 0.05 for a picker redrawing in each order)"
-            if gate_k is None
-            else ""
-        ),
+        "gate": gate_description(g, gate_k),
     }
     result = AuditResult(
         items, summary, profile, analysis, g, metrics, warnings, settings, cloze, key_labels=own_labels
@@ -489,6 +483,31 @@ def run_audit(
     ordered = {k: metrics[k] for k in sorted(metrics, key=natural_key)}  # constant_2 before constant_10
     write_text(out / "metrics.json", json.dumps(ordered, indent=2) + "\n")
     return result
+
+
+def gate_and_tables(
+    predictions: pd.DataFrame,
+    *,
+    gate_model: str,
+    gate_k: int | None,
+    base: Baseline,
+    picks: pd.DataFrame,
+    items: Sequence[Item],
+    slot_labels: Sequence[str],
+) -> tuple[GateResult, Analysis, dict[str, Any]]:
+    """The audit's gate over every order (``gate_k`` None: the pipeline's per-N rule, each N its own k;
+    2-option items cannot be rejected), the analysis at the published order, and the report's tables
+    (``REPORT_TABLES``): what an audit of probed and of imported predictions both show."""
+    g = gate(predictions, gate_model=gate_model, k=gate_k, orders="all", base=base)
+    analysis = analyze(predictions, gate=g, base=replace(base, orders=[PUBLISHED_ORDER]))
+    tables = build_tables(analysis, baselines=picks, items=list(items), slot_labels=list(slot_labels))
+    return g, analysis, {name: tables[name] for name in REPORT_TABLES if name in tables}
+
+
+def gate_description(g: GateResult, gate_k: int | None) -> str:
+    """The report's line on the gate: its thresholds, and the rule that chose them where no k was given."""
+    rule = " (per N, the smallest k with one-sided p <= 0.05 for a picker redrawing in each order)"
+    return g.describe_thresholds() + (rule if gate_k is None else "")
 
 
 def _n_range(items: Sequence[Item]) -> str:

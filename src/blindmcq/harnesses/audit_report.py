@@ -15,19 +15,19 @@ from pathlib import Path
 import pandas as pd
 
 from blindmcq.analysis.frame import Baseline
-from blindmcq.analysis.gate import gate, write_gate
-from blindmcq.analysis.metrics import analyze
-from blindmcq.analysis.tables import build_tables, write_tables
+from blindmcq.analysis.gate import write_gate
+from blindmcq.analysis.tables import write_tables
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.audit import (
-    REPORT_TABLES,
     STATUTES,
     AuditResult,
     audit_markdown,
     audit_metrics,
     bank_language,
     check_out_dir,
+    gate_and_tables,
+    gate_description,
     lexical_strategy,
 )
 from blindmcq.auditing.profile import profile_bank
@@ -35,7 +35,6 @@ from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.schema import Config, default
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.vocabulary import PUBLISHED_ORDER
 
 
 def audit_imported(
@@ -81,11 +80,10 @@ def audit_imported(
     base = Baseline(phrasing=str(first["phrasing"]), labels=str(first["labels"]),
                     protocol=str(first["protocol"]), reasoning=str(first["reasoning"]))  # fmt: skip
     model = models[0]
-    g = gate(predictions, gate_model=model, k=gate_k, orders="all", base=base)
-    analysis = analyze(predictions, gate=g, base=Baseline(**{**base.__dict__, "orders": [PUBLISHED_ORDER]}))
     labels = list(key_labels)
-    tables = build_tables(analysis, baselines=picks, items=list(items), slot_labels=labels)
-    tables = {name: tables[name] for name in REPORT_TABLES if name in tables}
+    g, analysis, tables = gate_and_tables(
+        predictions, gate_model=model, gate_k=gate_k, base=base, picks=picks, items=items, slot_labels=labels
+    )
 
     write_items(out / "items.jsonl", items)
     write_predictions(predictions, out / "predictions.parquet")
@@ -105,12 +103,7 @@ def audit_imported(
         "model": f"{model} (imported: {', '.join(sorted(set(predictions['backend'].astype(str))))})",
         "probed items": str(probed),
         "prompt": base.phrasing,
-        "gate": g.describe_thresholds()
-        + (
-            " (per N, the smallest k with one-sided p <= 0.05 for a picker redrawing in each order)"
-            if gate_k is None
-            else ""
-        ),
+        "gate": gate_description(g, gate_k),
     }
     result = AuditResult(
         list(items), summary, profile, analysis, g, metrics, warnings, settings, key_labels=labels
