@@ -12,6 +12,7 @@ from blindmcq.cli._fail import fail
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.harnesses.documents import HARNESSES, ProbeConfig
 from blindmcq.harnesses.export import GROUPS, export
+from blindmcq.vocabulary import KEY_FORMATS
 
 
 def parse_sample(text: str) -> int | str:
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     mapping.add_argument("--question", metavar="COL")
     mapping.add_argument("--options", nargs="+", default=[], metavar="COL")
     mapping.add_argument("--key", metavar="COL")
-    mapping.add_argument("--key-format", choices=("index", "label", "text"))
+    mapping.add_argument("--key-format", choices=list(KEY_FORMATS),
+                         help="a letter, a 0-based or 1-based number, or the key option's text")  # fmt: skip
     return parser
 
 
