@@ -286,8 +286,10 @@ def test_a_stem_split_by_the_page_break_in_a_shorter_section_reaches_that_sectio
 ) -> None:
     """A landscape section, then a portrait one: a stem cut by a page break in the landscape section fills
     its page to that section's foot, which lies above the portrait pages' foot; it is joined as printed,
-    not disputed for "not reaching the foot" of the taller pages."""
-    bank = render_variant(BY_NAME["landscape-section-stems"], records, tmp_path, n_items=120, seed=0)
+    not disputed for "not reaching the foot" of the taller pages. Every stem is printed twice over, so stems
+    break across the two landscape pages with the committed sample as with the full bank."""
+    tall = [{**r, "question": f"{r['question']} {r['question']}"} for r in records]
+    bank = render_variant(BY_NAME["landscape-section-stems"], tall, tmp_path, n_items=120, seed=0)
     items, report = extract_items([bank.path], source="var", workers=1)
     truth = {i.id: i for i in bank.items}
     assert [i.id for i in items] == list(truth)

@@ -604,7 +604,15 @@ def _draw(
                     k, acc, stem_cut, need = k2, acc2, lines, room
                     stem_rest = lay.question[lines:]
             split = 0
-            if style.split_rows and k < len(remaining) and spec.excluded not in ("mark", "span"):
+            # a page that cuts the stem breaks no option row as well: the next page's first row carries the
+            # stem's rest beside whole options (a broken row's continuation row has no stem cell to hold it)
+            stem_cut_here = first and bool(stem_rest)
+            if (
+                style.split_rows
+                and k < len(remaining)
+                and spec.excluded not in ("mark", "span")
+                and not stem_cut_here
+            ):
                 r = remaining[k]
                 fit = int((room - acc - 2 * PAD) // style.leading)
                 if (not first or need <= room) and len(lay.marks[r]) <= fit < len(lay.options[r]) and fit:
