@@ -24,6 +24,7 @@ import re
 from binascii import unhexlify
 from codecs import escape_decode  # type: ignore[attr-defined]
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 from unicodedata import normalize as normalize_unicode
 
@@ -661,3 +662,36 @@ def upright(page: LeanPage) -> LeanPage:
             f"{page.rotation}); what is printed, and what is cut off, cannot be told"
         )
     return page
+
+
+def word_chars(chars: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """The chars of each word, as pdfplumber's ``WordExtractor`` with its defaults splits upright chars: lines
+    by ``cluster_objects`` on top (``y_tolerance``), each sorted by x0; a blank char ends a word, an empty
+    char is a word of its own, and a char left of the last one's start, more than ``x_tolerance`` right of
+    its end or more than ``y_tolerance`` off its top starts one."""
+    from pdfplumber.utils.clustering import cluster_objects
+    from pdfplumber.utils.text import DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE
+
+    xt, yt = DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE
+    for line in cluster_objects(chars, itemgetter("top"), yt):
+        word: list[dict[str, Any]] = []
+        for c in sorted(line, key=itemgetter("x0")):
+            text = c["text"]
+            if text.isspace():
+                if word:
+                    yield word
+                word = []
+            elif text == "":
+                if word:
+                    yield word
+                yield [c]
+                word = []
+            elif word and (
+                c["x0"] < (p := word[-1])["x0"] or c["x0"] > p["x1"] + xt or abs(c["top"] - p["top"]) > yt
+            ):
+                yield word
+                word = [c]
+            else:
+                word.append(c)
+        if word:
+            yield word

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
-from operator import itemgetter
 from typing import Any
 
 from pdfplumber.page import Page
-from pdfplumber.utils.text import DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE, LIGATURES
+from pdfplumber.utils.text import LIGATURES
 
+from blindmcq.corpus.pages import word_chars
 from blindmcq.corpus.rows import COLUMNS, Row, fit_of
 
 N_COLUMNS = 4
@@ -25,18 +25,16 @@ TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
 
 
-_X0 = itemgetter("x0")
-
 
 def page_words(page: Page) -> list[dict[str, Any]]:
     """``page.extract_words()`` (pdfplumber's defaults): the same words, keys and values, in the same
-    order, built in one loop per printed line (pdfplumber's word extractor runs a generator and a method
-    call per char). A page with a char that is not upright is left to pdfplumber's own extractor."""
+    order, built from ``pages.word_chars`` (pdfplumber's word extractor runs a generator and a method call
+    per char). A page with a char that is not upright is left to pdfplumber's own extractor."""
     chars = page.chars
     if not all(c["upright"] for c in chars):
         return page.extract_words()
     out: list[dict[str, Any]] = []
-    xt, yt, expand = DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE, LIGATURES
+    expand = LIGATURES
 
     def emit(word: list[dict[str, Any]]) -> None:
         top = min(c["top"] for c in word)
@@ -58,49 +56,9 @@ def page_words(page: Page) -> list[dict[str, Any]]:
             }
         )
 
-    # pdfplumber: chars grouped by upright (one group here), lines clustered by top, each sorted by x0;
-    # a space ends a word, an empty text is a word of its own (``"" in split_at_punctuation``), and a char
-    # left of the last one's start, past its end by more than x_tolerance or off its top by more than
-    # y_tolerance starts one
-    for line in _lines(chars, yt):
-        cur: list[dict[str, Any]] = []
-        for c in sorted(line, key=_X0):
-            text = c["text"]
-            if text.isspace():
-                if cur:
-                    emit(cur)
-                cur = []
-            elif text == "":
-                if cur:
-                    emit(cur)
-                emit([c])
-                cur = []
-            elif cur and (
-                c["x0"] < (p := cur[-1])["x0"] or c["x0"] > p["x1"] + xt or abs(c["top"] - p["top"]) > yt
-            ):
-                emit(cur)
-                cur = [c]
-            else:
-                cur.append(c)
-        if cur:
-            emit(cur)
+    for word in word_chars(chars):  # chars grouped by upright: one group here
+        emit(word)
     return out
-
-
-def _lines(chars: list[dict[str, Any]], tolerance: float) -> list[list[dict[str, Any]]]:
-    """pdfplumber's ``cluster_objects(chars, top, tolerance)``: the distinct tops sorted, each joining the
-    cluster of the one before when at most ``tolerance`` above it; chars by cluster, in their order."""
-    cluster: dict[float, int] = {}
-    k, last = -1, None
-    for top in sorted({c["top"] for c in chars}):
-        if last is None or top > last + tolerance:
-            k += 1
-        cluster[top] = k
-        last = top
-    lines: list[list[dict[str, Any]]] = [[] for _ in range(k + 1)]
-    for c in chars:
-        lines[cluster[c["top"]]].append(c)
-    return lines
 
 
 class GridShapeError(ValueError):

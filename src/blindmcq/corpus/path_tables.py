@@ -22,10 +22,10 @@ from pdfplumber.utils.clustering import cluster_objects
 from pdfplumber.utils.text import (
     DEFAULT_Y_TOLERANCE,
     WordExtractor,
-    get_char_sort_key,
     get_line_cluster_key,
 )
 
+from blindmcq.corpus.pages import word_chars
 from blindmcq.corpus.rows import COLUMNS, LINE_TOL, Fit, Row, fit_of
 
 OPTION = COLUMNS.index("option")
@@ -40,8 +40,6 @@ _WORDS = WordExtractor()  # stateless once built: the extractor utils.extract_te
 _LINE_KEY = get_line_cluster_key(_WORDS.line_dir)
 _PLAIN_DIRECTIONS = (_WORDS.line_dir, _WORDS.char_dir) == ("ttb", "ltr")
 
-
-_CHAR_KEY = get_char_sort_key(_WORDS.char_dir)
 # WordExtractor's defaults, as its word test reads them (no tolerance ratios, no punctuation split)
 _SIMPLE = (
     _WORDS.x_tolerance_ratio is None
@@ -54,46 +52,16 @@ _SIMPLE = (
 
 
 def _upright_words(chars: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``WordExtractor().extract_words(chars)`` of upright chars, each word its text and top only: the same
-    lines (``cluster_objects`` by top), order (by x0) and word breaks (a blank char; a char left of the
-    last one's start, more than ``x_tolerance`` right of its end, or ``y_tolerance`` off its top; an empty
-    char alone), without the word dicts' bounding boxes (a third of path 1's time)."""
-    xt, yt, expand = _WORDS.x_tolerance, _WORDS.y_tolerance, _WORDS.expansions
-    out: list[dict[str, Any]] = []
-
-    def emit(word: list[dict[str, Any]]) -> None:
-        out.append(
-            {
-                "text": "".join(expand.get(c["text"], c["text"] or "") for c in word),
-                "top": min(c["top"] for c in word),
-            }
-        )
-
-    for line in cluster_objects(chars, _LINE_KEY, yt):
-        word: list[dict[str, Any]] = []
-        for c in sorted(line, key=_CHAR_KEY):
-            text = c["text"]
-            if text.isspace():
-                if word:
-                    emit(word)
-                word = []
-            elif text == "":  # in "" (no punctuation to split at): a word of its own
-                if word:
-                    emit(word)
-                emit([c])
-                word = []
-            elif word and (
-                c["x0"] < word[-1]["x0"]
-                or c["x0"] > word[-1]["x1"] + xt
-                or abs(c["top"] - word[-1]["top"]) > yt
-            ):
-                emit(word)
-                word = [c]
-            else:
-                word.append(c)
-        if word:
-            emit(word)
-    return out
+    """``WordExtractor().extract_words(chars)`` of upright chars (``pages.word_chars``), each word its text
+    and top only, without the word dicts' bounding boxes (a third of path 1's time)."""
+    expand = _WORDS.expansions
+    return [
+        {
+            "text": "".join(expand.get(c["text"], c["text"] or "") for c in word),
+            "top": min(c["top"] for c in word),
+        }
+        for word in word_chars(chars)
+    ]
 
 
 def cell_text(chars: list[dict[str, Any]]) -> str:
