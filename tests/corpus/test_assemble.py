@@ -172,6 +172,32 @@ def test_unknown_mark_word_names_the_page() -> None:
         build(rows)
 
 
+def test_a_few_unread_mark_cells_dispute_their_items_and_the_rest_is_read() -> None:
+    """An option's text run on into its mark cell ("правильна\nзаходів") is no mark and no key: where such
+    cells are at most 1% of the file's, each item holding one is disputed with the cell in the reason and
+    the others are read; more of them, and the file stops naming the page, as before."""
+    rows = [r for n in range(1, 101) for r in item_rows(1 + n // 10, str(n), f"П{n}?", list("абвг"), n % 4)]
+    run_on = {7: 2, 40: 0, 41: 0}  # item number -> option whose mark cell holds the run-on text
+    for n, opt in run_on.items():
+        k = 4 * (n - 1) + opt
+        rows[k] = dataclasses.replace(rows[k], mark=rows[k].mark + "\nзаходів")
+    items = build(rows)
+    layout = detect_layout([HEADER, *rows], "vkks-t.pdf")
+    assert layout.fourth == "mark" and layout.unread == ("неправильназаходів", "правильназаходів")
+    assert layout.to_json()["unread_marks"] == list(layout.unread)
+    doubted = {i.number: i.meta["ambiguous"] for i in items if "ambiguous" in i.meta}
+    assert set(doubted) == set(run_on)
+    assert all("заходів" in why and "neither a mark nor an option key" in why for why in doubted.values())
+    settled = settle(items, items, n_options=4)
+    assert {i.number for i in settled if i.status == "disputed"} == set(run_on)
+    assert all(i.status == "ok" and i.key == i.number % 4 for i in settled if i.number not in run_on)
+    for n in (50, 60):  # five such cells of 400: more than 1%, the fourth column is not read
+        k = 4 * (n - 1)
+        rows[k] = dataclasses.replace(rows[k], mark=rows[k].mark + "\nзаходів")
+    with pytest.raises(InputError, match=r"page \d+: fourth-column cell '(не)?правильна\\nзаходів'"):
+        build(rows)
+
+
 KEY_HEADER = Row(1, "№", "Питання", "Варіанти відповіді", "Ключ")
 
 
@@ -315,6 +341,34 @@ def test_key_column_row_split_by_the_page_break_is_joined_when_the_print_says_so
     assert one.meta["joined_rows"] == [{"page": 2, "option": 2}]
     first, _ = settle([one, two], [one, two], n_options=4)
     assert first.status == "ok" and first.meta["settled"]["path"] == "both"
+
+
+@pytest.mark.parametrize("whole_row_at_foot", [False, True])
+def test_a_row_near_the_foot_is_no_sign_of_a_split_where_a_whole_row_ends_at_the_foot(
+    whole_row_at_foot: bool,
+) -> None:
+    """Item 1 breaks between its third and fourth options; its third option's row ends 0.5 pt above the
+    lowest row edge (within the foot's tolerance) and the page-top row's first word could not have fitted
+    on the line above, so the print seems to say "the rest of the option above" against the count of 4: a
+    dispute. Where a row the print shows whole (the next page opens with a numbered item) ends exactly at
+    that lowest edge, the foot is where whole rows happen to end, so reaching it is no sign of a split:
+    the row is the fourth option, as the count says."""
+    first = key_rows(1, "1", "П?", ["перша", "друга", "третя"], "2")
+    rows = [placed(first[0], 600, 640, 200, 40), placed(first[1], 640, 700, 150, 40)]
+    rows += [placed(first[2], 700, FOOT - 0.5, 290, 40), placed(page_top(2, "четверта"), 60, 80, 150, 30)]
+    second = key_rows(2, "2", "Д?", list("абвг"), "1")
+    rows += [placed(r, 80 + 20 * k, 100 + 20 * k if k < 3 else FOOT, 150, 10) for k, r in enumerate(second)]
+    if whole_row_at_foot:  # page 3 opens with item 3: item 2's last row on page 2 was whole
+        rows += [
+            placed(r, 60 + 20 * k, 80 + 20 * k, 150, 10)
+            for k, r in enumerate(key_rows(3, "3", "Т?", list("абвг"), "3"))
+        ]
+    one, *_ = build_key(rows)
+    assert one.options == ("перша", "друга", "третя", "четверта") and one.meta["pages"] == [1, 2]
+    if whole_row_at_foot:
+        assert "ambiguous" not in one.meta and one.key == 1 and one.status == "ok"
+    else:
+        assert "continue the option above" in one.meta["ambiguous"]
 
 
 @pytest.mark.parametrize(

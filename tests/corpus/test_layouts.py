@@ -417,12 +417,28 @@ def test_a_stem_run_on_past_its_column_rule_is_disputed_with_the_reason_on_the_r
     assert page.count(html.escape(why)) >= len(overrun)
 
 
-def test_an_option_run_on_into_the_mark_column_stops_naming_the_page(records, tmp_path: Path) -> None:
-    from blindmcq.errors import InputError
+def test_an_option_run_on_into_the_mark_column_disputes_that_item_and_the_rest_is_read(
+    records, tmp_path: Path
+) -> None:
+    """An option's last line printed on into the mark column: its mark cell reads as no mark, so the item
+    is disputed with that cell in the reason (on the review page too) and every other item is read."""
+    from blindmcq.corpus.review import review_html
+    from blindmcq.corpus.variants import variant_specs
 
-    bank = render_variant(BY_NAME["overrun-option"], records, tmp_path, n_items=120, seed=0)
-    with pytest.raises(InputError, match=BY_NAME["overrun-option"].stops):
-        extract_items([bank.path], source="var", workers=1)
+    variant = BY_NAME["overrun-option"]
+    overrun = {s.number for s in variant_specs(variant, records, 120, 0) if s.overrun is not None}
+    bank = render_variant(variant, records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth) and overrun
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    why = "is neither a mark nor an option key"
+    flagged = {i.number for i in items if i.status == "disputed" and why in i.meta["settled"]["why"]}
+    assert flagged == overrun == {i.number for i in items if i.status == "disputed"}
+    values = report["files"][0]["mark_column"]["values"]
+    assert sum(v["means"].startswith("unread") for v in values.values()) == len(overrun)
+    page = review_html([i for i in items if i.status == "disputed"], [bank.path])
+    assert page.count(html.escape(why)) >= len(overrun)
 
 
 def test_the_word_excluded_alone_in_the_stem_cell_is_an_exclusion(rendered) -> None:
@@ -601,3 +617,19 @@ def test_a_number_cell_merged_into_a_page_top_row_keeps_its_own_item(records, tm
             assert rows[k].question and rows[k - 1].number == "" and rows[k - 1].question == ""
     items, report = extract_items([bank.path], source="var", workers=1)
     assert items == bank.items and report["disputed"] == []
+
+
+def test_a_stem_cut_at_the_page_foot_in_a_hyphenated_word_is_disputed_never_settled(
+    records, tmp_path: Path
+) -> None:
+    """A stem split by the page break whose rest is printed nowhere, its last word cut with a hyphen
+    (``на-``) at the page foot: every reading reads the same short stem, so only the text check on the cut
+    word disputes it; no item comes out wrong and each cut stem is disputed for that reason."""
+    variant = BY_NAME["stem-cut-word"]
+    bank = render_variant(variant, records, tmp_path, n_items=200, seed=1)
+    items, _ = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth)
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    cut = [i for i in items if "ends in a word cut by a hyphen" in i.meta.get("settled", {}).get("why", "")]
+    assert cut and all(i.status == "disputed" and i.question != truth[i.id].question for i in cut)

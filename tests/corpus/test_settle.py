@@ -7,7 +7,15 @@ import dataclasses
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blindmcq.corpus.settle import dispute_gaps, failures, find_gaps, settle, text_faults
+from blindmcq.corpus.settle import (
+    cut_words,
+    dispute_gaps,
+    dispute_text,
+    failures,
+    find_gaps,
+    settle,
+    text_faults,
+)
 from blindmcq.datasets.items import Item, invariant_flags
 from blindmcq.tasks.probe import sample_items
 
@@ -141,3 +149,28 @@ def test_text_faults_name_control_and_replacement_characters_only() -> None:
         "the stem holds U+0000: a glyph the PDF's font maps to no character",
         "the option 2 holds U+FFFD: the replacement character: text the PDF's font could not decode",
     ]
+
+
+def test_a_field_ending_in_a_cut_word_is_disputed_only_where_the_item_crosses_a_page() -> None:
+    """A stem or option ending in a letter and a hyphen, in an item printed on two pages, is a word the
+    page break cut with its rest printed nowhere: disputed with the field and the word in the reason. On
+    one page such an ending may be as printed ("це-"), and a dash after a space is no cut word."""
+    one_page = item(1, question="Митна справа це-", meta={"pages": [3]})
+    dashed = item(2, question="Митна справа -", options=("а", "б -", "в", "г"), meta={"pages": [3, 4]})
+    assert cut_words(one_page) == [] and cut_words(dashed) == []
+    cut = item(
+        3, question="Митна справа це митно-", options=("а", "б", "в\u00ad", "г"), meta={"pages": [3, 4]}
+    )
+    assert cut_words(cut) == [
+        "the stem ends in a word cut by a hyphen ('митно-') and the item runs on to the next page: the rest "
+        "of the word not printed after it?",
+        "the option 3 ends in a word cut by a hyphen ('в\\xad') and the item runs on to the next page: the "
+        "rest of the word not printed after it?",
+    ]
+    excluded = dataclasses.replace(cut, status="excluded", flags=("excluded",))
+    assert cut_words(excluded) == []
+    settled = settle([one_page, dashed, cut], [one_page, dashed, cut], n_options=4)
+    by_path = {m: {i.id: i for i in (one_page, dashed, cut)} for m in ("tables", "rules")}
+    out = dispute_text(settled, {}, by_path)
+    assert [i.status for i in out] == ["ok", "ok", "disputed"]
+    assert "митно-" in out[2].meta["settled"]["why"]

@@ -224,6 +224,7 @@ class Layout:
     more_header: tuple[tuple[str, ...], ...] = ()  # header rows under the first (sub-headers, 1 2 3 4)
     vocabulary: str | None = None  # the marks.yaml vocabulary of a mark column
     key_letters: str = KEY_LETTERS  # the alphabet of a key column's letters (LATIN_KEY_LETTERS: Latin)
+    unread: tuple[str, ...] = ()  # fourth-column values read as nothing (:func:`_unread_marks`)
 
     @property
     def right(self) -> frozenset[str]:
@@ -245,6 +246,8 @@ class Layout:
             out["more_header_rows"] = [list(r) for r in self.more_header]
         if self.key_letters != KEY_LETTERS:
             out["key_letters"] = "latin"
+        if self.unread:
+            out["unread_marks"] = list(self.unread)
         return out
 
 
@@ -364,19 +367,24 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
     ]
     words = [(p, mark_word(m)) for p, m in marks]
     seen = {w for _, w in words}
+    unread = _unread_marks([w for _, w in words])
+    seen -= unread
     voc = next((v for v in VOCABULARIES if seen <= v.right | v.wrong), None)
     keys = all(not w or all(k >= 0 for k in key_indices(w) or [-1]) for w in seen)
     if voc is not None and (not keys or voc is VOCABULARIES[0] or _marks_later_rows(body)):
         right = tuple(sorted(seen & voc.right))
         every = any(w and w in voc.wrong for w in seen)
         name = None if voc is VOCABULARIES[0] else voc.name  # the Commission's words: as before
-        return Layout(header, MARK, every, tuple(forms), right, more, name)
+        return Layout(header, MARK, every, tuple(forms), right, more, name, unread=tuple(sorted(unread)))
     if keys:
-        return Layout(header, KEY, False, tuple(forms), (), more)
+        return Layout(header, KEY, False, tuple(forms), (), more, unread=tuple(sorted(unread)))
     if voc is None and all(
         not w or all(k >= 0 for k in key_indices(w, LATIN_KEY_LETTERS) or [-1]) for w in seen
     ):
-        return Layout(header, KEY, False, tuple(forms), (), more, key_letters=LATIN_KEY_LETTERS)
+        return Layout(
+            header, KEY, False, tuple(forms), (), more, key_letters=LATIN_KEY_LETTERS,
+            unread=tuple(sorted(unread)),
+        )
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in MARK_VALUES)
     raise InputError(
         f"fourth-column cell {bad!r} is neither a mark (правильна/неправильна) nor an option key "
@@ -384,6 +392,22 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         file=file,
         page=page,
     )
+
+
+UNREAD_SHARE = 0.01  # at most this share of a file's fourth-column cells (and at least one) may be unread
+
+
+def _unread_marks(words: Sequence[str]) -> set[str]:
+    """The fourth-column values (after :func:`mark_word`) that are no value of any vocabulary and no option
+    key (Cyrillic or Latin), where they fill at most UNREAD_SHARE of the cells: an option's text run on into
+    its mark cell. Each item printing one is disputed (:func:`_item`) and the rest of the file read; more of
+    them, and the file's fourth column is not read at all (the caller stops it)."""
+    odd = [
+        w
+        for w in words
+        if w not in MARK_VALUES and key_indices(w) is None and key_indices(w, LATIN_KEY_LETTERS) is None
+    ]
+    return set(odd) if odd and len(odd) <= max(1, UNREAD_SHARE * len(words)) else set()
 
 
 def _marks_later_rows(rows: Sequence[Row]) -> bool:
@@ -405,7 +429,9 @@ def mark_values(rows: Sequence[Row], layout: Layout) -> dict[str, dict[str, Any]
             counts[w] = counts.get(w, 0) + 1
     out: dict[str, dict[str, Any]] = {}
     for w in sorted(counts):
-        if layout.fourth == MARK:
+        if w in layout.unread:
+            means = "unread (its item disputed)"
+        elif layout.fourth == MARK:
             means = "right" if w in layout.right else "wrong" if w else "blank (wrong)"
         else:
             keys = key_indices(w, layout.key_letters) or []
@@ -601,6 +627,9 @@ class _Sheet:
     feet: dict[tuple[Any, ...], float]  # section -> the lowest row edge on its pages: where a split row ends
     widest: dict[int, float]  # option column (its right border, rounded) -> right end of its longest line
     sections: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # page -> section
+    # section -> (page, number): a page whose last row is whole (the next page opens with that item
+    # number) and ends at the section's foot, so reaching the foot is no sign of a row split by the break
+    whole: dict[tuple[Any, ...], tuple[int, int | None]] = field(default_factory=dict)
 
     @property
     def bottom(self) -> float | None:
@@ -612,8 +641,18 @@ class _Sheet:
         section = self.sections.get(page)
         return self.feet.get(section) if section is not None else None
 
+    def whole_at_foot(self, page: int) -> tuple[int, int | None] | None:
+        """(page, number) of a whole row ending at the foot of ``page``'s section (see ``whole``)."""
+        section = self.sections.get(page)
+        return self.whole.get(section) if section is not None else None
+
     @classmethod
-    def of(cls, rows: Sequence[Row], sizes: Mapping[int, tuple[float, float]] | None = None) -> _Sheet:
+    def of(
+        cls,
+        rows: Sequence[Row],
+        sizes: Mapping[int, tuple[float, float]] | None = None,
+        layout: Layout | None = None,
+    ) -> _Sheet:
         widest: dict[int, float] = {}
         borders: dict[int, Counter[int]] = {}
         for r in rows:
@@ -638,7 +677,53 @@ class _Sheet:
             if r.bottom is not None:
                 section = sections[r.page]
                 feet[section] = max(feet.get(section, r.bottom), r.bottom)
-        return cls(feet, widest, sections)
+        return cls(feet, widest, sections, _whole_at_feet(rows, sections, feet, widest, layout))
+
+
+WHOLE_TOL = 0.05  # pt: a whole row ending this close to a section's foot ends where the foot was measured
+
+
+def _whole_at_feet(
+    rows: Sequence[Row],
+    sections: Mapping[int, tuple[Any, ...]],
+    feet: Mapping[tuple[Any, ...], float],
+    widest: Mapping[int, float],
+    layout: Layout | None,
+) -> dict[tuple[Any, ...], tuple[int, int | None]]:
+    """Per section, the first page whose last row ends at the section's foot (the lowest row edge of its
+    pages) although the print shows it whole: the next page's first row under the header opens an item
+    (its number printed), or begins a new option (its first word, with the space before it, would have
+    fitted on the last line of the row above). A row split by the page break ends at the foot, but where
+    a whole row ends exactly there, the foot is where rows happened to end (a section whose rows never
+    split), and a row reaching it shows nothing about the page break."""
+    if layout is None:
+        return {}
+    last: dict[int, Row] = {}
+    first: dict[int, Row] = {}
+    for r in rows:
+        last[r.page] = r
+        if r.page not in first and not is_header(r, layout):
+            first[r.page] = r
+    out: dict[tuple[Any, ...], tuple[int, int]] = {}
+    for page in sorted(last):
+        r, top = last[page], first.get(page + 1)
+        section = sections.get(page)
+        foot = feet.get(section) if section is not None else None
+        if r.bottom is None or foot is None or top is None or section in out:
+            continue
+        if sections.get(page + 1) != section or r.bottom < foot - WHOLE_TOL:
+            continue
+        numbers = parse_numbers(top.number) if top.number and top.number.strip() else None
+        a, b = r.fit, top.fit
+        fits = (
+            a is not None
+            and b is not None
+            and abs(a.right - b.right) <= BOTTOM_TOL
+            and b.lead + a.space <= widest.get(round(a.right), a.right) - a.last
+        )
+        if numbers or fits:
+            out[section] = (page, numbers[0] if numbers else None)
+    return out
 
 
 BOTTOM_TOL = 1.0  # pt: a row ending this close to the lowest row edge of its section reaches the page's foot
@@ -659,6 +744,13 @@ def _against_join(
     foot = sheet.foot(above.page)
     if above.bottom is None or foot is None or above.bottom < foot - BOTTOM_TOL:
         return "the row above does not reach the foot of its page"
+    whole = sheet.whole_at_foot(above.page)
+    if whole is not None:
+        opens = f"item {whole[1]}" if whole[1] is not None else "a new option by its first word"
+        return (
+            f"the row above reaches the foot of its page, but so does a whole row (page {whole[0]}'s last, "
+            f"page {whole[0] + 1} opening with {opens}): the foot is no sign of a split row"
+        )
     a, b = above.fit, below.fit
     if a is None or b is None or abs(a.right - b.right) > BOTTOM_TOL:
         return "no line geometry of the two rows"
@@ -834,15 +926,22 @@ def _item(
     labels: bool = False,
     solid: AbstractSet[str] | None = None,
     mixed: str | None = None,
+    unread: AbstractSet[str] = frozenset(),
 ) -> Item:
     raw_options, raw_marks, ambiguous, joined = _resolve_breaks(
         d, n_options, sheet, fourth, mixed, letters, labels
     )
+
     question = join_lines(d.question, vocab)
     options = [join_lines(o, vocab) for o in raw_options]
     marks = [join_lines(m or "") for m in raw_marks]
     meta: dict[str, Any] = {"pages": d.pages, "boxes": [list(b) for b in d.boxes]}
     doubts = [ambiguous] if ambiguous else []
+    doubts += [
+        f"fourth-column cell {m!r} is neither a mark nor an option key (text run on into it?)"
+        for m in raw_marks
+        if m and mark_word(m) in unread
+    ]
     for page, text, above_page, above_bottom in d.stem_breaks:
         why = (
             "the row above is not on the page before"
@@ -956,7 +1055,7 @@ def assemble(
     """Items of one file from its rows in page order (either path's); layout detected when not given.
     ``sizes`` (page -> width, height) tells the file's layout sections apart by page size too."""
     layout = layout or detect_layout(rows, file)
-    sheet = _Sheet.of(rows, sizes)
+    sheet = _Sheet.of(rows, sizes, layout)
     drafts = _drafts(rows, file, layout, sheet)
     vocab = hyphen_vocabulary(rows)
     solid = solid_words(rows)
@@ -977,6 +1076,7 @@ def assemble(
             labels=with_labels,
             solid=solid,
             mixed=mixed,
+            unread=frozenset(layout.unread),
         )
         for d in drafts
     ]

@@ -113,6 +113,9 @@ class ItemSpec:
     # (field, words): words printed on at the end of a cell's last line, unwrapped, past the cell's right
     # rule into the next column (field -1: the stem; k: option k); they belong to that field
     overrun: tuple[int, str] | None = None
+    # a stem the page break splits (Style.split_stems) printed only up to the break, its last printed word
+    # cut with a hyphen and nothing of it on the next page (a cut word; the truth is the whole stem)
+    stem_lost: bool = False
 
 
 @dataclass
@@ -122,6 +125,16 @@ class Rendered:
     n_pages: int
     crossing: list[str] = field(default_factory=list)  # ids of items continued on a next page
     page_enders: list[int] = field(default_factory=list)  # numbers of items last on a page, wholly on it
+    stem_splits: list[int] = field(default_factory=list)  # numbers of items whose stem a page break split
+
+
+def _cut_last_word(lines: Sequence[str]) -> list[str]:
+    """``lines`` with the last word of four letters or more on the last line cut to its first half and a
+    hyphen, the words after it dropped (a word broken at the line end whose rest is lost)."""
+    words = lines[-1].split(" ")
+    k = max((i for i, w in enumerate(words) if len(w.rstrip("-")) >= 4), default=len(words) - 1)
+    word = words[k].rstrip("-")
+    return [*lines[:-1], " ".join([*words[:k], word[: max(2, len(word) // 2)] + "-"])]
 
 
 def register_fonts(style: Style = DEFAULT_STYLE) -> None:
@@ -579,6 +592,7 @@ def _draw(
         lead_done = False  # a split row's continuation already opened this page's part of the item
         stem_rest: list[str] = []  # stem lines still to print (a stem split by the page break)
         stem_cut = 0
+        stem_print: list[str] | None = None  # the stem lines printed on the first page, where cut (stem_lost)
         while remaining:
             room = page.bottom - page.y
             need = (
@@ -603,6 +617,9 @@ def _draw(
                     # the stem's first lines fill this page beside the rows that fit; the rest goes on
                     k, acc, stem_cut, need = k2, acc2, lines, room
                     stem_rest = lay.question[lines:]
+                    result.stem_splits.append(spec.number)
+                    if spec.stem_lost:
+                        stem_print, stem_rest = _cut_last_word(lay.question[:lines]), []
             split = 0
             # a page that cuts the stem breaks no option row as well: the next page's first row carries the
             # stem's rest beside whole options (a broken row's continuation row has no stem cell to hold it)
@@ -644,7 +661,13 @@ def _draw(
                 option = lay.options[r][:split] if is_split else lay.options[r]
                 cells: list[list[str] | None] = [
                     (lay.number if first else []) if lead else None,
-                    (lay.question[: stem_cut or None] if first else stem_rest) if lead else None,
+                    (
+                        (stem_print if stem_print is not None else lay.question[: stem_cut or None])
+                        if first
+                        else stem_rest
+                    )
+                    if lead
+                    else None,
                     option,
                     lay.marks[r]
                     if not (spans or spec.excluded == "mark") or r == 0 or (lead and not first)

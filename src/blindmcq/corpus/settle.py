@@ -282,18 +282,38 @@ def text_faults(item: Item) -> list[str]:
     return out
 
 
+# A field ending in a letter and a hyphen (or a soft hyphen): a word broken at a line end with no line after
+CUT_WORD = re.compile(r"[^\W\d_][-\u00ad]\s*$")
+
+
+def cut_words(item: Item) -> list[str]:
+    """The fields of an item printed across a page break that end in a word cut by a hyphen (``митно-``):
+    the break cut the cell, and the word's rest (with whatever followed) is printed nowhere the readings
+    found it, so the text is short. A field of an item on one page may end so as printed (``це-``)."""
+    if item.status == "excluded" or len(item.meta.get("pages") or ()) < 2:
+        return []
+    fields = [("stem", item.question), *((f"option {k}", o) for k, o in enumerate(item.options, 1))]
+    return [
+        f"the {name} ends in a word cut by a hyphen ({text.split()[-1]!r}) and the item runs on to the next "
+        "page: the rest of the word not printed after it?"
+        for name, text in fields
+        if CUT_WORD.search(text)
+    ]
+
+
 def dispute_text(
     items: Sequence[Item],
     faults: dict[int, list[tuple[str, float, float]]],
     paths: dict[str, dict[str, Item]],
 ) -> list[Item]:
     """``items`` with each whose text fails a check that does not depend on the readings agreeing made
-    disputed: characters that are no printed text (:func:`text_faults`), and print faults on its rows
+    disputed: characters that are no printed text (:func:`text_faults`), a word cut by a hyphen at the end
+    of a field of an item crossing a page (:func:`cut_words`), and print faults on its rows
     (``faults``: per page, from :func:`blindmcq.corpus.lines.print_faults`: glyphs printed over glyphs, a
     rule running through a line)."""
     out = []
     for it in items:
-        why = text_faults(it)
+        why = text_faults(it) + cut_words(it)
         boxes = [
             b for m in ("tables", "rules") if (p := paths[m].get(it.id)) for b in p.meta.get("boxes", [])
         ]
