@@ -745,7 +745,7 @@ def _against_join(
     if above.bottom is None or foot is None or above.bottom < foot - BOTTOM_TOL:
         return "the row above does not reach the foot of its page"
     whole = sheet.whole_at_foot(above.page)
-    if whole is not None:
+    if whole is not None and whole[0] != above.page:  # this page's own row: the tests below tell
         opens = f"item {whole[1]}" if whole[1] is not None else "a new option by its first word"
         return (
             f"the row above reaches the foot of its page, but so does a whole row (page {whole[0]}'s last, "
