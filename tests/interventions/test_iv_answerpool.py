@@ -40,14 +40,9 @@ def bank(samples: Path) -> list[Item]:
 # ------------------------------------------------------------------- chance, by brute force
 
 
-def _enumerate(pool: int, n: int, abstain: bool, distinct: bool) -> list[tuple[int, ...]]:
+def _enumerate(pool: int, n: int, abstain: bool) -> list[tuple[int, ...]]:
     answers = [*range(pool), *([ABSTAIN] if abstain else [])]
-    out = []
-    for a in itertools.product(answers, repeat=n):
-        entries = [x for x in a if x != ABSTAIN]
-        if not distinct or len(set(entries)) == len(entries):
-            out.append(a)
-    return out
+    return list(itertools.product(answers, repeat=n))
 
 
 def _truths(pool: int, n: int) -> list[tuple[int | None, ...]]:
@@ -55,30 +50,22 @@ def _truths(pool: int, n: int) -> list[tuple[int | None, ...]]:
 
 
 @pytest.mark.parametrize("abstain", [True, False])
-@pytest.mark.parametrize("distinct", [True, False])
 @pytest.mark.parametrize(("pool", "n"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 2), (3, 3)])
-def test_group_chance_matches_enumeration(pool: int, n: int, abstain: bool, distinct: bool) -> None:
-    space = _enumerate(pool, n, abstain, distinct)
-    for truth in _truths(pool, n):
+def test_group_chance_matches_enumeration(pool: int, n: int, abstain: bool) -> None:
+    space = _enumerate(pool, n, abstain)
+    for truth in _truths(pool, n):  # truths that repeat an entry included: two keys can share one
         target = tuple(ABSTAIN if t is None else t for t in truth)
-        exact = Fraction(sum(a == target for a in space), len(space)) if space else Fraction(0)
-        assert chance_group(pool, truth, abstain=abstain, distinct=distinct) == exact, truth
+        exact = Fraction(sum(a == target for a in space), len(space))
+        assert chance_group(pool, truth, abstain=abstain) == exact, truth
 
 
 @pytest.mark.parametrize("abstain", [True, False])
 @pytest.mark.parametrize(("pool", "n"), [(2, 2), (4, 3), (5, 3), (6, 2)])
 def test_question_chance_matches_enumeration(pool: int, n: int, abstain: bool) -> None:
-    space = _enumerate(pool, n, abstain, distinct=False)
+    space = _enumerate(pool, n, abstain)
     for answer in [0, *([ABSTAIN] if abstain else [])]:
         exact = Fraction(sum(a[0] == answer for a in space), len(space))
         assert chance_question(pool, abstain) == exact
-
-
-def test_paper_figures_for_five_four_option_questions() -> None:
-    ordinary = Fraction(1, 4) ** 5
-    pooled = chance_group(20, list(range(5)), abstain=False, distinct=True)
-    assert float(ordinary) == pytest.approx(9.8e-4, rel=0.01)  # "10^-3"
-    assert pooled == Fraction(1, 20 * 19 * 18 * 17 * 16) and float(pooled) == pytest.approx(5.4e-7, rel=0.01)
 
 
 # ------------------------------------------------------------------- groups and truth
@@ -153,6 +140,9 @@ def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: li
     model = {"name": "oracle", "backend": "oracle"}
     right = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups))
     assert right["correct"].all() and (right["abstained"] == ~right["answerable"]).all()
+    # a row's group chance guesses each question alone among the entries and abstention
+    independent = (right["pool_size"] + 1.0) ** -right["n_questions"]
+    assert right["group_chance"].tolist() == pytest.approx(independent.tolist(), rel=1e-12)
     abstain = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups, always_abstain=True))
     assert (abstain["correct"] == ~abstain["answerable"]).all()
     scores = score_pool(abstain).set_index("condition")

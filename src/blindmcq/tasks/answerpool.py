@@ -319,32 +319,18 @@ def chance_question(pool_size: int, abstain: bool = True) -> Fraction:
     return Fraction(1, pool_size + int(abstain))
 
 
-def _assignments(pool_size: int, n_questions: int, abstain: bool) -> int:
-    """Assignments of n questions to distinct entries (abstention may repeat when allowed)."""
-    if not abstain:
-        return math.perm(pool_size, n_questions)
-    return sum(math.comb(n_questions, k) * math.perm(pool_size, k) for k in range(n_questions + 1))
+def chance_group(pool_size: int, truth: Sequence[int | None], *, abstain: bool = True) -> Fraction:
+    """Probability that uniform guessing answers every question of a group correctly: (P + a)^-n,
+    a = 1 with abstention; 0 when some question needs abstention and it is not allowed.
 
-
-def chance_group(
-    pool_size: int, truth: Sequence[int | None], *, abstain: bool = True, distinct: bool = False
-) -> Fraction:
-    """Probability that a uniformly random assignment answers every question of a group correctly.
-
-    Independent guesses (``distinct=False``): (P + a)^-n, a = 1 with abstention (0 when some question
-    needs abstention and it is not allowed). Distinct entries (``distinct=True``, the paper's
-    AnswerPool count): 1 / sum_k C(n, k) P!/(P-k)! over k questions answered by entries, the rest
-    abstaining (1 / P!/(P-n)! without abstention); 0 when the truth repeats an entry.
+    Each question is guessed on its own, because nothing in the prompt or the scoring keeps two
+    questions from sharing an entry (deduplicated pools can make two keys one entry). The AnswerPool
+    paper's abstract counts assignments of distinct entries without abstention instead
+    (1 / P!/(P-n)!, its 5e-7 for five four-option questions); the report does not print that count.
     """
-    n = len(truth)
     if not abstain and any(t is None for t in truth):
         return Fraction(0)
-    if not distinct:
-        return Fraction(1, (pool_size + int(abstain)) ** n)
-    answered = [t for t in truth if t is not None]
-    if len(set(answered)) != len(answered):
-        return Fraction(0)
-    return Fraction(1, _assignments(pool_size, n, abstain))
+    return Fraction(1, (pool_size + int(abstain)) ** len(truth))
 
 
 # ------------------------------------------------------------------- running
