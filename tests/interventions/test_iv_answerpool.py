@@ -8,6 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import yaml
 
 from blindmcq.analysis.interventions import score_pool
 from blindmcq.backends.base import ModelRequest, ModelResponse
@@ -15,6 +16,7 @@ from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
+from blindmcq.params import load_params
 from blindmcq.tasks.answerpool import (
     ABSTAIN,
     BANK,
@@ -29,6 +31,7 @@ from blindmcq.tasks.answerpool import (
     render_prompt,
     run_answerpool,
 )
+from blindmcq.vocabulary import POOL_LANGUAGES
 
 
 @pytest.fixture(scope="module")
@@ -250,16 +253,36 @@ def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
 
 
 def test_the_languages_are_those_with_prompt_words(bank: list[Item]) -> None:
-    """``TEXT`` is the one list of languages: each has the bank's words and renders both conditions;
-    the schema takes any word, and one without texts is refused naming the key."""
-    assert set(BANK) == set(TEXT) == {"uk", "en"}
+    """``vocabulary.POOL_LANGUAGES`` is the one list of languages: the schema's type, and each has the
+    prompt's and the bank's words and renders both conditions."""
+    assert set(BANK) == set(TEXT) == set(POOL_LANGUAGES) == {"uk", "en"}
     group = build_groups(bank[:5], PoolConfig(group_size=5, delete_share=0.0))[0]
-    for language in TEXT:
+    for language in POOL_LANGUAGES:
         conf = PoolConfig.of(validate_group("intervention", {"language": language}))
         prompts = {render_prompt(group, c, conf.language) for c in ("blind", "full")}
         assert len(prompts) == 2 and all(TEXT[language]["none"] in p for p in prompts)
-    with pytest.raises(ConfigError, match=r"intervention\.answerpool\.language.*'de' is not one of uk, en"):
-        PoolConfig.of(validate_group("intervention", {"language": "de"}))
+
+
+def test_a_language_without_prompt_words_stops_where_the_config_enters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["intervention"]["answerpool"]["language"] = "de"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    message = "params.yaml: intervention.answerpool.language: expected one of 'uk', 'en', got 'de'"
+    with pytest.raises(ConfigError) as info:
+        load_params(tmp_path / "params.yaml")
+    assert str(info.value).endswith(message), str(info.value)
+    from blindmcq.stages.answerpool import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"blindmcq answerpool: error: {message}", err
+    assert not (tmp_path / "results").exists()  # stopped before any work
 
 
 def test_a_truncated_assignment_is_rejected_not_read_in_part(bank: list[Item]) -> None:
