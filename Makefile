@@ -37,8 +37,10 @@ data: $(STAMP)
 run: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" OMP_WAIT_POLICY=PASSIVE $(BIN)/dvc repro
 
+# the project's code is formatted by ruff format (pyproject's [tool.ruff]; `# fmt: skip` keeps a hand layout)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
 
 # two workers (pytest-xdist): the suite's slow tests wait on subprocesses (dvc, mlflow, servers), so two
 # share the two cores well; PYTEST_WORKERS=0 runs it in one process

@@ -185,10 +185,12 @@ def _sheet_xml(rows: int, dimension: bool = True) -> bytes:
                     for c, h in zip("ABCD", ("question", "A", "B", "answer"), strict=True))  # fmt: skip
     body = [f'<row r="1">{cells}</row>']
     for r in range(2, rows + 2):
-        body.append(f'<row r="{r}"><c r="A{r}" t="inlineStr"><is><t>Question {r}?</t></is></c>'
-                    f'<c r="B{r}" t="inlineStr"><is><t>yes {r}</t></is></c>'
-                    f'<c r="C{r}" t="inlineStr"><is><t>no {r}</t></is></c>'
-                    f'<c r="D{r}"><v>{r % 2}</v></c></row>')
+        body.append(
+            f'<row r="{r}"><c r="A{r}" t="inlineStr"><is><t>Question {r}?</t></is></c>'
+            f'<c r="B{r}" t="inlineStr"><is><t>yes {r}</t></is></c>'
+            f'<c r="C{r}" t="inlineStr"><is><t>no {r}</t></is></c>'
+            f'<c r="D{r}"><v>{r % 2}</v></c></row>'
+        )
     head = ('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/'
             'spreadsheetml/2006/main">' + (f'<dimension ref="A1:D{rows + 1}"/>' if dimension else "")
             + "<sheetData>")  # fmt: skip
@@ -287,9 +289,7 @@ def main() -> int:
     parser_ = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser_.add_argument(
-        "--skip-slow", action="store_true", help="skip the runs that take a minute or more"
-    )
+    parser_.add_argument("--skip-slow", action="store_true", help="skip the runs that take a minute or more")
     parser_.add_argument("--items", type=int, default=1_000_000, help="items/rows of the big bank files")
     parser_.add_argument("--read-rows", type=int, default=100_000, help="rows of the XLSX read through")
     args = parser_.parse_args()

@@ -52,8 +52,17 @@ def test_columnar_surface_picks_equal_one_pick_per_item(items) -> None:
 
 def test_columnar_option_table_equals_one_row_per_option(items) -> None:
     rows = [
-        (it.id, it.bank, s, it.n_options, it.usable, it.usable and s == it.key,
-         chars(o), words(o), pointer_kind(o))
+        (
+            it.id,
+            it.bank,
+            s,
+            it.n_options,
+            it.usable,
+            it.usable and s == it.key,
+            chars(o),
+            words(o),
+            pointer_kind(o),
+        )
         for it in items
         for s, o in enumerate(it.options)
     ]

@@ -232,7 +232,11 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
 
     online = BedrockBackend(model_cfg, client_factory=lambda region: Runtime())
     records = run_calls(
-        [job for _, job in probe_jobs], online, cache=cache, interpret=interpret_shipped, progress=False,
+        [job for _, job in probe_jobs],
+        online,
+        cache=cache,
+        interpret=interpret_shipped,
+        progress=False,
         batch_size=1,
     )
     assert len(calls) == 2

@@ -242,8 +242,10 @@ def test_the_core_restates_no_schema_default_as_a_keyword_default() -> None:
     found = [
         f"{path.relative_to(PACKAGE).as_posix()}:{line}: {code}"
         for path in _core()
-        for line, code in [*restated_defaults(path.read_text(encoding="utf-8"), defaults),
-                           *record_defaults(path.read_text(encoding="utf-8"), defaults)]
+        for line, code in [
+            *restated_defaults(path.read_text(encoding="utf-8"), defaults),
+            *record_defaults(path.read_text(encoding="utf-8"), defaults),
+        ]
         if code not in NOT_A_SETTING.get(path.relative_to(PACKAGE).as_posix(), set())
     ]
     assert found == [], "make it required, or take the default from the schema:\n" + "\n".join(found)

@@ -31,5 +31,6 @@ def test_export_reads_the_key_in_each_format(tmp_path: Path, key_format: str) ->
     assert export_cli.main(argv) == 0
     items = [json.loads(line) for line in (out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(it["question"], it["key"]) for it in items] == [
-        ("Capital of Germany?", 2), ("Largest ocean?", 1)
+        ("Capital of Germany?", 2),
+        ("Largest ocean?", 1),
     ]

@@ -33,8 +33,9 @@ def _report(out: Path, extra_env: dict[str, str]) -> subprocess.CompletedProcess
 
 def _digests(root: Path) -> dict[str, str]:
     files = [p for name in COMPARED for p in [root / name, *(root / name).rglob("*")]]
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in files if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()
+    }
 
 
 def _simd_found() -> set[str]:

@@ -32,14 +32,10 @@ def test_symbols_come_from_the_schemes_handed_in() -> None:
     }
     assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
     p = shown()
-    assert parsing.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(
-        None, "other_scheme", "B"
-    )
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=SYMBOLS) == Parsed(None, "other_scheme", "B")
     # without latin among the schemes handed in, a latin B is not told from noise
     own = {"cyrillic": SYMBOLS["cyrillic"]}
-    assert parsing.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(
-        None, "unparseable", None
-    )
+    assert parsing.interpret(p, ModelResponse(text="B"), symbols=own) == Parsed(None, "unparseable", None)
 
 
 def test_corpus_is_broad() -> None:

@@ -396,5 +396,6 @@ def test_an_instruction_with_an_unknown_placeholder_names_its_key() -> None:
     setup = cfg("original", "latin", "direct")
     setup["reasoning"] = {**setup["reasoning"], "final_line": "{options}"}
     with pytest.raises((ConfigError, InputError), match=r"reasoning\.direct\.final_line.*\{label_list\}"):
-        build_presentations([make_item(4, key=0, number=1)], conditions=["blind"], blind_orders="all",
-                            forced=False, **setup)
+        build_presentations(
+            [make_item(4, key=0, number=1)], conditions=["blind"], blind_orders="all", forced=False, **setup
+        )

@@ -237,7 +237,12 @@ def test_default_limit_is_the_backends_and_setting_tags_records(cache: ResponseC
     backend = FakeBackend(delay_s=0.02)
     backend.concurrency = 2  # type: ignore[attr-defined]
     records = run_calls(
-        make_jobs(12), backend, cache=cache, interpret=interpret, progress=False, setting="skew-A",
+        make_jobs(12),
+        backend,
+        cache=cache,
+        interpret=interpret,
+        progress=False,
+        setting="skew-A",
         batch_size=1,
     )
     assert backend.max_in_flight["m"] == 2
@@ -249,7 +254,12 @@ def test_interpret_failure_is_recorded_not_raised(cache: ResponseCache) -> None:
         raise KeyError("label")
 
     records = run_calls(
-        make_jobs(3), FakeBackend(), cache=cache, interpret=broken, concurrency=2, progress=False,
+        make_jobs(3),
+        FakeBackend(),
+        cache=cache,
+        interpret=broken,
+        concurrency=2,
+        progress=False,
         batch_size=1,
     )
     assert [r.parse_status for r in records] == ["error"] * 3

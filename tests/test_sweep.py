@@ -210,7 +210,9 @@ def test_joblib_multirun_shares_cache_and_logs_parent_with_children(tmp_path: Pa
     assert parent.data.metrics["sweep/max/blind_acc/all"] == max(child_acc)
     assert parent.data.metrics["sweep/min/blind_acc/all"] == min(child_acc)
     assert sorted(c.info.run_name.split(" #")[0] for c in children) == [
-        "constant-a on nonsenseqa", "longest on nonsenseqa"]  # the swept value, then the bank
+        "constant-a on nonsenseqa",
+        "longest on nonsenseqa",
+    ]  # the swept value, then the bank
     # metrics named by role: the constant-a child's gate model (longest) is gate_model/*, not a panel member
     constant = next(c for c in children if c.data.params["model.name"] == "constant-a")
     assert "gate_model/blind_acc/all" in constant.data.metrics
@@ -313,7 +315,9 @@ def test_parent_run_carries_sweep_params_summary_and_no_secret(
     children = [r for r in runs if r.data.tags.get("role") == "child"]
     assert len(children) == 2 and len({c.info.run_name for c in children}) == 2
     assert sorted(c.info.run_name.split(" #")[0] for c in children) == [
-        "constant-a on nonsenseqa", "longest on nonsenseqa"]  # the swept value, then the bank
+        "constant-a on nonsenseqa",
+        "longest on nonsenseqa",
+    ]  # the swept value, then the bank
     assert parent.info.run_name.startswith("sweep model=constant-a,longest on nonsenseqa #")
 
     params = parent.data.params

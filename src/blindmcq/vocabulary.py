@@ -58,3 +58,7 @@ HEADERLESS_FORMATS: tuple[BankFormat, ...] = ("csv", "tsv", "xlsx")
 # How a generic bank writes its key: 0-based index, 1-based index, the option's label, its text.
 KeyFormat = Literal["index", "index1", "label", "text"]
 KEY_FORMATS: tuple[KeyFormat, ...] = get_args(KeyFormat)
+
+# The languages AnswerPool's prompt is written in (``tasks.answerpool.TEXT`` has the words of each).
+PoolLanguage = Literal["uk", "en"]
+POOL_LANGUAGES: tuple[PoolLanguage, ...] = get_args(PoolLanguage)

@@ -26,8 +26,10 @@ CYRILLIC = ["А", "Б", "В", "Г"]
         ({"name": "d", "loader": "customs", "path": "q.json"}, CYRILLIC),
         ({"name": "d", "loader": "lexam", "path": "l.jsonl"}, ["A", "B", "C", "D"]),
         ({"name": "d", "loader": "generic", "path": "b.csv", "key_format": "index"}, []),
-        ({"name": "d", "loader": "generic", "path": "b.csv", "key_format": "label", "labels": "abcd"},
-         ["a", "b", "c", "d"]),
+        (
+            {"name": "d", "loader": "generic", "path": "b.csv", "key_format": "label", "labels": "abcd"},
+            ["a", "b", "c", "d"],
+        ),
     ],
 )
 def test_the_banks_labels_come_from_its_loader_or_its_config(dataset: dict, labels: list[str]) -> None:

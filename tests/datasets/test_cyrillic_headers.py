@@ -100,14 +100,20 @@ def test_a_list_column_named_in_ukrainian(tmp_path: Path) -> None:
     ("header", "says"),
     [
         # Latin and Cyrillic option letters both: which are the options?
-        (["питання", "A", "B", "C", "D", "А", "Б", "В", "Г", "відповідь"],
-         "two runs of option columns, ['A', 'B', 'C', 'D'] (Latin letters) and ['А', 'Б', 'В', 'Г'] "
-         "(Cyrillic letters); name the options with --options"),
+        (
+            ["питання", "A", "B", "C", "D", "А", "Б", "В", "Г", "відповідь"],
+            "two runs of option columns, ['A', 'B', 'C', 'D'] (Latin letters) and ['А', 'Б', 'В', 'Г'] "
+            "(Cyrillic letters); name the options with --options",
+        ),
         # two key-like columns, neither outranking the other
-        (["питання", "А", "Б", "В", "Г", "відповідь", "правильна відповідь"],
-         "several columns could be the key: ['відповідь', 'правильна відповідь']; name it with --key"),
-        (["питання", "А", "Б", "В", "Г", "answer", "ключ"],
-         "several columns could be the key: ['answer', 'ключ']; name it with --key"),
+        (
+            ["питання", "А", "Б", "В", "Г", "відповідь", "правильна відповідь"],
+            "several columns could be the key: ['відповідь', 'правильна відповідь']; name it with --key",
+        ),
+        (
+            ["питання", "А", "Б", "В", "Г", "answer", "ключ"],
+            "several columns could be the key: ['answer', 'ключ']; name it with --key",
+        ),
     ],
 )
 def test_an_ambiguous_header_stops_with_one_line_naming_the_columns(

@@ -8,6 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import yaml
 
 from blindmcq.analysis.interventions import score_pool
 from blindmcq.backends.base import ModelRequest, ModelResponse
@@ -15,6 +16,7 @@ from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
+from blindmcq.params import load_params
 from blindmcq.tasks.answerpool import (
     ABSTAIN,
     BANK,
@@ -29,6 +31,7 @@ from blindmcq.tasks.answerpool import (
     render_prompt,
     run_answerpool,
 )
+from blindmcq.vocabulary import POOL_LANGUAGES
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +43,9 @@ def bank(samples: Path) -> list[Item]:
 # ------------------------------------------------------------------- chance, by brute force
 
 
-def _enumerate(pool: int, n: int, abstain: bool, distinct: bool) -> list[tuple[int, ...]]:
+def _enumerate(pool: int, n: int, abstain: bool) -> list[tuple[int, ...]]:
     answers = [*range(pool), *([ABSTAIN] if abstain else [])]
-    out = []
-    for a in itertools.product(answers, repeat=n):
-        entries = [x for x in a if x != ABSTAIN]
-        if not distinct or len(set(entries)) == len(entries):
-            out.append(a)
-    return out
+    return list(itertools.product(answers, repeat=n))
 
 
 def _truths(pool: int, n: int) -> list[tuple[int | None, ...]]:
@@ -55,30 +53,22 @@ def _truths(pool: int, n: int) -> list[tuple[int | None, ...]]:
 
 
 @pytest.mark.parametrize("abstain", [True, False])
-@pytest.mark.parametrize("distinct", [True, False])
 @pytest.mark.parametrize(("pool", "n"), [(1, 1), (2, 2), (3, 2), (4, 3), (5, 2), (3, 3)])
-def test_group_chance_matches_enumeration(pool: int, n: int, abstain: bool, distinct: bool) -> None:
-    space = _enumerate(pool, n, abstain, distinct)
-    for truth in _truths(pool, n):
+def test_group_chance_matches_enumeration(pool: int, n: int, abstain: bool) -> None:
+    space = _enumerate(pool, n, abstain)
+    for truth in _truths(pool, n):  # truths that repeat an entry included: two keys can share one
         target = tuple(ABSTAIN if t is None else t for t in truth)
-        exact = Fraction(sum(a == target for a in space), len(space)) if space else Fraction(0)
-        assert chance_group(pool, truth, abstain=abstain, distinct=distinct) == exact, truth
+        exact = Fraction(sum(a == target for a in space), len(space))
+        assert chance_group(pool, truth, abstain=abstain) == exact, truth
 
 
 @pytest.mark.parametrize("abstain", [True, False])
 @pytest.mark.parametrize(("pool", "n"), [(2, 2), (4, 3), (5, 3), (6, 2)])
 def test_question_chance_matches_enumeration(pool: int, n: int, abstain: bool) -> None:
-    space = _enumerate(pool, n, abstain, distinct=False)
+    space = _enumerate(pool, n, abstain)
     for answer in [0, *([ABSTAIN] if abstain else [])]:
         exact = Fraction(sum(a[0] == answer for a in space), len(space))
         assert chance_question(pool, abstain) == exact
-
-
-def test_paper_figures_for_five_four_option_questions() -> None:
-    ordinary = Fraction(1, 4) ** 5
-    pooled = chance_group(20, list(range(5)), abstain=False, distinct=True)
-    assert float(ordinary) == pytest.approx(9.8e-4, rel=0.01)  # "10^-3"
-    assert pooled == Fraction(1, 20 * 19 * 18 * 17 * 16) and float(pooled) == pytest.approx(5.4e-7, rel=0.01)
 
 
 # ------------------------------------------------------------------- groups and truth
@@ -153,6 +143,9 @@ def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: li
     model = {"name": "oracle", "backend": "oracle"}
     right = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups))
     assert right["correct"].all() and (right["abstained"] == ~right["answerable"]).all()
+    # a row's group chance guesses each question alone among the entries and abstention
+    independent = (right["pool_size"] + 1.0) ** -right["n_questions"]
+    assert right["group_chance"].tolist() == pytest.approx(independent.tolist(), rel=1e-12)
     abstain = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups, always_abstain=True))
     assert (abstain["correct"] == ~abstain["answerable"]).all()
     scores = score_pool(abstain).set_index("condition")
@@ -260,16 +253,36 @@ def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
 
 
 def test_the_languages_are_those_with_prompt_words(bank: list[Item]) -> None:
-    """``TEXT`` is the one list of languages: each has the bank's words and renders both conditions;
-    the schema takes any word, and one without texts is refused naming the key."""
-    assert set(BANK) == set(TEXT) == {"uk", "en"}
+    """``vocabulary.POOL_LANGUAGES`` is the one list of languages: the schema's type, and each has the
+    prompt's and the bank's words and renders both conditions."""
+    assert set(BANK) == set(TEXT) == set(POOL_LANGUAGES) == {"uk", "en"}
     group = build_groups(bank[:5], PoolConfig(group_size=5, delete_share=0.0))[0]
-    for language in TEXT:
+    for language in POOL_LANGUAGES:
         conf = PoolConfig.of(validate_group("intervention", {"language": language}))
         prompts = {render_prompt(group, c, conf.language) for c in ("blind", "full")}
         assert len(prompts) == 2 and all(TEXT[language]["none"] in p for p in prompts)
-    with pytest.raises(ConfigError, match=r"intervention\.answerpool\.language.*'de' is not one of uk, en"):
-        PoolConfig.of(validate_group("intervention", {"language": "de"}))
+
+
+def test_a_language_without_prompt_words_stops_where_the_config_enters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["intervention"]["answerpool"]["language"] = "de"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    message = "params.yaml: intervention.answerpool.language: expected one of 'uk', 'en', got 'de'"
+    with pytest.raises(ConfigError) as info:
+        load_params(tmp_path / "params.yaml")
+    assert str(info.value).endswith(message), str(info.value)
+    from blindmcq.stages.answerpool import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"blindmcq answerpool: error: {message}", err
+    assert not (tmp_path / "results").exists()  # stopped before any work
 
 
 def test_a_truncated_assignment_is_rejected_not_read_in_part(bank: list[Item]) -> None:

@@ -53,9 +53,9 @@ def test_the_default_banks_intervention_prompts_are_unchanged_byte_for_byte() ->
     assert "тестове запитання юридичного іспиту" in rendered["rewrite/uk/dmsu-customs-code-1/0"]
     # the pipeline's wire requests: the model rewriter's provenance hash is the old template's
     assert rw.prompt_sha256(rw.rewrite_template("uk", DEFAULT)) == rw.prompt_sha256(
-        rw.PROMPTS["uk"].replace("{rewrite_exam_uk}", "юридичного іспиту").replace(
-            "{rewrite_terms_uk}", "юридичною термінологією"
-        )
+        rw.PROMPTS["uk"]
+        .replace("{rewrite_exam_uk}", "юридичного іспиту")
+        .replace("{rewrite_terms_uk}", "юридичною термінологією")
     )
 
 

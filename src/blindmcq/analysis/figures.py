@@ -271,8 +271,9 @@ def figure_3(a: Analysis) -> Figure:
     n = len(f)
     cols = min(n, 3)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharey=True, layout="constrained"
+    )
     x = np.arange(len(slots))
     for ax, row in zip(axes.flat, f.itertuples(index=False), strict=False):
         acc = np.array([getattr(row, f"acc_{i}") for i in slots], dtype=float)

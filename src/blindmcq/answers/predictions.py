@@ -101,6 +101,7 @@ _PANDAS_TYPES = {_STR: pd.StringDtype(), _INT: pd.Int64Dtype(), _BOOL: pd.Boolea
 Predictions = Sequence[PredictionRecord] | pd.DataFrame | pa.Table
 PathLike = str | os.PathLike[str]
 
+
 def check_version(version: object, *, file: str, line: int | None = None) -> int:
     """The predictions format version of a file; an unknown one is an InputError naming the file."""
     if version is None:

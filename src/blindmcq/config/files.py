@@ -78,10 +78,7 @@ def default_choices(conf_dir: str | Path | None = None) -> dict[str, str]:
     if not isinstance(entries, list):
         raise ConfigError("defaults", "expected Hydra's defaults list", file=str(path))
     return {
-        str(group): str(name)
-        for entry in entries
-        if isinstance(entry, dict)
-        for group, name in entry.items()
+        str(group): str(name) for entry in entries if isinstance(entry, dict) for group, name in entry.items()
     }
 
 

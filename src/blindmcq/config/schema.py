@@ -30,6 +30,7 @@ from blindmcq.vocabulary import (
     BankFormat,
     ClozeNorm,
     KeyFormat,
+    PoolLanguage,
     Scoring,
     SurfaceStrategy,
     TieBreak,
@@ -366,7 +367,7 @@ class AnswerPoolIntervention:
     delete_share: float = field(default=0.2, **_rng(ge=0, le=1))
     seed: int = 0
     conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
-    language: str = "uk"  # one of tasks.answerpool.TEXT's, checked there (the rewrite's: tasks.rewrite's)
+    language: PoolLanguage = "uk"
     scoring: Literal["auto", "score", "generate"] = "auto"
     max_tokens: int = positive(128)
     entry_labels: Literal["auto", "numbers", "letters"] = "auto"

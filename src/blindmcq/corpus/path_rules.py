@@ -25,7 +25,6 @@ TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
 
 
-
 def page_words(page: Page) -> list[dict[str, Any]]:
     """``page.extract_words()`` (pdfplumber's defaults): the same words, keys and values, in the same
     order, built from ``pages.word_chars`` (pdfplumber's word extractor runs a generator and a method call

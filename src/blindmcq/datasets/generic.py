@@ -77,8 +77,9 @@ def key_alphabet(value: str) -> str:
     return UKRAINIAN if any("\u0400" <= ch <= "\u04ff" for ch in value) else LATIN
 
 
-def slot_labels(key_format: str | None, alphabet: Sequence[str] | str | None, first_key: str | None,
-                n: int) -> list[str]:
+def slot_labels(
+    key_format: str | None, alphabet: Sequence[str] | str | None, first_key: str | None, n: int
+) -> list[str]:
     """The bank's own label of each of ``n`` slots, as its keys are written: the declared ``alphabet``
     (a string of letters or a list), else the script of ``first_key`` (А, Б, В, Г; A, B; 1, 2), going on
     past its end as the labels do (``labels.combined``); none (slots by position) unless keys are

@@ -239,9 +239,7 @@ def read_pdf_bank(
 # ---------------------------------------------------------------- the corpus
 
 
-def read_dataset(
-    dataset: Mapping[str, Any] | DatasetConfig, seed: int
-) -> tuple[list[Item], dict[str, Any]]:
+def read_dataset(dataset: Mapping[str, Any] | DatasetConfig, seed: int) -> tuple[list[Item], dict[str, Any]]:
     """The items of any dataset config and their verification report: the corpus stage's way (a PDF
     bank through :func:`read_pdf_bank`, corrections applied; any other loader through ``load_dataset``)."""
     cfg = typed_dataset(dataset)

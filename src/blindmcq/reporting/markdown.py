@@ -162,8 +162,11 @@ def build_report(
         "## The bank",
         "",
         "Key-position shares (usable items, each slot's count before its share; slot 1 is the first option "
-        "as published" + ("; in brackets, the label the bank gives it" if labels else "") + "): "
-        + slot_shares + ".",
+        "as published"
+        + ("; in brackets, the label the bank gives it" if labels else "")
+        + "): "
+        + slot_shares
+        + ".",
         "",
         f"Mean key length minus mean distractor length: {diff:+.1f} characters "
         f"(key {key_mean:.1f}, distractors {distractor_mean:.1f}).",

@@ -203,14 +203,14 @@ def check_store(uri: str, cwd: Path | None = None) -> None:
     from blindmcq.errors import ConfigError
 
     prefix = "sqlite:///"
-    if not uri.startswith(prefix) or uri[len(prefix):].startswith("/"):
+    if not uri.startswith(prefix) or uri[len(prefix) :].startswith("/"):
         return
     here = (cwd or Path.cwd()).resolve()
     if (here / "dvc.yaml").is_file():
         return
     root = next((p for p in here.parents if (p / "dvc.yaml").is_file()), None)
     if root is not None:
-        store = root / uri[len(prefix):]
+        store = root / uri[len(prefix) :]
         raise ConfigError(
             "tracking.uri",
             f"{uri} is relative and this folder ({here}) is not the project root: it would open a new, "

@@ -45,11 +45,13 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
+from blindmcq.vocabulary import PoolLanguage
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-TEXT: dict[str, dict[str, str]] = {
+# the prompt's words in each of ``vocabulary.POOL_LANGUAGES`` (tests check the two name the same)
+TEXT: dict[PoolLanguage, dict[str, str]] = {
     "uk": {
         "none": "немає",
         "full_intro": (
@@ -103,13 +105,13 @@ TEXT: dict[str, dict[str, str]] = {
 
 # the bank placeholders of the intros and their neutral words; the dataset's ``description`` fills them
 # (``tasks.bank_words``: ``pool_exam_en`` falls back to ``exam_en``)
-BANK: dict[str, dict[str, str]] = {
+BANK: dict[PoolLanguage, dict[str, str]] = {
     "uk": {"exam_uk": "з кількома варіантами відповіді"},
     "en": {"pool_exam_en": "a multiple-choice test"},
 }
 
 
-def intro(condition: str, language: str, n: int, description: Any = None) -> str:
+def intro(condition: str, language: PoolLanguage, n: int, description: Any = None) -> str:
     """The pooled prompt's first paragraph: ``n`` questions of the bank, named as the dataset's
     ``description`` says (neutral words without one)."""
     words = bank_words(BANK[language], description)
@@ -129,7 +131,7 @@ class PoolConfig:
     delete_share: float = _SCHEMA.delete_share
     seed: int = _SCHEMA.seed
     conditions: tuple[str, ...] = tuple(_SCHEMA.conditions)
-    language: str = _SCHEMA.language
+    language: PoolLanguage = _SCHEMA.language
     scoring: str = _SCHEMA.scoring  # auto = score for local/heuristic backends, generate otherwise
     max_tokens: int = _SCHEMA.max_tokens
     entry_labels: str = _SCHEMA.entry_labels  # auto = letters when scoring and the pool has <= 26 entries
@@ -140,17 +142,12 @@ class PoolConfig:
         then :meth:`of`."""
         from blindmcq.config.schema import validate_group
 
-        return cls.of(validate_group("intervention", dict(cfg), key=prefix), prefix)
+        return cls.of(validate_group("intervention", dict(cfg), key=prefix))
 
     @classmethod
-    def of(cls, schema: AnswerPoolIntervention, prefix: str = "intervention.answerpool") -> PoolConfig:
-        """The pooled task's fields of a checked ``intervention.answerpool``; its language must be one
-        this module has the prompt's words in (``TEXT``), an error naming ``prefix.language``."""
+    def of(cls, schema: AnswerPoolIntervention) -> PoolConfig:
+        """The pooled task's fields of a checked ``intervention.answerpool``."""
         values = {f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)}
-        if values["language"] not in TEXT:
-            raise ConfigError(
-                f"{prefix}.language", f"{values['language']!r} is not one of {', '.join(TEXT)}"
-            )
         return cls(**{**values, "conditions": tuple(values["conditions"])})
 
 
@@ -245,7 +242,7 @@ def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
 def render_prompt(
     group: PoolGroup,
     condition: str,
-    language: str,
+    language: PoolLanguage,
     slot: int | None = None,
     style: str = "numbers",
     description: Any = None,
@@ -319,32 +316,18 @@ def chance_question(pool_size: int, abstain: bool = True) -> Fraction:
     return Fraction(1, pool_size + int(abstain))
 
 
-def _assignments(pool_size: int, n_questions: int, abstain: bool) -> int:
-    """Assignments of n questions to distinct entries (abstention may repeat when allowed)."""
-    if not abstain:
-        return math.perm(pool_size, n_questions)
-    return sum(math.comb(n_questions, k) * math.perm(pool_size, k) for k in range(n_questions + 1))
+def chance_group(pool_size: int, truth: Sequence[int | None], *, abstain: bool = True) -> Fraction:
+    """Probability that uniform guessing answers every question of a group correctly: (P + a)^-n,
+    a = 1 with abstention; 0 when some question needs abstention and it is not allowed.
 
-
-def chance_group(
-    pool_size: int, truth: Sequence[int | None], *, abstain: bool = True, distinct: bool = False
-) -> Fraction:
-    """Probability that a uniformly random assignment answers every question of a group correctly.
-
-    Independent guesses (``distinct=False``): (P + a)^-n, a = 1 with abstention (0 when some question
-    needs abstention and it is not allowed). Distinct entries (``distinct=True``, the paper's
-    AnswerPool count): 1 / sum_k C(n, k) P!/(P-k)! over k questions answered by entries, the rest
-    abstaining (1 / P!/(P-n)! without abstention); 0 when the truth repeats an entry.
+    Each question is guessed on its own, because nothing in the prompt or the scoring keeps two
+    questions from sharing an entry (deduplicated pools can make two keys one entry). The AnswerPool
+    paper's abstract counts assignments of distinct entries without abstention instead
+    (1 / P!/(P-n)!, its 5e-7 for five four-option questions); the report does not print that count.
     """
-    n = len(truth)
     if not abstain and any(t is None for t in truth):
         return Fraction(0)
-    if not distinct:
-        return Fraction(1, (pool_size + int(abstain)) ** n)
-    answered = [t for t in truth if t is not None]
-    if len(set(answered)) != len(answered):
-        return Fraction(0)
-    return Fraction(1, _assignments(pool_size, n, abstain))
+    return Fraction(1, (pool_size + int(abstain)) ** len(truth))
 
 
 # ------------------------------------------------------------------- running

@@ -211,7 +211,6 @@ def _answer_instruction(
     return f"{prefix} {text}" if prefix else str(text)
 
 
-
 def _option_line(line: str, label: str, text: str) -> str:
     # Collapse line breaks and runs of spaces from the PDF so each option stays one list line.
     return line.format(label=label, text=" ".join(text.split())).rstrip()

@@ -13,5 +13,3 @@ def brief(metrics: Mapping[str, Any], limit: int = 6) -> str:
     shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in list(metrics.items())[:limit]]
     more = len(metrics) - len(shown)
     return ", ".join(shown) + (f", ... ({more} more in metrics.json)" if more > 0 else "")
-
-
