@@ -382,7 +382,13 @@ def detect_layout(rows: Sequence[Row], file: str) -> Layout:
         not w or all(k >= 0 for k in key_indices(w, LATIN_KEY_LETTERS) or [-1]) for w in seen
     ):
         return Layout(
-            header, KEY, False, tuple(forms), (), more, key_letters=LATIN_KEY_LETTERS,
+            header,
+            KEY,
+            False,
+            tuple(forms),
+            (),
+            more,
+            key_letters=LATIN_KEY_LETTERS,
             unread=tuple(sorted(unread)),
         )
     page, bad = next((p, m) for p, m in marks if mark_word(m) not in MARK_VALUES)
