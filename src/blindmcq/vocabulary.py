@@ -59,6 +59,7 @@ HEADERLESS_FORMATS: tuple[BankFormat, ...] = ("csv", "tsv", "xlsx")
 KeyFormat = Literal["index", "index1", "label", "text"]
 KEY_FORMATS: tuple[KeyFormat, ...] = get_args(KeyFormat)
 
-# The languages AnswerPool's prompt is written in (``tasks.answerpool.TEXT`` has the words of each).
-PoolLanguage = Literal["uk", "en"]
-POOL_LANGUAGES: tuple[PoolLanguage, ...] = get_args(PoolLanguage)
+# The languages the interventions' prompts are written in (``tasks.answerpool.TEXT`` and
+# ``tasks.rewrite.PROMPTS`` have the words of each).
+PromptLanguage = Literal["uk", "en"]
+PROMPT_LANGUAGES: tuple[PromptLanguage, ...] = get_args(PromptLanguage)

@@ -31,7 +31,7 @@ from blindmcq.tasks.answerpool import (
     render_prompt,
     run_answerpool,
 )
-from blindmcq.vocabulary import POOL_LANGUAGES
+from blindmcq.vocabulary import PROMPT_LANGUAGES
 
 
 @pytest.fixture(scope="module")
@@ -253,35 +253,41 @@ def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
 
 
 def test_the_languages_are_those_with_prompt_words(bank: list[Item]) -> None:
-    """``vocabulary.POOL_LANGUAGES`` is the one list of languages: the schema's type, and each has the
-    prompt's and the bank's words and renders both conditions."""
-    assert set(BANK) == set(TEXT) == set(POOL_LANGUAGES) == {"uk", "en"}
+    """``vocabulary.PROMPT_LANGUAGES`` is the one list of languages: the schema's type, and each has the
+    prompt's and the bank's words (AnswerPool's and the rewriter's) and renders both conditions."""
+    from blindmcq.tasks import rewrite
+
+    assert set(BANK) == set(TEXT) == set(PROMPT_LANGUAGES) == {"uk", "en"}
+    assert set(rewrite.BANK) == set(rewrite.PROMPTS) == set(PROMPT_LANGUAGES)
     group = build_groups(bank[:5], PoolConfig(group_size=5, delete_share=0.0))[0]
-    for language in POOL_LANGUAGES:
+    for language in PROMPT_LANGUAGES:
         conf = PoolConfig.of(validate_group("intervention", {"language": language}))
         prompts = {render_prompt(group, c, conf.language) for c in ("blind", "full")}
         assert len(prompts) == 2 and all(TEXT[language]["none"] in p for p in prompts)
 
 
+@pytest.mark.parametrize("intervention", ["answerpool", "rewrite"])
 def test_a_language_without_prompt_words_stops_where_the_config_enters(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    intervention: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import importlib
+
     root = Path(__file__).resolve().parents[2]
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    params["intervention"]["answerpool"]["language"] = "de"
+    params["intervention"][intervention]["language"] = "de"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
-    message = "params.yaml: intervention.answerpool.language: expected one of 'uk', 'en', got 'de'"
+    message = f"params.yaml: intervention.{intervention}.language: expected one of 'uk', 'en', got 'de'"
     with pytest.raises(ConfigError) as info:
         load_params(tmp_path / "params.yaml")
     assert str(info.value).endswith(message), str(info.value)
-    from blindmcq.stages.answerpool import main
+    main = importlib.import_module(f"blindmcq.stages.{intervention}").main
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
         main()
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"blindmcq answerpool: error: {message}", err
+    assert err == f"blindmcq {intervention}: error: {message}", err
     assert not (tmp_path / "results").exists()  # stopped before any work
 
 

@@ -30,7 +30,7 @@ from blindmcq.vocabulary import (
     BankFormat,
     ClozeNorm,
     KeyFormat,
-    PoolLanguage,
+    PromptLanguage,
     Scoring,
     SurfaceStrategy,
     TieBreak,
@@ -344,7 +344,7 @@ class Gate:
 class RewriteIntervention:
     name: str = "rewrite"
     rewriter: Literal["length_match", "model"] = "length_match"
-    language: str = "uk"
+    language: PromptLanguage = "uk"
     model: str | dict[str, Any] | None = None
     max_tokens: int = positive(96)
     tolerance: float = field(default=0.15, **_rng(ge=0, lt=1))
@@ -367,7 +367,7 @@ class AnswerPoolIntervention:
     delete_share: float = field(default=0.2, **_rng(ge=0, le=1))
     seed: int = 0
     conditions: list[ConditionName] = field(default_factory=lambda: list(CONDITIONS))
-    language: PoolLanguage = "uk"
+    language: PromptLanguage = "uk"
     scoring: Literal["auto", "score", "generate"] = "auto"
     max_tokens: int = positive(128)
     entry_labels: Literal["auto", "numbers", "letters"] = "auto"

@@ -45,13 +45,13 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
-from blindmcq.vocabulary import PoolLanguage
+from blindmcq.vocabulary import PromptLanguage
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-# the prompt's words in each of ``vocabulary.POOL_LANGUAGES`` (tests check the two name the same)
-TEXT: dict[PoolLanguage, dict[str, str]] = {
+# the prompt's words in each of ``vocabulary.PROMPT_LANGUAGES`` (tests check the two name the same)
+TEXT: dict[PromptLanguage, dict[str, str]] = {
     "uk": {
         "none": "немає",
         "full_intro": (
@@ -105,13 +105,13 @@ TEXT: dict[PoolLanguage, dict[str, str]] = {
 
 # the bank placeholders of the intros and their neutral words; the dataset's ``description`` fills them
 # (``tasks.bank_words``: ``pool_exam_en`` falls back to ``exam_en``)
-BANK: dict[PoolLanguage, dict[str, str]] = {
+BANK: dict[PromptLanguage, dict[str, str]] = {
     "uk": {"exam_uk": "з кількома варіантами відповіді"},
     "en": {"pool_exam_en": "a multiple-choice test"},
 }
 
 
-def intro(condition: str, language: PoolLanguage, n: int, description: Any = None) -> str:
+def intro(condition: str, language: PromptLanguage, n: int, description: Any = None) -> str:
     """The pooled prompt's first paragraph: ``n`` questions of the bank, named as the dataset's
     ``description`` says (neutral words without one)."""
     words = bank_words(BANK[language], description)
@@ -131,7 +131,7 @@ class PoolConfig:
     delete_share: float = _SCHEMA.delete_share
     seed: int = _SCHEMA.seed
     conditions: tuple[str, ...] = tuple(_SCHEMA.conditions)
-    language: PoolLanguage = _SCHEMA.language
+    language: PromptLanguage = _SCHEMA.language
     scoring: str = _SCHEMA.scoring  # auto = score for local/heuristic backends, generate otherwise
     max_tokens: int = _SCHEMA.max_tokens
     entry_labels: str = _SCHEMA.entry_labels  # auto = letters when scoring and the pool has <= 26 entries
@@ -242,7 +242,7 @@ def entry_labels(pool_size: int, style: str = "numbers") -> tuple[str, ...]:
 def render_prompt(
     group: PoolGroup,
     condition: str,
-    language: PoolLanguage,
+    language: PromptLanguage,
     slot: int | None = None,
     style: str = "numbers",
     description: Any = None,

@@ -48,8 +48,9 @@ from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
+from blindmcq.vocabulary import PromptLanguage
 
-PROMPTS: dict[str, str] = {
+PROMPTS: dict[PromptLanguage, str] = {
     "uk": (
         "Ви редагуєте тестове запитання {rewrite_exam_uk}. Перепишіть неправильний варіант відповіді "
         "так, щоб він залишився неправильним, але стилем, {rewrite_terms_uk} і довжиною (близько "
@@ -74,7 +75,7 @@ PROMPTS: dict[str, str] = {
 # the bank placeholders of each template and their neutral words; the dataset's ``description`` fills
 # them (``tasks.bank_words``: ``rewrite_exam_uk`` falls back to ``exam_uk``, ``rewrite_exam_en`` to
 # ``exam_en``)
-BANK: dict[str, dict[str, str]] = {
+BANK: dict[PromptLanguage, dict[str, str]] = {
     "uk": {"rewrite_exam_uk": "з кількома варіантами відповіді", "rewrite_terms_uk": "термінологією"},
     "en": {"rewrite_exam_en": "a multiple-choice test", "rewrite_terms_en": "terminology"},
 }
@@ -94,7 +95,7 @@ def prompt_sha256(template: str) -> str:
 _SCHEMA = RewriteIntervention()
 
 
-def rewrite_template(language: str, description: Any = None) -> str:
+def rewrite_template(language: PromptLanguage, description: Any = None) -> str:
     """The model rewriter's template in ``language``, naming the bank as the dataset's ``description``
     says (neutral words without one); its per-request fields stay placeholders."""
     return fill_bank(PROMPTS[language], bank_words(BANK[language], description), _PER_REQUEST)
@@ -107,7 +108,7 @@ class RewriteConfig:
     this module's templates are made here."""
 
     rewriter: str = _SCHEMA.rewriter
-    language: str = _SCHEMA.language
+    language: PromptLanguage = _SCHEMA.language
     model: Mapping[str, Any] | None = None  # the rewriting model's config (the stage resolves a name)
     max_tokens: int = _SCHEMA.max_tokens
     tolerance: float = _SCHEMA.tolerance
@@ -130,8 +131,6 @@ class RewriteConfig:
         """The rewriter's fields of a checked ``intervention.rewrite``, whose ``model`` the stage has
         resolved to a model config; errors name ``prefix.key``."""
         conf = cls(**{f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)})
-        if conf.language not in PROMPTS:
-            raise ConfigError(f"{prefix}.language", f"{conf.language!r} is not one of {', '.join(PROMPTS)}")
         if conf.pad_source == "statutes" and conf.rewriter == "length_match" and not conf.statutes:
             raise ConfigError(f"{prefix}.statutes", "pad_source statutes needs a provisions file")
         if conf.rewriter == "model" and not conf.model:
