@@ -393,6 +393,27 @@ def test_text_that_is_no_legible_print_is_disputed_whatever_the_readings_agree(
         assert {str(d["page"]) for d in flagged} <= set(faults)
 
 
+def _read_overrun(name: str, records, tmp_path: Path, why: str) -> tuple[list, dict, set, str]:
+    """The items and report of variant ``name`` (120 items, seed 0) read after checking that every item
+    is read in order and every undisputed one exactly; the numbers of the items printed with an overrun
+    and of those disputed for ``why``; the review page of the disputed ones."""
+    from blindmcq.corpus.review import review_html
+    from blindmcq.corpus.variants import variant_specs
+
+    variant = BY_NAME[name]
+    overrun = {s.number for s in variant_specs(variant, records, 120, 0) if s.overrun is not None}
+    bank = render_variant(variant, records, tmp_path, n_items=120, seed=0)
+    items, report = extract_items([bank.path], source="var", workers=1)
+    truth = {i.id: i for i in bank.items}
+    assert [i.id for i in items] == list(truth) and overrun
+    assert all(i == truth[i.id] for i in items if i.status != "disputed")
+    flagged = {i.number for i in items if i.status == "disputed" and why in i.meta["settled"]["why"]}
+    assert flagged == overrun
+    page = review_html([i for i in items if i.status == "disputed"], [bank.path])
+    assert page.count(html.escape(why)) >= len(overrun)
+    return items, report, overrun, page
+
+
 @pytest.mark.parametrize("name", ["overrun-stem", "overrun-key-split"])
 def test_a_stem_run_on_past_its_column_rule_is_disputed_with_the_reason_on_the_review_page(
     records, tmp_path: Path, name: str
@@ -400,21 +421,7 @@ def test_a_stem_run_on_past_its_column_rule_is_disputed_with_the_reason_on_the_r
     """A stem's last line printed on past the stem column's rule into the blank option column beside it:
     every reading alike reads it into the neighbour cell, so the print check (no text crossing an inner
     rule) disputes the item, and the review page says why; nothing comes out wrong."""
-    from blindmcq.corpus.review import review_html
-    from blindmcq.corpus.variants import variant_specs
-
-    variant = BY_NAME[name]
-    overrun = {s.number for s in variant_specs(variant, records, 120, 0) if s.overrun is not None}
-    bank = render_variant(variant, records, tmp_path, n_items=120, seed=0)
-    items, _ = extract_items([bank.path], source="var", workers=1)
-    truth = {i.id: i for i in bank.items}
-    assert [i.id for i in items] == list(truth) and overrun
-    assert all(i == truth[i.id] for i in items if i.status != "disputed")
-    why = "text runs past a column's rule into the next column"
-    flagged = {i.number for i in items if i.status == "disputed" and why in i.meta["settled"]["why"]}
-    assert flagged == overrun
-    page = review_html([i for i in items if i.status == "disputed"], [bank.path])
-    assert page.count(html.escape(why)) >= len(overrun)
+    _read_overrun(name, records, tmp_path, "text runs past a column's rule into the next column")
 
 
 def test_an_option_run_on_into_the_mark_column_disputes_that_item_and_the_rest_is_read(
@@ -422,23 +429,12 @@ def test_an_option_run_on_into_the_mark_column_disputes_that_item_and_the_rest_i
 ) -> None:
     """An option's last line printed on into the mark column: its mark cell reads as no mark, so the item
     is disputed with that cell in the reason (on the review page too) and every other item is read."""
-    from blindmcq.corpus.review import review_html
-    from blindmcq.corpus.variants import variant_specs
-
-    variant = BY_NAME["overrun-option"]
-    overrun = {s.number for s in variant_specs(variant, records, 120, 0) if s.overrun is not None}
-    bank = render_variant(variant, records, tmp_path, n_items=120, seed=0)
-    items, report = extract_items([bank.path], source="var", workers=1)
-    truth = {i.id: i for i in bank.items}
-    assert [i.id for i in items] == list(truth) and overrun
-    assert all(i == truth[i.id] for i in items if i.status != "disputed")
-    why = "is neither a mark nor an option key"
-    flagged = {i.number for i in items if i.status == "disputed" and why in i.meta["settled"]["why"]}
-    assert flagged == overrun == {i.number for i in items if i.status == "disputed"}
+    items, report, overrun, _ = _read_overrun(
+        "overrun-option", records, tmp_path, "is neither a mark nor an option key"
+    )
+    assert overrun == {i.number for i in items if i.status == "disputed"}
     values = report["files"][0]["mark_column"]["values"]
     assert sum(v["means"].startswith("unread") for v in values.values()) == len(overrun)
-    page = review_html([i for i in items if i.status == "disputed"], [bank.path])
-    assert page.count(html.escape(why)) >= len(overrun)
 
 
 def test_the_word_excluded_alone_in_the_stem_cell_is_an_exclusion(rendered) -> None:
