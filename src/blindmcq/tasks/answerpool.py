@@ -311,23 +311,21 @@ def parse_assignment(text: str, n_questions: int, pool: int | Sequence[str]) -> 
 # ------------------------------------------------------------------- exact chance rates
 
 
-def chance_question(pool_size: int, abstain: bool = True) -> Fraction:
-    """A uniform guess among the P entries (and abstention): 1/(P+1), whatever the truth."""
-    return Fraction(1, pool_size + int(abstain))
+def chance_question(pool_size: int) -> Fraction:
+    """A uniform guess among the P entries and abstention (the prompt always offers it): 1/(P+1),
+    whatever the truth."""
+    return Fraction(1, pool_size + 1)
 
 
-def chance_group(pool_size: int, truth: Sequence[int | None], *, abstain: bool = True) -> Fraction:
-    """Probability that uniform guessing answers every question of a group correctly: (P + a)^-n,
-    a = 1 with abstention; 0 when some question needs abstention and it is not allowed.
+def chance_group(pool_size: int, n_questions: int) -> Fraction:
+    """Probability that uniform guessing answers every question of a group correctly: (P + 1)^-n.
 
     Each question is guessed on its own, because nothing in the prompt or the scoring keeps two
     questions from sharing an entry (deduplicated pools can make two keys one entry). The AnswerPool
     paper's abstract counts assignments of distinct entries without abstention instead
     (1 / P!/(P-n)!, its 5e-7 for five four-option questions); the report does not print that count.
     """
-    if not abstain and any(t is None for t in truth):
-        return Fraction(0)
-    return Fraction(1, (pool_size + int(abstain)) ** len(truth))
+    return Fraction(1, (pool_size + 1) ** n_questions)
 
 
 # ------------------------------------------------------------------- running
@@ -484,7 +482,7 @@ def _row(
         "set_hit": pick is not None and pick != ABSTAIN and pick in group.answer_entries,
         "chance": float(chance_question(size)),
         "set_chance": len(group.answer_entries) / (size + 1),
-        "group_chance": float(chance_group(size, group.truth)),
+        "group_chance": float(chance_group(size, len(group.truth))),
         "model": result.request.model, "backend": result.backend, "raw_response": result.response.text,
         "request_hash": result.key, "cached": bool(result.cached),
     }  # fmt: skip
