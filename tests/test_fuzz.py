@@ -360,7 +360,8 @@ def composed_configs(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
         elif action == "range":
             parent[last] = draw(st.sampled_from([-1, 0, 1.5, 10**9, "", [], "abc", True, None]))
         else:
-            parent[last + "x"] = parent.get(last)
+            # a copy: an alias would let a later mutation of the misspelt key change the real one too
+            parent[last + "x"] = copy.deepcopy(parent.get(last))
         touched.append(".".join([*path[:-1], last + ("x" if action == "typo" else "")]))
     return params, touched
 

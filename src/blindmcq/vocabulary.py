@@ -63,3 +63,13 @@ KEY_FORMATS: tuple[KeyFormat, ...] = get_args(KeyFormat)
 # ``tasks.rewrite.PROMPTS`` have the words of each).
 PromptLanguage = Literal["uk", "en"]
 PROMPT_LANGUAGES: tuple[PromptLanguage, ...] = get_args(PromptLanguage)
+
+# NonsenseQA's few-shot skews (``datasets.nonsense``): where the examples' keys sit (every one in slot A,
+# 70% in A, even); ``FewShot`` adds ``none``, no examples, in the order the report lists them.
+FewShotSkew = Literal["all_a", "a70", "uniform"]
+FEWSHOT_SKEWS: tuple[FewShotSkew, ...] = get_args(FewShotSkew)
+FewShot = Literal[FewShotSkew, "none"]
+FEWSHOTS: tuple[FewShot, ...] = get_args(FewShot)
+# NonsenseQA's answer protocols: Select-and-Letter, Matched-and-Dashed.
+NonsenseProtocol = Literal["sl", "md"]
+NONSENSE_PROTOCOLS: tuple[NonsenseProtocol, ...] = get_args(NonsenseProtocol)

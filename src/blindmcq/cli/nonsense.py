@@ -15,7 +15,8 @@ from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_groups, load_model_file
 from blindmcq.config.schema import NonsenseSettings, Probe, default, typed
 from blindmcq.errors import BlindMCQError, ConfigError
-from blindmcq.tasks.nonsense import ALL_SKEWS, KEYS, NONSENSE_GROUPS, run_nonsense
+from blindmcq.tasks.nonsense import KEYS, NONSENSE_GROUPS, run_nonsense
+from blindmcq.vocabulary import FEWSHOTS
 
 log = logging.getLogger("blindmcq.tasks.nonsense")
 
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--skews", default=",".join(d.skews),
-        help=f"few-shot skews to run, comma list of {', '.join(ALL_SKEWS)} (all_a: every example's key A; "
+        help=f"few-shot skews to run, comma list of {', '.join(FEWSHOTS)} (all_a: every example's key A; "
         "a70: 70%% A; uniform: even; none: no examples)",
     )  # fmt: skip
     parser.add_argument(

@@ -26,10 +26,14 @@ from blindmcq.labels import DEFAULT_LINE
 from blindmcq.vocabulary import (
     CONDITIONS,
     CONSTANT_SLOT,
+    FEWSHOTS,
+    NONSENSE_PROTOCOLS,
     PUBLISHED_ORDER,
     BankFormat,
     ClozeNorm,
+    FewShot,
     KeyFormat,
+    NonsenseProtocol,
     PromptLanguage,
     Scoring,
     SurfaceStrategy,
@@ -681,7 +685,7 @@ class Prompt:
 @dataclass(frozen=True)
 class Protocol:
     name: str
-    fewshot: Literal["none", "all_a", "a70", "uniform"] = "none"
+    fewshot: FewShot = "none"
     n_shots: int = non_negative(0)
     fewshot_seed: int = 0
     labels: str | None = None
@@ -939,9 +943,6 @@ class PlanConfig:
             raise _Reject(_join(key, "items"), "expected a positive item count (or items_file), got None")
 
 
-NONSENSE_SKEWS = ("all_a", "a70", "uniform", "none")  # the few-shot skews of Protocol.fewshot, in order
-
-
 @dataclass(frozen=True)
 class NonsenseSettings:
     """A NonsenseQA run (``blindmcq nonsense``; ``tasks.nonsense.run_nonsense``): the generated bank,
@@ -949,8 +950,8 @@ class NonsenseSettings:
     where the test keys go, the prompt and the labels."""
 
     n_test: int = positive(1000)
-    skews: list[str] = field(default_factory=lambda: list(NONSENSE_SKEWS))
-    protocols: list[str] = field(default_factory=lambda: ["sl", "md"])
+    skews: list[FewShot] = field(default_factory=lambda: list(FEWSHOTS))
+    protocols: list[NonsenseProtocol] = field(default_factory=lambda: list(NONSENSE_PROTOCOLS))
     runs: list[list[str]] | None = None
     orders: str | list[str] = "all"
     keys: Literal["skew", "drawn"] = "skew"

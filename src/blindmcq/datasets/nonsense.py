@@ -20,17 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from blindmcq.config.schema import Labels, NonsenseDataset, default, validate_group
 from blindmcq.datasets.items import Item, item_id
 from blindmcq.labels import label_strings, option_line
+from blindmcq.vocabulary import FEWSHOT_SKEWS, FewShotSkew
 
 SOURCE = "nonsenseqa"
-Skew = Literal["all_a", "a70", "uniform"]
-SKEWS: tuple[str, ...] = ("all_a", "a70", "uniform")
 _ALPHABET = "абвгґдеєжзиіїйклмнопрстуфхцчшщьюя"
 _POS = frozenset({"NOUN", "ADJF", "INFN", "ADVB"})
 _EXCLUDED = frozenset({"Abbr", "Name", "Surn", "Patr", "Geox", "Orgn", "Trad", "Infr", "Slng", "Erro"})
@@ -129,12 +128,12 @@ def generate_nonsenseqa(
 # ---------------------------------------------------------------- few-shot prompts
 
 
-def skew_slots(n_shots: int, skew: Skew, n_options: int, seed: int) -> tuple[int, ...]:
+def skew_slots(n_shots: int, skew: FewShotSkew, n_options: int, seed: int) -> tuple[int, ...]:
     """Key slot of each example: ``all_a`` all slot 0; ``a70`` round(0.7 n) in slot 0 and the rest spread
     evenly over the other slots; ``uniform`` spread evenly over all. A remainder goes to randomly chosen
     slots; the sequence is shuffled. Counts are exact, not sampled."""
-    if skew not in SKEWS:
-        raise ValueError(f"skew must be one of {SKEWS}, got {skew!r}")
+    if skew not in FEWSHOT_SKEWS:
+        raise ValueError(f"skew must be one of {FEWSHOT_SKEWS}, got {skew!r}")
     if n_shots < 0 or n_options < 2:
         raise ValueError(f"need n_shots >= 0 and n_options >= 2, got {n_shots}, {n_options}")
     rng = np.random.default_rng(seed)
@@ -181,7 +180,7 @@ class FewShotBlock:
 def fewshot_block(
     examples: Sequence[Item],
     *,
-    skew: Skew,
+    skew: FewShotSkew,
     labels: Labels | Mapping[str, Any],
     n_shots: int,
     seed: int,

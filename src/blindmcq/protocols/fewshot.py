@@ -16,19 +16,20 @@ from typing import Any
 
 from blindmcq.config.schema import Labels, validate_group
 from blindmcq.datasets.items import Item
-from blindmcq.datasets.nonsense import SKEWS, FewShotBlock, Skew, fewshot_block
+from blindmcq.datasets.nonsense import FewShotBlock, fewshot_block
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.presentations import Presentation
+from blindmcq.vocabulary import FEWSHOT_SKEWS, NONSENSE_PROTOCOLS, FewShotSkew
 
 SEPARATOR = "\n\n"
 
 
 def _check(skew: str, n_shots: int, labels_cfg: Labels, protocol: str) -> None:
-    if skew not in SKEWS:
-        raise ConfigError("protocol.fewshot", f"expected one of {SKEWS}, got {skew!r}")
+    if skew not in FEWSHOT_SKEWS:
+        raise ConfigError("protocol.fewshot", f"expected one of {FEWSHOT_SKEWS}, got {skew!r}")
     if isinstance(n_shots, bool) or not isinstance(n_shots, int) or n_shots <= 0:
         raise ConfigError("protocol.n_shots", f"expected an integer > 0, got {n_shots!r}")
-    if protocol not in ("sl", "md"):
+    if protocol not in NONSENSE_PROTOCOLS:
         raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
     if (protocol == "md") != labels_cfg.uniform:
         raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels_cfg.name!r}")
@@ -38,7 +39,7 @@ def apply_fewshot(
     presentations: Sequence[Presentation],
     *,
     examples: Sequence[Item],
-    skew: Skew,
+    skew: FewShotSkew,
     n_shots: int,
     seed: int,
     labels_cfg: Labels | Mapping[str, Any],

@@ -36,7 +36,7 @@ from blindmcq.atomic import csv_text, write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
-from blindmcq.config.schema import NONSENSE_SKEWS, NonsenseSettings, typed
+from blindmcq.config.schema import NonsenseSettings, typed
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -44,10 +44,10 @@ from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order
 from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
+from blindmcq.vocabulary import FEWSHOTS, NONSENSE_PROTOCOLS
 
 log = logging.getLogger(__name__)
 
-ALL_SKEWS = NONSENSE_SKEWS
 KEYS = typing.get_args(typing.get_type_hints(NonsenseSettings)["keys"])  # ("skew", "drawn")
 NONSENSE_GROUPS = ("prompt", "protocol", "reasoning", "labels")  # the config groups a run picks from
 BY = ["model", "protocol", "setting"]
@@ -103,10 +103,10 @@ def _runs(
 ) -> list[tuple[str, str]]:
     chosen = list(runs) if runs is not None else list(itertools.product(protocols, skews))
     for protocol, skew in chosen:
-        if protocol not in ("sl", "md"):
+        if protocol not in NONSENSE_PROTOCOLS:
             raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
-        if skew not in ALL_SKEWS:
-            raise ConfigError("protocol.fewshot", f"expected one of {ALL_SKEWS}, got {skew!r}")
+        if skew not in FEWSHOTS:
+            raise ConfigError("protocol.fewshot", f"expected one of {FEWSHOTS}, got {skew!r}")
     if not chosen:
         raise ConfigError("runs", "nothing to run")
     return chosen
@@ -210,7 +210,11 @@ def summarise(predictions: pd.DataFrame) -> pd.DataFrame:
     ]
     out["p_holm"] = holm(out["p_above_chance"])  # every row is one test of the family
     out.insert(2, "skew", out.pop("setting").str.removeprefix("fewshot="))
-    rank = {"protocol": {"sl": 0, "md": 1}.get, "skew": {s: i for i, s in enumerate(ALL_SKEWS)}.get}
+    # the results table's row order: the vocabulary's
+    rank = {
+        name: {w: i for i, w in enumerate(words)}.get
+        for name, words in [("protocol", NONSENSE_PROTOCOLS), ("skew", FEWSHOTS)]
+    }
     out = out.sort_values(["model", "protocol", "skew"], key=lambda c: c.map(rank.get(c.name, lambda v: v)))
     return out.reset_index(drop=True)
 
@@ -304,7 +308,7 @@ def figure(summary: pd.DataFrame) -> bytes:
 
     models = sorted(summary["model"].unique())
     fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4), squeeze=False, sharey=True)
-    skews = [s for s in ALL_SKEWS if s in set(summary["skew"])]
+    skews = [s for s in FEWSHOTS if s in set(summary["skew"])]
     for ax, model in zip(axes[0], models, strict=True):
         part = summary[summary["model"] == model]
         x = np.arange(len(skews))
