@@ -53,6 +53,7 @@ from _report import full_input, result  # run as a script: benchmarks/ is on sys
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.local import _CLOZE_MEMO, KV_MEMO_SIZE, LocalBackend, _first_best
+from blindmcq.vocabulary import CONDITIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,7 +211,7 @@ def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[d
         return
     parts: dict[str, list[dict]] = {}
     refs: dict[str, tuple[list[list[float]], float]] = {}
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         requests = [r for it in items for r in item_requests(backend.cfg.name, it, condition)]
         calls = []
         for request in requests:
@@ -278,7 +279,7 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
     the output projection where a continuation token is read) against fp32 matmuls of the decoder's
     shapes, and the grid points the shared path moves."""
     params = sum(i * o for i, o in shapes)
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         requests = [r for it in items for r in cloze_requests(cfg["name"], it, condition)]
         batches = [requests[k : k + 13] for k in range(0, len(requests), 13)]
         runs = {}
@@ -379,7 +380,7 @@ def main() -> None:
     params = sum(i * o for i, o in shapes)
     print(f"non-embedding parameters (linear layers): {params / 1e6:.1f} M")
     headline: tuple[float, float, int] | None = None
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         per_item = [item_requests(cfg["name"], it, condition) for it in items]
         batches = [
             [r for group in per_item[k : k + args.batch_items] for r in group]
