@@ -25,6 +25,8 @@ def test_the_frozen_records_type_their_fields_with_the_vocabulary() -> None:
     assert _hint(Item, "status") == v.ItemStatus
     assert _hint(PredictionRecord, "condition") == v.Condition
     assert _hint(PredictionRecord, "parse_status") == v.ParseStatus
+    assert _hint(PredictionRecord, "protocol") == v.AnswerProtocol
+    assert PredictionRecord.__dataclass_params__.frozen and Item.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert _hint(ModelResponse, "status") == v.CallStatus
     assert {f.name for f in fields(PredictionRecord)} >= {"condition", "parse_status"}
 
