@@ -359,7 +359,7 @@ class PoolCall(NamedTuple):
 def pool_requests(
     groups: Sequence[PoolGroup],
     conf: PoolConfig,
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     abilities: Abilities | None = None,
     description: Any = None,
 ) -> list[tuple[PoolCall, ModelRequest]]:
