@@ -52,7 +52,8 @@ import yaml
 from _report import full_input, result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.backends.local import _CLOZE_MEMO, KV_MEMO_SIZE, LocalBackend, _first_best
+from blindmcq.backends.local import CLOZE_MEMO, KV_MEMO_SIZE, LocalBackend, first_best
+from blindmcq.vocabulary import CONDITIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,7 +189,7 @@ def llama_agreement(name: str, ref: list[list[float]], ref_s: float, out: dict) 
     diffs = [abs(x - y) for x, y in pairs]
     moved = sum(quantise_score(x) != quantise_score(y) for x, y in pairs)
     # the backend's own pick rule (highest score, the first of equal ones) on both runtimes' scores
-    same = sum(_first_best(s) == _first_best(r) for s, r in zip(scores, ref, strict=True))
+    same = sum(first_best(s) == first_best(r) for s, r in zip(scores, ref, strict=True))
     n = len(scores)
     return (
         f"  {name}: transformers fp32 {n / ref_s:5.2f} calls/s, llama.cpp {n / out['seconds']:5.2f} calls/s "
@@ -210,7 +211,7 @@ def llama_section(args: argparse.Namespace, backend: LocalBackend, items: list[d
         return
     parts: dict[str, list[dict]] = {}
     refs: dict[str, tuple[list[list[float]], float]] = {}
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         requests = [r for it in items for r in item_requests(backend.cfg.name, it, condition)]
         calls = []
         for request in requests:
@@ -278,7 +279,7 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
     the output projection where a continuation token is read) against fp32 matmuls of the decoder's
     shapes, and the grid points the shared path moves."""
     params = sum(i * o for i, o in shapes)
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         requests = [r for it in items for r in cloze_requests(cfg["name"], it, condition)]
         batches = [requests[k : k + 13] for k in range(0, len(requests), 13)]
         runs = {}
@@ -286,7 +287,7 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
             backend = LocalBackend({**cfg, "scoring": "cloze", "cloze_shared_context": flag})
             backend.load()  # the weights already loaded in this process
             head = backend.model.get_output_embeddings().weight.shape
-            _CLOZE_MEMO.clear()
+            CLOZE_MEMO.clear()
             backend._kv_memo.clear()
             started = time.perf_counter()
             out = [r for batch in batches for r in backend.complete_many(batch)]
@@ -379,7 +380,7 @@ def main() -> None:
     params = sum(i * o for i, o in shapes)
     print(f"non-embedding parameters (linear layers): {params / 1e6:.1f} M")
     headline: tuple[float, float, int] | None = None
-    for condition in ("blind", "full"):
+    for condition in CONDITIONS:
         per_item = [item_requests(cfg["name"], it, condition) for it in items]
         batches = [
             [r for group in per_item[k : k + args.batch_items] for r in group]

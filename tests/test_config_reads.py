@@ -9,8 +9,10 @@ and the door itself, the ``config/`` package and ``params.py``, where a mapping 
 A config read is recognised by name: a ``.get(...)`` call, a subscript or a ``getattr(...)`` whose object is
 named ``cfg``, ``model_cfg``, ``params``, ``config``, ``model`` or ``*_cfg`` / ``*_config`` / ``*_params``
 (also as ``self.<name>``), or is a parameter annotated as a model config (``ModelConfig``) or the composed
-config (``Params``). Other mappings a module reads (a provider's JSON, a wire body, a record of a file) are
-data, not configuration, and are named for what they are.
+config (``Params``); so is the same read through ``params.section``/``params.require``, and a ``**`` spread
+of such a mapping into a new dict, except straight into a schema check (``validate_group(..., {**cfg})``:
+a mapping becoming its typed config). Other mappings a module reads (a provider's JSON, a wire body, a
+record of a file) are data, not configuration, and are named for what they are.
 """
 
 from __future__ import annotations
@@ -37,14 +39,35 @@ def _named_config(node: ast.expr, annotated: set[str]) -> bool:
     return False
 
 
-def _is_read(node: ast.AST, annotated: set[str]) -> bool:
+READERS = ("getattr", "section", "require")  # a call reading its first argument by key
+CHECKS = ("validate", "validate_group", "typed", "model_config", "typed_model", "any_model_config")
+
+
+def _checked_dicts(tree: ast.AST) -> set[int]:
+    """The dict displays passed straight to a schema check (``validate_group("protocol", {**cfg})``)."""
+    out: set[int] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name in CHECKS:
+                out |= {
+                    id(a) for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Dict)
+                }
+    return out
+
+
+def _is_read(node: ast.AST, annotated: set[str], checked: frozenset[int] | set[int] = frozenset()) -> bool:
     if isinstance(node, ast.Subscript):
         return isinstance(node.ctx, ast.Load) and _named_config(node.value, annotated)
+    if isinstance(node, ast.Dict) and id(node) not in checked:
+        return any(
+            k is None and _named_config(v, annotated) for k, v in zip(node.keys, node.values, strict=True)
+        )
     if not isinstance(node, ast.Call):
         return False
     if isinstance(node.func, ast.Attribute) and node.func.attr == "get":
         return _named_config(node.func.value, annotated)
-    if isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args:
+    if isinstance(node.func, ast.Name) and node.func.id in READERS and node.args:
         return _named_config(node.args[0], annotated)
     return False
 
@@ -58,6 +81,7 @@ def config_reads(source: str) -> list[tuple[int, str]]:
         *(n for n in walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
     ]
     seen: set[int] = set()
+    checked = _checked_dicts(tree)
     for scope in scopes:
         annotated: set[str] = set()
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -70,7 +94,7 @@ def config_reads(source: str) -> list[tuple[int, str]]:
         for node in walk(scope):
             if id(node) in seen:
                 continue
-            if _is_read(node, annotated):
+            if _is_read(node, annotated, checked):
                 seen.add(id(node))
                 out.append((node.lineno, ast.unparse(node)))
     return sorted(out)
@@ -113,6 +137,11 @@ def test_the_walk_covers_the_core() -> None:
         ("def f(gate_cfg):\n    return gate_cfg.k", 0),  # a typed read
         ("def f(wire):\n    return wire['messages']", 0),  # a wire body is data
         ("def f(m: Mapping[str, ModelConfig]):\n    return m['longest']", 0),  # a lookup by name
+        ("def f(params):\n    return section(params, 'model')", 1),  # through params.section
+        ("def f(params):\n    return require(params, 'model.name')", 1),
+        ("def f(model_cfg):\n    return {**model_cfg, 'answer_prefix': ''}", 1),  # a spread, then read
+        ("def f(cfg):\n    return validate_group('protocol', {'name': 'md', **cfg})", 0),  # checked
+        ("def f(body):\n    return {**body, 'stream': False}", 0),  # a wire body is data
     ],
 )
 def test_the_walk_finds_each_kind_of_read(code: str, reads: int) -> None:

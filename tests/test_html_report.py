@@ -23,7 +23,8 @@ from blindmcq.answers.records import PredictionRecord
 from blindmcq.datasets.customs import load_customs
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
-from blindmcq.reporting.html import analysis_tables, script_json, write_html_report
+from blindmcq.reporting.html import analysis_tables, item_rows, script_json, write_html_report
+from blindmcq.surface import chars
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "fixtures" / "samples"  # real customs items, committed
@@ -195,7 +196,7 @@ def test_page_embeds_every_item_with_gate_picks_lexical_and_lengths(built):
     assert [row["id"] for row in data["items"]] == [it.id for it in items]
     first = data["items"][0]
     assert first["question"].endswith("</script><b>x</b>")  # round-trips, yet never closed the script
-    assert first["lengths"] == [len(o) for o in items[0].options]
+    assert first["lengths"] == [chars(o) for o in items[0].options]
     assert first["gate"] == ("rejected" if items[0].id in result.rejected else "accepted")
     solved = dict(zip(result.counts["item_id"], result.counts["solved"], strict=True))
     assert all(row["solved"] == solved[row["id"]] for row in data["items"])
@@ -504,3 +505,11 @@ def test_the_release_explorer_states_its_rule_tags_once_and_shows_figures_whole(
     assert browser.execute_script("return document.documentElement.scrollWidth") <= 1400
     omitted = browser.find_element(By.XPATH, "//section[starts-with(h3, 'Table 6:')]")
     assert not omitted.find_elements(By.TAG_NAME, "table") and "No data: only one value" in omitted.text
+
+
+def test_an_options_length_on_the_page_is_table_2s_whitespace_normalised_length(built) -> None:
+    """The explorer's "ch · w" beside each option and its key-minus-distractors are measured as Table 2's
+    ``longest`` and the bank profile measure them (``surface.chars``/``words``), not as the raw text."""
+    item = Item("ws-1", "ws", "b", 1, "?", ("a  b\n c", " abc ", "a\u00a0\u00a0bc d"), 0)
+    [row] = item_rows([item], built["gate"], {}, {}, {})
+    assert row["lengths"] == [5, 3, 6] and row["words"] == [3, 1, 3]

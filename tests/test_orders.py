@@ -33,3 +33,19 @@ def test_order_mask_selects_rotations_only(categorical: bool) -> None:
         ids = ids.astype("category")
     assert order_mask(ids, "rotations").tolist() == [True, False, True, False, False, True]
     assert order_mask(ids, "all").tolist() == [True, True, True, False, True, True]
+
+
+def test_the_gate_and_the_interventions_build_their_condition_group_typed() -> None:
+    """The gate's blind-only condition (one definition for the stage and the sweep) and an intervention's
+    are the schema's ``Condition``, never forced, with an order keyword kept as the keyword."""
+    from blindmcq.config.schema import Condition, Gate, validate_group
+    from blindmcq.wiring.probe import gate_condition, probe_condition
+
+    gate = gate_condition(Gate(orders="rotations"))
+    assert isinstance(gate, Condition) and gate == validate_group(
+        "condition", {"name": "gate", "conditions": ["blind"], "blind_orders": "rotations", "full_orders": []}
+    )
+    own = probe_condition(["blind", "full"], "all", "rotations")
+    assert (own.conditions, own.blind_orders, own.full_orders, own.forced) == (
+        ["blind", "full"], "all", "rotations", False,
+    )  # fmt: skip

@@ -93,7 +93,7 @@ def test_sweep_gate_with_an_empty_accepted_set_says_so(
         *NONSENSE, f"probe.cache={tmp_path}/cache.sqlite", "tracking=off",
     ])  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="blindmcq.sweep"):
-        metrics = sweep_job(params, tmp_path / "job", None)  # was KeyError: 'blind_acc_accepted'
+        metrics = sweep_job(params, tmp_path / "job", None)
     assert metrics["gate/n_accepted"] == 0 and metrics["gate/n_rejected"] == 5
     assert "rejected all 5 items, so there is no accepted set" in caplog.text
     calls = read_predictions(tmp_path / "job/predictions.parquet")

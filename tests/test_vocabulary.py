@@ -25,6 +25,8 @@ def test_the_frozen_records_type_their_fields_with_the_vocabulary() -> None:
     assert _hint(Item, "status") == v.ItemStatus
     assert _hint(PredictionRecord, "condition") == v.Condition
     assert _hint(PredictionRecord, "parse_status") == v.ParseStatus
+    assert _hint(PredictionRecord, "protocol") == v.AnswerProtocol
+    assert PredictionRecord.__dataclass_params__.frozen and Item.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert _hint(ModelResponse, "status") == v.CallStatus
     assert {f.name for f in fields(PredictionRecord)} >= {"condition", "parse_status"}
 
@@ -77,3 +79,58 @@ def test_no_module_spells_a_list_again() -> None:
         if pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert not found, found
+
+
+def spelled_lists(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of each literal tuple, list or set of two or more words that holds exactly the
+    words of one of ``vocabulary``'s lists (``("error", "refused")`` is ``FAILED_STATUSES``)."""
+    import ast
+
+    lists = {
+        name: frozenset(words)
+        for name, words in vars(v).items()
+        if name.isupper() and isinstance(words, tuple) and len(words) > 1
+    }
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) > 1:
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+                words = frozenset(e.value for e in node.elts)  # type: ignore[attr-defined]
+                out += [(node.lineno, name) for name, listed in lists.items() if words == listed]
+    return out
+
+
+# Literals that hold a list's words but mean something else: each says what.
+NOT_THE_LIST = {
+    # the languages of the matcher's answer fixtures (tests/fixtures/md_answers), not of the prompts
+    "benchmarks/bench_md_matcher.py": {"PROMPT_LANGUAGES"},
+}
+
+
+def test_no_module_script_or_benchmark_spells_a_list_as_a_literal() -> None:
+    from pathlib import Path
+
+    root = Path(v.__file__).resolve().parents[2]
+    found = [
+        f"{path.relative_to(root).as_posix()}:{line}: {name}"
+        for folder in ("src", "benchmarks", "scripts")
+        for path in sorted((root / folder).rglob("*.py"))
+        if path.name != "vocabulary.py"
+        for line, name in spelled_lists(path.read_text(encoding="utf-8"))
+        if name not in NOT_THE_LIST.get(path.relative_to(root).as_posix(), set())
+    ]
+    assert found == [], "import it from blindmcq.vocabulary:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ('x = status in ("error", "refused")', ["FAILED_STATUSES"]),
+        ('for c in ["full", "blind"]: ...', ["CONDITIONS"]),
+        ('x = {"sl", "md"}', ["ANSWER_PROTOCOLS"]),
+        ('x = ("csv", "tsv")', []),  # a part of a list is another thing (the delimited formats)
+        ("x = CONDITIONS", []),
+    ],
+)
+def test_the_walk_finds_a_spelled_list(code: str, found: list[str]) -> None:
+    assert [name for _, name in spelled_lists(code)] == found

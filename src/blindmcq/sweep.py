@@ -59,7 +59,7 @@ from blindmcq.config.schema import Analysis, Gate, Probe, as_config, default, va
 from blindmcq.errors import BlindMCQError, ConfigError, one_line, os_error_line
 from blindmcq.reporting.tracking import GATE_PREFIX, PER_MODEL_KINDS, PER_MODEL_SINGLE, flatten, log_run
 from blindmcq.secrets import install_env_resolver, resolve_secret_refs, scrub, scrub_text, scrub_tree
-from blindmcq.wiring.probe import probe_from_params
+from blindmcq.wiring.probe import gate_condition, probe_from_params
 
 log = logging.getLogger(__name__)
 
@@ -332,10 +332,8 @@ def sweep_gate(
     orders = cfg.orders
     gate_predictions = predictions
     if gate_name != config.group("model").name:
-        blind = {"name": "gate", "conditions": ["blind"], "blind_orders": orders, "full_orders": [],
-                 "forced": False}  # fmt: skip
         gate_predictions = probe_from_params(
-            params, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model",
+            params, label_schemes=load_label_schemes(), condition=gate_condition(cfg), model_key="gate_model",
             items_path=items_path,
         )  # fmt: skip
         write_predictions(scrub_frame(gate_predictions), out_dir / "gate_predictions.parquet")

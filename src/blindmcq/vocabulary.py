@@ -22,8 +22,10 @@ ITEM_STATUSES: tuple[ItemStatus, ...] = get_args(ItemStatus)
 # How an answer was read back (a prediction row's parse_status).
 ParseStatus = Literal["ok", "unparseable", "other_scheme", "refused", "error", "uncertain", "tie"]
 PARSE_STATUSES: tuple[ParseStatus, ...] = get_args(ParseStatus)
-# The parse statuses of a call that failed before the model answered (docs/statistics.md, failed_calls).
-FAILED_STATUSES: tuple[ParseStatus, ...] = ("error", "refused")
+# A call that failed before the model answered: its call status, which its row keeps as its parse status
+# (docs/statistics.md, failed_calls).
+FailedStatus = Literal["error", "refused"]
+FAILED_STATUSES: tuple[FailedStatus, ...] = get_args(FailedStatus)
 
 # How a backend's call ended (``backends.base.Response.status``).
 CallStatus = Literal["ok", "refused", "error"]
@@ -70,6 +72,7 @@ FewShotSkew = Literal["all_a", "a70", "uniform"]
 FEWSHOT_SKEWS: tuple[FewShotSkew, ...] = get_args(FewShotSkew)
 FewShot = Literal[FewShotSkew, "none"]
 FEWSHOTS: tuple[FewShot, ...] = get_args(FewShot)
-# NonsenseQA's answer protocols: Select-and-Letter, Matched-and-Dashed.
-NonsenseProtocol = Literal["sl", "md"]
-NONSENSE_PROTOCOLS: tuple[NonsenseProtocol, ...] = get_args(NonsenseProtocol)
+# The answer protocols (conf/protocol): Select-and-Letter, Matched-and-Dashed; a presentation and a
+# prediction row name theirs, and NonsenseQA runs each.
+AnswerProtocol = Literal["sl", "md"]
+ANSWER_PROTOCOLS: tuple[AnswerProtocol, ...] = get_args(AnswerProtocol)

@@ -188,3 +188,15 @@ def test_a_call_without_a_pick_counts_as_not_picking_a(rot0) -> None:
     row = nr.summarise(part).iloc[0]
     assert row["pick_rate_a"] == row["accuracy"] == (N - 10) / N
     assert row["uncertain_rate"] == 10 / N
+
+
+def test_a_base_model_under_md_is_cued_with_the_answer_heading_and_cut_at_a_blank_line() -> None:
+    from blindmcq.backends.local import LocalBackend
+
+    model = load_model_file("gemma3-270m")  # no weights are loaded to name the backend
+    cfg, backend = nr._base_model_md(model, "uk")
+    assert cfg.answer_prefix == "\nОстаточна відповідь:" and cfg.name == model["name"]
+    assert isinstance(backend, nr.UntilBlankLine)
+    cued = LocalBackend({**model, "answer_prefix": "\nОстаточна відповідь:"})
+    assert backend.name == f"{cued.name}:until-blank-line"
+    assert cued.name != LocalBackend(model).name  # the cue is in the cache key

@@ -16,8 +16,7 @@ import pandas as pd
 
 from blindmcq.errors import BlindMCQError, one_line
 from blindmcq.secrets import scrub_text
-
-NO_ANSWER = ("error", "refused")
+from blindmcq.vocabulary import FAILED_STATUSES
 
 
 class RunFailed(BlindMCQError):
@@ -43,7 +42,7 @@ def check_failed_calls(
         if n == 0:
             raise RunFailed(f"model {name}: no calls were made{suffix}")
         errors = int((status[mine] == "error").sum())
-        answered = int((~status[mine].isin(NO_ANSWER)).sum())
+        answered = int((~status[mine].isin(FAILED_STATUSES)).sum())
         share = errors / n
         if answered and share <= max_failed_share:
             continue

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -879,7 +880,8 @@ class TableSpec:
     ``detail_kinds`` -> ``{kind}/{model}/{detail set}`` from the forced-placement frame, ``pair_kinds``
     -> ``{kind}/{model}`` from the agreement with the gate model. ``metrics``: the table's other figures.
     ``summary_metrics``: its figures from the baselines' ``summary.csv`` (one row per surface strategy),
-    which the report and the audit both take through ``summary_figures``.
+    which the report and the audit both take through ``summary_figures``; ``facts_metrics``: its figures
+    from the bank's facts (``facts.json``, ``auditing.surface.FACT_KEYS``), taken through ``facts_figures``.
     """
 
     key: str
@@ -891,6 +893,7 @@ class TableSpec:
     pair_kinds: tuple[str, ...] = ()
     metrics: Callable[[Analysis], dict[str, float]] | None = None
     summary_metrics: Callable[[pd.DataFrame], dict[str, float]] | None = None
+    facts_metrics: Callable[[Mapping[str, Any]], dict[str, float]] | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -912,6 +915,11 @@ def _surface_metrics(summary: pd.DataFrame) -> dict[str, float]:
     return {f"table2/{row.strategy}": rounded(float(row.accuracy)) for row in summary.itertuples()}
 
 
+def _length_metrics(facts: Mapping[str, Any]) -> dict[str, float]:
+    """``bank/key_minus_distractor_chars``: the key's mean length minus the distractors', under Table 2."""
+    return {"bank/key_minus_distractor_chars": rounded(float(facts["key_minus_distractor_chars"]))}
+
+
 def _correlation_metrics(a: Analysis) -> dict[str, float]:
     return {
         metric_name("r", row["kind"].replace(" ", "_")): rounded(row["r"])
@@ -931,7 +939,7 @@ TABLES: tuple[TableSpec, ...] = (
         "table2", "Table 2: Surface strategies (accuracy without reasoning over the question)",
         lambda i: table_2(i.baselines, chance=i.chance, absent=i.lexical_absent),
         needs="a baselines frame (columns strategy, item_id, picked_option, correct)",
-        summary_metrics=_surface_metrics,
+        summary_metrics=_surface_metrics, facts_metrics=_length_metrics,
     ),
     TableSpec(
         "surface_gate", "Table 2 past the gate: each surface strategy on the accepted and the rejected items",
@@ -989,7 +997,6 @@ TABLES: tuple[TableSpec, ...] = (
         metrics=_correlation_metrics,
     ),
 )  # fmt: skip
-SPECS = {spec.key: spec for spec in TABLES}
 TITLES = {spec.key: spec.title for spec in TABLES}
 NEEDS = {spec.key: spec.needs for spec in TABLES if spec.needs}
 # The per-model metric kinds, as reports/metrics.json writes them and MLflow names them by role
@@ -1005,6 +1012,16 @@ def summary_figures(summary: pd.DataFrame) -> dict[str, float]:
     for spec in TABLES:
         if spec.summary_metrics is not None:
             out |= spec.summary_metrics(summary)
+    return out
+
+
+def facts_figures(facts: Mapping[str, Any]) -> dict[str, float]:
+    """The figures the tables of ``TABLES`` take from the bank's facts (``bank/key_minus_distractor_chars``
+    from the baselines' ``facts.json`` or the audit's bank profile)."""
+    out: dict[str, float] = {}
+    for spec in TABLES:
+        if spec.facts_metrics is not None:
+            out |= spec.facts_metrics(facts)
     return out
 
 

@@ -8,17 +8,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from blindmcq.vocabulary import PARSE_STATUSES, Condition, ParseStatus  # noqa: F401 (re-exported)
+from blindmcq.vocabulary import PARSE_STATUSES, AnswerProtocol, Condition, ParseStatus  # noqa: F401 (re-exported)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PredictionRecord:
     item_id: str
     model: str
     condition: Condition
     phrasing: str
     labels: str  # latin | cyrillic | numerals | dash
-    protocol: str  # sl (select-and-letter) | md (matched-and-dashed)
+    protocol: AnswerProtocol  # sl (select-and-letter) | md (matched-and-dashed)
     reasoning: str  # direct | step_by_step | thinking
     order: list[int]  # original option index shown in each slot
     order_id: str  # e.g. "rot0".."rot3", "rev0".."rev3", "forced2"

@@ -47,6 +47,7 @@ from blindmcq.analysis.tables import (
     bank_profile,
     bank_slot,
     build_tables,
+    facts_figures,
     fmt,
     fmt_ci,
     headline_metrics,
@@ -63,7 +64,15 @@ from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
 from blindmcq.config.files import REPO_ROOT, Groups
-from blindmcq.config.schema import Config, GenericDataset, LocalModel, ModelSchema, default, validate_group
+from blindmcq.config.schema import (
+    Condition,
+    Config,
+    GenericDataset,
+    LocalModel,
+    ModelSchema,
+    default,
+    validate_group,
+)
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
 from blindmcq.errors import ConfigError, InputError
@@ -241,13 +250,6 @@ def _probe(
     from blindmcq.tasks.presentations import for_bank
     from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
 
-    condition = {
-        "name": "audit",
-        "conditions": list(CONDITIONS),
-        "blind_orders": "all",
-        "full_orders": [PUBLISHED_ORDER],
-        "forced": False,
-    }
     return run_probe(
         items,
         model_cfg=model_cfg,
@@ -256,7 +258,7 @@ def _probe(
             prompt=for_bank(configs.option("prompt", prompt_name), description),
             labels=configs.option("labels", labels),
             reasoning=configs.option("reasoning", "direct"),
-            condition=condition,
+            condition=Condition(name="audit"),  # the schema's: both conditions, 2N blind orders
             protocol=configs.option("protocol", "sl"),
             schemes=configs.options["labels"],
         ),
@@ -536,7 +538,7 @@ def audit_metrics(
 
     metrics = comparable_metrics(headline_metrics(analysis), model) if analysis is not None else {}
     metrics |= summary_figures(summary)
-    metrics["bank/key_minus_distractor_chars"] = rounded(float(profile["key_minus_distractor_chars"]))
+    metrics |= facts_figures(profile)
     for slot, share in enumerate(profile["key_slot_shares"]):
         metrics[f"bank/key_share/{slot_name(slot)}"] = rounded(float(share))
     metrics["bank/n_items"] = float(profile["n_items"])

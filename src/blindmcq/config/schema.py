@@ -24,16 +24,16 @@ from typing import Any, ClassVar, Literal, Union
 from blindmcq.errors import ConfigError
 from blindmcq.labels import DEFAULT_LINE
 from blindmcq.vocabulary import (
+    ANSWER_PROTOCOLS,
     CONDITIONS,
     CONSTANT_SLOT,
     FEWSHOTS,
-    NONSENSE_PROTOCOLS,
     PUBLISHED_ORDER,
+    AnswerProtocol,
     BankFormat,
     ClozeNorm,
     FewShot,
     KeyFormat,
-    NonsenseProtocol,
     PromptLanguage,
     Scoring,
     SurfaceStrategy,
@@ -951,7 +951,7 @@ class NonsenseSettings:
 
     n_test: int = positive(1000)
     skews: list[FewShot] = field(default_factory=lambda: list(FEWSHOTS))
-    protocols: list[NonsenseProtocol] = field(default_factory=lambda: list(NONSENSE_PROTOCOLS))
+    protocols: list[AnswerProtocol] = field(default_factory=lambda: list(ANSWER_PROTOCOLS))
     runs: list[list[str]] | None = None
     orders: str | list[str] = "all"
     keys: Literal["skew", "drawn"] = "skew"

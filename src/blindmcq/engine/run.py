@@ -135,6 +135,8 @@ def tally(results: Sequence[Result]) -> dict[str, int]:
 
 
 BREAKER_CALLS = 5
+LEASE_TTL_S = 120.0  # a lease's life, renewed while the run lives: a crashed holder's calls are free after it
+POLL_S = (0.05, 2.0)  # first and longest wait between looks at a key another live process holds
 # error codes and exception names that mean "the server could not be reached" (not a slow or bad answer)
 _CONNECTION_CODES = ("ConnectionError", "EndpointConnectionError", "ConnectTimeout")
 _CONNECTION_NAMES = ("ConnectionError", "ConnectionRefusedError", "APIConnectionError", "ConnectError",
@@ -253,8 +255,8 @@ class RequestRun:
     backend: Backend
     cache: ResponseCache
     batch_size: int = default(ModelSchema, "batch_size")
-    lease_ttl_s: float = 120.0
-    poll_s: tuple[float, float] = (0.05, 2.0)
+    lease_ttl_s: float = LEASE_TTL_S
+    poll_s: tuple[float, float] = POLL_S
     counts: Counter = tally
     breaker: int | None = BREAKER_CALLS
     holder: str = field(default_factory=new_holder)
@@ -503,8 +505,8 @@ def run_requests(
     progress: bool = True,
     desc: str = "",
     batch_size: int = default(ModelSchema, "batch_size"),
-    lease_ttl_s: float = 120.0,
-    poll_s: tuple[float, float] = (0.05, 2.0),
+    lease_ttl_s: float = LEASE_TTL_S,
+    poll_s: tuple[float, float] = POLL_S,
     counts: Counter = tally,
     breaker: int | None = BREAKER_CALLS,
 ) -> list[Result]:

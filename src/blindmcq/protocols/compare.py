@@ -19,7 +19,7 @@ import pandas as pd
 
 from blindmcq.datasets.nonsense import names_pattern
 from blindmcq.stats import wilson_columns
-from blindmcq.vocabulary import NONSENSE_PROTOCOLS
+from blindmcq.vocabulary import ANSWER_PROTOCOLS
 
 STATUSES = ("uncertain", "tie", "unparseable")
 
@@ -68,7 +68,7 @@ def variance_ratio(df: pd.DataFrame, by: Sequence[str] = ("model",), ddof: int =
     by = list(by)
     var = order_variance(df, [*by, "protocol"], ddof=ddof)
     wide = var.pivot_table(index=by, columns="protocol", values="variance", aggfunc="first")
-    wide = wide.reindex(columns=list(NONSENSE_PROTOCOLS))
+    wide = wide.reindex(columns=list(ANSWER_PROTOCOLS))
     out = pd.DataFrame({"var_sl": wide["sl"], "var_md": wide["md"]}).reset_index()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["ratio_md_sl"] = np.where(out["var_sl"] > 0, out["var_md"] / out["var_sl"], np.nan)

@@ -19,7 +19,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import FewShotBlock, fewshot_block
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.presentations import Presentation
-from blindmcq.vocabulary import FEWSHOT_SKEWS, NONSENSE_PROTOCOLS, FewShotSkew
+from blindmcq.vocabulary import ANSWER_PROTOCOLS, FEWSHOT_SKEWS, FewShotSkew
 
 SEPARATOR = "\n\n"
 
@@ -29,7 +29,7 @@ def _check(skew: str, n_shots: int, labels_cfg: Labels, protocol: str) -> None:
         raise ConfigError("protocol.fewshot", f"expected one of {FEWSHOT_SKEWS}, got {skew!r}")
     if isinstance(n_shots, bool) or not isinstance(n_shots, int) or n_shots <= 0:
         raise ConfigError("protocol.n_shots", f"expected an integer > 0, got {n_shots!r}")
-    if protocol not in NONSENSE_PROTOCOLS:
+    if protocol not in ANSWER_PROTOCOLS:
         raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
     if (protocol == "md") != labels_cfg.uniform:
         raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels_cfg.name!r}")

@@ -27,6 +27,7 @@ from blindmcq.atomic import write_text
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import InputError
 from blindmcq.reporting.markdown import FIGURE_CAPTIONS
+from blindmcq.surface import chars, words
 from blindmcq.vocabulary import LEXICAL
 
 ASSETS = ("report.css", "report.js")
@@ -341,8 +342,8 @@ def item_rows(
                 "gate": decision,
                 "solved": _plain(solved.get(item.id)),
                 "orders": _plain(n_orders.get(item.id)),
-                "lengths": [len(o) for o in item.options],
-                "words": [len(o.split()) for o in item.options],
+                "lengths": [chars(o) for o in item.options],  # as Table 2 and the bank profile measure
+                "words": [words(o) for o in item.options],
                 "picks": picks.get(item.id, {}),
                 "lexical": lexical.get(item.id),
                 "strategies": strategies.get(item.id, []),

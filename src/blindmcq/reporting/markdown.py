@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from blindmcq.analysis.tables import bank_slot, summary_figures
+from blindmcq.analysis.tables import bank_slot, facts_figures, summary_figures
 from blindmcq.atomic import replace_tree, write_text
 from blindmcq.config.schema import Config
 from blindmcq.datasets.registry import bank_key_labels
@@ -123,7 +123,7 @@ def build_report(
     metrics = {k: float(v) for k, v in _read_json(analysis_dir / "metrics.json").items()}
     summary = pd.read_csv(baselines_dir / "summary.csv")
     metrics |= summary_figures(summary)
-    metrics["bank/key_minus_distractor_chars"] = round(float(facts["key_minus_distractor_chars"]), 3)
+    metrics |= facts_figures(facts)
     metrics |= corpus_metrics(verification)
     for name in ("rewrite", "answerpool"):
         path = interventions_dir / name / "metrics.json"

@@ -17,7 +17,7 @@ from blindmcq.answers.predictions import read_predictions, write_predictions
 from blindmcq.config.files import load_label_schemes
 from blindmcq.config.schema import Config, Gate
 from blindmcq.stages._main import run_stage
-from blindmcq.wiring.probe import probe_from_params
+from blindmcq.wiring.probe import gate_condition, probe_from_params
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +31,11 @@ def main() -> None:
         if gate_name in set(predictions["model"].astype(str)):
             out.unlink(missing_ok=True)
         else:
-            blind = {
-                "name": "gate",
-                "conditions": ["blind"],
-                "blind_orders": cfg.orders,
-                "full_orders": [],
-                "forced": False,
-            }
             predictions = probe_from_params(
-                config, label_schemes=load_label_schemes(), condition=blind, model_key="gate_model"
+                config,
+                label_schemes=load_label_schemes(),
+                condition=gate_condition(cfg),
+                model_key="gate_model",
             )
             write_predictions(predictions, out)
         result = gate(

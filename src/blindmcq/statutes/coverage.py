@@ -14,13 +14,14 @@ statute match at all (every option tied at 0) and those whose options all tie ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from blindmcq.config.schema import Config
 from blindmcq.datasets.items import Item
 from blindmcq.stats import binomial_tail
 from blindmcq.statutes.bm25 import BM25Index
@@ -85,19 +86,19 @@ def null_words(language: str) -> Sequence[str] | None:
 
 
 def run_coverage(
-    params: Mapping[str, Any], items: Sequence[Item], index_dir: str | Path, *, seed: int
+    config: Config, items: Sequence[Item], index_dir: str | Path, *, seed: int
 ) -> tuple[str | None, Coverage | None]:
-    """In a pipeline run (``params``: the composed config): why lexical search is left out (None: it
-    applies) and the statute index's coverage of ``items`` (None where not measured: another language,
+    """In a pipeline run (``config``: the typed composed config): why lexical search is left out (None:
+    it applies) and the statute index's coverage of ``items`` (None where not measured: another language,
     or no random-word list for the statutes' language). The baselines and probe stages share it."""
-    from blindmcq.config.schema import Statutes, validate
+    from blindmcq.config.schema import Statutes
     from blindmcq.statutes.index import load_statute_index
     from blindmcq.statutes.language import STATUTES_LANGUAGE, lexical_absent
 
-    absent = lexical_absent(params, items)
+    absent = lexical_absent(config, items)
     if absent is not None:
         return absent, None
-    statutes = validate(params, file=None).statutes or Statutes()
+    statutes = config.statutes or Statutes()
     words = null_words(statutes.language or STATUTES_LANGUAGE)
     if words is None:
         return None, None

@@ -45,7 +45,7 @@ from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
-from blindmcq.vocabulary import PromptLanguage
+from blindmcq.vocabulary import FAILED_STATUSES, PromptLanguage
 
 ABSTAIN = -1  # a parsed answer: abstention; ``None`` means no usable answer for the question
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -359,7 +359,7 @@ class PoolCall(NamedTuple):
 def pool_requests(
     groups: Sequence[PoolGroup],
     conf: PoolConfig,
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     abilities: Abilities | None = None,
     description: Any = None,
 ) -> list[tuple[PoolCall, ModelRequest]]:
@@ -425,7 +425,7 @@ def run_answerpool(
     result_of: dict[tuple[str, str, int], Result] = {}
     for (call, _), result in zip(calls, results, strict=True):
         group = by_group[call.group_id]
-        failed = result.response.status in ("error", "refused") or _truncated(result)
+        failed = result.response.status in FAILED_STATUSES or _truncated(result)
         n, labels = (
             len(group.item_ids),
             entry_labels(len(group.pool), label_style(conf, model_cfg, len(group.pool), abilities)),
@@ -463,7 +463,7 @@ def _row(
 ) -> dict[str, Any]:
     truth = group.truth[s]
     size = len(group.pool)
-    if result.response.status in ("error", "refused"):
+    if result.response.status in FAILED_STATUSES:
         status = result.response.status
     elif _truncated(result):
         status = "truncated"

@@ -34,9 +34,9 @@ import pandas as pd
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
 from blindmcq.config.files import Groups
-from blindmcq.config.schema import NonsenseSettings, typed
+from blindmcq.config.schema import Condition, ModelSchema, NonsenseSettings, typed
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -44,7 +44,7 @@ from blindmcq.protocols.compare import accuracy_by_protocol, fewshot_bias, order
 from blindmcq.stats import clustered_chance_test, clustered_proportion, holm
 from blindmcq.tasks.presentations import select_orders
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
-from blindmcq.vocabulary import FEWSHOTS, NONSENSE_PROTOCOLS
+from blindmcq.vocabulary import ANSWER_PROTOCOLS, FEWSHOTS
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +91,10 @@ class UntilBlankLine:
         return response
 
 
-def _base_model_md(model_cfg: Mapping[str, Any], language: str) -> tuple[dict[str, Any], Backend]:
+def _base_model_md(model_cfg: ModelConfig, language: str) -> tuple[ModelSchema, Backend]:
     """A local base model under MD: cued with the examples' answer heading, cut at a blank line."""
     heading = _MD_HEADING[language]
-    cfg = {**model_cfg, "answer_prefix": f"\n{heading}"}
+    cfg = dataclasses.replace(typed_model(model_cfg), answer_prefix=f"\n{heading}")
     return cfg, UntilBlankLine(make_backend(cfg))
 
 
@@ -103,7 +103,7 @@ def _runs(
 ) -> list[tuple[str, str]]:
     chosen = list(runs) if runs is not None else list(itertools.product(protocols, skews))
     for protocol, skew in chosen:
-        if protocol not in NONSENSE_PROTOCOLS:
+        if protocol not in ANSWER_PROTOCOLS:
             raise ConfigError("protocol", f"expected sl or md, got {protocol!r}")
         if skew not in FEWSHOTS:
             raise ConfigError("protocol.fewshot", f"expected one of {FEWSHOTS}, got {skew!r}")
@@ -113,7 +113,7 @@ def _runs(
 
 
 def run_nonsense(
-    model_cfg: Mapping[str, Any],
+    model_cfg: ModelConfig,
     settings: NonsenseSettings | Mapping[str, Any] | None = None,
     *,
     configs: Groups,
@@ -136,7 +136,6 @@ def run_nonsense(
     runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
     bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)
     prompt = configs.option("prompt", s.phrasing)
-    condition = {"conditions": ["full"], "full_orders": orders, "forced": False}
     n_options = bank.test[0].n_options if bank.test else 4
     # with keys=skew each order gets its own placement, so the skew holds in every order shown
     per_order = [(o, list(perm)) for o, perm in select_orders(n_options, orders, key="orders")]
@@ -161,7 +160,7 @@ def run_nonsense(
             run_probe(
                 items, cfg, PresentationSetup(
                     prompt=prompt, labels=configs.option("labels", s.labels), reasoning=reasoning,
-                    condition={**condition, "full_orders": asked}, protocol=protocol_cfg,
+                    condition=Condition(conditions=["full"], full_orders=asked), protocol=protocol_cfg,
                     schemes=configs.options["labels"],
                 ), EngineSettings(cache_path, progress=progress),
                 backend=run_backend, fewshot_examples=bank.fewshot,
@@ -213,7 +212,7 @@ def summarise(predictions: pd.DataFrame) -> pd.DataFrame:
     # the results table's row order: the vocabulary's
     rank = {
         name: {w: i for i, w in enumerate(words)}.get
-        for name, words in [("protocol", NONSENSE_PROTOCOLS), ("skew", FEWSHOTS)]
+        for name, words in [("protocol", ANSWER_PROTOCOLS), ("skew", FEWSHOTS)]
     }
     out = out.sort_values(["model", "protocol", "skew"], key=lambda c: c.map(rank.get(c.name, lambda v: v)))
     return out.reset_index(drop=True)

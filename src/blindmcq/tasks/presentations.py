@@ -24,7 +24,7 @@ from blindmcq.labels import (  # noqa: F401 (re-exported)
     label_strings,
 )
 from blindmcq.tasks.bank_words import bank_words
-from blindmcq.vocabulary import CONDITIONS, NONSENSE_PROTOCOLS, PUBLISHED_ORDER, Condition
+from blindmcq.vocabulary import ANSWER_PROTOCOLS, CONDITIONS, PUBLISHED_ORDER, Condition
 
 # Placeholders a phrasing template may use; {question} only in `full`.
 TEMPLATE_FIELDS = frozenset({"options", "question", "answer_instruction"})
@@ -245,8 +245,8 @@ class _Setup:
     ) -> _Setup:
         # a mapping (a test, a notebook) is checked into its dataclass here; a dataclass passes unchanged
         labels = validate_group("labels", labels)
-        if protocol not in NONSENSE_PROTOCOLS:
-            raise ConfigError("protocol", f"{protocol!r} is not one of {NONSENSE_PROTOCOLS}")
+        if protocol not in ANSWER_PROTOCOLS:
+            raise ConfigError("protocol", f"{protocol!r} is not one of {ANSWER_PROTOCOLS}")
         # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
         if (protocol == "md") != labels.uniform:
             raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels.name!r}")

@@ -23,39 +23,38 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
-from blindmcq.config.schema import validate
+from blindmcq.config.schema import Config, as_written
 from blindmcq.datasets.items import Item, read_items
-from blindmcq.params import section
 from blindmcq.tasks.probe import PresentationSetup, build_jobs, sample_items
 
 COMPOSED = "composed config (conf/config.yaml + overrides)"
 
 
-def preview_items(params: dict[str, Any], n: int) -> list[Item]:
-    """The first ``n`` of the items the probe stage would ask, in its order."""
+def preview_items(config: Config, n: int) -> list[Item]:
+    """The first ``n`` of the items the probe stage would ask, in its order. ``config``: the composed
+    config, checked (``validate``) from its mapping, which the corpus's fingerprint is compared with."""
     from blindmcq.datasets.registry import corpus_mismatch
 
-    config = validate(params, file=COMPOSED)
-    reason = corpus_mismatch(params, paths.ITEMS)  # items of another dataset config are never previewed
+    # items of another dataset config are never previewed
+    reason = corpus_mismatch(as_written(config), paths.ITEMS)
     if reason is None:
         items = read_items(paths.ITEMS)
     else:
         from blindmcq.datasets.registry import read_dataset
 
-        dataset = section(params, "dataset")  # a missing group is named
+        dataset = config.group("dataset")  # a missing group is named
         print(
-            f"blindmcq preview: {reason}; reading the dataset '{config.dataset.name}' the corpus stage's way"
+            f"blindmcq preview: {reason}; reading the dataset '{dataset.name}' the corpus stage's way"
             " (the default bank's PDFs take about a minute)",
             file=sys.stderr,
         )
         items, _report = read_dataset(dataset, seed=config.seed)
-    section(params, "probe")
-    probe = config.probe
+    probe = config.group("probe")
     return sample_items(items, probe.sample, probe.seed)[:n]
 
 
 def preview_lines(
-    params: dict[str, Any],
+    config: Config,
     items: Sequence[Item],
     *,
     label_schemes: Mapping[str, Mapping[str, Any]],
@@ -63,11 +62,11 @@ def preview_lines(
 ) -> Iterator[dict[str, Any]]:
     """One dict per call the probe would make for ``items`` (see the module docstring); ``label_schemes``
     as the probe stage reads them (``config.files.load_label_schemes``)."""
-    model_cfg = section(params, "model")
+    model_cfg = config.group("model")
     _, jobs = build_jobs(
         items,
         model_cfg=model_cfg,
-        setup=PresentationSetup.from_params(params, label_schemes),
+        setup=PresentationSetup.from_params(config, label_schemes),
     )
     backend = backend or make_backend(model_cfg)
     for presentation, request in jobs:

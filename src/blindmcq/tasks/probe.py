@@ -42,7 +42,7 @@ from blindmcq.config.schema import (
 from blindmcq.config.schema import Protocol as ProtocolGroup  # typing.Protocol is used below
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
-from blindmcq.engine.run import Result, run_requests
+from blindmcq.engine.run import LEASE_TTL_S, POLL_S, Result, run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
 from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
@@ -235,8 +235,8 @@ def run_calls(
     desc: str = "",
     batch_size: int,
     setting: str = "",
-    lease_ttl_s: float = 120.0,
-    poll_s: tuple[float, float] = (0.05, 2.0),
+    lease_ttl_s: float = LEASE_TTL_S,
+    poll_s: tuple[float, float] = POLL_S,
 ) -> list[PredictionRecord]:
     """Run every job through the engine (``engine.run.run_requests``: cache, in-flight sharing,
     concurrency, progress) and return one PredictionRecord per job, in job order.

@@ -48,7 +48,7 @@ from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
-from blindmcq.vocabulary import PromptLanguage
+from blindmcq.vocabulary import FAILED_STATUSES, PromptLanguage
 
 PROMPTS: dict[PromptLanguage, str] = {
     "uk": (
@@ -262,7 +262,7 @@ def rewrite_with_model(
         response = result.response
         # a rewrite cut off at the token limit is an unfinished phrase: rejected, the original kept
         truncated = response.status == "ok" and response.meta.get("stop_reason") == "max_tokens"
-        failed = response.status in ("error", "refused") or truncated
+        failed = response.status in FAILED_STATUSES or truncated
         texts.setdefault(item_id, {})[j] = "" if failed else clean_generation(response.text)
         status.setdefault(item_id, {})[j] = (
             ("truncated" if truncated else response.status) if failed else "rewritten"

@@ -21,11 +21,14 @@ from blindmcq import paths
 from blindmcq.backends.registry import ModelConfig, abilities_of, typed_model
 from blindmcq.config.schema import (
     AnswerPoolIntervention,
+    Condition,
     Config,
+    Gate,
     HeuristicModel,
     Labels,
     LocalModel,
     ModelSchema,
+    Orders,
     Probe,
     RewriteIntervention,
     as_config,
@@ -34,6 +37,7 @@ from blindmcq.config.schema import (
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, probe_sample, run_probe, sample_items
+from blindmcq.vocabulary import Condition as ConditionName
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("results") / "interventions"
@@ -61,7 +65,7 @@ def probe_items(
     items: Sequence[Item],
     *,
     label_schemes: Mapping[str, Labels | Mapping[str, Any]],
-    condition: Mapping[str, Any] | None = None,
+    condition: Condition | Mapping[str, Any] | None = None,
     model_key: str = "model",
     model_cfg: ModelConfig | None = None,
 ) -> pd.DataFrame:
@@ -81,7 +85,7 @@ def probe_from_params(
     params: Params,
     *,
     label_schemes: Mapping[str, Labels | Mapping[str, Any]],
-    condition: Mapping[str, Any] | None = None,
+    condition: Condition | None = None,
     model_key: str = "model",
     items_path: Path = paths.ITEMS,
 ) -> pd.DataFrame:
@@ -119,14 +123,17 @@ def stage_items(
     return items
 
 
-def probe_condition(conditions: Sequence[str], blind_orders: Any, full_orders: Any) -> dict[str, Any]:
-    """An intervention's condition group: its own conditions and orders, never forced placement."""
-    return {
-        "conditions": list(conditions),
-        "blind_orders": blind_orders,
-        "full_orders": list(full_orders),
-        "forced": False,
-    }
+def probe_condition(
+    conditions: Sequence[ConditionName], blind_orders: Orders, full_orders: Orders
+) -> Condition:
+    """An intervention's condition group: its own conditions and orders (``"all"``, ``"rotations"`` or
+    order ids), never forced placement."""
+    return Condition(conditions=list(conditions), blind_orders=blind_orders, full_orders=full_orders)
+
+
+def gate_condition(gate: Gate) -> Condition:
+    """The gate model's condition group: blind calls in the gate's ``orders``, no full call, none forced."""
+    return Condition(name="gate", conditions=["blind"], blind_orders=gate.orders, full_orders=[])
 
 
 # ---------------------------------------------------------------- the panel (docs/panel.md)

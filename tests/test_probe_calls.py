@@ -1,3 +1,7 @@
+"""The probe's calls (``tasks.probe.run_calls``) through the engine and the cache: every field recorded,
+reruns that pay for nothing, limits per model, batches, leases shared by processes (kill -9, a dead or
+live holder), and the progress bar's counts."""
+
 from __future__ import annotations
 
 import os
@@ -299,7 +303,7 @@ SCRIPT = textwrap.dedent(
 
     cache_path, log_path, out_path, n, tests_dir = sys.argv[1:6]
     sys.path.insert(0, tests_dir)
-    from test_runner import interpret, make_jobs
+    from test_probe_calls import interpret, make_jobs
 
     class Logged:
         name = "logged"
@@ -385,7 +389,7 @@ SHARED_SCRIPT = textwrap.dedent(
 
     cache_path, log_path, out_path, n, tests_dir, go = sys.argv[1:7]
     sys.path.insert(0, tests_dir)
-    from test_runner import interpret, make_jobs
+    from test_probe_calls import interpret, make_jobs
 
     class SlowCounting:
         name = "counting"
