@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
@@ -418,7 +418,7 @@ def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.nda
     """Item counts of the cluster-bootstrap draws of each stratum (``sizes``: its items, strata that
     draw, in order), from one generator seeded ``seed``. Every model of a release pairs with the gate on
     the same items, so the same draws recur model after model: drawn once, kept compact (read-only).
-    Four are kept: models whose failed calls pair them on fewer items interleave with those that do not."""
+    Four are kept: one a set of items the pairings are drawn over (``agreement_given_key``'s ``universe``)."""
     rng = np.random.default_rng(seed)
     out = []
     for m in sizes:
@@ -427,6 +427,26 @@ def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.nda
         counts.flags.writeable = False
         out.append(counts)
     return tuple(out)
+
+
+def _resize_counts(counts: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Rows of Multinomial(m, 1/m) counts from rows of Multinomial(M, 1/M) counts (``counts``: draws x M,
+    M >= m): each row's first m slots, whose T balls are, given T, uniform over those slots and
+    independent, thinned by T - m balls picked uniformly without replacement, or topped up by m - T balls
+    drawn uniformly from the m slots. Either way m independent uniform balls: the counts a bootstrap
+    resample of m items draws. With M = m the counts come back as they are (the same object)."""
+    if counts.shape[1] == m:
+        return counts
+    out = counts[:, :m].astype(np.int32)
+    surplus = out.sum(axis=1, dtype=np.int64) - m
+    short = np.flatnonzero(surplus < 0)
+    rows = np.repeat(short, -surplus[short])
+    np.add.at(out, (rows, rng.integers(0, m, rows.size)), 1)
+    for r in np.flatnonzero(surplus > 0):
+        balls = np.cumsum(out[r], dtype=np.int64)  # ball j sits in the first slot whose cumsum exceeds j
+        gone = rng.choice(int(balls[-1]), int(surplus[r]), replace=False)
+        np.subtract.at(out[r], np.searchsorted(balls, gone, side="right"), 1)
+    return out
 
 
 def _agreement_marginal(
@@ -475,9 +495,18 @@ def agreement_given_key(
     n_boot: int = 2000,
     seed: int,
     confidence: float = CONFIDENCE,
+    universe: Mapping[int, int] | None = None,
 ) -> AgreementGap:
     """``AgreementGap`` of paired calls (one row per presentation both pickers answered): each row's
-    item, option count, key slot and the two picked slots."""
+    item, option count, key slot and the two picked slots.
+
+    ``universe``: per option count, how many items the bootstrap draws are made over, at least the pairs'
+    own (the items the reference picker answered, of which each pairing's are a subset). The draw of each
+    option count is then one multinomial over the universe, shared by every pairing with the same
+    reference and seed; a pairing's m items take its first m slots, resized to exactly m balls
+    (``_resize_counts``, with a second generator seeded ``[seed, 1]``), which is the same distribution as
+    a draw over the m items alone, and the very same draw where m is the universe's count. None: the
+    universe is the pairs' own items."""
     frame = pd.DataFrame(
         {
             "item": np.asarray(items),
@@ -497,10 +526,19 @@ def agreement_given_key(
     for n, part in frame.groupby("n", sort=True):
         code, _ = pd.factorize(part["item"])
         strata.append((int(n), part, code, int(code.max()) + 1))
-    # one generator over the strata in order; a stratum of one item draws nothing
-    boot_counts = iter(_boot_counts(seed, n_boot, tuple(m for *_, m in strata if m >= 2)))
+    sizes = (
+        {n: m for n, _, _, m in strata} if universe is None else {int(n): int(m) for n, m in universe.items()}
+    )
+    for n, _, _, m in strata:
+        if m > sizes.get(n, 0):
+            raise ValueError(f"{m} paired items of {n} options, but a draw universe of {sizes.get(n, 0)}")
+    # one generator over the universe's strata in order; a stratum of one item draws nothing
+    drawn = [n for n in sorted(sizes) if sizes[n] >= 2]
+    boot_counts = dict(zip(drawn, _boot_counts(seed, n_boot, tuple(sizes[n] for n in drawn)), strict=True))
+    resize = np.random.default_rng([seed, 1])
     for n, part, code, m in strata:
-        draws = next(boot_counts) / m if m >= 2 else None  # float64, as the draws were
+        # float64, as the draws were; a pairing of one item of this N draws nothing
+        draws = _resize_counts(boot_counts[n], m, resize) / m if m >= 2 else None
         if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
             w = m / total
             (same, null), boot_parts = _agreement_marginal(part, code, m, n, draws)

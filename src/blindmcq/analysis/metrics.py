@@ -472,15 +472,21 @@ def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int) -
     (``stats.agreement_given_key``: each model's pick rates among the paired calls with the key in each
     slot, so shared or opposite position habits and independent knowledge are in the null), with the
     gap ``agreement_gap`` = agreement - expected and its 95% item cluster-bootstrap interval
-    (``agreement_lo``, ``agreement_hi``; seeded).
+    (``agreement_lo``, ``agreement_hi``; seeded; the draws are made once over the gate's answered items
+    and shared by the models, each resized to its own paired items).
 
     Both are computed per option count N (items as the unit: each item's share over its paired
     presentations) and combined with the share of paired items with that N.
     """
     blind = select(df, base, condition="blind")
     keys = list(PAIR_KEYS)
-    ref = blind.loc[blind["model"] == gate_model, [*keys, "picked_option", "picked_slot"]]
-    ref = ref.drop_duplicates(keys, keep="last").rename(
+    ref = blind.loc[blind["model"] == gate_model, [*keys, "n_options", "picked_option", "picked_slot"]]
+    ref = ref.drop_duplicates(keys, keep="last")
+    # the gate's answered items, of which every model's paired items are a subset: one bootstrap draw
+    # over them serves every model (stats.agreement_given_key's universe)
+    answered = ref.loc[ref["picked_option"].notna()].drop_duplicates("item_id")["n_options"]
+    universe = {int(n): int(c) for n, c in answered.value_counts().items()}
+    ref = ref.drop(columns="n_options").rename(
         columns={"picked_option": "gate_option", "picked_slot": "gate_slot"}
     )
     mine = blind[["model", *keys, "n_options", "key_slot", "picked_option", "picked_slot"]]
@@ -492,7 +498,13 @@ def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int) -
     for model, p in pairs.groupby("model", observed=True, sort=True):
         items = p["item_id"].astype(str).to_numpy()
         r = stats.agreement_given_key(
-            items, p["n_options"], p["key_slot"], p["picked_slot"], p["gate_slot"], seed=seed
+            items,
+            p["n_options"],
+            p["key_slot"],
+            p["picked_slot"],
+            p["gate_slot"],
+            seed=seed,
+            universe=universe,
         )
         rows.append([model, r.agreement, r.expected, r.gap, r.lo, r.hi, r.pairs, r.items])
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
