@@ -122,14 +122,28 @@ def test_resized_draws_are_a_multinomial_over_the_paired_items() -> None:
     counts = np.random.default_rng(1).multinomial(6, np.full(6, 1 / 6), size=40_000)
     first = counts[:, :4].sum(axis=1)
     assert (first > 4).any() and (first < 4).any()
-    out = stats._resize_counts(counts, 4, np.random.default_rng(2))
-    assert out.shape == (40_000, 4) and (out.sum(axis=1) == 4).all()
+    rows, slots, change = stats._resize_delta(counts, 4, np.random.default_rng(2))
+    out = counts[:, :4].astype(int)
+    np.add.at(out, (rows, slots), change)
+    assert out.shape == (40_000, 4) and (out.sum(axis=1) == 4).all() and (out >= 0).all()
     assert (out[first == 4] == counts[first == 4, :4]).all()  # rows with 4 balls already stay as drawn
     outcomes, seen = np.unique(out, axis=0, return_counts=True)
     want = sps.multinomial.pmf(outcomes, 4, np.full(4, 0.25)) * len(out)
     assert len(outcomes) == 35  # every composition of 4 balls over 4 slots
     assert sps.chisquare(seen, want).pvalue > 0.001
-    assert stats._resize_counts(counts, 6, np.random.default_rng(2)) is counts
+    assert all(x.size == 0 for x in stats._resize_delta(counts, 6, np.random.default_rng(2)))
+
+
+def test_thinning_takes_distinct_balls_uniformly() -> None:
+    """A row of 9 balls in the first 2 slots (8 and 1) thinned to 2: the lone ball in slot 1 survives with
+    probability C(8, 1) / C(9, 2) = 8/36 (distinct balls drawn uniformly), so slot 1 keeps 1 ball in about
+    2/9 of the draws, never 2."""
+    counts = np.tile([8, 1, 0], (20_000, 1))
+    rows, slots, change = stats._resize_delta(counts, 2, np.random.default_rng(5))
+    out = counts[:, :2].copy()
+    np.add.at(out, (rows, slots), change)
+    assert (out.sum(axis=1) == 2).all() and (out >= 0).all() and set(out[:, 1]) == {0, 1}
+    assert abs(out[:, 1].mean() - 8 / 36) < 0.01
 
 
 def test_a_universe_as_large_as_the_pairs_keeps_the_draws() -> None:
