@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
@@ -409,16 +409,17 @@ def _agreement_parts(tensors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
     return same, null
 
 
-DENSE_AGREEMENT_N = 16  # up to here the joint (key, a, b) shares are held whole; past it, by marginals
-_BOOT_ROWS = 100  # bootstrap draws weighed at once on the marginal path (bounded memory)
+DENSE_AGREEMENT_N = 16  # up to here the point holds the joint (key, a, b) shares whole; past it, marginals
+_BOOT_ROWS = 250  # bootstrap draws weighed at once (bounded memory: rows x items float64)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
     """Item counts of the cluster-bootstrap draws of each stratum (``sizes``: its items, strata that
-    draw, in order), from one generator seeded ``seed``. Every model of a release pairs with the gate on
-    the same items, so the same draws recur model after model: drawn once, kept compact (read-only).
-    Four are kept: models whose failed calls pair them on fewer items interleave with those that do not."""
+    draw, in order), from one generator seeded ``seed``. Every model of an item set is drawn over the same
+    items (the gate's: ``agreement_given_key``'s ``universe``), so the same draws recur model after
+    model: drawn once, kept compact (read-only). One is kept: the sets are drawn one after another, and
+    a set's draws (rows x items) are not held past the next set's."""
     rng = np.random.default_rng(seed)
     out = []
     for m in sizes:
@@ -429,13 +430,90 @@ def _boot_counts(seed: int, n_boot: int, sizes: tuple[int, ...]) -> tuple[np.nda
     return tuple(out)
 
 
+def _resize_delta(
+    counts: np.ndarray, m: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The change that turns each row of Multinomial(M, 1/M) counts (``counts``: draws x M, M >= m) into
+    Multinomial(m, 1/m) counts over its first m slots, one (row, slot, +1 or -1) per ball moved.
+
+    Given their total T, a row's balls in the first m slots are independent and uniform over those
+    slots; a row with T > m loses T - m of them picked uniformly without replacement, a row with T < m
+    gains m - T balls drawn uniformly from the m slots. Either way m independent uniform balls: the
+    counts a bootstrap resample of m items draws. Nothing moves where M = m."""
+    none = np.empty(0, dtype=np.int64)
+    if counts.shape[1] == m:
+        return none, none, none
+    head = counts[:, :m]
+    total = head.sum(axis=1, dtype=np.int64)
+    surplus = total - m
+    short = np.flatnonzero(surplus < 0)
+    add_rows = np.repeat(short, -surplus[short])
+    add_slots = rng.integers(0, m, add_rows.size)
+    # the balls of the rows over m numbered row after row; each row draws numbers in its own range, with
+    # replacement, only as many as it still lacks, until it holds as many distinct ones as its surplus:
+    # the first distinct numbers of a uniform sequence, so a uniform set
+    over = np.flatnonzero(surplus > 0)
+    first = np.cumsum(total[over]) - total[over]
+    need = surplus[over]
+    picked, have = none, np.zeros(over.size, dtype=np.int64)
+    while (missing := need - have).any():
+        row = np.repeat(np.arange(over.size), missing)
+        picked = np.unique(np.concatenate([picked, first[row] + rng.integers(0, total[over][row])]))
+        have = np.bincount(np.searchsorted(first, picked, side="right") - 1, minlength=over.size)
+    # ball j sits in the first slot whose running count of balls exceeds j
+    running = head[over].ravel().astype(np.int64)
+    at = np.searchsorted(np.cumsum(running, out=running), picked, side="right")  # in place: no casting pass
+    drop_rows, drop_slots = np.divmod(at, m)
+    return (
+        np.concatenate([add_rows, over[drop_rows]]),
+        np.concatenate([add_slots, drop_slots]),
+        np.concatenate([np.ones(add_rows.size, dtype=np.int64), np.full(at.size, -1, dtype=np.int64)]),
+    )
+
+
+def _marginal_parts(y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement and its null from rows of mean features (``_boot_agreement``'s): the share of a == b,
+    then the (key, a) and the (key, b) shares, N x N each; the key's share is the (key, a) row's sum."""
+    ka = y[:, 1 : 1 + n * n].reshape(-1, n, n)
+    kb = y[:, 1 + n * n :].reshape(-1, n, n)
+    q = ka.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = np.where(q > 0, (ka * kb).sum(axis=-1) / q, 0.0).sum(axis=-1)
+    return y[:, 0], null
+
+
+def _boot_agreement(
+    counts: np.ndarray, m: int, delta: tuple[np.ndarray, np.ndarray, np.ndarray], features: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement and its null in each bootstrap draw. A draw weighs the items by its counts over the
+    first m slots (``counts``, changed by ``delta``: ``_resize_delta``) over m; the items' ``features``
+    (m x (1 + 2 N^2): share of a == b, (key, a) and (key, b) shares) are linear in those weights, so each
+    draw's means are one product, a block of draws at a time, and the null follows from them."""
+    y = np.empty((len(counts), features.shape[1]))
+    for start in range(0, len(counts), _BOOT_ROWS):
+        block = counts[start : start + _BOOT_ROWS, :m].astype(np.float64)
+        np.matmul(block, features, out=y[start : start + _BOOT_ROWS])
+    rows, slots, change = delta
+    np.add.at(y, rows, change[:, None] * features[slots])
+    y /= m
+    return _marginal_parts(y, n)
+
+
+def _joint_features(shares: np.ndarray, n: int) -> np.ndarray:
+    """Per item, from its joint (key, a, b) shares: the share of a == b, the (key, a) and (key, b) shares."""
+    t = shares.reshape(-1, n, n, n)
+    m = len(t)
+    return np.column_stack(
+        [np.einsum("ikss->i", t), t.sum(axis=3).reshape(m, -1), t.sum(axis=2).reshape(m, -1)]
+    )
+
+
 def _agreement_marginal(
-    part: pd.DataFrame, code: np.ndarray, m: int, n: int, draws: np.ndarray | None
-) -> tuple[tuple[float, float], np.ndarray | None]:
-    """``_agreement_parts`` of one option count from per-item marginals: agreement is linear in the
-    items' shares of a == b, its null needs only the (key, a) and (key, b) shares and the key's, so
-    memory is items x N^2, not items x N^3. Draws as the joint path draws them (same generator calls);
-    the bootstrap part is None with one item."""
+    part: pd.DataFrame, code: np.ndarray, m: int, n: int
+) -> tuple[tuple[float, float], np.ndarray]:
+    """``_agreement_parts`` of one option count from per-item marginals, and the items' bootstrap
+    features (``_boot_agreement``): agreement is linear in the items' shares of a == b, its null needs
+    only the (key, a) and (key, b) shares and the key's, so memory is items x N^2, not items x N^3."""
     k, a, b = (part[c].to_numpy() for c in ("k", "a", "b"))
     calls = np.bincount(code, minlength=m).astype(float)[:, None]
 
@@ -445,24 +523,13 @@ def _agreement_marginal(
 
     same_i = np.bincount(code, weights=(a == b).astype(float), minlength=m) / calls[:, 0]
     a_i, b_i, q_i = shares(k * n + a, n * n), shares(k * n + b, n * n), shares(k, n)
-
-    def parts(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ka = (weights @ a_i).reshape(-1, n, n)
-        kb = (weights @ b_i).reshape(-1, n, n)
-        q = weights @ q_i
-        with np.errstate(invalid="ignore", divide="ignore"):
-            null = np.where(q > 0, (ka * kb).sum(axis=-1) / q, 0.0).sum(axis=-1)
-        return weights @ same_i, null
-
-    same, null = parts(np.full((1, m), 1.0 / m))
-    if draws is None:
-        return (float(same[0]), float(null[0])), None
-    n_boot = len(draws)
-    boot = np.zeros((n_boot, 2))
-    for start in range(0, n_boot, _BOOT_ROWS):
-        b_same, b_null = parts(draws[start : start + _BOOT_ROWS])
-        boot[start : start + _BOOT_ROWS] = np.stack([b_same, b_null], axis=1)
-    return (float(same[0]), float(null[0])), boot
+    weights = np.full((1, m), 1.0 / m)
+    ka = (weights @ a_i).reshape(-1, n, n)
+    kb = (weights @ b_i).reshape(-1, n, n)
+    q = weights @ q_i
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = np.where(q > 0, (ka * kb).sum(axis=-1) / q, 0.0).sum(axis=-1)
+    return (float((weights @ same_i)[0]), float(null[0])), np.column_stack([same_i, a_i, b_i])
 
 
 def agreement_given_key(
@@ -475,9 +542,18 @@ def agreement_given_key(
     n_boot: int = 2000,
     seed: int,
     confidence: float = CONFIDENCE,
+    universe: Mapping[int, int] | None = None,
 ) -> AgreementGap:
     """``AgreementGap`` of paired calls (one row per presentation both pickers answered): each row's
-    item, option count, key slot and the two picked slots."""
+    item, option count, key slot and the two picked slots.
+
+    ``universe``: per option count, how many items the bootstrap draws are made over, at least the pairs'
+    own (the items the reference picker answered, of which each pairing's are a subset). The draw of each
+    option count is then one multinomial over the universe, shared by every pairing with the same
+    reference and seed; a pairing's m items take its first m slots, resized to exactly m balls
+    (``_resize_delta``, with a second generator seeded ``[seed, 1]``), which is the same distribution as
+    a draw over the m items alone, and the very same draw where m is the universe's count. None: the
+    universe is the pairs' own items."""
     frame = pd.DataFrame(
         {
             "item": np.asarray(items),
@@ -497,29 +573,32 @@ def agreement_given_key(
     for n, part in frame.groupby("n", sort=True):
         code, _ = pd.factorize(part["item"])
         strata.append((int(n), part, code, int(code.max()) + 1))
-    # one generator over the strata in order; a stratum of one item draws nothing
-    boot_counts = iter(_boot_counts(seed, n_boot, tuple(m for *_, m in strata if m >= 2)))
+    sizes = (
+        {n: m for n, _, _, m in strata} if universe is None else {int(n): int(m) for n, m in universe.items()}
+    )
+    for n, _, _, m in strata:
+        if m > sizes.get(n, 0):
+            raise ValueError(f"{m} paired items of {n} options, but a draw universe of {sizes.get(n, 0)}")
+    # one generator over the universe's strata in order; a stratum of one item draws nothing
+    drawn = [n for n in sorted(sizes) if sizes[n] >= 2]
+    boot_counts = dict(zip(drawn, _boot_counts(seed, n_boot, tuple(sizes[n] for n in drawn)), strict=True))
+    resize = np.random.default_rng([seed, 1])
     for n, part, code, m in strata:
-        draws = next(boot_counts) / m if m >= 2 else None  # float64, as the draws were
-        if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
-            w = m / total
-            (same, null), boot_parts = _agreement_marginal(part, code, m, n, draws)
-            point += w * np.array([same, null])
-            if boot_parts is None:
-                tested = False
-                continue
-            boot += w * boot_parts
-            continue
-        cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
-        counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
-        shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once
         w = m / total
-        same, null = _agreement_parts(shares.mean(axis=0), int(n))
+        if n > DENSE_AGREEMENT_N:  # a wide bank: its N^3 joint cells would not fit in memory
+            (same, null), features = _agreement_marginal(part, code, m, n)
+        else:
+            cell = (part["k"].to_numpy() * n + part["a"].to_numpy()) * n + part["b"].to_numpy()
+            counts = np.bincount(code * n**3 + cell, minlength=m * n**3).reshape(m, n**3).astype(float)
+            shares = counts / counts.sum(axis=1, keepdims=True)  # each item counts once
+            same, null = _agreement_parts(shares.mean(axis=0), n)
+            features = _joint_features(shares, n)
         point += w * np.array([same, null])
-        if draws is None:
+        if m < 2:  # a pairing of one item of this N draws nothing
             tested = False
             continue
-        b_same, b_null = _agreement_parts(draws @ shares, int(n))
+        drawn_n = boot_counts[n]
+        b_same, b_null = _boot_agreement(drawn_n, m, _resize_delta(drawn_n, m, resize), features, n)
         boot += w * np.stack([b_same, b_null], axis=1)
     lo = hi = math.nan
     if tested:

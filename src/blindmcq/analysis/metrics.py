@@ -22,6 +22,7 @@ import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -90,15 +91,26 @@ def _restrict(df: pd.DataFrame, ids: list[str] | None) -> pd.DataFrame:
     return df if ids is None else df.loc[df["item_id"].isin(ids).to_numpy()]
 
 
-def _per_set(df: pd.DataFrame, sets: ItemSets, fn: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
-    parts = []
+def _on_sets(
+    df: pd.DataFrame, sets: ItemSets, fns: Mapping[str, Callable[[pd.DataFrame], Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each of ``fns`` on each item set's rows: function name -> set name -> result. A set's rows are
+    taken from ``df`` once for all the functions (taking them is a pass over every prediction row)."""
+    out: dict[str, dict[str, Any]] = {key: {} for key in fns}
     for name, ids in sets.items():
-        part = fn(_restrict(df, ids))
-        if not part.empty:
-            parts.append(part.assign(set=name))
-    if not parts:
+        rows = _restrict(df, ids)
+        for key, fn in fns.items():
+            out[key][name] = fn(rows)
+    return out
+
+
+def _gathered(parts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per-set frames stacked in set order with a leading ``set`` column (empty ones left out), models
+    as text."""
+    kept = [part.assign(set=name) for name, part in parts.items() if not part.empty]
+    if not kept:
         return pd.DataFrame()
-    out = pd.concat(parts, ignore_index=True)
+    out = pd.concat(kept, ignore_index=True)
     if "model" in out:
         out["model"] = out["model"].astype(str)
     return out[["set", *[c for c in out.columns if c != "set"]]]
@@ -472,15 +484,21 @@ def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int) -
     (``stats.agreement_given_key``: each model's pick rates among the paired calls with the key in each
     slot, so shared or opposite position habits and independent knowledge are in the null), with the
     gap ``agreement_gap`` = agreement - expected and its 95% item cluster-bootstrap interval
-    (``agreement_lo``, ``agreement_hi``; seeded).
+    (``agreement_lo``, ``agreement_hi``; seeded; the draws are made once over the gate's answered items
+    and shared by the models, each resized to its own paired items).
 
     Both are computed per option count N (items as the unit: each item's share over its paired
     presentations) and combined with the share of paired items with that N.
     """
     blind = select(df, base, condition="blind")
     keys = list(PAIR_KEYS)
-    ref = blind.loc[blind["model"] == gate_model, [*keys, "picked_option", "picked_slot"]]
-    ref = ref.drop_duplicates(keys, keep="last").rename(
+    ref = blind.loc[blind["model"] == gate_model, [*keys, "n_options", "picked_option", "picked_slot"]]
+    ref = ref.drop_duplicates(keys, keep="last")
+    # the gate's answered items, of which every model's paired items are a subset: one bootstrap draw
+    # over them serves every model (stats.agreement_given_key's universe)
+    answered = ref.loc[ref["picked_option"].notna()].drop_duplicates("item_id")["n_options"]
+    universe = {int(n): int(c) for n, c in answered.value_counts().items()}
+    ref = ref.drop(columns="n_options").rename(
         columns={"picked_option": "gate_option", "picked_slot": "gate_slot"}
     )
     mine = blind[["model", *keys, "n_options", "key_slot", "picked_option", "picked_slot"]]
@@ -492,7 +510,13 @@ def agreement(df: pd.DataFrame, base: Baseline, gate_model: str, *, seed: int) -
     for model, p in pairs.groupby("model", observed=True, sort=True):
         items = p["item_id"].astype(str).to_numpy()
         r = stats.agreement_given_key(
-            items, p["n_options"], p["key_slot"], p["picked_slot"], p["gate_slot"], seed=seed
+            items,
+            p["n_options"],
+            p["key_slot"],
+            p["picked_slot"],
+            p["gate_slot"],
+            seed=seed,
+            universe=universe,
         )
         rows.append([model, r.agreement, r.expected, r.gap, r.lo, r.hi, r.pairs, r.items])
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
@@ -741,15 +765,25 @@ def analyze(
     for name in (headline, detail):
         if name not in sets:
             raise ValueError(f"item set {name!r} not among {list(sets)}")
-    parts = {name: _summary(_restrict(df, ids), base, seed=seed) for name, ids in sets.items()}
+    fns: dict[str, Callable[[pd.DataFrame], Any]] = {
+        "summary": lambda d: _summary(d, base, seed=seed),
+        "forced": lambda d: forced_placement(d, base),
+        "phrasing": lambda d: sweep(d, base, "phrasing"),
+        "labels": lambda d: sweep(d, base, "labels"),
+        "reasoning": lambda d: reasoning_modes(d, base, base.reasoning or "direct"),
+    }
+    if gate is not None:
+        fns["agreement"] = lambda d: agreement(d, base, gate.gate_model, seed=seed)
+    per_set = _on_sets(df, sets, fns)
+    parts = per_set["summary"]
     summary = _stack({name: p[0] for name, p in parts.items()})
     by_n = _stack({name: p[1] for name, p in parts.items()})
-    failures = _per_set(raw, sets, lambda d: failure_summary(d, base))
+    failures = _gathered(_on_sets(raw, sets, {"failures": lambda d: failure_summary(d, base)})["failures"])
     if not summary.empty and not failures.empty:
         summary = summary.merge(failures, on=["set", "model"], how="left")
     agree = pd.DataFrame()
     if gate is not None:
-        agree = _per_set(df, sets, lambda d: agreement(d, base, gate.gate_model, seed=seed))
+        agree = _gathered(per_set["agreement"])
         acc = summary.pivot(index="model", columns="set", values="blind_acc") if not summary.empty else None
         acc = (acc if acc is not None else pd.DataFrame()).reindex(columns=["accepted", "rejected"])
         acc["gap"] = acc["rejected"] - acc["accepted"]  # NaN when a side has no items
@@ -768,10 +802,10 @@ def analyze(
         gate=gate,
         summary=summary,
         agreement=agree,
-        forced=_per_set(df, sets, lambda d: forced_placement(d, base)),
-        phrasing=_per_set(df, sets, lambda d: sweep(d, base, "phrasing")),
-        labels=_per_set(df, sets, lambda d: sweep(d, base, "labels")),
-        reasoning=_per_set(df, sets, lambda d: reasoning_modes(d, base, base.reasoning or "direct")),
+        forced=_gathered(per_set["forced"]),
+        phrasing=_gathered(per_set["phrasing"]),
+        labels=_gathered(per_set["labels"]),
+        reasoning=_gathered(per_set["reasoning"]),
         correlation=blind_full_correlation(df, base, sets[headline], exclude=exclude, seed=seed),
         second_bank=parsed_accuracy(ensure(second_bank), base) if second_bank is not None else pd.DataFrame(),
         models=sorted(map(str, df["model"].unique())),
