@@ -108,6 +108,8 @@ _TOKEN = re.compile(
     rb"|<(?P<hex>[0-9a-fA-F]*)>"
     rb")"
 )
+# The same tokens, and an array's brackets, for the interpreter's run of plain tokens (``_Interpreter._run``)
+_RUN_TOKEN = re.compile(_TOKEN.pattern[:-1] + rb"|(?P<open>\[)|(?P<close>\])" + rb")")
 _MAIN = PSBaseParser._parse_main
 _OWN = (KWD(b"BI"), KWD(b"ID"))  # operators the content parser treats itself (inline images)
 _HASH, _GT = ord("#"), ord(">")
@@ -227,7 +229,18 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
         except PSEOF:
             return
         nextobject, op = parser.nextobject, self._op
+        fast = isinstance(parser, _ContentParser)
         while True:
+            if (
+                fast
+                and not parser.eof
+                and not parser._tokens
+                and parser._parse1.__func__ is _MAIN  # type: ignore[attr-defined]
+                and not parser.results
+                and not parser.context
+                and not parser.curstack
+            ):
+                self._run(parser)
             try:
                 (_, obj) = nextobject()
             except PSEOF:
@@ -246,6 +259,94 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
                     raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(obj)!r}")
             else:
                 self.push(obj)
+
+    def _run(self, parser: _ContentParser) -> None:
+        """Read and execute the plain tokens that follow in the parser's buffer, as :meth:`execute` would
+        with the parser's own ``nextobject``: operands (numbers, names, strings, arrays of those) pushed,
+        operators run with the same arguments. It stops, the parser left at the first token not read, at
+        whatever ``_RUN_TOKEN`` does not read whole in the buffer or that the parser treats otherwise (a
+        comment, a dict, a nested array, an operator inside an array, an inline image, a token the
+        buffer's end may cut): :meth:`execute` reads that one by the parser's ``nextobject``."""
+        buf, pos = parser.buf, parser.charpos
+        n, match, ops, names = len(buf), _RUN_TOKEN.match, _RUN_OPS.setdefault(type(self), {}), _RUN_NAMES
+        array: list[Any] | None = None
+        start = pos  # where the array being read began
+        while True:
+            m = match(buf, pos)
+            if m is None:
+                break
+            kind, end = m.lastgroup, m.end()
+            if kind == "num":
+                if end >= n:
+                    break
+                text = m.group(kind)
+                token: Any = float(text) if b"." in text else int(text)
+            elif kind == "str":
+                token = escape_decode(m.group(kind))[0]
+            elif kind == "kw":
+                if end >= n:
+                    break
+                text = m.group(kind)
+                if text == b"true" or text == b"false":
+                    token = text == b"true"
+                else:
+                    if array is not None:
+                        break
+                    found = ops.get(text, _UNSEEN)
+                    if found is _UNSEEN:
+                        kw = KWD(text)
+                        found = ops[text] = _OWN_OP if kw in _OWN else (kw, self._op(kw))
+                    if found is _OWN_OP:
+                        break
+                    pos = parser.charpos = end
+                    func_args = found[1]
+                    if func_args is not None:
+                        func, nargs = func_args
+                        if nargs:
+                            args = self.pop(nargs)
+                            if len(args) == nargs:
+                                func(self, *args)
+                        else:
+                            func(self)
+                    elif settings.STRICT:
+                        raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(found[0])!r}")
+                    continue
+            elif kind == "lit":
+                if end >= n or buf[end] == _HASH:
+                    break
+                text = m.group(kind)
+                token = names.get(text)
+                if token is None:
+                    try:
+                        name: str | bytes = str(text, "utf-8")
+                    except UnicodeDecodeError:
+                        name = text
+                    token = names[text] = LIT(name)
+            elif kind == "hex":
+                if end >= n or buf[end] == _GT:  # pdfminer reads ``>>`` after a hex string's digits
+                    break
+                token = _hex(m.group(kind))
+            elif kind == "open":
+                if array is not None:
+                    break
+                array, start, pos = [], pos, end
+                continue
+            else:  # "]"
+                if array is None:
+                    break
+                token, array = array, None
+            pos = end
+            if array is not None:
+                array.append(token)
+            else:
+                self.argstack.append(token)
+        parser.charpos = start if array is not None else pos
+
+
+_UNSEEN, _OWN_OP = object(), object()
+# (interpreter class) -> operator's bytes -> (keyword, (method, argument count) or None), or _OWN_OP
+_RUN_OPS: dict[type, dict[bytes, Any]] = {}
+_RUN_NAMES: dict[bytes, Any] = {}  # a name's bytes -> pdfminer's literal (LIT interns them alike)
 
 
 class _CharDevice(PDFPageAggregatorWithMarkedContent):
@@ -606,14 +707,17 @@ OUTSIDE = 0.01  # more than this share of the chars outside the page's box: the 
 _BOX_TOL = 1.0  # pt
 
 
-def _reads_upright(c: dict[str, Any]) -> bool:
-    """A char printed left to right, top up (a slant, as in italics, allowed; upside down is not)."""
-    a, b, _, d = c["matrix"][:4]
-    return a > 0 and d > 0 and abs(b) <= 0.1 * a
-
-
 def _share(chars: list[dict[str, Any]], test: Any) -> float:
     return sum(map(test, chars)) / len(chars) if chars else 1.0
+
+
+def _upright_share(chars: list[dict[str, Any]]) -> float:
+    """The share of ``chars`` printed left to right, top up (a slant, as in italics, allowed; upside down
+    is not); one pass, the test inlined (it runs on every char of every page)."""
+    if not chars:
+        return 1.0
+    n = sum(1 for m in map(itemgetter("matrix"), chars) if m[0] > 0 and m[3] > 0 and abs(m[1]) <= 0.1 * m[0])
+    return n / len(chars)
 
 
 def _outside(page: Page) -> float:
@@ -636,23 +740,23 @@ def upright(page: LeanPage) -> LeanPage:
     upright text lies outside the page's box (what is printed, and cut off, cannot be told).
     """
     chars = page.chars
-    if not chars or (_share(chars, _reads_upright) >= UPRIGHT and (page.rotation == 0 or not _outside(page))):
+    if not chars or (_upright_share(chars) >= UPRIGHT and (page.rotation == 0 or not _outside(page))):
         return page
     declared = page.rotation
     for turn in (0, 90, 180, 270):
         if turn == declared:
             continue
         other = lean(page, rotation=turn)
-        if _share(other.chars, _reads_upright) >= UPRIGHT:
+        if _upright_share(other.chars) >= UPRIGHT:
             page.close()
             page = other
             break
         other.close()
     else:
-        if _share(chars, _reads_upright) < UPRIGHT:
+        if _upright_share(chars) < UPRIGHT:
             raise PageFrameError(
                 f"the text does not run left to right in any quarter turn of the page (/Rotate {declared}; "
-                f"{_share(chars, _reads_upright):.0%} of its chars upright as displayed)"
+                f"{_upright_share(chars):.0%} of its chars upright as displayed)"
             )
     outside = _outside(page)
     if outside > OUTSIDE:

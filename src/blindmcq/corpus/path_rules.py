@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
+from operator import itemgetter
 from typing import Any
 
 from pdfplumber.page import Page
@@ -77,12 +78,12 @@ def _cluster(values: list[float]) -> list[float]:
 
 def _cell_text(words: list[dict[str, Any]]) -> str:
     lines: list[list[dict[str, Any]]] = []
-    for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
+    for w in sorted(words, key=itemgetter("top", "x0")):
         if lines and abs(w["top"] - lines[-1][0]["top"]) < LINE_TOL:
             lines[-1].append(w)
         else:
             lines.append([w])
-    return "\n".join(" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines)
+    return "\n".join(" ".join(w["text"] for w in sorted(line, key=itemgetter("x0"))) for line in lines)
 
 
 def _number_beside_stem(
