@@ -205,8 +205,9 @@ def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
 
 def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -> None:
     """Text set with char and word spacing, a rise, horizontal scaling, kerned glyph runs (TJ), colours,
-    turned, slanted and sideways text matrices, and a page box whose origin is not (0, 0): the chars the
-    lean device builds as it prints are pdfminer's (through pdfplumber), field for field."""
+    turned, slanted and sideways text matrices, lines of every kind the lean device builds itself or leaves
+    to pdfminer, and a page box whose origin is not (0, 0): the chars and lines the lean device builds as
+    it prints are pdfminer's (through pdfplumber), field for field."""
     path = tmp_path / "spaced.pdf"
     canvas = Canvas(str(path))
     canvas.setPageSize((500, 700))
@@ -229,9 +230,28 @@ def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -
     text.textLine("a quarter turn")
     canvas.drawText(text)
     canvas._code.append("BT /F1 12 Tf 1 0 0 1 100 300 Tm [(A) -120 (V) 250.5 (Wa) -33 (y)] TJ ET")
+    # lines: plain, dashed and coloured, in a scaled and turned frame, several in one path, one in marked
+    # content, one as a curve's neighbour
+    canvas.line(20, 20, 480, 20)
+    canvas.setDash(3, 2)
+    canvas.setStrokeColorRGB(0.9, 0.1, 0.1)
+    canvas.setLineWidth(1.7)
+    canvas.line(20, 40, 20, 600)
+    canvas.saveState()
+    canvas.translate(250, 350)
+    canvas.rotate(30)
+    canvas.scale(1.5, 0.5)
+    canvas.line(0, 0, 100, 0)
+    canvas.restoreState()
+    canvas.setDash()
+    canvas._code.append("n 30 60 m 200 60 l 30 70 m 200 70 l S")
+    canvas._code.append("/P <</MCID 7>> BDC n 30 80 m 200 80 l S EMC")
+    canvas._code.append("n 30 90 m 200 90 l 250 120 l S")
     canvas.showPage()
     canvas.setPageSize((400, 400))
     canvas.drawString(60, 200, "Офсетна сторінка ﬁ")
+    canvas.line(10, 10, 390, 10)
+    canvas.line(10, 10, 10, 390)
     canvas.showPage()
     canvas.save()
     data = path.read_bytes()  # the second page's box moved off (0, 0), the file's offsets kept
@@ -244,6 +264,8 @@ def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -
             assert_same_objects(page, mine)
             assert mine.objects["char"]
         assert not all(c["upright"] for c in lean(pdf.pages[0]).chars)
+        assert len(lean(pdf.pages[0]).lines) == 6 and len(lean(pdf.pages[1]).lines) == 2
+        assert {ln["mcid"] for ln in lean(pdf.pages[0]).lines} == {None, 7}
 
 
 def _executed(interpreter_cls: type, parser_cls: type, data: bytes | list[bytes], bufsize: int) -> list:

@@ -29,10 +29,11 @@ from typing import Any
 from unicodedata import normalize as normalize_unicode
 
 from pdfminer import pdfinterp, settings
-from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
+from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTLine, LTTextContainer
 from pdfminer.pdffont import PDFFont, PDFUnicodeNotDefined
 from pdfminer.pdftypes import stream_value
 from pdfminer.psparser import HEX_PAIR, KWD, LIT, PSEOF, SPC, PSBaseParser, PSKeyword, keyword_name
+from pdfminer.utils import get_bound
 from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
 from pdfplumber.utils.exceptions import PdfminerException
@@ -372,6 +373,84 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         # once instead of at every char.
         self._fonts: dict[PDFFont, tuple[bool, float]] = {}
         self._glyphs: dict[tuple[PDFFont, int], tuple[str, float]] = {}
+        # the page's lines in print order: a plain line's dict (:meth:`paint_path`), else pdfminer's LTLine
+        self.lines: list[dict[str, Any] | LTLine] = []
+        self.mb_x0_y0 = page.mediabox[0], page.mediabox[1] + page.height  # pdfplumber's point2coord offsets
+        self._painting = False
+
+    def paint_path(self, gstate: Any, stroke: bool, fill: bool, evenodd: bool, path: Any) -> None:
+        """pdfplumber's path painting, a plain straight line's dict built here (what
+        :meth:`LeanPage.process_object` builds from pdfminer's ``LTLine``: the same floats by the same
+        operations); other paths are pdfminer's, as before, their lines kept in :attr:`lines` in print
+        order too. A line is plain when it is one ``m`` and one ``l`` segment, and the matrix, width,
+        colours and marked-content tags are plain values."""
+        if self._painting:  # a subpath of a path pdfminer splits (several ``m``): pdfminer's, in the tree
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+            return
+        ctm, width, scolor, ncolor = self.ctm, gstate.linewidth, gstate.scolor, gstate.ncolor
+        mcid, tag = self.cur_mcid, self.cur_tag
+        if (
+            len(path) == 2
+            and path[0][0] == "m"
+            and path[1][0] == "l"
+            and len(path[0]) == 3
+            and len(path[1]) == 3
+            and type(ctm) is tuple
+            and len(ctm) == 6
+            and _NUMBERS.issuperset(map(type, ctm))
+            and _NUMBERS.issuperset((type(path[0][1]), type(path[0][2]), type(path[1][1]), type(path[1][2])))
+            and type(width) in _PLAIN
+            and (type(scolor) in _PLAIN or (type(scolor) is tuple and _PLAIN.issuperset(map(type, scolor))))
+            and (type(ncolor) in _PLAIN or (type(ncolor) is tuple and _PLAIN.issuperset(map(type, ncolor))))
+            and type(mcid) in _PLAIN
+            and type(tag) in _PLAIN
+        ):
+            a, b, c, d, e, f = ctm
+            (_, x, y), (_, u, v) = path
+            pts = [(a * x + c * y + e, b * x + d * y + f), (a * u + c * v + e, b * u + d * v + f)]
+            x0, y0, x1, y1 = get_bound(pts)
+            x_off, y_off = self.mb_x0_y0
+            p0, p1 = [(x_off + p[0], y_off - p[1]) for p in pts]
+            height, mb_x0, mb_top = self.page_height, self.mb_x0, self.mb_top
+            top = (height - y1) + mb_top
+            self.lines.append(
+                {
+                    "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                    "y0": y0,
+                    "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                    "y1": y1,
+                    "width": x1 - x0,
+                    "height": y1 - y0,
+                    "pts": [p0, p1],
+                    "linewidth": width,
+                    "stroke": stroke,
+                    "fill": fill,
+                    "evenodd": evenodd,
+                    "stroking_color": scolor,
+                    "non_stroking_color": ncolor,
+                    "mcid": mcid,
+                    "tag": tag,
+                    "object_type": "line",
+                    "page_number": self.number,
+                    "path": [("m", p0), ("l", p1)],
+                    "dash": gstate.dash,
+                    "top": top,
+                    "bottom": (height - y0) + mb_top,
+                    "doctop": self.doctop + top,
+                }
+            )
+            return
+        objs = self.cur_item._objs
+        n = len(objs)
+        self._painting = True
+        try:
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+        finally:
+            self._painting = False
+        added = objs[n:]  # moved after pdfplumber has tagged them (it tags the tree's last object)
+        if any(type(o) is LTLine for o in added):
+            self.lines += [o for o in added if type(o) is LTLine]
+            objs[n:] = [o for o in added if type(o) is not LTLine]
 
     def render_string_horizontal(
         self,
@@ -571,7 +650,7 @@ class LeanPage(Page):
                 except Exception as e:
                     raise PdfminerException(e) from e
                 self._layout = device.get_result()
-                self._chars_printed = device.chars
+                self._chars_printed, self._lines_drawn = device.chars, device.lines
             return self._layout
         finally:
             pdfinterp.PDFContentParser = stock  # type: ignore[misc]
@@ -625,6 +704,9 @@ class LeanPage(Page):
         plain, fields, names = _PLAIN, _CHAR_FIELDS, _CS_NAMES
         layout = self.layout
         printed = getattr(self, "_chars_printed", [])  # chars the device kept out of the tree, in order
+        drawn = getattr(self, "_lines_drawn", [])  # lines, likewise
+        if drawn:
+            objects["line"] = [o if type(o) is dict else self.process_object(o) for o in drawn]
         for obj in itertools.chain(printed, self._walk(layout._objs)):
             if type(obj) is dict:
                 chars.append(obj)
