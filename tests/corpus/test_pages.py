@@ -370,3 +370,20 @@ def test_cells_equal_pdfplumbers_on_generated_grids(
     edges = [edge("h", *e) for e in horizontal] + [edge("v", *e) for e in vertical]
     intersections = edges_to_intersections(edges)
     assert path_tables._cells(intersections) == intersections_to_cells(intersections)
+
+
+@given(
+    st.lists(st.one_of(st.integers(-5, 30), st.floats(-5, 30, allow_nan=False)), max_size=40),
+    st.sampled_from([0, 1, 1.5, 3]),
+)
+def test_cluster_objects_equals_pdfplumbers(tops: list[float], tolerance: float) -> None:
+    """The groups of objects by a key within a tolerance are pdfplumber's ``cluster_objects``: the same
+    objects in the same groups, in the same order (equal keys, close keys chained, ints beside floats)."""
+    from operator import itemgetter
+
+    from pdfplumber.utils.clustering import cluster_objects as stock
+
+    from blindmcq.corpus.pages import cluster_objects
+
+    objs = [{"top": t, "k": k} for k, t in enumerate(tops)]
+    assert cluster_objects(objs, itemgetter("top"), tolerance) == stock(objs, itemgetter("top"), tolerance)

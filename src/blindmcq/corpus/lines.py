@@ -169,14 +169,7 @@ def print_faults(
     overrunning its cell into the next column; the table's outermost rules aside, as text past them is read
     by no cell); each as (what, top, bottom), merged per line. Lines are compared with their neighbours
     only where their heights overlap, so a page costs little more than one pass over its chars."""
-    boxed = [
-        [
-            (c["x0"], c["x1"], c["top"], c["bottom"], c["text"])
-            for c in line
-            if c["x1"] > c["x0"] and c["bottom"] > c["top"] and c["text"].strip()
-        ]
-        for line in lines
-    ]
+    boxed = [[b for b in map(_BOX, line) if b[1] > b[0] and b[3] > b[2] and b[4].strip()] for line in lines]
     boxed = [line for line in boxed if line]
     spans = [(min(b[2] for b in line), max(b[3] for b in line)) for line in boxed]
     segments = [_segments(line) for line in boxed]
@@ -270,11 +263,15 @@ def horizontal_only(pt: PageText) -> bool:
 def _word(chars: list[dict[str, Any]]) -> Word:
     return (
         chars[0]["x0"],
-        max(c["x1"] for c in chars),
-        min(c["top"] for c in chars),
-        max(c["bottom"] for c in chars),
-        "".join(c["text"] for c in chars),
+        max(map(_X1, chars)),
+        min(map(_TOP, chars)),
+        max(map(_BOTTOM, chars)),
+        "".join(map(_TEXT, chars)),
     )
+
+
+_X1, _TOP, _BOTTOM, _TEXT = itemgetter("x1"), itemgetter("top"), itemgetter("bottom"), itemgetter("text")
+_BOX = itemgetter("x0", "x1", "top", "bottom", "text")
 
 
 def _cluster(ys: Sequence[float]) -> list[float]:

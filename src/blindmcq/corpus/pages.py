@@ -23,7 +23,9 @@ import itertools
 import re
 from binascii import unhexlify
 from codecs import escape_decode  # type: ignore[attr-defined]
+from collections import Counter
 from collections.abc import Iterator
+from math import isfinite
 from operator import itemgetter
 from typing import Any
 from unicodedata import normalize as normalize_unicode
@@ -372,7 +374,7 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         # descent; per (font, cid): the glyph's text and width. Both are pdfminer's own values, looked up
         # once instead of at every char.
         self._fonts: dict[PDFFont, tuple[bool, float]] = {}
-        self._glyphs: dict[tuple[PDFFont, int], tuple[str, float]] = {}
+        self._glyphs: dict[PDFFont, dict[int, tuple[str, float]]] = {}
         # the page's lines in print order: a plain line's dict (:meth:`paint_path`), else pdfminer's LTLine
         self.lines: list[dict[str, Any] | LTLine] = []
         self.mb_x0_y0 = page.mediabox[0], page.mediabox[1] + page.height  # pdfplumber's point2coord offsets
@@ -500,7 +502,12 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         cy0, dy0, cy1, dy1 = c * by0, d * by0, c * by1, d * by1
         upright = a * d * scaling > 0 and b * c <= 0
         height, mb_x0, mb_top, doctop = self.page_height, self.mb_x0, self.mb_top, self.doctop
-        norm, gs, glyphs, chars, number = self.norm, graphicstate, self._glyphs, self.chars, self.number
+        norm, gs, chars, number = self.norm, graphicstate, self.chars, self.number
+        glyphs = self._glyphs.setdefault(font, {})  # the font's glyphs seen so far (``_glyph`` adds them)
+        # Unturned text (b, c zero; finite offsets): each glyph's corners pair up, left with left and right
+        # with right (the same values), so its box is the min and max of two corners, not four (the same
+        # values min and max of all four pick)
+        axis = b == 0 and c == 0 and isfinite(by0) and isfinite(by1)
         stroking = gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,)
         non_stroking = gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,)
         cs = _cs_name(name)
@@ -519,14 +526,19 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
                             (a, b, c, d, e2, f2), font, fontsize, scaling, rise, cid, ncs, graphicstate
                         )
                     else:
-                        glyph = glyphs.get((font, cid)) or self._glyph(font, cid)
+                        glyph = glyphs.get(cid) or self._glyph(font, cid)
                         adv = glyph[1] * fontsize * scaling
                         l1, b1 = l1_ + e2, b1_ + f2
-                        r1, b2 = a * adv + cy0 + e2, b * adv + dy0 + f2
-                        r2, t1 = a * adv + cy1 + e2, b * adv + dy1 + f2
-                        l2, t2 = l2_ + e2, t2_ + f2
-                        x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
-                        x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
+                        if axis:
+                            r1, t1 = a * adv + cy0 + e2, b * adv + dy1 + f2
+                            x0, x1 = r1 if r1 < l1 else l1, r1 if r1 > l1 else l1
+                            y0, y1 = t1 if t1 < b1 else b1, t1 if t1 > b1 else b1
+                        else:
+                            r1, b2 = a * adv + cy0 + e2, b * adv + dy0 + f2
+                            r2, t1 = a * adv + cy1 + e2, b * adv + dy1 + f2
+                            l2, t2 = l2_ + e2, t2_ + f2
+                            x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
+                            x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
                         top = (height - y1) + mb_top
                         text = glyph[0]
                         chars.append(
@@ -581,7 +593,7 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         try:
             text = font.to_unichr(cid)
             assert isinstance(text, str), str(type(text))
-            glyph = self._glyphs[font, cid] = (text, font.char_width(cid))
+            glyph = self._glyphs.setdefault(font, {})[cid] = (text, font.char_width(cid))
         except PDFUnicodeNotDefined:
             glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
         return glyph
@@ -798,7 +810,9 @@ def _upright_share(chars: list[dict[str, Any]]) -> float:
     is not); one pass, the test inlined (it runs on every char of every page)."""
     if not chars:
         return 1.0
-    n = sum(1 for m in map(itemgetter("matrix"), chars) if m[0] > 0 and m[3] > 0 and abs(m[1]) <= 0.1 * m[0])
+    # counted per distinct (a, b, d) of the chars' matrices (a page has a handful), in C
+    seen = Counter(map(itemgetter(0, 1, 3), map(itemgetter("matrix"), chars)))
+    n = sum(k for (a, b, d), k in seen.items() if a > 0 and d > 0 and abs(b) <= 0.1 * a)
     return n / len(chars)
 
 
@@ -850,12 +864,35 @@ def upright(page: LeanPage) -> LeanPage:
     return page
 
 
+def cluster_objects(xs: list[Any], key: Any, tolerance: float) -> list[list[Any]]:
+    """pdfplumber's ``cluster_objects(xs, key, tolerance)`` (``preserve_order`` off): the same groups in the
+    same order, each key computed once and the groups cut from one sort of the indices (pdfplumber's goes
+    through a generator, a dict built from a chain of lists and ``groupby``: its costs are per call and
+    per object, and it runs for every cell's lines and words)."""
+    values = [key(x) for x in xs]
+    cluster: dict[Any, int] = {}  # pdfplumber's cluster_list over the distinct values, as a value -> index
+    last, n = None, -1
+    for v in sorted(set(values)):
+        if n < 0 or tolerance == 0 or not v <= last + tolerance:
+            n += 1
+        cluster[v] = n
+        last = v
+    ids = [cluster[v] for v in values]
+    groups: list[list[Any]] = []
+    current = None
+    for i in sorted(range(len(xs)), key=ids.__getitem__):  # stable: each group in the objects' order
+        if ids[i] != current:
+            current = ids[i]
+            groups.append([])
+        groups[-1].append(xs[i])
+    return groups
+
+
 def word_chars(chars: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     """The chars of each word, as pdfplumber's ``WordExtractor`` with its defaults splits upright chars: lines
     by ``cluster_objects`` on top (``y_tolerance``), each sorted by x0; a blank char ends a word, an empty
     char is a word of its own, and a char left of the last one's start, more than ``x_tolerance`` right of
     its end or more than ``y_tolerance`` off its top starts one."""
-    from pdfplumber.utils.clustering import cluster_objects
     from pdfplumber.utils.text import DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE
 
     xt, yt = DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE

@@ -24,6 +24,7 @@ N_COLUMNS = 4
 OPTION = COLUMNS.index("option")
 TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
+_TOP, _BOTTOM, _X0, _X1 = itemgetter("top"), itemgetter("bottom"), itemgetter("x0"), itemgetter("x1")
 
 
 def page_words(page: Page) -> list[dict[str, Any]]:
@@ -37,9 +38,9 @@ def page_words(page: Page) -> list[dict[str, Any]]:
     expand = LIGATURES
 
     def emit(word: list[dict[str, Any]]) -> None:
-        top = min(c["top"] for c in word)
-        x0, x1 = min(c["x0"] for c in word), max(c["x1"] for c in word)
-        bottom = max(c["bottom"] for c in word)
+        top = min(map(_TOP, word))
+        x0, x1 = min(map(_X0, word)), max(map(_X1, word))
+        bottom = max(map(_BOTTOM, word))
         first = word[0]
         out.append(
             {

@@ -19,7 +19,6 @@ from typing import Any
 from pdfplumber import utils
 from pdfplumber.page import Page
 from pdfplumber.table import Table, TableFinder, TableSettings, cells_to_tables, edges_to_intersections
-from pdfplumber.utils.clustering import cluster_objects
 from pdfplumber.utils.geometry import obj_to_bbox
 from pdfplumber.utils.text import (
     DEFAULT_Y_TOLERANCE,
@@ -27,7 +26,7 @@ from pdfplumber.utils.text import (
     get_line_cluster_key,
 )
 
-from blindmcq.corpus.pages import word_chars
+from blindmcq.corpus.pages import cluster_objects, word_chars
 from blindmcq.corpus.rows import COLUMNS, LINE_TOL, Fit, Row, fit_of
 
 OPTION = COLUMNS.index("option")
@@ -38,6 +37,7 @@ class TableShapeError(ValueError):
     """A table on the page does not have the Commission's four columns."""
 
 
+_TOP = itemgetter("top")
 _WORDS = WordExtractor()  # stateless once built: the extractor utils.extract_text builds for every call
 _LINE_KEY = get_line_cluster_key(_WORDS.line_dir)
 _PLAIN_DIRECTIONS = (_WORDS.line_dir, _WORDS.char_dir) == ("ttb", "ltr")
@@ -60,7 +60,7 @@ def _upright_words(chars: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "text": "".join(expand.get(c["text"], c["text"] or "") for c in word),
-            "top": min(c["top"] for c in word),
+            "top": min(map(_TOP, word)),
         }
         for word in word_chars(chars)
     ]
