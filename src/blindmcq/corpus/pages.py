@@ -9,8 +9,10 @@ only values that can hold PDF references, and decodes each colour-space name onc
 Costs of pdfminer's own reading are cut too, the results unchanged (the same tests compare them): the
 content stream's common tokens (numbers, operators, names, plain strings) are read by one regular
 expression each instead of pdfminer's per-character state machine, a literal string's octal escapes
-decoded in one step (:class:`_ContentParser`); each plain char's dict is built as the char is printed, not
-from an ``LTChar`` afterwards (:class:`_CharDevice`).
+decoded in one step (:class:`_ContentParser`); the interpreter reads runs of plain operands and operators
+itself, without the parser's object stack (:meth:`_Interpreter._run`); each plain char's dict, and each
+plain straight line's, is built as it is printed, not from an ``LTChar`` or ``LTLine`` afterwards
+(:class:`_CharDevice`).
 
 Both paths read the same :class:`LeanPage` (one parse per page); what they conclude stays independent:
 path 1 finds tables with pdfplumber's table finder and reads cell chars, path 2 builds its own grid from

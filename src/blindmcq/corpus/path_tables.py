@@ -2,10 +2,11 @@
 
 Cell text is what ``Table.extract()`` returns (same chars, same ``utils.extract_text``), but each row's chars
 are found by bisection on their vertical centres instead of a scan of every char on the page per row (the
-scan was a fifth of the whole extraction's time). Two departures from ``Table.extract()``: chars printed past
-the table's right rule that continue a word of the last column belong to it (a word wider than its column),
-and a number cell merged over rows whose first has no stem gives its number to the row beside the stem
-where it is printed (``Row.cut_number``).
+scan was a fifth of the whole extraction's time), and the table finder's cells are found per intersection
+by position (:func:`find_tables`, pdfplumber's cells). Two departures from ``Table.extract()``: chars
+printed past the table's right rule that continue a word of the last column belong to it (a word wider
+than its column), and a number cell merged over rows whose first has no stem gives its number to the row
+beside the stem where it is printed (``Row.cut_number``).
 """
 
 from __future__ import annotations
