@@ -205,8 +205,9 @@ def test_content_parser_reads_literal_strings_as_pdfminer_does() -> None:
 
 def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -> None:
     """Text set with char and word spacing, a rise, horizontal scaling, kerned glyph runs (TJ), colours,
-    turned, slanted and sideways text matrices, and a page box whose origin is not (0, 0): the chars the
-    lean device builds as it prints are pdfminer's (through pdfplumber), field for field."""
+    turned, slanted and sideways text matrices, lines of every kind the lean device builds itself or leaves
+    to pdfminer, and a page box whose origin is not (0, 0): the chars and lines the lean device builds as
+    it prints are pdfminer's (through pdfplumber), field for field."""
     path = tmp_path / "spaced.pdf"
     canvas = Canvas(str(path))
     canvas.setPageSize((500, 700))
@@ -229,9 +230,28 @@ def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -
     text.textLine("a quarter turn")
     canvas.drawText(text)
     canvas._code.append("BT /F1 12 Tf 1 0 0 1 100 300 Tm [(A) -120 (V) 250.5 (Wa) -33 (y)] TJ ET")
+    # lines: plain, dashed and coloured, in a scaled and turned frame, several in one path, one in marked
+    # content, one as a curve's neighbour
+    canvas.line(20, 20, 480, 20)
+    canvas.setDash(3, 2)
+    canvas.setStrokeColorRGB(0.9, 0.1, 0.1)
+    canvas.setLineWidth(1.7)
+    canvas.line(20, 40, 20, 600)
+    canvas.saveState()
+    canvas.translate(250, 350)
+    canvas.rotate(30)
+    canvas.scale(1.5, 0.5)
+    canvas.line(0, 0, 100, 0)
+    canvas.restoreState()
+    canvas.setDash()
+    canvas._code.append("n 30 60 m 200 60 l 30 70 m 200 70 l S")
+    canvas._code.append("/P <</MCID 7>> BDC n 30 80 m 200 80 l S EMC")
+    canvas._code.append("n 30 90 m 200 90 l 250 120 l S")
     canvas.showPage()
     canvas.setPageSize((400, 400))
     canvas.drawString(60, 200, "Офсетна сторінка ﬁ")
+    canvas.line(10, 10, 390, 10)
+    canvas.line(10, 10, 10, 390)
     canvas.showPage()
     canvas.save()
     data = path.read_bytes()  # the second page's box moved off (0, 0), the file's offsets kept
@@ -244,3 +264,126 @@ def test_lean_objects_equal_stock_on_spaced_scaled_turned_text(tmp_path: Path) -
             assert_same_objects(page, mine)
             assert mine.objects["char"]
         assert not all(c["upright"] for c in lean(pdf.pages[0]).chars)
+        assert len(lean(pdf.pages[0]).lines) == 6 and len(lean(pdf.pages[1]).lines) == 2
+        assert {ln["mcid"] for ln in lean(pdf.pages[0]).lines} == {None, 7}
+
+
+def _executed(interpreter_cls: type, parser_cls: type, data: bytes | list[bytes], bufsize: int) -> list:
+    """The operators ``interpreter_cls`` runs on ``data`` (one stream, or several in turn) with
+    ``parser_cls`` as pdfminer's content parser: each as (name, arguments), then the operands left on the
+    stack; the exception type where it raises."""
+    from unittest import mock
+
+    from pdfminer import pdfinterp
+    from pdfminer.pdftypes import PDFStream
+
+    record: list = []
+
+    def recorder(name: str) -> object:
+        """A method that records its call, taking as many arguments as pdfminer's (the interpreter pops
+        that many operands)."""
+        nargs = getattr(interpreter_cls, name).__code__.co_argcount - 1
+        params = "".join(f", a{i}" for i in range(nargs))
+        scope: dict = {"record": record}
+        exec(f"def op(self{params}): record.append(({name!r}, [{params[2:]}]))", scope)
+        return scope["op"]
+
+    ops = {k: recorder(k) for k in dir(interpreter_cls) if k.startswith("do_")}
+    cls = type("Recording", (interpreter_cls,), ops)
+    streams = []
+    for k, chunk in enumerate([data] if isinstance(data, bytes) else data):
+        streams.append(PDFStream({}, chunk))
+        streams[-1].objid = k + 1
+    interp = cls.__new__(cls)
+    interp.argstack, interp.stream_ids, interp.parent_stream_ids = [], set(), set()
+
+    class Parser(parser_cls):  # type: ignore[misc, valid-type]
+        BUFSIZ = bufsize
+
+    with mock.patch.object(pdfinterp, "PDFContentParser", Parser):
+        try:
+            interp.execute(streams)
+        except Exception as exc:
+            return [*record, ("raised", type(exc).__name__)]
+    return [*record, ("left", interp.argstack)]
+
+
+# Operators and operands of content streams, with what the interpreter reads itself: arrays (TJ's), nested
+# arrays, operators and dicts inside arrays, an unbalanced bracket, inline images, unknown operators
+_OPS_PIECES = [
+    *_PIECES, b"[(a) -250 (b)] TJ", b"[[1 2] 3]", b"[1 Tj 2]", b"[/A <</B 1>>]", b"[<41> (x)]", b"]",
+    b"[ ]", b"BT /F1 12 Tf 1 0 0 1 39 796 Tm (\\021) Tj T* ET", b"1 0 0 1 0 0 cm", b"n 36 805 m 72 805 l S",
+    b"0.5 w", b"q", b"Q", b"1 2 3 4 5 6 cm", b"xyz", b"BI /W 1 ID \x00 EI", b"/P <</MCID 3>> BDC", b"EMC",
+]  # fmt: skip
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_OPS_PIECES), st.sampled_from(_SEPARATORS)), max_size=40),
+    st.lists(st.integers(0, 400), max_size=2),
+    st.sampled_from([1, 2, 3, 7, 64, 4096]),
+)
+def test_interpreter_runs_the_operators_pdfminer_runs(
+    pieces: list[tuple[bytes, bytes]], cuts: list[int], bufsize: int
+) -> None:
+    """On generated content streams, the lean interpreter with the lean parser runs pdfminer's operators
+    with pdfminer's arguments in pdfminer's order (stock interpreter, stock parser), leaves the same
+    operands, and raises where pdfminer raises."""
+    from pdfminer.pdfinterp import PDFContentParser, PDFPageInterpreter
+
+    from blindmcq.corpus.pages import _ContentParser, _Interpreter
+
+    data = b"".join(p + sep for p, sep in pieces)
+    bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    streams = [data[a:b] for a, b in itertools.pairwise(bounds)] or [data]
+    mine = _executed(_Interpreter, _ContentParser, streams, bufsize)
+    stock = _executed(PDFPageInterpreter, PDFContentParser, streams, bufsize)
+    assert repr(mine) == repr(stock)  # repr: an int and an equal float differ
+
+
+def test_path1_tables_equal_pdfplumbers(cases_bank: Rendered) -> None:
+    """Path 1's table finder finds pdfplumber's tables (the same cells, rows and order) on every page of a
+    bank that prints every special case."""
+    with pdfplumber.open(cases_bank.path) as pdf:
+        for page in pdf.pages:
+            page = lean(page)
+            mine, stock = path_tables.find_tables(page), page.find_tables(path_tables.SETTINGS)
+            assert mine and [t.cells for t in mine] == [t.cells for t in stock]
+
+
+_EDGE = st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(1, 6))
+
+
+@given(st.lists(_EDGE, max_size=14), st.lists(_EDGE, max_size=14))
+def test_cells_equal_pdfplumbers_on_generated_grids(
+    horizontal: list[tuple[int, int, int]], vertical: list[tuple[int, int, int]]
+) -> None:
+    """On generated rules (horizontal and vertical, overlapping, touching, broken, some at half points),
+    path 1's cells are pdfplumber's ``intersections_to_cells``: the same cells in the same order."""
+    from pdfplumber.table import edges_to_intersections, intersections_to_cells
+
+    def edge(orientation: str, at: int, start: int, length: int) -> dict:
+        lo, hi = start * 10 / (2 if at % 3 == 0 else 1), start * 10 + length * 10
+        if orientation == "h":
+            return {"x0": lo, "x1": hi, "top": at * 10, "bottom": at * 10, "orientation": "h"}
+        return {"x0": at * 10, "x1": at * 10, "top": lo, "bottom": hi, "orientation": "v"}
+
+    edges = [edge("h", *e) for e in horizontal] + [edge("v", *e) for e in vertical]
+    intersections = edges_to_intersections(edges)
+    assert path_tables._cells(intersections) == intersections_to_cells(intersections)
+
+
+@given(
+    st.lists(st.one_of(st.integers(-5, 30), st.floats(-5, 30, allow_nan=False)), max_size=40),
+    st.sampled_from([0, 1, 1.5, 3]),
+)
+def test_cluster_objects_equals_pdfplumbers(tops: list[float], tolerance: float) -> None:
+    """The groups of objects by a key within a tolerance are pdfplumber's ``cluster_objects``: the same
+    objects in the same groups, in the same order (equal keys, close keys chained, ints beside floats)."""
+    from operator import itemgetter
+
+    from pdfplumber.utils.clustering import cluster_objects as stock
+
+    from blindmcq.corpus.pages import cluster_objects
+
+    objs = [{"top": t, "k": k} for k, t in enumerate(tops)]
+    assert cluster_objects(objs, itemgetter("top"), tolerance) == stock(objs, itemgetter("top"), tolerance)

@@ -69,8 +69,12 @@ def hyphen_vocabulary(rows: Iterable[Row]) -> set[str]:
     vocab: set[str] = set()
     for row in rows:
         for cell in (row.question, row.option):
-            for line in (cell or "").split("\n"):
+            if not cell or "-" not in cell:
+                continue
+            for line in cell.split("\n"):
                 for token in line.split():
+                    if "-" not in token:
+                        continue
                     parts = token.split("-")
                     for a, b in itertools.pairwise(parts):
                         end, head = _END.search(a), _HEAD.match(b)
@@ -86,11 +90,12 @@ def solid_words(rows: Iterable[Row]) -> set[str]:
     for row in rows:
         for cell in (row.question, row.option):
             for line in (cell or "").split("\n"):
-                tokens = line.split()
-                for k, token in enumerate(tokens):
-                    if k == len(tokens) - 1 and token.endswith("-"):
-                        continue
-                    words.update(w.casefold() for w in _WORDS.findall(token))
+                # a line's words are its tokens' words (no word spans a space), less its last token when
+                # that ends with a hyphen
+                head = line.rsplit(None, 1)
+                if head and head[-1].endswith("-"):
+                    line = head[0] if len(head) == 2 else ""
+                words.update(map(str.casefold, _WORDS.findall(line)))
     return words
 
 
@@ -100,6 +105,8 @@ def hyphen_doubts(text: str, vocab: AbstractSet[str], solid: AbstractSet[str]) -
     out = []
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     for above, below in itertools.pairwise(lines):
+        if not above.endswith("-"):  # no line-end hyphen (``_TAIL`` ends with one)
+            continue
         tail, head = _TAIL.search(above.split()[-1]), _HEAD.match(below)
         if tail and head and below[0].islower():
             pair = f"{tail.group(1)}-{head.group(1)}".casefold()
@@ -117,8 +124,8 @@ def join_lines(text: str, vocab: AbstractSet[str] = frozenset()) -> str:
             continue
         # A word never spans a space: search only the text after the last one (the same match; searching
         # the whole of ``out`` for each line made long cells quadratic).
-        tail = _TAIL.search(out, out.rfind(" ") + 1)
-        head = _HEAD.match(line)
+        tail = _TAIL.search(out, out.rfind(" ") + 1) if out.endswith("-") else None
+        head = _HEAD.match(line) if tail else None
         if tail and head and line[0].islower():
             hard = f"{tail.group(1)}-{head.group(1)}".casefold() in vocab
             out = out + line if hard else out[:-1] + line

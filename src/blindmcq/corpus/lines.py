@@ -33,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from blindmcq.corpus.rows import Fit, Row
@@ -70,7 +71,7 @@ class PageText:
 
 def page_text(page: Any, page_no: int) -> PageText:
     """The words (from chars) and horizontal rules of an open pdfplumber page."""
-    chars = sorted(page.chars, key=lambda c: (c["top"], c["x0"]))
+    chars = sorted(page.chars, key=itemgetter("top", "x0"))
     lines: list[list[dict[str, Any]]] = []
     top = None
     for c in chars:
@@ -80,7 +81,7 @@ def page_text(page: Any, page_no: int) -> PageText:
         lines[-1].append(c)
     words: list[Word] = []
     for line in lines:
-        line.sort(key=lambda c: c["x0"])
+        line.sort(key=itemgetter("x0"))
         cur: list[dict[str, Any]] = []
         for c in line:
             blank = not c["text"].strip()
@@ -138,11 +139,17 @@ def _segments(line: list[Any]) -> list[tuple[float, float, list[float], float, l
     """A printed line's runs of glyphs (no gap wider than half a glyph's height): x0, x1, the glyphs'
     starts, the widest glyph, the glyphs."""
     runs: list[list[Any]] = []
+    run: list[Any] = []
     for b in line:
-        if runs and b[0] - max(g[1] for g in runs[-1][-3:]) < 0.5 * (b[3] - b[2]):
-            runs[-1].append(b)
-        else:
-            runs.append([b])
+        if run:
+            end = run[-1][1]  # the right end of the run's last three glyphs
+            if len(run) > 1:
+                end = max(end, run[-2][1], run[-3][1]) if len(run) > 2 else max(end, run[-2][1])
+            if b[0] - end < 0.5 * (b[3] - b[2]):
+                run.append(b)
+                continue
+        run = [b]
+        runs.append(run)
     return [
         (min(g[0] for g in r), max(g[1] for g in r), [g[0] for g in r], max(g[1] - g[0] for g in r), r)
         for r in runs
@@ -162,14 +169,7 @@ def print_faults(
     overrunning its cell into the next column; the table's outermost rules aside, as text past them is read
     by no cell); each as (what, top, bottom), merged per line. Lines are compared with their neighbours
     only where their heights overlap, so a page costs little more than one pass over its chars."""
-    boxed = [
-        [
-            (c["x0"], c["x1"], c["top"], c["bottom"], c["text"])
-            for c in line
-            if c["x1"] > c["x0"] and c["bottom"] > c["top"] and c["text"].strip()
-        ]
-        for line in lines
-    ]
+    boxed = [[b for b in map(_BOX, line) if b[1] > b[0] and b[3] > b[2] and b[4].strip()] for line in lines]
     boxed = [line for line in boxed if line]
     spans = [(min(b[2] for b in line), max(b[3] for b in line)) for line in boxed]
     segments = [_segments(line) for line in boxed]
@@ -263,11 +263,15 @@ def horizontal_only(pt: PageText) -> bool:
 def _word(chars: list[dict[str, Any]]) -> Word:
     return (
         chars[0]["x0"],
-        max(c["x1"] for c in chars),
-        min(c["top"] for c in chars),
-        max(c["bottom"] for c in chars),
-        "".join(c["text"] for c in chars),
+        max(map(_X1, chars)),
+        min(map(_TOP, chars)),
+        max(map(_BOTTOM, chars)),
+        "".join(map(_TEXT, chars)),
     )
+
+
+_X1, _TOP, _BOTTOM, _TEXT = itemgetter("x1"), itemgetter("top"), itemgetter("bottom"), itemgetter("text")
+_BOX = itemgetter("x0", "x1", "top", "bottom", "text")
 
 
 def _cluster(ys: Sequence[float]) -> list[float]:
@@ -281,7 +285,7 @@ def _cluster(ys: Sequence[float]) -> list[float]:
 def _lines(words: Sequence[Word]) -> list[list[Word]]:
     """Words grouped into printed lines (by top), each line left to right."""
     out: list[list[Word]] = []
-    for w in sorted(words, key=lambda w: (w[2], w[0])):
+    for w in sorted(words, key=itemgetter(2, 0)):
         if out and w[2] - out[-1][0][2] < LINE_TOL:
             out[-1].append(w)
         else:

@@ -9,8 +9,10 @@ only values that can hold PDF references, and decodes each colour-space name onc
 Costs of pdfminer's own reading are cut too, the results unchanged (the same tests compare them): the
 content stream's common tokens (numbers, operators, names, plain strings) are read by one regular
 expression each instead of pdfminer's per-character state machine, a literal string's octal escapes
-decoded in one step (:class:`_ContentParser`); each plain char's dict is built as the char is printed, not
-from an ``LTChar`` afterwards (:class:`_CharDevice`).
+decoded in one step (:class:`_ContentParser`); the interpreter reads runs of plain operands and operators
+itself, without the parser's object stack (:meth:`_Interpreter._run`); each plain char's dict, and each
+plain straight line's, is built as it is printed, not from an ``LTChar`` or ``LTLine`` afterwards
+(:class:`_CharDevice`).
 
 Both paths read the same :class:`LeanPage` (one parse per page); what they conclude stays independent:
 path 1 finds tables with pdfplumber's table finder and reads cell chars, path 2 builds its own grid from
@@ -23,16 +25,19 @@ import itertools
 import re
 from binascii import unhexlify
 from codecs import escape_decode  # type: ignore[attr-defined]
+from collections import Counter
 from collections.abc import Iterator
+from math import isfinite
 from operator import itemgetter
 from typing import Any
 from unicodedata import normalize as normalize_unicode
 
 from pdfminer import pdfinterp, settings
-from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTTextContainer
+from pdfminer.layout import LTChar, LTContainer, LTCurve, LTItem, LTLine, LTTextContainer
 from pdfminer.pdffont import PDFFont, PDFUnicodeNotDefined
 from pdfminer.pdftypes import stream_value
 from pdfminer.psparser import HEX_PAIR, KWD, LIT, PSEOF, SPC, PSBaseParser, PSKeyword, keyword_name
+from pdfminer.utils import get_bound
 from pdfplumber.page import ALL_ATTRS, Page, PDFPageAggregatorWithMarkedContent
 from pdfplumber.utils import resolve_all, resolve_and_decode
 from pdfplumber.utils.exceptions import PdfminerException
@@ -108,6 +113,8 @@ _TOKEN = re.compile(
     rb"|<(?P<hex>[0-9a-fA-F]*)>"
     rb")"
 )
+# The same tokens, and an array's brackets, for the interpreter's run of plain tokens (``_Interpreter._run``)
+_RUN_TOKEN = re.compile(_TOKEN.pattern[:-1] + rb"|(?P<open>\[)|(?P<close>\])" + rb")")
 _MAIN = PSBaseParser._parse_main
 _OWN = (KWD(b"BI"), KWD(b"ID"))  # operators the content parser treats itself (inline images)
 _HASH, _GT = ord("#"), ord(">")
@@ -227,7 +234,18 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
         except PSEOF:
             return
         nextobject, op = parser.nextobject, self._op
+        fast = isinstance(parser, _ContentParser)
         while True:
+            if (
+                fast
+                and not parser.eof
+                and not parser._tokens
+                and parser._parse1.__func__ is _MAIN  # type: ignore[attr-defined]
+                and not parser.results
+                and not parser.context
+                and not parser.curstack
+            ):
+                self._run(parser)
             try:
                 (_, obj) = nextobject()
             except PSEOF:
@@ -246,6 +264,94 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
                     raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(obj)!r}")
             else:
                 self.push(obj)
+
+    def _run(self, parser: _ContentParser) -> None:
+        """Read and execute the plain tokens that follow in the parser's buffer, as :meth:`execute` would
+        with the parser's own ``nextobject``: operands (numbers, names, strings, arrays of those) pushed,
+        operators run with the same arguments. It stops, the parser left at the first token not read, at
+        whatever ``_RUN_TOKEN`` does not read whole in the buffer or that the parser treats otherwise (a
+        comment, a dict, a nested array, an operator inside an array, an inline image, a token the
+        buffer's end may cut): :meth:`execute` reads that one by the parser's ``nextobject``."""
+        buf, pos = parser.buf, parser.charpos
+        n, match, ops, names = len(buf), _RUN_TOKEN.match, _RUN_OPS.setdefault(type(self), {}), _RUN_NAMES
+        array: list[Any] | None = None
+        start = pos  # where the array being read began
+        while True:
+            m = match(buf, pos)
+            if m is None:
+                break
+            kind, end = m.lastgroup, m.end()
+            if kind == "num":
+                if end >= n:
+                    break
+                text = m.group(kind)
+                token: Any = float(text) if b"." in text else int(text)
+            elif kind == "str":
+                token = escape_decode(m.group(kind))[0]
+            elif kind == "kw":
+                if end >= n:
+                    break
+                text = m.group(kind)
+                if text == b"true" or text == b"false":
+                    token = text == b"true"
+                else:
+                    if array is not None:
+                        break
+                    found = ops.get(text, _UNSEEN)
+                    if found is _UNSEEN:
+                        kw = KWD(text)
+                        found = ops[text] = _OWN_OP if kw in _OWN else (kw, self._op(kw))
+                    if found is _OWN_OP:
+                        break
+                    pos = parser.charpos = end
+                    func_args = found[1]
+                    if func_args is not None:
+                        func, nargs = func_args
+                        if nargs:
+                            args = self.pop(nargs)
+                            if len(args) == nargs:
+                                func(self, *args)
+                        else:
+                            func(self)
+                    elif settings.STRICT:
+                        raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(found[0])!r}")
+                    continue
+            elif kind == "lit":
+                if end >= n or buf[end] == _HASH:
+                    break
+                text = m.group(kind)
+                token = names.get(text)
+                if token is None:
+                    try:
+                        name: str | bytes = str(text, "utf-8")
+                    except UnicodeDecodeError:
+                        name = text
+                    token = names[text] = LIT(name)
+            elif kind == "hex":
+                if end >= n or buf[end] == _GT:  # pdfminer reads ``>>`` after a hex string's digits
+                    break
+                token = _hex(m.group(kind))
+            elif kind == "open":
+                if array is not None:
+                    break
+                array, start, pos = [], pos, end
+                continue
+            else:  # "]"
+                if array is None:
+                    break
+                token, array = array, None
+            pos = end
+            if array is not None:
+                array.append(token)
+            else:
+                self.argstack.append(token)
+        parser.charpos = start if array is not None else pos
+
+
+_UNSEEN, _OWN_OP = object(), object()
+# (interpreter class) -> operator's bytes -> (keyword, (method, argument count) or None), or _OWN_OP
+_RUN_OPS: dict[type, dict[bytes, Any]] = {}
+_RUN_NAMES: dict[bytes, Any] = {}  # a name's bytes -> pdfminer's literal (LIT interns them alike)
 
 
 class _CharDevice(PDFPageAggregatorWithMarkedContent):
@@ -270,7 +376,85 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         # descent; per (font, cid): the glyph's text and width. Both are pdfminer's own values, looked up
         # once instead of at every char.
         self._fonts: dict[PDFFont, tuple[bool, float]] = {}
-        self._glyphs: dict[tuple[PDFFont, int], tuple[str, float]] = {}
+        self._glyphs: dict[PDFFont, dict[int, tuple[str, float]]] = {}
+        # the page's lines in print order: a plain line's dict (:meth:`paint_path`), else pdfminer's LTLine
+        self.lines: list[dict[str, Any] | LTLine] = []
+        self.mb_x0_y0 = page.mediabox[0], page.mediabox[1] + page.height  # pdfplumber's point2coord offsets
+        self._painting = False
+
+    def paint_path(self, gstate: Any, stroke: bool, fill: bool, evenodd: bool, path: Any) -> None:
+        """pdfplumber's path painting, a plain straight line's dict built here (what
+        :meth:`LeanPage.process_object` builds from pdfminer's ``LTLine``: the same floats by the same
+        operations); other paths are pdfminer's, as before, their lines kept in :attr:`lines` in print
+        order too. A line is plain when it is one ``m`` and one ``l`` segment, and the matrix, width,
+        colours and marked-content tags are plain values."""
+        if self._painting:  # a subpath of a path pdfminer splits (several ``m``): pdfminer's, in the tree
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+            return
+        ctm, width, scolor, ncolor = self.ctm, gstate.linewidth, gstate.scolor, gstate.ncolor
+        mcid, tag = self.cur_mcid, self.cur_tag
+        if (
+            len(path) == 2
+            and path[0][0] == "m"
+            and path[1][0] == "l"
+            and len(path[0]) == 3
+            and len(path[1]) == 3
+            and type(ctm) is tuple
+            and len(ctm) == 6
+            and _NUMBERS.issuperset(map(type, ctm))
+            and _NUMBERS.issuperset((type(path[0][1]), type(path[0][2]), type(path[1][1]), type(path[1][2])))
+            and type(width) in _PLAIN
+            and (type(scolor) in _PLAIN or (type(scolor) is tuple and _PLAIN.issuperset(map(type, scolor))))
+            and (type(ncolor) in _PLAIN or (type(ncolor) is tuple and _PLAIN.issuperset(map(type, ncolor))))
+            and type(mcid) in _PLAIN
+            and type(tag) in _PLAIN
+        ):
+            a, b, c, d, e, f = ctm
+            (_, x, y), (_, u, v) = path
+            pts = [(a * x + c * y + e, b * x + d * y + f), (a * u + c * v + e, b * u + d * v + f)]
+            x0, y0, x1, y1 = get_bound(pts)
+            x_off, y_off = self.mb_x0_y0
+            p0, p1 = [(x_off + p[0], y_off - p[1]) for p in pts]
+            height, mb_x0, mb_top = self.page_height, self.mb_x0, self.mb_top
+            top = (height - y1) + mb_top
+            self.lines.append(
+                {
+                    "x0": x0 + mb_x0 if mb_x0 != 0 else x0,
+                    "y0": y0,
+                    "x1": x1 + mb_x0 if mb_x0 != 0 else x1,
+                    "y1": y1,
+                    "width": x1 - x0,
+                    "height": y1 - y0,
+                    "pts": [p0, p1],
+                    "linewidth": width,
+                    "stroke": stroke,
+                    "fill": fill,
+                    "evenodd": evenodd,
+                    "stroking_color": scolor,
+                    "non_stroking_color": ncolor,
+                    "mcid": mcid,
+                    "tag": tag,
+                    "object_type": "line",
+                    "page_number": self.number,
+                    "path": [("m", p0), ("l", p1)],
+                    "dash": gstate.dash,
+                    "top": top,
+                    "bottom": (height - y0) + mb_top,
+                    "doctop": self.doctop + top,
+                }
+            )
+            return
+        objs = self.cur_item._objs
+        n = len(objs)
+        self._painting = True
+        try:
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+        finally:
+            self._painting = False
+        added = objs[n:]  # moved after pdfplumber has tagged them (it tags the tree's last object)
+        if any(type(o) is LTLine for o in added):
+            self.lines += [o for o in added if type(o) is LTLine]
+            objs[n:] = [o for o in added if type(o) is not LTLine]
 
     def render_string_horizontal(
         self,
@@ -320,7 +504,12 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         cy0, dy0, cy1, dy1 = c * by0, d * by0, c * by1, d * by1
         upright = a * d * scaling > 0 and b * c <= 0
         height, mb_x0, mb_top, doctop = self.page_height, self.mb_x0, self.mb_top, self.doctop
-        norm, gs, glyphs, chars, number = self.norm, graphicstate, self._glyphs, self.chars, self.number
+        norm, gs, chars, number = self.norm, graphicstate, self.chars, self.number
+        glyphs = self._glyphs.setdefault(font, {})  # the font's glyphs seen so far (``_glyph`` adds them)
+        # Unturned text (b, c zero; finite offsets): each glyph's corners pair up, left with left and right
+        # with right (the same values), so its box is the min and max of two corners, not four (the same
+        # values min and max of all four pick)
+        axis = b == 0 and c == 0 and isfinite(by0) and isfinite(by1)
         stroking = gs.scolor if isinstance(gs.scolor, tuple) else (gs.scolor,)
         non_stroking = gs.ncolor if isinstance(gs.ncolor, tuple) else (gs.ncolor,)
         cs = _cs_name(name)
@@ -339,14 +528,19 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
                             (a, b, c, d, e2, f2), font, fontsize, scaling, rise, cid, ncs, graphicstate
                         )
                     else:
-                        glyph = glyphs.get((font, cid)) or self._glyph(font, cid)
+                        glyph = glyphs.get(cid) or self._glyph(font, cid)
                         adv = glyph[1] * fontsize * scaling
                         l1, b1 = l1_ + e2, b1_ + f2
-                        r1, b2 = a * adv + cy0 + e2, b * adv + dy0 + f2
-                        r2, t1 = a * adv + cy1 + e2, b * adv + dy1 + f2
-                        l2, t2 = l2_ + e2, t2_ + f2
-                        x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
-                        x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
+                        if axis:
+                            r1, t1 = a * adv + cy0 + e2, b * adv + dy1 + f2
+                            x0, x1 = r1 if r1 < l1 else l1, r1 if r1 > l1 else l1
+                            y0, y1 = t1 if t1 < b1 else b1, t1 if t1 > b1 else b1
+                        else:
+                            r1, b2 = a * adv + cy0 + e2, b * adv + dy0 + f2
+                            r2, t1 = a * adv + cy1 + e2, b * adv + dy1 + f2
+                            l2, t2 = l2_ + e2, t2_ + f2
+                            x0, y0 = min(l1, l2, r1, r2), min(b1, b2, t1, t2)
+                            x1, y1 = max(l1, l2, r1, r2), max(b1, b2, t1, t2)
                         top = (height - y1) + mb_top
                         text = glyph[0]
                         chars.append(
@@ -401,7 +595,7 @@ class _CharDevice(PDFPageAggregatorWithMarkedContent):
         try:
             text = font.to_unichr(cid)
             assert isinstance(text, str), str(type(text))
-            glyph = self._glyphs[font, cid] = (text, font.char_width(cid))
+            glyph = self._glyphs.setdefault(font, {})[cid] = (text, font.char_width(cid))
         except PDFUnicodeNotDefined:
             glyph = (self.handle_undefined_char(font, cid), font.char_width(cid))
         return glyph
@@ -470,7 +664,7 @@ class LeanPage(Page):
                 except Exception as e:
                     raise PdfminerException(e) from e
                 self._layout = device.get_result()
-                self._chars_printed = device.chars
+                self._chars_printed, self._lines_drawn = device.chars, device.lines
             return self._layout
         finally:
             pdfinterp.PDFContentParser = stock  # type: ignore[misc]
@@ -524,6 +718,9 @@ class LeanPage(Page):
         plain, fields, names = _PLAIN, _CHAR_FIELDS, _CS_NAMES
         layout = self.layout
         printed = getattr(self, "_chars_printed", [])  # chars the device kept out of the tree, in order
+        drawn = getattr(self, "_lines_drawn", [])  # lines, likewise
+        if drawn:
+            objects["line"] = [o if type(o) is dict else self.process_object(o) for o in drawn]
         for obj in itertools.chain(printed, self._walk(layout._objs)):
             if type(obj) is dict:
                 chars.append(obj)
@@ -606,14 +803,19 @@ OUTSIDE = 0.01  # more than this share of the chars outside the page's box: the 
 _BOX_TOL = 1.0  # pt
 
 
-def _reads_upright(c: dict[str, Any]) -> bool:
-    """A char printed left to right, top up (a slant, as in italics, allowed; upside down is not)."""
-    a, b, _, d = c["matrix"][:4]
-    return a > 0 and d > 0 and abs(b) <= 0.1 * a
-
-
 def _share(chars: list[dict[str, Any]], test: Any) -> float:
     return sum(map(test, chars)) / len(chars) if chars else 1.0
+
+
+def _upright_share(chars: list[dict[str, Any]]) -> float:
+    """The share of ``chars`` printed left to right, top up (a slant, as in italics, allowed; upside down
+    is not); one pass, the test inlined (it runs on every char of every page)."""
+    if not chars:
+        return 1.0
+    # counted per distinct (a, b, d) of the chars' matrices (a page has a handful), in C
+    seen = Counter(map(itemgetter(0, 1, 3), map(itemgetter("matrix"), chars)))
+    n = sum(k for (a, b, d), k in seen.items() if a > 0 and d > 0 and abs(b) <= 0.1 * a)
+    return n / len(chars)
 
 
 def _outside(page: Page) -> float:
@@ -636,23 +838,23 @@ def upright(page: LeanPage) -> LeanPage:
     upright text lies outside the page's box (what is printed, and cut off, cannot be told).
     """
     chars = page.chars
-    if not chars or (_share(chars, _reads_upright) >= UPRIGHT and (page.rotation == 0 or not _outside(page))):
+    if not chars or (_upright_share(chars) >= UPRIGHT and (page.rotation == 0 or not _outside(page))):
         return page
     declared = page.rotation
     for turn in (0, 90, 180, 270):
         if turn == declared:
             continue
         other = lean(page, rotation=turn)
-        if _share(other.chars, _reads_upright) >= UPRIGHT:
+        if _upright_share(other.chars) >= UPRIGHT:
             page.close()
             page = other
             break
         other.close()
     else:
-        if _share(chars, _reads_upright) < UPRIGHT:
+        if _upright_share(chars) < UPRIGHT:
             raise PageFrameError(
                 f"the text does not run left to right in any quarter turn of the page (/Rotate {declared}; "
-                f"{_share(chars, _reads_upright):.0%} of its chars upright as displayed)"
+                f"{_upright_share(chars):.0%} of its chars upright as displayed)"
             )
     outside = _outside(page)
     if outside > OUTSIDE:
@@ -664,12 +866,35 @@ def upright(page: LeanPage) -> LeanPage:
     return page
 
 
+def cluster_objects(xs: list[Any], key: Any, tolerance: float) -> list[list[Any]]:
+    """pdfplumber's ``cluster_objects(xs, key, tolerance)`` (``preserve_order`` off): the same groups in the
+    same order, each key computed once and the groups cut from one sort of the indices (pdfplumber's goes
+    through a generator, a dict built from a chain of lists and ``groupby``: its costs are per call and
+    per object, and it runs for every cell's lines and words)."""
+    values = [key(x) for x in xs]
+    cluster: dict[Any, int] = {}  # pdfplumber's cluster_list over the distinct values, as a value -> index
+    last, n = None, -1
+    for v in sorted(set(values)):
+        if n < 0 or tolerance == 0 or not v <= last + tolerance:
+            n += 1
+        cluster[v] = n
+        last = v
+    ids = [cluster[v] for v in values]
+    groups: list[list[Any]] = []
+    current = None
+    for i in sorted(range(len(xs)), key=ids.__getitem__):  # stable: each group in the objects' order
+        if ids[i] != current:
+            current = ids[i]
+            groups.append([])
+        groups[-1].append(xs[i])
+    return groups
+
+
 def word_chars(chars: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     """The chars of each word, as pdfplumber's ``WordExtractor`` with its defaults splits upright chars: lines
     by ``cluster_objects`` on top (``y_tolerance``), each sorted by x0; a blank char ends a word, an empty
     char is a word of its own, and a char left of the last one's start, more than ``x_tolerance`` right of
     its end or more than ``y_tolerance`` off its top starts one."""
-    from pdfplumber.utils.clustering import cluster_objects
     from pdfplumber.utils.text import DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE
 
     xt, yt = DEFAULT_X_TOLERANCE, DEFAULT_Y_TOLERANCE

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
+from operator import itemgetter
 from typing import Any
 
 from pdfplumber.page import Page
@@ -23,6 +24,7 @@ N_COLUMNS = 4
 OPTION = COLUMNS.index("option")
 TOL = 2.0  # pt: rules closer than this are one rule
 LINE_TOL = 3.0  # pt: words whose tops differ by less share a printed line
+_TOP, _BOTTOM, _X0, _X1 = itemgetter("top"), itemgetter("bottom"), itemgetter("x0"), itemgetter("x1")
 
 
 def page_words(page: Page) -> list[dict[str, Any]]:
@@ -36,9 +38,9 @@ def page_words(page: Page) -> list[dict[str, Any]]:
     expand = LIGATURES
 
     def emit(word: list[dict[str, Any]]) -> None:
-        top = min(c["top"] for c in word)
-        x0, x1 = min(c["x0"] for c in word), max(c["x1"] for c in word)
-        bottom = max(c["bottom"] for c in word)
+        top = min(map(_TOP, word))
+        x0, x1 = min(map(_X0, word)), max(map(_X1, word))
+        bottom = max(map(_BOTTOM, word))
         first = word[0]
         out.append(
             {
@@ -77,12 +79,12 @@ def _cluster(values: list[float]) -> list[float]:
 
 def _cell_text(words: list[dict[str, Any]]) -> str:
     lines: list[list[dict[str, Any]]] = []
-    for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
+    for w in sorted(words, key=itemgetter("top", "x0")):
         if lines and abs(w["top"] - lines[-1][0]["top"]) < LINE_TOL:
             lines[-1].append(w)
         else:
             lines.append([w])
-    return "\n".join(" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines)
+    return "\n".join(" ".join(w["text"] for w in sorted(line, key=itemgetter("x0"))) for line in lines)
 
 
 def _number_beside_stem(

@@ -2,10 +2,11 @@
 
 Cell text is what ``Table.extract()`` returns (same chars, same ``utils.extract_text``), but each row's chars
 are found by bisection on their vertical centres instead of a scan of every char on the page per row (the
-scan was a fifth of the whole extraction's time). Two departures from ``Table.extract()``: chars printed past
-the table's right rule that continue a word of the last column belong to it (a word wider than its column),
-and a number cell merged over rows whose first has no stem gives its number to the row beside the stem
-where it is printed (``Row.cut_number``).
+scan was a fifth of the whole extraction's time), and the table finder's cells are found per intersection
+by position (:func:`find_tables`, pdfplumber's cells). Two departures from ``Table.extract()``: chars
+printed past the table's right rule that continue a word of the last column belong to it (a word wider
+than its column), and a number cell merged over rows whose first has no stem gives its number to the row
+beside the stem where it is printed (``Row.cut_number``).
 """
 
 from __future__ import annotations
@@ -13,19 +14,20 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from pdfplumber import utils
 from pdfplumber.page import Page
-from pdfplumber.table import Table
-from pdfplumber.utils.clustering import cluster_objects
+from pdfplumber.table import Table, TableFinder, TableSettings, cells_to_tables, edges_to_intersections
+from pdfplumber.utils.geometry import obj_to_bbox
 from pdfplumber.utils.text import (
     DEFAULT_Y_TOLERANCE,
     WordExtractor,
     get_line_cluster_key,
 )
 
-from blindmcq.corpus.pages import word_chars
+from blindmcq.corpus.pages import cluster_objects, word_chars
 from blindmcq.corpus.rows import COLUMNS, LINE_TOL, Fit, Row, fit_of
 
 OPTION = COLUMNS.index("option")
@@ -36,6 +38,7 @@ class TableShapeError(ValueError):
     """A table on the page does not have the Commission's four columns."""
 
 
+_TOP = itemgetter("top")
 _WORDS = WordExtractor()  # stateless once built: the extractor utils.extract_text builds for every call
 _LINE_KEY = get_line_cluster_key(_WORDS.line_dir)
 _PLAIN_DIRECTIONS = (_WORDS.line_dir, _WORDS.char_dir) == ("ttb", "ltr")
@@ -58,7 +61,7 @@ def _upright_words(chars: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "text": "".join(expand.get(c["text"], c["text"] or "") for c in word),
-            "top": min(c["top"] for c in word),
+            "top": min(map(_TOP, word)),
         }
         for word in word_chars(chars)
     ]
@@ -76,6 +79,13 @@ def cell_text(chars: list[dict[str, Any]]) -> str:
         words = _WORDS.extract_words(chars)
     lines = cluster_objects(words, _LINE_KEY, DEFAULT_Y_TOLERANCE)
     return "\n".join(" ".join(word["text"] for word in line) for line in lines)
+
+
+def centres(chars: list[dict[str, Any]]) -> list[tuple[float, int]]:
+    """(vertical centre, index) of each of ``chars``, sorted (by centre, then index: a stable sort by the
+    centre alone, cheaper than comparing tuples)."""
+    mid = [(c["top"] + c["bottom"]) / 2 for c in chars]
+    return [(mid[i], i) for i in sorted(range(len(mid)), key=mid.__getitem__)]
 
 
 def extract_table(
@@ -100,6 +110,7 @@ def extract_table(
         disjoint = all(row.cells[a][2] <= row.cells[b][0] for (_, a), (_, b) in itertools.pairwise(placed))
         found: list[list[dict[str, Any]]] = [[] for _ in row.cells]
         past: list[dict[str, Any]] = []  # chars right of the table, in the row's band
+        cells, order = row.cells, [k for _, k in placed]
         for i in span:
             c = chars[i]
             h_mid = (c["x0"] + c["x1"]) / 2
@@ -109,12 +120,16 @@ def extract_table(
                 continue
             if disjoint:
                 at = bisect_right(lefts, h_mid) - 1
-                candidates = [placed[at][1]] if at >= 0 else []
-            else:  # overlapping cells (not a Commission table): test every cell, as the stock scan does
-                candidates = [k for _, k in placed]
+                if at >= 0:
+                    k = order[at]
+                    cell = cells[k]
+                    if cell[0] <= h_mid < cell[2] and cell[1] <= (c["top"] + c["bottom"]) / 2 < cell[3]:
+                        found[k].append(c)
+                continue
+            # overlapping cells (not a Commission table): test every cell, as the stock scan does
             v_mid = (c["top"] + c["bottom"]) / 2
-            for k in candidates:
-                cell = row.cells[k]
+            for k in order:
+                cell = cells[k]
                 if cell[0] <= h_mid < cell[2] and cell[1] <= v_mid < cell[3]:
                     found[k].append(c)
         if past and placed and row.cells[placed[-1][1]][2] >= x1 - 1:
@@ -166,7 +181,7 @@ def _overflow(cell: list[dict[str, Any]], past: list[dict[str, Any]]) -> None:
             ends.append(c)
         elif c["x1"] > ends[same]["x1"]:
             ends[same] = c
-    for c in sorted(past, key=lambda c: c["x0"]):
+    for c in sorted(past, key=itemgetter("x0")):
         if not c["text"].strip():
             continue
         for k, e in enumerate(ends):
@@ -197,7 +212,7 @@ def outside_lines(
     ``mids``, their sorted vertical centres, without a pass over every char.)"""
     boxes = [t.bbox for t in tables]
     if mids is None:
-        mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
+        mids = centres(chars)
     keys = [m for m, _ in mids]
     bands = sorted((bisect_left(keys, top), bisect_right(keys, bottom)) for _, top, _, bottom in boxes)
     picked, at = [], 0
@@ -207,7 +222,7 @@ def outside_lines(
     picked += mids[at:]
     out = [chars[i] for _, i in picked]
     lines: list[list[dict[str, Any]]] = []
-    for c in sorted(out, key=lambda c: (c["top"], c["x0"])):
+    for c in sorted(out, key=itemgetter("top", "x0")):
         if lines and abs(c["top"] - lines[-1][0]["top"]) < LINE_TOL:
             lines[-1].append(c)
         else:
@@ -220,6 +235,66 @@ def outside_lines(
     return found
 
 
+def _cells(intersections: dict[tuple[float, float], dict[str, list[dict[str, Any]]]]) -> list[tuple]:
+    """pdfplumber's ``intersections_to_cells``: the same cells in the same order, each point's edges made a
+    set once (not at every test of two points) and the points below and right of a point looked up by its
+    x and top (not found by a scan of every later point)."""
+    vs = {p: set(map(obj_to_bbox, e["v"])) for p, e in intersections.items()}
+    hs = {p: set(map(obj_to_bbox, e["h"])) for p, e in intersections.items()}
+
+    def connects(p1: tuple[float, float], p2: tuple[float, float]) -> bool:
+        return (p1[0] == p2[0] and not vs[p1].isdisjoint(vs[p2])) or (
+            p1[1] == p2[1] and not hs[p1].isdisjoint(hs[p2])
+        )
+
+    points = sorted(intersections)
+    by_x: dict[float, list[tuple[float, float]]] = {}
+    by_top: dict[float, list[tuple[float, float]]] = {}
+    for p in points:  # each list in the points' order
+        by_x.setdefault(p[0], []).append(p)
+        by_top.setdefault(p[1], []).append(p)
+    cells = []
+    for pt in points:
+        # the later points (the points are distinct and sorted) with the same x, and with the same top
+        below = [q for q in by_x[pt[0]] if q > pt]
+        right = [q for q in by_top[pt[1]] if q > pt]
+        cell = None
+        for below_pt in below:
+            if not connects(pt, below_pt):
+                continue
+            for right_pt in right:
+                if not connects(pt, right_pt):
+                    continue
+                bottom_right = (right_pt[0], below_pt[1])
+                if (
+                    bottom_right in intersections
+                    and connects(bottom_right, right_pt)
+                    and connects(bottom_right, below_pt)
+                ):
+                    cell = (pt[0], pt[1], bottom_right[0], bottom_right[1])
+                    break
+            if cell is not None:
+                break
+        if cell is not None:
+            cells.append(cell)
+    return cells
+
+
+def find_tables(page: Page) -> list[Table]:
+    """``page.find_tables(SETTINGS)``: pdfplumber's ``TableFinder`` with its cells found by :func:`_cells`
+    (the finder's steps, its edges, intersections and tables, are pdfplumber's own)."""
+    settings = TableSettings.resolve(SETTINGS)
+    finder = TableFinder.__new__(TableFinder)
+    finder.page, finder.settings = page, settings
+    finder.edges = finder.get_edges()
+    finder.intersections = edges_to_intersections(
+        finder.edges, settings.intersection_x_tolerance, settings.intersection_y_tolerance
+    )
+    finder.cells = _cells(finder.intersections)
+    finder.tables = [Table(page, group) for group in cells_to_tables(finder.cells)]
+    return finder.tables
+
+
 def page_rows(page: Page, page_no: int) -> list[Row]:
     """Rows of every table on ``page``, top to bottom; ``None`` marks a cell merged with the one above."""
     return page_reading(page, page_no)[0]
@@ -228,11 +303,11 @@ def page_rows(page: Page, page_no: int) -> list[Row]:
 def page_reading(page: Page, page_no: int) -> tuple[list[Row], list[Outside]]:
     """:func:`page_rows` and the page's lines outside the tables (:func:`outside_lines`)."""
     rows: list[Row] = []
-    tables = sorted(page.find_tables(SETTINGS), key=lambda t: (t.bbox[1], t.bbox[0]))
+    tables = sorted(find_tables(page), key=lambda t: (t.bbox[1], t.bbox[0]))
     chars = page.chars
     if not tables:
         return rows, outside_lines(chars, [])
-    mids = sorted(((c["top"] + c["bottom"]) / 2, i) for i, c in enumerate(chars))
+    mids = centres(chars)
     for table in tables:
         fits: list[Fit | None] = []
         cut: set[int] = set()

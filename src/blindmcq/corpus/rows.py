@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 COLUMNS = ("number", "question", "option", "mark")
@@ -54,14 +55,14 @@ def fit_of(boxes: Sequence[Mapping[str, Any]], right: float, *, words: bool) -> 
         return None
     bottom = max(b["top"] for b in boxes)
     lines: list[list[Mapping[str, Any]]] = []
-    for b in sorted(boxes, key=lambda b: b["top"]):
+    for b in sorted(boxes, key=itemgetter("top")):
         if lines and b["top"] - lines[-1][0]["top"] < LINE_TOL:
             lines[-1].append(b)
         else:
             lines.append([b])
     leads, gaps = [], []
     for line in lines:
-        line.sort(key=lambda b: b["x0"])
+        line.sort(key=itemgetter("x0"))
         end = line[0]["x1"]
         in_first = True
         for a, b in itertools.pairwise(line):

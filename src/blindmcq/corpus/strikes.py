@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from blindmcq.corpus.settle import dispute
@@ -78,7 +79,11 @@ def find_strikes(
         crossed = sorted(
             (g[2], g[3])
             for g in glyphs[bisect_left(tops, y - tallest) : bisect_right(tops, y)]
-            if g[3] > x0 and g[2] < x1 and g[0] + MID * (g[1] - g[0]) < y < g[1] - MID * (g[1] - g[0])
+            # g[1] > y first: implied by the last test, and false for most glyphs of the band
+            if g[1] > y
+            and g[3] > x0
+            and g[2] < x1
+            and g[0] + MID * (g[1] - g[0]) < y < g[1] - MID * (g[1] - g[0])
         )
         if crossed and x0 >= crossed[0][0] - STRIKE_TOL and x1 <= max(g[1] for g in crossed) + STRIKE_TOL:
             found.append((kind, k, y, x0, x1))
@@ -87,7 +92,7 @@ def find_strikes(
 
 def runs(chars: list[dict[str, Any]], strikes: list[tuple[str, int, float, float, float]]) -> list[Run]:
     """The page's printed runs of glyphs, each with whether strikes run through most of its width."""
-    glyphs = sorted((c for c in chars if c["text"].strip()), key=lambda c: (c["top"], c["x0"]))
+    glyphs = sorted((c for c in chars if c["text"].strip()), key=itemgetter("top", "x0"))
     lines: list[list[dict[str, Any]]] = []
     for c in glyphs:
         if lines and c["top"] - lines[-1][0]["top"] < LINE_TOL:
@@ -96,7 +101,7 @@ def runs(chars: list[dict[str, Any]], strikes: list[tuple[str, int, float, float
             lines.append([c])
     out = []
     for line in lines:
-        line.sort(key=lambda c: c["x0"])
+        line.sort(key=itemgetter("x0"))
         groups: list[list[dict[str, Any]]] = []
         for c in line:
             if groups and c["x0"] - groups[-1][-1]["x1"] < 0.5 * (c["bottom"] - c["top"]):
