@@ -46,9 +46,9 @@ class ModelResponse:
 
 
 # Model scores are kept on a fixed grid: rounded to SCORE_DECIMALS decimals (nats) by ``quantise_score``.
-# torch's CPU kernels differ between processors in the last bits of a float32 score (1e-5 on a cloze sum,
-# relative 1e-6); a score changes its grid point between two machines with a chance of about that
-# difference over the step, so equality is likely, not certain (docs/cache.md). 4 decimals keep every
+# torch's CPU kernels differ between processors in the last bits of a float32 score (up to 4e-4 on a
+# cloze sum, relative 7e-6); a score changes its grid point between two machines with a chance of about
+# that difference over the step, so equality is likely, not certain (docs/cache.md). 4 decimals keep every
 # gap between two options of the default run (the smallest is 2.9e-4).
 SCORE_DECIMALS = 4
 # How far apart two machines' figures resting on model scores may be: three grid steps (a mean of scores
