@@ -251,19 +251,23 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
             except PSEOF:
                 break
             if isinstance(obj, PSKeyword):
-                found = op(obj)
-                if found is not None:
-                    func, nargs = found
-                    if nargs:
-                        args = self.pop(nargs)
-                        if len(args) == nargs:
-                            func(self, *args)
-                    else:
-                        func(self)
-                elif settings.STRICT:
-                    raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(obj)!r}")
+                self._apply(op(obj), obj)
             else:
                 self.push(obj)
+
+    def _apply(self, found: tuple[Any, int] | None, keyword: PSKeyword) -> None:
+        """Run an operator (``found``: its method and operand count, None if unknown) on the operands on
+        the stack, as pdfminer does: with too few operands it is skipped."""
+        if found is not None:
+            func, nargs = found
+            if nargs:
+                args = self.pop(nargs)
+                if len(args) == nargs:
+                    func(self, *args)
+            else:
+                func(self)
+        elif settings.STRICT:
+            raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(keyword)!r}")
 
     def _run(self, parser: _ContentParser) -> None:
         """Read and execute the plain tokens that follow in the parser's buffer, as :meth:`execute` would
@@ -304,17 +308,7 @@ class _Interpreter(pdfinterp.PDFPageInterpreter):
                     if found is _OWN_OP:
                         break
                     pos = parser.charpos = end
-                    func_args = found[1]
-                    if func_args is not None:
-                        func, nargs = func_args
-                        if nargs:
-                            args = self.pop(nargs)
-                            if len(args) == nargs:
-                                func(self, *args)
-                        else:
-                            func(self)
-                    elif settings.STRICT:
-                        raise pdfinterp.PDFInterpreterError(f"Unknown operator: {keyword_name(found[0])!r}")
+                    self._apply(found[1], found[0])
                     continue
             elif kind == "lit":
                 if end >= n or buf[end] == _HASH:
