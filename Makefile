@@ -44,7 +44,8 @@ lint: $(STAMP)
 
 # two workers (pytest-xdist): the suite's slow tests wait on subprocesses (dvc, mlflow, servers), so two
 # share the two cores well; PYTEST_WORKERS=0 runs it in one process
-# (tests/conftest.py keeps the tests of a module with a costly shared fixture on one worker)
+# (tests/conftest.py keeps the tests of a module with a module- or class-scoped fixture, or a costly shared
+# one, on one worker, so each such fixture is built once)
 PYTEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
 

@@ -7,9 +7,13 @@ A clone with nothing beside it must pass every test: tests that need the full in
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,12 +99,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # Test modules whose tests must share one xdist worker: each builds a costly module fixture (the whole
 # pipeline in process, an audit) once per worker it runs on, or pays torch's import there. Listed by path
 # here because xdist's own xdist_group mark has no effect under pytest 9 (it rewrites item._nodeid, which
-# pytest 9 no longer reads). Every other test goes to whichever worker is free, as under --dist load.
+# pytest 9 no longer reads). A module with a module- or class-scoped fixture is kept on one worker too
+# (worker_group); every other test goes to whichever worker is free, as under --dist load.
 SAME_WORKER = {
     "tests/pipeline/test_pipeline.py": "pipeline",
     "tests/backends/test_local.py": "torch",
     "tests/test_reproduction.py": "torch",
     "tests/harnesses/test_harness_documents.py": "harness-documents",
+    # one analysis of the simulated predictions (tests/analysis/conftest.py's `analysis`)
+    "tests/analysis/test_tables.py": "analysis",
+    "tests/analysis/test_figures.py": "analysis",
     # the checks that parse the whole package share its parsed trees (tests/source_trees.py)
     "tests/test_layout.py": "source-trees",
     "tests/test_config_reads.py": "source-trees",
@@ -108,9 +116,28 @@ SAME_WORKER = {
 }
 
 
+# a fixture built once per module (or class): each worker that runs a test of the module builds it again
+_SHARED_SCOPE = re.compile(r"""\bscope\s*=\s*["'](module|class|package)["']""")
+
+
+@functools.cache
+def _has_shared_fixture(path: str) -> bool:
+    """Whether the test module at ``path`` (relative to the repository root) defines a fixture of module,
+    class or package scope."""
+    try:
+        return bool(_SHARED_SCOPE.search((ROOT / path).read_text(encoding="utf-8")))
+    except OSError:
+        return False
+
+
 def worker_group(nodeid: str) -> str:
-    """The scheduling unit of a test: its SAME_WORKER group, else the test itself."""
-    return SAME_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+    """The scheduling unit of a test: its SAME_WORKER group; else its module where the module builds a
+    module- or class-scoped fixture (built once, on one worker, instead of once on each); else the test
+    itself."""
+    path = nodeid.split("::", 1)[0]
+    if path in SAME_WORKER:
+        return SAME_WORKER[path]
+    return path if _has_shared_fixture(path) else nodeid
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -195,12 +222,14 @@ def shipped_report(tmp_path_factory: pytest.TempPathFactory) -> ShippedReport:
 @dataclass(frozen=True)
 class LexamAudit:
     """One in-process ``blindmcq audit`` of tests/fixtures/audit/lexam_en_80.csv (``--no-header``): its
-    output folder, its exit code (-1 and the exception where it raised) and what it left in the empty
-    folder it ran in (nothing may be written outside ``--out``)."""
+    output folder, its exit code (-1 and the exception where it raised), what it wrote to stderr (the
+    progress of its calls) and what it left in the empty folder it ran in (nothing may be written outside
+    ``--out``)."""
 
     out: Path
     returncode: int
     error: str
+    stderr: str
     left_in_cwd: list[str]
 
 
@@ -222,13 +251,16 @@ def lexam_audit(tmp_path_factory: pytest.TempPathFactory) -> LexamAudit:
             cwd.mkdir()
             old = Path.cwd()
             os.chdir(cwd)
+            stderr = io.StringIO()
             try:
-                code, error = main([str(LEXAM_AUDIT), "--no-header", "--out", str(out)]), ""
+                with contextlib.redirect_stderr(stderr):
+                    code, error = main([str(LEXAM_AUDIT), "--no-header", "--out", str(out)]), ""
             except (Exception, SystemExit) as exc:  # kept: every test reading it fails naming it
                 code, error = -1, repr(exc)
             finally:
                 os.chdir(old)
-            run = {"returncode": code, "error": error, "left_in_cwd": sorted(p.name for p in cwd.iterdir())}
+            run = {"returncode": code, "error": error, "stderr": stderr.getvalue(),
+                   "left_in_cwd": sorted(p.name for p in cwd.iterdir())}  # fmt: skip
             record.write_text(json.dumps(run), encoding="utf-8")
     run = json.loads(record.read_text(encoding="utf-8"))
     return LexamAudit(out=out, **run)

@@ -277,11 +277,9 @@ def test_cyrillic_key_letters_name_options_in_the_ukrainian_order(tmp_path: Path
         load_generic(path, question="q", options="choices", key="answer", key_format="label")
 
 
-def test_the_audit_shows_the_progress_of_its_calls(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main([str(FIXTURE), "--no-header", "--out", str(tmp_path / "out")]) == 0
-    err = capsys.readouterr().err
+def test_the_audit_shows_the_progress_of_its_calls(lexam_audit) -> None:
+    assert lexam_audit.returncode == 0, lexam_audit.error  # FIXTURE's audit (tests/conftest.py's, shared)
+    err = lexam_audit.stderr
     bar = [line for line in err.replace("\r", "\n").splitlines() if "call" in line and "100%" in line]
     assert bar, err[-2000:]  # tqdm's bar over the probe's calls, on stderr
     assert "/" in bar[-1] and "from_cache" in bar[-1]

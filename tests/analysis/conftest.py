@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 from simulate import MODELS, customs_items, simulate
 
+from blindmcq.analysis import analyze, gate
+from blindmcq.analysis.metrics import Analysis
 from blindmcq.datasets.items import Item
 
 CUSTOMS = Path("ua-customs-exam") / "questions.json"
@@ -43,3 +45,10 @@ def items(bank: list[Item]) -> list[Item]:
 @pytest.fixture(scope="session")
 def predictions(items) -> pd.DataFrame:
     return simulate(items, MODELS, seed=1)
+
+
+@pytest.fixture(scope="session")
+def analysis(predictions: pd.DataFrame) -> Analysis:
+    """``predictions`` analysed with the gate model's own gate and a 200-item sample: built once per
+    worker and read by the tables' and the figures' tests (tests/conftest.py keeps both on one worker)."""
+    return analyze(predictions, gate=gate(predictions, gate_model="gate"), sample_sizes=[200])

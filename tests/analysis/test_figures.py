@@ -1,16 +1,10 @@
 import numpy as np
-import pytest
 from scipy import stats as sps
 
-from blindmcq.analysis import analyze, bank_blind_accuracy, gate, write_figures
+from blindmcq.analysis import analyze, bank_blind_accuracy, write_figures
 from blindmcq.analysis import figures as f
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def analysis(predictions):
-    return analyze(predictions, gate=gate(predictions, gate_model="gate"), sample_sizes=[200])
 
 
 def test_figure1_draws_observed_beside_chance(analysis):

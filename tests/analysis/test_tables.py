@@ -12,11 +12,6 @@ CELL = re.compile(r"^(\d\.\d{3}) \[(\d\.\d{3}), (\d\.\d{3})\]$")
 
 
 @pytest.fixture(scope="module")
-def analysis(predictions):
-    return analyze(predictions, gate=gate(predictions, gate_model="gate"), sample_sizes=[200])
-
-
-@pytest.fixture(scope="module")
 def built(analysis, items):
     # the shape blindmcq.auditing.surface writes: one row per strategy and item
     base = pd.DataFrame(
