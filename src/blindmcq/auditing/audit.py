@@ -63,7 +63,7 @@ from blindmcq.atomic import atomic_path, write_text
 from blindmcq.auditing.profile import profile_bank
 from blindmcq.auditing.surface import lexical_picks as picks_of_lexical
 from blindmcq.auditing.surface import summarise, surface_strategies
-from blindmcq.config.files import REPO_ROOT, Groups
+from blindmcq.config.files import REPO_ROOT, Groups, default_choices
 from blindmcq.config.schema import (
     Condition,
     Config,
@@ -257,9 +257,10 @@ def _probe(
             # the bank named by its dataset config's words, else the phrasing's neutral ones
             prompt=for_bank(configs.option("prompt", prompt_name), description),
             labels=configs.option("labels", labels),
-            reasoning=configs.option("reasoning", "direct"),
+            # conf/config.yaml's reasoning and protocol: the headline presentation Baseline() selects
+            reasoning=configs.option("reasoning", default_choices()["reasoning"]),
             condition=Condition(name="audit"),  # the schema's: both conditions, 2N blind orders
-            protocol=configs.option("protocol", "sl"),
+            protocol=configs.option("protocol", default_choices()["protocol"]),
             schemes=configs.options["labels"],
         ),
         # a model's calls take minutes: the bar (stderr) shows they are moving
@@ -335,7 +336,7 @@ def run_audit(
     ``model`` is the model's typed config (None: surface-only, no probe, no labels needed); ``configs`` the
     prompt, labels, reasoning and protocol options (``AUDIT_GROUPS``), both read by the command line.
     ``dataset`` (a dataset config, ``dataset_config``) reads the bank as the pipeline would, instead of
-    ``path`` with ``mapping``. ``labels`` names the label scheme (default ``latin``, which goes on past Z).
+    ``path`` with ``mapping``. ``labels`` names the label scheme (default conf/config.yaml's).
     ``language`` declares the bank's language (else the dataset config's ``language``, else the script)."""
     from blindmcq.datasets.items import write_items
     from blindmcq.reporting.html import write_html_report
@@ -408,7 +409,7 @@ def run_audit(
     from blindmcq.backends.registry import make_backend
     from blindmcq.tasks.probe import sample_items
 
-    label_name = labels or "latin"
+    label_name = labels or default_choices()["labels"]
     label_cfg = configs.option("labels", label_name)
     if label_cfg.uniform:
         raise ConfigError(
@@ -441,7 +442,7 @@ def run_audit(
     if scoring == "cloze":
         answer_cue = configs.option("prompt", prompt_name).answer_cue
         cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
-    base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
+    base = Baseline(phrasing=prompt_name, labels=label_name)  # protocol and reasoning: conf/'s, as probed
     model_name = model_cfg.name
     g, analysis, tables = gate_and_tables(
         predictions, gate_model=model_name, gate_k=gate_k, base=base, picks=picks, items=items,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.registry import abilities_of
-from blindmcq.config.files import REPO_ROOT, Groups
+from blindmcq.config.files import REPO_ROOT, Groups, default_choices
 from blindmcq.config.schema import (
     BedrockModel,
     OpenAIModel,
@@ -153,6 +153,7 @@ def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence
             raise ConfigError(
                 f"{key}.orders.{condition}", f"expected all, published, a count or ids: {order!r}"
             )
+    defaults = default_choices()
     return Run(
         name=str(run.name or f"run {index}"),
         items=None if run.items == "all" else int(run.items),
@@ -161,9 +162,10 @@ def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence
         orders=chosen,
         forced=run.forced,
         forced_conditions=_names(run.forced_conditions, f"{key}.forced_conditions", ["blind"]),
-        phrasings=_names(run.phrasings, f"{key}.phrasings", ["original"]),
-        labels=_names(run.labels, f"{key}.labels", ["latin"]),
-        reasoning=_names(run.reasoning, f"{key}.reasoning", ["direct"]),
+        # unnamed presentations: the ones conf/config.yaml composes
+        phrasings=_names(run.phrasings, f"{key}.phrasings", [defaults["prompt"]]),
+        labels=_names(run.labels, f"{key}.labels", [defaults["labels"]]),
+        reasoning=_names(run.reasoning, f"{key}.reasoning", [defaults["reasoning"]]),
     )
 
 
@@ -543,10 +545,12 @@ def measure_throughput(
     model_cfg = configs.option("model", model)
     backend = make_backend(model_cfg)
     items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
+    defaults = default_choices()  # conf/config.yaml's presentation
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=[PUBLISHED_ORDER], forced=False,
-        prompt=_paper_prompt(configs, "original"), labels=configs.option("labels", "latin"),
-        reasoning=configs.option("reasoning", "direct"), protocol="sl",
+        prompt=_paper_prompt(configs, defaults["prompt"]),
+        labels=configs.option("labels", defaults["labels"]),
+        reasoning=configs.option("reasoning", defaults["reasoning"]), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [
         to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.max_tokens or 16),
