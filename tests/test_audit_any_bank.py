@@ -17,7 +17,7 @@ import pytest
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.cli.audit import main, with_overrides
 from blindmcq.config.files import load_group, load_groups, load_model_file
-from blindmcq.config.schema import model_config, validate_group
+from blindmcq.config.schema import model_config, validate, validate_group
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import InputError
@@ -255,14 +255,16 @@ def test_lexical_search_follows_the_bank_language(tmp_path: Path) -> None:
 
     uk = [Item("x-y-1", "x", "y", 1, "Яка форма державного устрою?", ("унітарна", "федеративна"), 0)]
     en = [Item("x-y-1", "x", "y", 1, "Which court?", ("a court", "no court"), 0)]
-    assert lexical_absent({}, uk) is None  # the default bank: Ukrainian, as the statutes
-    reason = lexical_absent({}, en)
+    assert lexical_absent(validate({}, file=None), uk) is None  # the default bank: Ukrainian, as the statutes
+    reason = lexical_absent(validate({}, file=None), en)
     assert reason and "'latin'" in reason and "detected from the script" in reason
-    assert lexical_absent({"dataset": {"loader": "items", "language": "uk"}}, en) is None  # declared wins
-    declared = lexical_absent({"dataset": {"loader": "items", "language": "de"}}, uk)
+    assert (
+        lexical_absent(validate({"dataset": {"loader": "items", "language": "uk"}}, file=None), en) is None
+    )  # declared wins
+    declared = lexical_absent(validate({"dataset": {"loader": "items", "language": "de"}}, file=None), uk)
     assert declared and "'de'" in declared and "declared" in declared
     both = {"dataset": {"loader": "items", "language": "de"}, "statutes": {"language": "de"}}
-    assert lexical_absent(both, uk) is None
+    assert lexical_absent(validate(both, file=None), uk) is None
 
 
 def test_letter_keys_go_on_past_z(tmp_path: Path) -> None:
