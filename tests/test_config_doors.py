@@ -244,14 +244,6 @@ OPEN_DOORS: list[tuple[str, set[str], str]] = [
         "presentation groups",
     ),
     ("tasks/parsing.py", {"label_symbols_by_scheme(schemes)"}, "presentation groups"),
-    ("datasets/nonsense.py", {"fewshot_block(labels)"}, "presentation groups"),
-    ("protocols/components.py", {"protocol_spec(cfg)"}, "presentation groups"),
-    ("protocols/fewshot.py", {"apply_fewshot(labels_cfg)"}, "presentation groups"),
-    (
-        "protocols/md.py",
-        {"answer_instruction(cfg)", "from_mapping(cfg)", "make_md_matcher(cfg)"},
-        "presentation groups",
-    ),
     # the intervention records: PoolConfig.from_cfg / RewriteConfig.from_cfg are used only by tests, which
     # build them from a mapping (the stages build them from the typed group)
     ("tasks/answerpool.py", {"from_cfg(cfg)"}, "tests' constructors"),
