@@ -238,6 +238,7 @@ def test_the_edges_restate_no_schema_default_as_a_keyword_default() -> None:
 NOT_A_SETTING = {
     "analysis/frame.py": {
         "select(forced=False)",  # a row filter (forced-placement rows or ordered ones), not condition.forced
+        "Baseline.labels='latin'",  # conf/config.yaml's labels group, which no schema field holds
     },
     "answers/records.py": {"PredictionRecord.backend=''"},  # a row's backend name, not a model config's
     "backends/base.py": {"Abilities.logprobs=False"},  # what a backend can do, declared by its class

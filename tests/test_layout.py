@@ -117,27 +117,15 @@ def conf_reads(path: Path) -> list[str]:
     return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
 
 
-# Core modules that read conf/ themselves, each with its reason.
-READS_CONF = {
-    # Baseline()'s defaults, for a caller that names no presentation (a notebook, a test): the one
-    # conf/config.yaml composes; the stages, the sweep and the audit pass theirs (baseline_from_params)
-    "analysis/frame.py": {"default_choices", "load_group"},
-}
-
-
 def test_configuration_enters_only_at_the_entry_points() -> None:
     modules = sorted(PACKAGE.rglob("*.py"))
     assert len(modules) > 50, "the package was not found"
     offenders = {
-        rel: unexpected
+        path.relative_to(PACKAGE).as_posix(): hits
         for path in modules
         if not _under(path, ENTRY_POINTS) and (hits := conf_reads(path))
-        for rel in [path.relative_to(PACKAGE).as_posix()]
-        if (unexpected := [h for h in hits if h.split(": ", 1)[1] not in READS_CONF.get(rel, set())])
     }
     assert not offenders, f"core modules that read conf/ by name (pass the configs in instead): {offenders}"
-    for rel, names in READS_CONF.items():  # an exemption no longer needed goes
-        assert names == {h.split(": ", 1)[1] for h in conf_reads(PACKAGE / rel)}, rel
 
 
 def test_the_conf_check_sees_a_read(tmp_path: Path) -> None:

@@ -7,8 +7,6 @@ are measured on; sweeps vary one field at a time). The gate, the metrics and the
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -19,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.answers.predictions import read_table
-from blindmcq.config.files import default_choices, load_group
 from blindmcq.config.schema import Analysis as AnalysisConfig
-from blindmcq.config.schema import Config, Labels, Protocol, default, validate_group
+from blindmcq.config.schema import Config, Labels, Protocol, default
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.vocabulary import CONDITIONS, FAILED_STATUSES
 
@@ -197,26 +194,21 @@ def _kind(protocol: Protocol) -> str:
     return "md" if protocol.extraction == "match" else "sl"
 
 
-@functools.cache
-def conf_baseline() -> tuple[str, str, str, str]:
-    """The headline presentation conf/config.yaml composes: its prompt, labels, protocol and reasoning."""
-    choices = default_choices()
-    protocol: Protocol = validate_group("protocol", load_group("protocol", choices["protocol"]))
-    return choices["prompt"], protocol.labels or choices["labels"], _kind(protocol), choices["reasoning"]
-
-
 @dataclass(frozen=True)
 class Baseline:
     """The presentation headline numbers are measured on; a field set to None matches any value.
 
-    Defaults are the presentation conf/config.yaml composes (:func:`conf_baseline`). ``orders`` selects
-    unforced orders: "all" = rot*/rev*, or a list of ids.
+    Defaults are the presentation conf/config.yaml composes (prompt ``original``, labels ``latin``,
+    protocol ``sl``, reasoning ``direct``), for a caller that names none; the stages, the sweep and the
+    audit pass their own (:func:`baseline_from_params`). The analysis reads no conf/ file (a stage's
+    dependencies stay its own), so they are written here, and a test holds them to what the default
+    config composes. ``orders`` selects unforced orders: "all" = rot*/rev*, or a list of ids.
     """
 
-    phrasing: str | None = dataclasses.field(default_factory=lambda: conf_baseline()[0])
-    labels: str | None = dataclasses.field(default_factory=lambda: conf_baseline()[1])
-    protocol: str | None = dataclasses.field(default_factory=lambda: conf_baseline()[2])
-    reasoning: str | None = dataclasses.field(default_factory=lambda: conf_baseline()[3])
+    phrasing: str | None = "original"
+    labels: str | None = "latin"
+    protocol: str | None = "sl"
+    reasoning: str | None = "direct"
     setting: str | None = None
     orders: Orders = HEADLINE_ORDERS
 
