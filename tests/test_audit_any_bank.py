@@ -17,7 +17,7 @@ import pytest
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.cli.audit import main, with_overrides
 from blindmcq.config.files import load_group, load_groups, load_model_file
-from blindmcq.config.schema import model_config
+from blindmcq.config.schema import model_config, validate, validate_group
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import InputError
@@ -135,7 +135,9 @@ def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) ->
 
 def test_lexam_32_config_runs_on_the_fixture(tmp_path: Path) -> None:
     """``-S dataset=lexam-32``: the shipped config reads a 32-option workbook (here the fixture)."""
-    items = load_dataset(with_overrides(load_group("dataset", "lexam-32"), [f"dataset.path={P32}"]))
+    items = load_dataset(
+        validate_group("dataset", with_overrides(load_group("dataset", "lexam-32"), [f"dataset.path={P32}"]))
+    )
     assert len(items) == 12 and {i.n_options for i in items} == {32}
     with pytest.raises(Exception, match=r"expected dataset.KEY=VALUE after dataset=lexam-32, got 'path=x'"):
         with_overrides(load_group("dataset", "lexam-32"), ["path=x"])
@@ -211,7 +213,9 @@ def test_every_format_reads_the_same_bank_with_guessed_columns(tmp_path: Path) -
     # a dataset config reads the same files (loader generic, nothing mapped)
     for path in (saved, tmp_path / "list.xlsx"):
         cfg = {"name": "t", "loader": "generic", "path": str(path), "language": "en"}
-        assert [(i.question, i.options, i.key) for i in load_dataset(cfg)] == expected
+        assert [
+            (i.question, i.options, i.key) for i in load_dataset(validate_group("dataset", cfg))
+        ] == expected
 
 
 def test_the_audit_says_what_it_guessed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -251,14 +255,16 @@ def test_lexical_search_follows_the_bank_language(tmp_path: Path) -> None:
 
     uk = [Item("x-y-1", "x", "y", 1, "Яка форма державного устрою?", ("унітарна", "федеративна"), 0)]
     en = [Item("x-y-1", "x", "y", 1, "Which court?", ("a court", "no court"), 0)]
-    assert lexical_absent({}, uk) is None  # the default bank: Ukrainian, as the statutes
-    reason = lexical_absent({}, en)
+    assert lexical_absent(validate({}, file=None), uk) is None  # the default bank: Ukrainian, as the statutes
+    reason = lexical_absent(validate({}, file=None), en)
     assert reason and "'latin'" in reason and "detected from the script" in reason
-    assert lexical_absent({"dataset": {"loader": "items", "language": "uk"}}, en) is None  # declared wins
-    declared = lexical_absent({"dataset": {"loader": "items", "language": "de"}}, uk)
+    assert (
+        lexical_absent(validate({"dataset": {"loader": "items", "language": "uk"}}, file=None), en) is None
+    )  # declared wins
+    declared = lexical_absent(validate({"dataset": {"loader": "items", "language": "de"}}, file=None), uk)
     assert declared and "'de'" in declared and "declared" in declared
     both = {"dataset": {"loader": "items", "language": "de"}, "statutes": {"language": "de"}}
-    assert lexical_absent(both, uk) is None
+    assert lexical_absent(validate(both, file=None), uk) is None
 
 
 def test_letter_keys_go_on_past_z(tmp_path: Path) -> None:

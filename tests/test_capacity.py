@@ -12,6 +12,7 @@ import yaml
 
 from blindmcq.cli.plan import main
 from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.config.schema import PlanConfig, typed
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
@@ -56,7 +57,7 @@ def tiny(sample_file: Path, **extra: Any) -> dict[str, Any]:
 
 
 def test_tiny_plan_by_hand(sample_file: Path) -> None:
-    plan = build_plan(tiny(sample_file), configs=CONFIGS)
+    plan = build_plan(typed(PlanConfig, tiny(sample_file)), configs=CONFIGS)
     # A: per item 8 blind orders + 4 forced slots + 1 full = 13; x 10 items x 2 models
     # B: 3 items x 1 order x (2 phrasings x 2 labels x 2 reasoning) x 1 model
     assert [r["calls"] for r in plan.runs] == [13 * 10 * 2, 3 * 8]
@@ -108,13 +109,13 @@ def test_items_file_counts_each_items_own_options(sample_file: Path, tmp_path: P
     cfg = tiny(sample_file, items_file=str(tmp_path / "items.jsonl"))
     del cfg["items"]
     cfg["runs"] = [{"name": "blind", "orders": "all", "forced": True, "models": ["constant-a"]}]
-    plan = build_plan(cfg, configs=CONFIGS)
+    plan = build_plan(typed(PlanConfig, cfg), configs=CONFIGS)
     assert plan.totals["calls"] == (6 + 3) + (10 + 5)
 
 
 @pytest.mark.full  # plans the paper's whole grid
 def test_paper_plan_is_about_1_2_million_calls(capsys: pytest.CaptureFixture[str]) -> None:
-    plan = build_plan(paper_config(), configs=CONFIGS)
+    plan = build_plan(typed(PlanConfig, paper_config()), configs=CONFIGS)
     assert plan.runs[0]["calls"] == 11_990 * 8 * 12
     assert 1_150_000 < plan.totals["calls"] < 1_300_000
     assert plan.totals["cost_usd"] > 0 and plan.totals["wall_hours_parallel"] > 1
@@ -155,7 +156,7 @@ def test_cli_json_and_config_file(
 )
 def test_bad_plan_configs_name_the_key(sample_file: Path, change: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key):
-        build_plan({**tiny(sample_file), **change}, configs=CONFIGS)
+        build_plan(typed(PlanConfig, {**tiny(sample_file), **change}), configs=CONFIGS)
 
 
 def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,7 +166,7 @@ def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.C
 
 
 def test_three_routes(sample_file: Path) -> None:
-    plan = build_plan({**tiny(sample_file), "throughput": 2.0}, configs=CONFIGS)
+    plan = build_plan(typed(PlanConfig, {**tiny(sample_file), "throughput": 2.0}), configs=CONFIGS)
     routes = {r["route"]: r for r in plan.routes}
     assert list(routes) == ["on-demand", "batch", "server"]
     assert routes["on-demand"]["cost_usd"] == pytest.approx(plan.totals["cost_usd"])
@@ -176,14 +177,14 @@ def test_three_routes(sample_file: Path) -> None:
     assert routes["batch"]["cost_usd"] == pytest.approx(BATCH_PRICE_FACTOR * sonnet["cost_usd"])
     assert routes["batch"]["not_batchable"] == ["constant-a"]
     assert routes["server"]["wall_hours"] == pytest.approx(284 / 2.0 / 3600)
-    no_throughput = build_plan(tiny(sample_file), configs=CONFIGS)
+    no_throughput = build_plan(typed(PlanConfig, tiny(sample_file)), configs=CONFIGS)
     assert no_throughput.routes[2]["wall_hours"] is None  # no throughput, no guess
     with pytest.raises(ConfigError, match="throughput"):
-        build_plan({**tiny(sample_file), "throughput": 0}, configs=CONFIGS)
+        build_plan(typed(PlanConfig, {**tiny(sample_file), "throughput": 0}), configs=CONFIGS)
 
 
 def test_unverified_configs_are_listed(sample_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    plan = build_plan(tiny(sample_file), configs=CONFIGS)
+    plan = build_plan(typed(PlanConfig, tiny(sample_file)), configs=CONFIGS)
     fields = load_model_file("sonnet-4.6")["unverified"]
     # constant-a is no Bedrock model
     assert plan.unverified == [{"model": "sonnet-4.6", "unverified": fields}]
@@ -212,5 +213,6 @@ def test_measured_throughput_is_bounded_by_concurrency_over_latency(
     for group in ("prompt", "labels", "reasoning"):
         (conf / group).symlink_to(CONF / group, target_is_directory=True)
     (conf / "model" / "slow.yaml").write_text("backend: slow\nlatency_s: 0.05\nconcurrency: 2\n")
+    (conf / "config.yaml").symlink_to(CONF / "config.yaml")  # its defaults name the presentation
     rate = measure_throughput("slow", 6, configs=load_groups(PLAN_GROUPS, conf), sample_file=str(sample_file))
     assert 0 < rate <= 2 / 0.05  # each call sleeps 0.05 s, two at a time: never faster

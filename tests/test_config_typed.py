@@ -216,3 +216,11 @@ def test_second_bank_is_a_typed_record_with_its_own_keys() -> None:
     params["analysis"]["second_bank"] = {"predictions": 3}
     with pytest.raises(ConfigError, match=r"analysis\.second_bank\.predictions"):
         validate(params, file="params.yaml")
+
+
+def test_the_default_baseline_is_the_presentation_the_default_config_composes() -> None:
+    from blindmcq.analysis.frame import HEADLINE_ORDERS, Baseline, baseline_from_params
+
+    composed = baseline_from_params(load_params(Path("params.yaml")), orders=HEADLINE_ORDERS)
+    assert Baseline() == composed
+    assert Baseline().phrasing == default_choices()["prompt"]

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from blindmcq import cli
 from blindmcq.answers.predictions import read_predictions
-from blindmcq.config.schema import validate
+from blindmcq.config.schema import validate, validate_group
 from blindmcq.datasets.fingerprint import FINGERPRINT_NAME, dataset_fingerprint
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import bank_digests, bank_files, corpus_mismatch
@@ -42,10 +42,14 @@ def test_the_corpus_stage_writes_the_fingerprint_of_its_config(tmp_path: Path) -
     build_corpus(params["dataset"], tmp_path)
     record = json.loads((tmp_path / FINGERPRINT_NAME).read_text(encoding="utf-8"))
     assert record["fingerprint"] == dataset_fingerprint(params["dataset"])
-    assert corpus_mismatch(params, tmp_path / "items.jsonl") is None
-    assert "another dataset config" in str(corpus_mismatch(_compose(NEW), tmp_path / "items.jsonl"))
+    assert corpus_mismatch(validate(params, file=None), tmp_path / "items.jsonl") is None
+    assert "another dataset config" in str(
+        corpus_mismatch(validate(_compose(NEW), file=None), tmp_path / "items.jsonl")
+    )
     (tmp_path / FINGERPRINT_NAME).unlink()
-    assert "no fingerprint.json" in str(corpus_mismatch(params, tmp_path / "items.jsonl"))
+    assert "no fingerprint.json" in str(
+        corpus_mismatch(validate(params, file=None), tmp_path / "items.jsonl")
+    )
 
 
 def test_a_sweep_that_overrides_the_dataset_probes_its_own_items(
@@ -119,11 +123,13 @@ def test_a_bank_file_edited_under_the_same_config_is_noticed_and_rebuilt(
     build_corpus(params["dataset"], tmp_path / "results/corpus")
     items_path = tmp_path / "results/corpus/items.jsonl"
     record = json.loads((tmp_path / "results/corpus" / FINGERPRINT_NAME).read_text(encoding="utf-8"))
-    assert record["files"] == bank_digests(params["dataset"]) and list(record["files"]) == ["bank.jsonl"]
-    assert corpus_mismatch(params, items_path) is None
+    assert record["files"] == bank_digests(validate_group("dataset", params["dataset"])) and list(
+        record["files"]
+    ) == ["bank.jsonl"]
+    assert corpus_mismatch(validate(params, file=None), items_path) is None
 
     _bank(tmp_path / "bank.jsonl", "New question")  # same config, other bytes
-    reason = corpus_mismatch(params, items_path)
+    reason = corpus_mismatch(validate(params, file=None), items_path)
     assert reason is not None and "bank.jsonl changed since" in reason
     with caplog.at_level(logging.WARNING):
         rebuilt = corpus_for(params, tmp_path / "job/corpus", who="sweep")
@@ -132,14 +138,14 @@ def test_a_bank_file_edited_under_the_same_config_is_noticed_and_rebuilt(
     assert all(item.question.startswith("Old") for item in read_items(items_path))  # the stale one untouched
 
     (tmp_path / "bank.jsonl").unlink()
-    assert "cannot be read now" in str(corpus_mismatch(params, items_path))
+    assert "cannot be read now" in str(corpus_mismatch(validate(params, file=None), items_path))
 
 
 def test_the_pdf_banks_fingerprint_covers_its_pdfs_and_corrections() -> None:
     dataset = _compose([])["dataset"]
-    files = [p.as_posix() for p in bank_files(dataset, REPO)]
+    files = [p.as_posix() for p in bank_files(validate_group("dataset", dataset), REPO)]
     assert any(f.endswith(".pdf") for f in files) and files[-1].endswith("corrections.yaml")
-    digests = bank_digests(dataset, REPO)
+    digests = bank_digests(validate_group("dataset", dataset), REPO)
     assert list(digests) == [Path(f).relative_to(REPO).as_posix() for f in files]
     edited = {**digests, next(iter(digests)): "0" * 64}
     assert dataset_fingerprint(dataset, 0, edited) != dataset_fingerprint(dataset, 0, digests)

@@ -12,6 +12,7 @@ import yaml
 
 from blindmcq.atomic import replace_tree
 from blindmcq.config.files import load_group
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.generic import load_generic
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
@@ -24,7 +25,9 @@ ABCD = {"option_columns": ["A", "B", "C", "D"], "key": "answer", "key_format": "
 
 
 def _items(n: int) -> list[Item]:
-    return load_dataset({"loader": "nonsense", "name": "n", "n_test": n, "n_fewshot": 0, "seed": 0})
+    return load_dataset(
+        validate_group("dataset", {"loader": "nonsense", "name": "n", "n_test": n, "n_fewshot": 0, "seed": 0})
+    )
 
 
 def _one_line(exc: BaseException) -> str:

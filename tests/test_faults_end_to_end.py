@@ -17,6 +17,7 @@ from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
@@ -75,7 +76,9 @@ def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]
 
 
 def test_faulty_run_completes_with_every_call_recorded(tmp_path: Path) -> None:
-    bank = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})
+    bank = load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": BANK, "parts": ["legislation"]})
+    )
     items = sample_items(bank, 25, seed=0)
     model_cfg = load_model_file("fault-demo")
     sleeps: list[float] = []
@@ -126,7 +129,9 @@ def test_faulty_run_completes_with_every_call_recorded(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("burst", [1, 5])
 def test_throttling_alone_is_always_retried_to_success(tmp_path: Path, burst: int) -> None:
-    items = load_dataset({"loader": "customs", "path": BANK, "parts": ["legislation"]})[:10]
+    items = load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": BANK, "parts": ["legislation"]})
+    )[:10]
     model_cfg = load_model_file("fault-demo")
     fault = FaultBackend(
         make_backend(model_cfg["inner"]), FaultRates(throttle=0.3, throttle_burst=burst), seed=1,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from blindmcq.config.schema import validate
 from blindmcq.datasets.fetch import Source, check, download, fill, missing_inputs, read_manifest
 from blindmcq.errors import InputError
 
@@ -150,14 +151,16 @@ def test_a_config_needing_absent_inputs_stops_with_one_line(tmp_path: Path, caps
         "statutes": {"path": "defaults/statutes/provisions-default.jsonl"},
     }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    assert missing_inputs(params, tmp_path) == [("dataset.dep", "data/ua-customs-exam/questions.json")]
+    assert missing_inputs(validate(params), tmp_path) == [
+        ("dataset.dep", "data/ua-customs-exam/questions.json")
+    ]
     assert check(tmp_path) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dataset.dep: data/ua-customs-exam/questions.json")
     assert "`make data`" in err[0]
     # the default config needs nothing from data/
     default = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    assert missing_inputs(default, tmp_path) == []
+    assert missing_inputs(validate(default), tmp_path) == []
 
 
 def test_make_data_offline_exits_non_zero_with_one_line(

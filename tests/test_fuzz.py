@@ -140,7 +140,7 @@ def test_make_backend_junk_numbers_name_the_key(cfg: dict[str, Any]) -> None:
                                             "other"]), json_values, max_size=6))  # fmt: skip
 def test_protocol_spec_gives_a_config_error_or_a_spec(cfg: dict[str, Any]) -> None:
     try:
-        spec = protocol_spec(cfg)
+        spec = protocol_spec(validate_group("protocol", cfg))
     except ConfigError as exc:
         assert exc.key.startswith("protocol.")
         return

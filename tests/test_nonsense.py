@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import chisquare
 
 from blindmcq.config.files import load_group
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, validate_item, write_items
 from blindmcq.datasets.nonsense import (
     fewshot_block,
@@ -102,7 +103,13 @@ def test_key_at_keeps_distractor_order() -> None:
 
 
 def test_fewshot_block_sl_puts_keys_where_asked(bank) -> None:
-    block = fewshot_block(bank.fewshot, skew="a70", labels=load_group("labels", "latin"), n_shots=10, seed=4)
+    block = fewshot_block(
+        bank.fewshot,
+        skew="a70",
+        labels=validate_group("labels", load_group("labels", "latin")),
+        n_shots=10,
+        seed=4,
+    )
     examples = {i.id: i for i in bank.fewshot}
     parts = block.text.split("\n\n")
     assert len(parts) == 10 and Counter(block.key_slots) == {0: 7, 1: 1, 2: 1, 3: 1}
@@ -115,7 +122,7 @@ def test_fewshot_block_sl_puts_keys_where_asked(bank) -> None:
 
 
 def test_fewshot_block_md_style(bank) -> None:
-    dash = load_group("labels", "dash")
+    dash = validate_group("labels", load_group("labels", "dash"))
     block = fewshot_block(bank.fewshot, skew="all_a", labels=dash, n_shots=3, seed=1, language="uk")
     examples = {i.id: i for i in bank.fewshot}
     for part, item_id in zip(block.text.split("\n\n"), block.item_ids, strict=True):
@@ -128,7 +135,13 @@ def test_fewshot_block_md_style(bank) -> None:
 
 def test_fewshot_block_refuses_too_many_shots(bank) -> None:
     with pytest.raises(ValueError, match="only 100 examples"):
-        fewshot_block(bank.fewshot, skew="uniform", labels=load_group("labels", "latin"), n_shots=101, seed=0)
+        fewshot_block(
+            bank.fewshot,
+            skew="uniform",
+            labels=validate_group("labels", load_group("labels", "latin")),
+            n_shots=101,
+            seed=0,
+        )
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from blindmcq.config.files import load_group, load_label_schemes
-from blindmcq.config.schema import Condition, Labels, Prompt, Protocol, Reasoning
+from blindmcq.config.schema import Condition, Labels, Prompt, Protocol, Reasoning, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import GROUPS, EngineSettings, PresentationSetup
 
@@ -51,7 +51,9 @@ def test_a_missing_or_bad_group_is_a_config_error_naming_it_and_the_setup_is_fro
 
 
 def test_engine_settings_come_from_the_typed_probe_group() -> None:
-    engine = EngineSettings.from_probe({"cache": "c.sqlite", "concurrency": 4}, progress=False)
+    engine = EngineSettings.from_probe(
+        validate_group("probe", {"cache": "c.sqlite", "concurrency": 4}), progress=False
+    )
     assert engine == EngineSettings("c.sqlite", 4, False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         engine.concurrency = 1  # type: ignore[misc]

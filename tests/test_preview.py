@@ -15,6 +15,7 @@ from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
 from blindmcq.cli.preview import compose_params
 from blindmcq.config.files import load_label_schemes
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe, sample_items
@@ -49,7 +50,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "defaults").symlink_to(CONF.parent / "defaults")  # the bank files the corpus was built from
     monkeypatch.chdir(tmp_path)
     params = compose_params([], CONF)
-    digests = bank_digests(params["dataset"])
+    digests = bank_digests(validate_group("dataset", params["dataset"]))
     write_fingerprint(tmp_path / "results" / "corpus", params["dataset"], int(params.get("seed", 0)), digests)
     return tmp_path
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
@@ -19,7 +20,12 @@ from blindmcq.wiring.probe import stage_items
 def items_file(tmp_path: Path) -> Path:
     path = tmp_path / "items.jsonl"
     write_items(
-        path, load_dataset({"loader": "nonsense", "name": "n", "n_test": 40, "n_fewshot": 0, "seed": 0})
+        path,
+        load_dataset(
+            validate_group(
+                "dataset", {"loader": "nonsense", "name": "n", "n_test": 40, "n_fewshot": 0, "seed": 0}
+            )
+        ),
     )
     return path
 

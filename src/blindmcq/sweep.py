@@ -372,7 +372,7 @@ def corpus_for(params: dict[str, Any], build_dir: Path, *, who: str) -> Path:
     from blindmcq.datasets.registry import build_corpus, corpus_mismatch
     from blindmcq.params import section
 
-    reason = corpus_mismatch(params, paths.ITEMS)
+    reason = corpus_mismatch(as_config(params, file=None), paths.ITEMS)
     if reason is None:
         return paths.ITEMS
     log.warning("%s: %s; building the corpus of this config in %s", who, reason, build_dir)

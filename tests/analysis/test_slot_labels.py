@@ -14,6 +14,7 @@ from simulate import SimModel, simulate
 
 from blindmcq.analysis import analyze, build_tables, gate
 from blindmcq.analysis.tables import headline_metrics, slot_heading
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.registry import bank_key_labels
 
 CYRILLIC = ["А", "Б", "В", "Г"]
@@ -33,7 +34,7 @@ CYRILLIC = ["А", "Б", "В", "Г"]
     ],
 )
 def test_the_banks_labels_come_from_its_loader_or_its_config(dataset: dict, labels: list[str]) -> None:
-    assert bank_key_labels(dataset, 4) == labels
+    assert bank_key_labels(validate_group("dataset", dataset), 4) == labels
 
 
 def test_a_generic_banks_labels_are_read_from_its_first_key(tmp_path: Path) -> None:
@@ -44,8 +45,10 @@ def test_a_generic_banks_labels_are_read_from_its_first_key(tmp_path: Path) -> N
     )
     dataset = {"name": "d", "loader": "generic", "path": "b.jsonl", "options": "options", "key": "answer",
                "key_format": "label"}  # fmt: skip
-    assert bank_key_labels(dataset, 4, root=tmp_path) == CYRILLIC
-    assert bank_key_labels(dataset, 4, root=tmp_path / "gone") == []  # no file (a release): by position
+    assert bank_key_labels(validate_group("dataset", dataset), 4, root=tmp_path) == CYRILLIC
+    assert (
+        bank_key_labels(validate_group("dataset", dataset), 4, root=tmp_path / "gone") == []
+    )  # no file (a release): by position
 
 
 def test_slot_headings_keep_latin_where_the_bank_is_latin_keyed() -> None:

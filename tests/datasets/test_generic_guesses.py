@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from blindmcq.auditing.audit import skipped_sentence
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.generic import load_generic
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import InputError
@@ -79,7 +80,7 @@ def test_repeated_items_are_dropped_and_said_or_kept_and_flagged(tmp_path: Path,
     kept = load_generic(path, duplicates="keep")
     assert len(kept) == 45 and [i.number for i in kept if "duplicate_item" in i.flags] == [41, 42, 43, 44, 45]
     config = {"name": "d", "loader": "generic", "path": str(path), "duplicates": "keep"}
-    assert len(load_dataset(config)) == 45
+    assert len(load_dataset(validate_group("dataset", config))) == 45
 
 
 def test_headerless_rows_with_three_four_and_five_options_read_with_the_key_last(tmp_path: Path) -> None:

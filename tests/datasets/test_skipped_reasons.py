@@ -11,6 +11,7 @@ import pytest
 
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.config.files import load_groups
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.datasets.registry import build_corpus, read_dataset
 
@@ -34,7 +35,7 @@ def test_the_corpus_loader_says_why_each_item_is_skipped(
     write_items(path, [*GOOD, *BAD])
     dataset = {"name": "mixed", "loader": "items", "path": str(path)}
     with caplog.at_level(logging.WARNING, logger="blindmcq.datasets.registry"):
-        items, report = read_dataset(dataset, seed=0)
+        items, report = read_dataset(validate_group("dataset", dataset), seed=0)
     assert len(items) == 9  # skipped items stay in the corpus, flagged, never dropped in silence
     sentence = report["skipped"]
     assert sentence.startswith("3 of 9 items are not usable and were skipped: ")
@@ -50,7 +51,9 @@ def test_the_corpus_loader_says_why_each_item_is_skipped(
 def test_a_bank_with_every_item_usable_reports_no_skip(tmp_path: Path) -> None:
     path = tmp_path / "items.jsonl"
     write_items(path, GOOD)
-    _, report = read_dataset({"name": "clean", "loader": "items", "path": str(path)}, seed=0)
+    _, report = read_dataset(
+        validate_group("dataset", {"name": "clean", "loader": "items", "path": str(path)}), seed=0
+    )
     assert "skipped" not in report
 
 

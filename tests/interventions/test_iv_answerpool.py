@@ -37,7 +37,9 @@ from blindmcq.vocabulary import PROMPT_LANGUAGES
 @pytest.fixture(scope="module")
 def bank(samples: Path) -> list[Item]:
     path = samples / "ua-customs-exam" / "questions.json"
-    return load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    return load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    )
 
 
 # ------------------------------------------------------------------- chance, by brute force

@@ -8,6 +8,7 @@ import pytest
 
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.answerpool import PoolConfig, build_groups, run_answerpool
@@ -25,7 +26,9 @@ def gemma() -> tuple[dict, object]:
 def test_local_model_rewrites_and_pools(samples: Path, tmp_path: Path, gemma: tuple[dict, object]) -> None:
     cfg, backend = gemma
     path = samples / "ua-customs-exam" / "questions.json"
-    items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})[:4]
+    items = load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    )[:4]
 
     conf = RewriteConfig.from_cfg({"rewriter": "model", "model": cfg, "max_tokens": 8})
     out = rewrite_items(items[:1], conf, backend=backend, cache=tmp_path / "c.sqlite")

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
@@ -31,7 +32,9 @@ from blindmcq.tasks.rewrite import (
 @pytest.fixture(scope="module")
 def bank(samples: Path) -> list[Item]:
     path = samples / "ua-customs-exam" / "questions.json"
-    return load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    return load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    )
 
 
 class FakeRewriter:

@@ -10,7 +10,7 @@ import yaml
 
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.config.files import intervention_group, load_group
-from blindmcq.config.schema import validate
+from blindmcq.config.schema import validate, validate_group
 from blindmcq.datasets.items import read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.stages.answerpool import answerpool_stage
@@ -20,7 +20,9 @@ from blindmcq.stages.rewrite import rewrite_stage
 @pytest.fixture
 def project(samples: Path, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     path = samples / "ua-customs-exam" / "questions.json"
-    items = load_dataset({"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    items = load_dataset(
+        validate_group("dataset", {"loader": "customs", "path": str(path), "parts": ["legislation"]})
+    )
     write_items(tmp_path / "results" / "corpus" / "items.jsonl", items)
     monkeypatch.chdir(tmp_path)
     conf = lambda group, name: yaml.safe_load((repo_root / "conf" / group / f"{name}.yaml").read_text())  # noqa: E731

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from test_pipeline import STAGES, compose_params, run_stage  # same folder (pytest's rootdir import mode)
 
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import read_items
 
 
@@ -20,8 +21,8 @@ def ten_option_bank(data: Path, path: Path, n: int = 12) -> None:
     """Real LEXam 16-option items cut to their first 10 options (items whose key is among them)."""
     from blindmcq.datasets.registry import load_dataset
 
-    source = load_dataset({"loader": "lexam", "path": data / "lexam/MCQs_test_perturbation.xlsx",
-                           "n_options": 16})  # fmt: skip
+    lexam = {"loader": "lexam", "path": data / "lexam/MCQs_test_perturbation.xlsx", "n_options": 16}
+    source = load_dataset(validate_group("dataset", lexam))
     rows = [
         {"id": item.number, "question": item.question, "options": list(item.options[:10]), "key": item.key}
         for item in source

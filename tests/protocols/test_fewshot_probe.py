@@ -9,6 +9,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
+from blindmcq.config.schema import validate_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
@@ -24,7 +25,7 @@ MD_ANSWER = re.compile(r"^Остаточна відповідь: правиль�
 
 
 def presentations(protocol: str, items=BANK.test):
-    labels = load_group("labels", "dash" if protocol == "md" else "latin")
+    labels = validate_group("labels", load_group("labels", "dash" if protocol == "md" else "latin"))
     return labels, build_presentations(
         items, conditions=["full"], full_orders=["rot0"], forced=False, prompt=PROMPT, labels=labels,
         reasoning=REASONING, protocol=protocol, protocol_cfg=load_group("protocol", protocol),

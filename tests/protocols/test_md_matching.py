@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from blindmcq.config.schema import validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.embeddings import CachedEmbedder
 from blindmcq.protocols.md import MDConfig, MDMatcher, make_md_matcher
@@ -131,7 +132,7 @@ def test_match_many_embeds_once_and_keeps_order() -> None:
 
 
 def test_make_md_matcher_is_the_parsing_callable() -> None:
-    md = make_md_matcher({"threshold": 0.5}, embedder=NoEmbedder())
+    md = make_md_matcher(validate_group("protocol", {"name": "md", "threshold": 0.5}), embedder=NoEmbedder())
     assert md("Відповідь: республікою", OPTIONS) == (3, "ok")
     assert md.match("Відповідь: республікою", OPTIONS).slot == 3
 
@@ -151,7 +152,7 @@ def test_make_md_matcher_is_the_parsing_callable() -> None:
 )
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        make_md_matcher(cfg)
+        make_md_matcher(validate_group("protocol", {"name": "md", **cfg}))
 
 
 def test_pronoun_i_is_not_the_pointer_i() -> None:

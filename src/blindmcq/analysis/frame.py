@@ -8,7 +8,7 @@ are measured on; sweeps vary one field at a time). The gate, the metrics and the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +18,7 @@ import pandas as pd
 
 from blindmcq.answers.predictions import read_table
 from blindmcq.config.schema import Analysis as AnalysisConfig
-from blindmcq.config.schema import Config, Labels, Protocol, as_config, default
+from blindmcq.config.schema import Config, Labels, Protocol, default
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.vocabulary import CONDITIONS, FAILED_STATUSES
 
@@ -189,12 +189,20 @@ def order_mask(order_id: pd.Series, orders: Orders) -> np.ndarray:
 HEADLINE_ORDERS: Orders = default(AnalysisConfig, "headline_orders")  # the analysis group's
 
 
+def _kind(protocol: Protocol) -> str:
+    """A protocol's name in the presentation columns: ``md`` when it matches a sentence, else ``sl``."""
+    return "md" if protocol.extraction == "match" else "sl"
+
+
 @dataclass(frozen=True)
 class Baseline:
     """The presentation headline numbers are measured on; a field set to None matches any value.
 
-    Defaults follow the composed config (prompt ``original``, labels ``latin``, protocol ``sl``,
-    reasoning ``direct``). ``orders`` selects unforced orders: "all" = rot*/rev*, or a list of ids.
+    Defaults are the presentation conf/config.yaml composes (prompt ``original``, labels ``latin``,
+    protocol ``sl``, reasoning ``direct``), for a caller that names none; the stages, the sweep and the
+    audit pass their own (:func:`baseline_from_params`). The analysis reads no conf/ file (a stage's
+    dependencies stay its own), so they are written here, and a test holds them to what the default
+    config composes. ``orders`` selects unforced orders: "all" = rot*/rev*, or a list of ids.
     """
 
     phrasing: str | None = "original"
@@ -209,16 +217,15 @@ class Baseline:
         return replace(self, **{field: None})
 
 
-def baseline_from_params(params: Config | Mapping[str, Any], *, orders: Any) -> Baseline:
+def baseline_from_params(params: Config, *, orders: Any) -> Baseline:
     """The headline presentation of the composed config (phrasing, labels, protocol, reasoning)."""
-    config = as_config(params)
-    protocol: Protocol = config.group("protocol")
-    labels: Labels = config.group("labels")
+    protocol: Protocol = params.group("protocol")
+    labels: Labels = params.group("labels")
     return Baseline(
-        phrasing=config.group("prompt").name,
+        phrasing=params.group("prompt").name,
         labels=protocol.labels or labels.name,
-        protocol="md" if protocol.extraction == "match" else "sl",
-        reasoning=config.group("reasoning").name,
+        protocol=_kind(protocol),
+        reasoning=params.group("reasoning").name,
         orders=orders,
     )
 

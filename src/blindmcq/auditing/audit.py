@@ -71,10 +71,10 @@ from blindmcq.config.schema import (
     LocalModel,
     ModelSchema,
     default,
-    validate_group,
 )
 from blindmcq.datasets.generic import bank_format, guess_mapping, load_generic, peek, slot_labels
 from blindmcq.datasets.items import Item, skipped_sentence
+from blindmcq.datasets.registry import DatasetConfig
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import label_strings
 from blindmcq.statutes.coverage import Coverage
@@ -257,9 +257,10 @@ def _probe(
             # the bank named by its dataset config's words, else the phrasing's neutral ones
             prompt=for_bank(configs.option("prompt", prompt_name), description),
             labels=configs.option("labels", labels),
-            reasoning=configs.option("reasoning", "direct"),
+            # conf/config.yaml's reasoning and protocol: the headline presentation Baseline() selects
+            reasoning=configs.option("reasoning", configs.default("reasoning")),
             condition=Condition(name="audit"),  # the schema's: both conditions, 2N blind orders
-            protocol=configs.option("protocol", "sl"),
+            protocol=configs.option("protocol", configs.default("protocol")),
             schemes=configs.options["labels"],
         ),
         # a model's calls take minutes: the bar (stderr) shows they are moving
@@ -327,7 +328,7 @@ def run_audit(
     scoring: str | None = None,
     sample: int | None = None,
     labels: str | None = None,
-    dataset: dict[str, Any] | None = None,
+    dataset: DatasetConfig | None = None,
     language: str | None = None,
 ) -> AuditResult:
     """Read the bank, measure it, and write ``report.md``, ``index.html``, ``metrics.json`` under ``out``.
@@ -335,7 +336,7 @@ def run_audit(
     ``model`` is the model's typed config (None: surface-only, no probe, no labels needed); ``configs`` the
     prompt, labels, reasoning and protocol options (``AUDIT_GROUPS``), both read by the command line.
     ``dataset`` (a dataset config, ``dataset_config``) reads the bank as the pipeline would, instead of
-    ``path`` with ``mapping``. ``labels`` names the label scheme (default ``latin``, which goes on past Z).
+    ``path`` with ``mapping``. ``labels`` names the label scheme (default conf/config.yaml's).
     ``language`` declares the bank's language (else the dataset config's ``language``, else the script)."""
     from blindmcq.datasets.items import write_items
     from blindmcq.reporting.html import write_html_report
@@ -350,10 +351,9 @@ def run_audit(
         from blindmcq.datasets.registry import bank_key_labels, load_dataset
 
         items = load_dataset(dataset, root=ROOT)
-        typed = validate_group("dataset", dataset)
-        described = f"dataset config {typed.name} (loader {typed.loader}, {typed.path})"
+        described = f"dataset config {dataset.name} (loader {dataset.loader}, {dataset.path})"
         own_labels += bank_key_labels(dataset, max((it.n_options for it in items), default=0), root=ROOT)
-        language = language or typed.language
+        language = language or dataset.language
     else:
         notes: list[str] = []
         items, described, note = read_bank(path, mapping, notes, own_labels)
@@ -408,7 +408,7 @@ def run_audit(
     from blindmcq.backends.registry import make_backend
     from blindmcq.tasks.probe import sample_items
 
-    label_name = labels or "latin"
+    label_name = labels or configs.default("labels")
     label_cfg = configs.option("labels", label_name)
     if label_cfg.uniform:
         raise ConfigError(
@@ -432,7 +432,7 @@ def run_audit(
     if gate_k is not None and gate_k > n_orders:
         raise ConfigError("--gate-k", f"must be at most {n_orders} (the number of orders), got {gate_k}")
     probed = sample_items(usable, sample, seed)
-    description = validate_group("dataset", dataset).description if dataset is not None else None
+    description = dataset.description if dataset is not None else None
     predictions = _probe(
         probed, model_cfg, prompt_name, out / "cache" / "responses.sqlite", backend, configs, label_name,
         description,
@@ -441,7 +441,7 @@ def run_audit(
     if scoring == "cloze":
         answer_cue = configs.option("prompt", prompt_name).answer_cue
         cloze = cloze_accuracy(backend, probed, str(answer_cue or ""))
-    base = Baseline(phrasing=prompt_name, labels=label_name, protocol="sl", reasoning="direct")
+    base = Baseline(phrasing=prompt_name, labels=label_name)  # protocol and reasoning: conf/'s, as probed
     model_name = model_cfg.name
     g, analysis, tables = gate_and_tables(
         predictions, gate_model=model_name, gate_k=gate_k, base=base, picks=picks, items=items,

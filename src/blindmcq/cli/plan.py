@@ -14,6 +14,7 @@ import yaml
 
 from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_groups
+from blindmcq.config.schema import PlanConfig, typed
 from blindmcq.errors import BlindMCQError, InputError
 from blindmcq.tasks.capacity import PLAN_GROUPS, build_plan, format_plan, measure_throughput, paper_config
 
@@ -67,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"measured {args.throughput:.2f} calls/s with {args.measure} ({args.measure_calls} calls)")
         if args.throughput is not None:
             cfg["throughput"] = args.throughput
-        plan = build_plan(cfg, configs=configs, file=None if args.paper else args.config)
+        checked = typed(PlanConfig, cfg, file=None if args.paper else args.config)  # enters here, typed
+        plan = build_plan(checked, configs=configs)
     except BlindMCQError as exc:
         return fail(None, exc)
     if args.json:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +130,17 @@ def _inherit(data: dict[str, Any], path: Path, depth: int = 0) -> dict[str, Any]
 class Groups:
     """Config options read once at the edge, for code that picks options by name (a command's
     ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the checked mapping, and
-    :meth:`option` its typed dataclass (``config.schema``)."""
+    :meth:`option` its typed dataclass (``config.schema``); ``choices`` is conf/config.yaml's choice for
+    each group (``default_choices``), what a name left out means (:meth:`default`)."""
 
     options: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    choices: Mapping[str, str] = field(default_factory=dict)
+
+    def default(self, group: str) -> str:
+        """The option conf/config.yaml composes for ``group``; a ConfigError when it chooses none."""
+        if group not in self.choices:
+            raise ConfigError(group, "conf/config.yaml's defaults list chooses no option")
+        return self.choices[group]
 
     def option(self, group: str, name: str) -> Any:
         """Option ``name`` of ``group`` as its frozen dataclass (``schema.validate_group``); an unknown
@@ -154,7 +162,9 @@ def load_groups(groups: Iterable[str], conf_dir: str | Path | None = None) -> Gr
             options[group] = {n: load_model_file(n, folder) for n in group_names("model", conf_dir)}
         else:
             options[group] = {n: load_group(group, n, conf_dir) for n in group_names(group, conf_dir)}
-    return Groups(options)
+    # a conf folder without config.yaml (a test's) has options but no defaults list
+    has_defaults = (Path(conf_dir or CONF_DIR) / "config.yaml").is_file()
+    return Groups(options, default_choices(conf_dir) if has_defaults else {})
 
 
 def load_label_schemes(conf_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:

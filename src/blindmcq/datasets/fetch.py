@@ -34,7 +34,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,19 +209,18 @@ def _dvc_pull(root: Path) -> bool:
     return done.returncode == 0
 
 
-def _inputs(params: Mapping[str, Any] | Config) -> dict[str, Any]:
+def _inputs(config: Config) -> dict[str, Any]:
     """The inputs a composed config names, by config key (``dataset.dep``, ``statutes.path``)."""
-    config = validate(params, file="params.yaml")
     return {
         "dataset.dep": config.dataset.dep if config.dataset else None,
         "statutes.path": config.statutes.path if config.statutes else None,
     }
 
 
-def missing_inputs(params: Mapping[str, Any] | Config, root: Path) -> list[tuple[str, str]]:
+def missing_inputs(config: Config, root: Path) -> list[tuple[str, str]]:
     """(config key, path) of each input under data/ that a composed config names and that is absent."""
     out = []
-    for key, value in _inputs(params).items():
+    for key, value in _inputs(config).items():
         if not value:
             continue
         path = Path(str(value))

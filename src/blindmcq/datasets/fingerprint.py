@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from blindmcq.config.schema import Config, as_written, default, validate, validate_group
+from blindmcq.config.schema import Config, as_written, default, validate_group
 from blindmcq.errors import ConfigError, InputError
 
 FINGERPRINT_NAME = "fingerprint.json"
@@ -60,13 +60,12 @@ def dataset_fingerprint(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def params_dataset(params: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None, int]:
+def params_dataset(config: Config) -> tuple[Mapping[str, Any], str | None, int]:
     """The composed config's dataset mapping (hashed as written), its name and the run's seed."""
-    config = validate(params, file=None)
     if config.dataset is None:
         raise ConfigError("dataset", "missing: the corpus is built from a dataset config")
     # an unnamed config is null in fingerprint.json (the schema's name default is "")
-    return as_written(params, "dataset"), config.dataset.name or None, config.seed
+    return as_written(config, "dataset"), config.dataset.name or None, config.seed
 
 
 def write_fingerprint(
@@ -99,11 +98,11 @@ def read_fingerprint(items_path: Path) -> dict[str, Any] | str:
 
 
 def mismatch(
-    record: Mapping[str, Any], items_path: Path, params: Mapping[str, Any], files: Mapping[str, str]
+    record: Mapping[str, Any], items_path: Path, config: Config, files: Mapping[str, str]
 ) -> str | None:
     """None when ``record`` is the fingerprint of ``params``'s dataset config over ``files``; else why
     not, in a few words (a bank file edited since, or another config)."""
-    dataset, wanted, seed = params_dataset(params)
+    dataset, wanted, seed = params_dataset(config)
     if record.get("fingerprint") == dataset_fingerprint(dataset, seed, files):
         return None
     built_files = record.get("files")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from blindmcq.config.schema import Labels, NonsenseDataset, default, validate_group
+from blindmcq.config.schema import Labels, NonsenseDataset, default
 from blindmcq.datasets.items import Item, item_id
 from blindmcq.labels import label_strings, option_line
 from blindmcq.vocabulary import FEWSHOT_SKEWS, FewShotSkew
@@ -181,7 +181,7 @@ def fewshot_block(
     examples: Sequence[Item],
     *,
     skew: FewShotSkew,
-    labels: Labels | Mapping[str, Any],
+    labels: Labels,
     n_shots: int,
     seed: int,
     language: str = "en",
@@ -192,7 +192,7 @@ def fewshot_block(
         raise ValueError(f"language must be one of {sorted(_HEADINGS)}, got {language!r}")
     if n_shots > len(examples):
         raise ValueError(f"{n_shots} shots requested but only {len(examples)} examples")
-    scheme = validate_group("labels", labels)  # a mapping is checked once into the typed Labels
+    scheme = labels
     rng = np.random.default_rng(seed)
     chosen = [examples[i] for i in rng.choice(len(examples), size=n_shots, replace=False)]
     n_options = {e.n_options for e in chosen}

@@ -50,11 +50,6 @@ Loader = Callable[[Any, Path], list[Item]]
 DEFAULT_CORRECTIONS = Path(default(PdfDataset, "corrections"))
 
 
-def typed_dataset(dataset: Mapping[str, Any] | DatasetConfig) -> DatasetConfig:
-    """``dataset`` as its loader's dataclass (a mapping is checked; a dataclass comes back as it is)."""
-    return validate_group("dataset", dataset)
-
-
 def _path(cfg: DatasetConfig, root: Path) -> Path:
     if not cfg.path:
         raise ConfigError("dataset.path", f"loader {cfg.loader!r} needs a path")
@@ -154,12 +149,11 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-def load_dataset(cfg: Mapping[str, Any] | DatasetConfig, *, root: str | Path | None = None) -> list[Item]:
+def load_dataset(cfg: DatasetConfig, *, root: str | Path | None = None) -> list[Item]:
     """The bank ``cfg`` describes, as items in published order (see module docstring)."""
-    typed = typed_dataset(cfg)
-    items = LOADERS[typed.loader](typed, Path.cwd() if root is None else Path(root))
-    if typed.limit is not None:
-        items = items[: typed.limit]
+    items = LOADERS[cfg.loader](cfg, Path.cwd() if root is None else Path(root))
+    if cfg.limit is not None:
+        items = items[: cfg.limit]
     seen: set[str] = set()
     for item in items:
         validate_item(item, file=item.file)
@@ -176,19 +170,9 @@ def _root(root: str | Path | None) -> Path:
     return Path() if root is None else Path(root)
 
 
-def _pdf_group(dataset: Mapping[str, Any] | PdfDataset) -> PdfDataset:
-    """A PDF bank's settings (a mapping without ``loader`` is read as one)."""
-    if isinstance(dataset, Mapping):
-        dataset = {**dataset, "loader": "pdf"}
-    typed = typed_dataset(dataset)
-    if not isinstance(typed, PdfDataset):
-        raise ConfigError("dataset.loader", f"expected pdf, got {typed.loader!r}")
-    return typed
-
-
-def pdf_paths(dataset: Mapping[str, Any] | PdfDataset, root: str | Path | None = None) -> list[Path]:
+def pdf_paths(dataset: PdfDataset, root: str | Path | None = None) -> list[Path]:
     """The PDFs ``paths`` (globs) or ``path`` name, relative to ``root`` (default: the working directory)."""
-    patterns = _patterns(_pdf_group(dataset))
+    patterns = _patterns(dataset)
     base = _root(root)
     found = sorted({Path(p) for pattern in patterns for p in glob.glob(str(base / str(pattern)))})
     if not found:
@@ -196,9 +180,12 @@ def pdf_paths(dataset: Mapping[str, Any] | PdfDataset, root: str | Path | None =
     return found
 
 
-def corrections_path(dataset: Mapping[str, Any] | PdfDataset, root: str | Path | None = None) -> Path | None:
-    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present."""
-    named = _pdf_group(dataset).corrections
+def corrections_path(dataset: PdfDataset | Mapping[str, Any], root: str | Path | None = None) -> Path | None:
+    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present.
+    A mapping is read as a PDF bank's settings (the corpus's review tools hold the group as written)."""
+    if isinstance(dataset, Mapping):
+        dataset = validate_group("dataset", {**dataset, "loader": "pdf"})
+    named = dataset.corrections
     if not named:
         return None
     path = _root(root) / named
@@ -206,24 +193,23 @@ def corrections_path(dataset: Mapping[str, Any] | PdfDataset, root: str | Path |
     return None if Path(named) == DEFAULT_CORRECTIONS and not path.is_file() else path
 
 
-def expected_options(dataset: Mapping[str, Any] | PdfDataset) -> int:
+def expected_options(dataset: PdfDataset) -> int:
     """``dataset.n_options``: the options every item of the bank should have (null: the Commission's 4).
 
     The extractor checks each item against it and uses it to settle option rows split by a page break."""
     from blindmcq.corpus.extract import N_OPTIONS
 
-    value = _pdf_group(dataset).n_options  # the schema checks it (a whole number of at least 2)
+    value = dataset.n_options  # the schema checks it (a whole number of at least 2)
     return N_OPTIONS if value is None else value
 
 
 def read_pdf_bank(
-    dataset: Mapping[str, Any] | PdfDataset, *, root: str | Path | None = None, seed: int | None = None
+    cfg: PdfDataset, *, root: str | Path | None = None, seed: int | None = None
 ) -> tuple[list[Item], dict[str, Any]]:
     """The bank's items (corrections applied) and the verification report. ``seed`` draws the report's
     pilot sample (default the dataset's own ``seed``; the corpus stage passes the run's)."""
     from blindmcq.corpus.extract import extract_items
 
-    cfg = _pdf_group(dataset)
     return extract_items(
         pdf_paths(cfg, root),
         source=cfg.source,
@@ -239,10 +225,9 @@ def read_pdf_bank(
 # ---------------------------------------------------------------- the corpus
 
 
-def read_dataset(dataset: Mapping[str, Any] | DatasetConfig, seed: int) -> tuple[list[Item], dict[str, Any]]:
+def read_dataset(cfg: DatasetConfig, seed: int) -> tuple[list[Item], dict[str, Any]]:
     """The items of any dataset config and their verification report: the corpus stage's way (a PDF
     bank through :func:`read_pdf_bank`, corrections applied; any other loader through ``load_dataset``)."""
-    cfg = typed_dataset(dataset)
     if isinstance(cfg, PdfDataset):
         return read_pdf_bank(cfg, seed=seed)
     items = load_dataset(cfg)
@@ -260,11 +245,10 @@ def read_dataset(dataset: Mapping[str, Any] | DatasetConfig, seed: int) -> tuple
     return items, report
 
 
-def bank_files(dataset: Mapping[str, Any] | DatasetConfig, root: str | Path | None = None) -> list[Path]:
+def bank_files(cfg: DatasetConfig, root: str | Path | None = None) -> list[Path]:
     """The files a dataset config reads, relative to ``root`` (default: the working directory): a PDF
     bank's PDFs and the reviewed corrections it applies, a structured bank's file(s); none for a
     generated bank (NonsenseQA)."""
-    cfg = typed_dataset(dataset)
     base = _root(root)
     if isinstance(cfg, PdfDataset):
         corrections = corrections_path(cfg, base)
@@ -276,9 +260,7 @@ def bank_files(dataset: Mapping[str, Any] | DatasetConfig, root: str | Path | No
     return [_path(cfg, base)]
 
 
-def bank_digests(
-    dataset: Mapping[str, Any] | DatasetConfig, root: str | Path | None = None
-) -> dict[str, str]:
+def bank_digests(dataset: DatasetConfig, root: str | Path | None = None) -> dict[str, str]:
     """sha256 of every file the dataset reads (``bank_files``), by its path relative to ``root``."""
     from blindmcq.datasets.fingerprint import file_digests
 
@@ -295,28 +277,29 @@ def build_corpus(
 
     out = Path(out_dir)
     (out / FINGERPRINT_NAME).unlink(missing_ok=True)  # a failed build leaves no stale claim
-    digests = bank_digests(dataset)  # before reading: a file edited during the build is caught next time
-    items, report = read_dataset(dataset, seed)  # nothing is written unless the whole bank reads
+    cfg = validate_group("dataset", dataset)  # checked here: the fingerprint hashes the mapping as written
+    digests = bank_digests(cfg)  # before reading: a file edited during the build is caught next time
+    items, report = read_dataset(cfg, seed)  # nothing is written unless the whole bank reads
     write_items(out / project_paths.ITEMS.name, items)
     write_text(out / project_paths.VERIFICATION.name, json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     write_fingerprint(out, dataset, seed, digests)  # which config and files these items come from
     return report
 
 
-def corpus_mismatch(params: Mapping[str, Any], items_path: Path) -> str | None:
-    """None when the corpus beside ``items_path`` was built from ``params``'s dataset config and the bank
+def corpus_mismatch(config: Config, items_path: Path) -> str | None:
+    """None when the corpus beside ``items_path`` was built from ``config``'s dataset config and the bank
     files as they are now (``datasets.fingerprint``); else why not, in a few words."""
     from blindmcq.datasets.fingerprint import mismatch, params_dataset, read_fingerprint
 
     record = read_fingerprint(items_path)
     if isinstance(record, str):
         return record
-    dataset, _name, _seed = params_dataset(params)
+    params_dataset(config)  # a config without a dataset is named
     try:
-        digests = bank_digests(dataset)
+        digests = bank_digests(config.group("dataset"))
     except (ConfigError, InputError, OSError) as exc:
         return f"the bank files {items_path} was built from cannot be read now ({str(exc).splitlines()[0]})"
-    return mismatch(record, items_path, params, digests)
+    return mismatch(record, items_path, config, digests)
 
 
 # The loaders whose banks print their keys as Ukrainian exam letters (А, Б, В, Г: the Commission's PDFs,
@@ -324,16 +307,13 @@ def corpus_mismatch(params: Mapping[str, Any], items_path: Path) -> str | None:
 CYRILLIC_KEYED = ("pdf", "customs")
 
 
-def bank_key_labels(
-    dataset: Mapping[str, Any] | DatasetConfig, n: int, root: str | Path | None = None
-) -> list[str]:
+def bank_key_labels(cfg: DatasetConfig, n: int, root: str | Path | None = None) -> list[str]:
     """The bank's own label of each of its ``n`` slots, for naming slots to a reader (tables, reports):
     Ukrainian exam letters for the Cyrillic-keyed loaders, a generic bank's declared ``labels`` or the
     script of its first key (read from the file when it is there), Latin letters for the rest (LEXam,
     NonsenseQA, a corpus); none (by position) for a generic bank keyed by index or text."""
     from blindmcq.datasets.generic import LATIN, UKRAINIAN, bank_format, peek, slot_labels
 
-    cfg = typed_dataset(dataset)
     if n < 1:
         return []
     if cfg.loader in CYRILLIC_KEYED:

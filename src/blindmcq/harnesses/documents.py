@@ -19,7 +19,7 @@ from typing import Any
 
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
-from blindmcq.config.schema import Condition, Labels, Prompt, Reasoning, validate_group
+from blindmcq.config.schema import Condition, Labels, Prompt, Reasoning
 from blindmcq.config.schema import Protocol as ProtocolGroup
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
@@ -77,12 +77,13 @@ def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:
 def build_documents(items: Sequence[Item], config: ProbeConfig, harness: str) -> list[dict[str, Any]]:
     """One document per call of the probe of ``items`` under ``config``, in the probe's own order (item,
     condition, order, forced slots): the presentations and requests ``tasks.probe.build_jobs`` makes."""
-    spec = protocol_spec(config.protocol)
+    setup = config.setup  # the groups checked once
+    spec = protocol_spec(setup.protocol)
     if spec.uses_matcher:  # the md matcher reads free sentences with an embedding model; not exported
         raise ConfigError(
             "protocol", f"{spec.name!r} (Matched-and-Dashed) cannot be exported; use an sl protocol"
         )
-    if harness == "lm-eval" and validate_group("reasoning", config.reasoning).name != "direct":
+    if harness == "lm-eval" and setup.reasoning.name != "direct":
         raise ConfigError(
             "reasoning", "lm-eval scores the labels by log-likelihood: only 'direct' reasoning applies"
         )

@@ -14,11 +14,9 @@ SL = (none, latin, all, letter); MD = (none, dash, all, match). ``letter`` needs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from blindmcq.config.schema import Protocol, validate_group
+from blindmcq.config.schema import Protocol
 from blindmcq.errors import ConfigError
 
 
@@ -39,10 +37,9 @@ class ProtocolSpec:
         return self.extraction == "match"
 
 
-def protocol_spec(cfg: Protocol | Mapping[str, Any], *, prefix: str = "protocol") -> ProtocolSpec:
-    """The protocol group's components; a mapping is checked by the schema first (``Protocol``: the
-    words each component allows). Errors name ``prefix.key``."""
-    protocol: Protocol = validate_group("protocol", cfg, key=prefix)
+def protocol_spec(protocol: Protocol, *, prefix: str = "protocol") -> ProtocolSpec:
+    """The typed protocol group's components (the schema, ``Protocol``, holds the words each component
+    allows), checked together. Errors name ``prefix.key``."""
     if not protocol.name:
         raise ConfigError(f"{prefix}.name", "missing protocol name")
     if protocol.labels == "dash" and protocol.extraction == "letter":

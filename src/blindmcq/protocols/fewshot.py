@@ -11,10 +11,9 @@ random beyond ``seed``, so the same config gives byte-identical prompts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from blindmcq.config.schema import Labels, validate_group
+from blindmcq.config.schema import Labels
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import FewShotBlock, fewshot_block
 from blindmcq.errors import ConfigError
@@ -42,11 +41,11 @@ def apply_fewshot(
     skew: FewShotSkew,
     n_shots: int,
     seed: int,
-    labels_cfg: Labels | Mapping[str, Any],
+    labels_cfg: Labels,
     protocol: str,
 ) -> list[Presentation]:
     """Each presentation with ``block + "\\n\\n" + user`` as its user text (everything else unchanged)."""
-    labels: Labels = validate_group("labels", labels_cfg)
+    labels = labels_cfg
     _check(skew, n_shots, labels, protocol)
     pool = [e for e in examples if e.usable]
     if len(pool) < n_shots + 1:

@@ -23,13 +23,13 @@ from __future__ import annotations
 import dataclasses
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from blindmcq.config.schema import Protocol, validate_group
+from blindmcq.config.schema import Protocol
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.embeddings import Embedder, Role, load_embedder
 from blindmcq.vocabulary import ParseStatus
@@ -72,13 +72,6 @@ class MDConfig:
         }  # fmt: skip
         config = dataclasses.replace(cls(), **{k: v for k, v in given.items() if v is not None})
         return config.checked(prefix)
-
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any], *, prefix: str = "protocol") -> MDConfig:
-        """A mapping of protocol keys (a dict or an OmegaConf node), checked into the typed protocol group
-        first; errors name ``prefix.key``."""
-        protocol: Protocol = validate_group("protocol", {"name": "md", **cfg}, key=prefix)
-        return cls.from_protocol(protocol, prefix=prefix)
 
     def checked(self, prefix: str) -> MDConfig:
         """This config, or a ConfigError naming ``prefix.key``: what the protocol schema cannot say (the
@@ -237,18 +230,16 @@ class MDMatcher:
         return MatchResult(slot, status, round(best, 6), "embedding", extracted, how, candidates, rounded)
 
 
-def make_md_matcher(
-    cfg: Protocol | Mapping[str, Any] | None = None, *, embedder: Embedder | None = None
-) -> MDMatcher:
+def make_md_matcher(protocol: Protocol | None = None, *, embedder: Embedder | None = None) -> MDMatcher:
     """The matcher for ``tasks.parsing.interpret(..., md_matcher=...)``, from the typed protocol group
-    (``conf/protocol/md.yaml``) or a mapping of the matcher's own settings."""
-    config = MDConfig.from_protocol(cfg) if isinstance(cfg, Protocol) else MDConfig.from_mapping(cfg or {})
+    (``conf/protocol/md.yaml``); none: the matcher's own defaults."""
+    config = MDConfig().checked("protocol") if protocol is None else MDConfig.from_protocol(protocol)
     return MDMatcher(config, embedder)
 
 
-def answer_instruction(cfg: Protocol | Mapping[str, Any], language: str, *, prefix: str = "protocol") -> str:
+def answer_instruction(protocol: Protocol, language: str, *, prefix: str = "protocol") -> str:
     """The protocol's answer instruction in ``language`` ("uk" or "en")."""
-    instructions = validate_group("protocol", cfg, key=prefix).answer_instruction or {}
+    instructions = protocol.answer_instruction or {}
     if language not in instructions:
         raise ConfigError(f"{prefix}.answer_instruction.{language}", "no answer instruction in this language")
     return str(instructions[language])

@@ -98,9 +98,8 @@ def export_bundle(root: str | Path, out: str | Path) -> dict[str, Any]:
     root, out = Path(root), Path(out)
     missing = [rel for rel in REQUIRED if not (root / rel).is_file()]
     if not missing:
-        check_self_contained(
-            yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")), root / "params.yaml"
-        )
+        written = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+        check_self_contained(validate(written, file=str(root / "params.yaml")), root / "params.yaml")
     if missing:
         raise BundleError(f"{root / missing[0]}: not found; run `dvc repro` (or `dvc pull`) first")
     files = {
@@ -300,10 +299,10 @@ def check_out(out: Path, folder: Path) -> None:
         raise BundleError(f"{out}: cannot write in {ancestor} ({exc.strerror or exc})") from exc
 
 
-def check_self_contained(params: Config | Mapping[str, Any], where: Path) -> None:
-    """Refuse a run whose analysis read predictions from outside the project (not in a release folder).
-    ``params``: the typed :class:`Config`, or ``params.yaml`` as read (checked here)."""
-    analysis = validate(params, file=str(where)).analysis or Analysis()
+def check_self_contained(config: Config, where: Path) -> None:
+    """Refuse a run whose analysis read predictions from outside the project (not in a release folder):
+    ``config`` is the typed composed config read from ``where``."""
+    analysis = config.analysis or Analysis()
     if analysis.extra_predictions:
         raise BundleError(f"{where}: analysis.extra_predictions names files a release folder does not carry")
     if analysis.second_bank.predictions:

@@ -10,10 +10,9 @@ reason is written where the row would be (the audit's report, the pipeline's Tab
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from blindmcq.config.schema import Config, Statutes, validate
+from blindmcq.config.schema import Config, Statutes
 from blindmcq.datasets.items import Item
 
 # the bundled statutes: four Ukrainian acts (conf/statutes/*.yaml); the schema's default `language`
@@ -43,18 +42,16 @@ def lexical_skip_reason(
     )
 
 
-def run_language(params: Mapping[str, Any] | Config, items: Sequence[Item]) -> tuple[str, str]:
+def run_language(config: Config, items: Sequence[Item]) -> tuple[str, str]:
     """The bank's language in a pipeline run and how it was found: ``dataset.language`` if declared,
     else detected from the items' script."""
-    config = validate(params, file=None)
     declared = config.dataset.language if config.dataset else None
     return (str(declared), "declared") if declared else (bank_language(items), "detected from the script")
 
 
-def lexical_absent(params: Mapping[str, Any] | Config, items: Sequence[Item]) -> str | None:
-    """In a pipeline run (``params``: the composed config, a mapping or typed): why lexical search is
-    absent (None: it runs)."""
-    config = validate(params, file=None)
+def lexical_absent(config: Config, items: Sequence[Item]) -> str | None:
+    """In a pipeline run (``config``: the typed composed config): why lexical search is absent (None: it
+    runs)."""
     language, how = run_language(config, items)
     statutes = config.statutes or Statutes()
     # an empty language reads as the bundled statutes'

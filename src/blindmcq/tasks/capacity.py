@@ -35,14 +35,16 @@ from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import REPO_ROOT, Groups
 from blindmcq.config.schema import (
     BedrockModel,
+    CustomsDataset,
+    ItemsDataset,
     OpenAIModel,
+    PdfDataset,
     PlanConfig,
     PlanModelQuota,
     PlanQuota,
     PlanRun,
     PricedModel,
     default,
-    typed,
 )
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import ConfigError, InputError
@@ -52,11 +54,11 @@ ROOT = REPO_ROOT
 # Real items to render prompts from, first found: the DVC-tracked inputs, the shared inputs beside the
 # clone, or the corpus a `dvc repro` extracted from the committed default PDFs.
 SAMPLE_SOURCES = (
-    {"loader": "customs", "path": str(ROOT / "data/ua-customs-exam/questions.json")},
-    {"loader": "customs", "path": str(ROOT.parent / "shared/data/ua-customs-exam/questions.json")},
-    {"loader": "items", "path": str(ROOT / "results/corpus/items.jsonl")},
+    CustomsDataset(loader="customs", path=str(ROOT / "data/ua-customs-exam/questions.json")),
+    CustomsDataset(loader="customs", path=str(ROOT.parent / "shared/data/ua-customs-exam/questions.json")),
+    ItemsDataset(loader="items", path=str(ROOT / "results/corpus/items.jsonl")),
     # a clean clone: the default bank's committed PDFs, extracted in memory (about 20 CPU-seconds)
-    {"loader": "pdf", "paths": [str(ROOT / "defaults/bank/*.pdf")], "source": "dmsu"},
+    PdfDataset(loader="pdf", paths=[str(ROOT / "defaults/bank/*.pdf")], source="dmsu"),
 )
 # Bedrock batch inference is billed at 50% of the on-demand price of the same model: "a 50% lower price
 # compared to on-demand pricing" (AWS's Bedrock training module on Trailhead; the user guide's batch page
@@ -135,9 +137,9 @@ def _names(value: Any, key: str, default: Sequence[str] | None = None) -> tuple[
     return tuple(value)
 
 
-def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence[str]) -> Run:
+def parse_run(run: PlanRun, index: int, all_models: Sequence[str], configs: Groups) -> Run:
+    """Run ``index`` of a plan; a presentation it leaves unnamed is the one conf/config.yaml composes."""
     key = f"runs[{index}]"
-    run = typed(PlanRun, cfg, key=key)
     conditions = _names(run.conditions, f"{key}.conditions", ["blind"])
     bad = set(conditions) - set(CONDITIONS)
     if bad:
@@ -161,9 +163,10 @@ def parse_run(cfg: PlanRun | Mapping[str, Any], index: int, all_models: Sequence
         orders=chosen,
         forced=run.forced,
         forced_conditions=_names(run.forced_conditions, f"{key}.forced_conditions", ["blind"]),
-        phrasings=_names(run.phrasings, f"{key}.phrasings", ["original"]),
-        labels=_names(run.labels, f"{key}.labels", ["latin"]),
-        reasoning=_names(run.reasoning, f"{key}.reasoning", ["direct"]),
+        # unnamed presentations: the ones conf/config.yaml composes
+        phrasings=_names(run.phrasings, f"{key}.phrasings", [configs.default("prompt")]),
+        labels=_names(run.labels, f"{key}.labels", [configs.default("labels")]),
+        reasoning=_names(run.reasoning, f"{key}.reasoning", [configs.default("reasoning")]),
     )
 
 
@@ -217,11 +220,11 @@ def default_sample() -> list[Item]:
     from blindmcq.datasets.registry import load_dataset
 
     for source in SAMPLE_SOURCES:
-        where = source.get("path") or source["paths"][0]
+        where = str(source.path or source.paths[0])
         if not (glob.glob(where) if glob.has_magic(where) else Path(where).exists()):
             continue
         return load_dataset(source, root=ROOT)
-    tried = ", ".join(s.get("path") or s["paths"][0] for s in SAMPLE_SOURCES)
+    tried = ", ".join(str(s.path or s.paths[0]) for s in SAMPLE_SOURCES)
     raise InputError(f"no real items to render prompts from (tried {tried}); pass sample_file or items_file")
 
 
@@ -236,9 +239,9 @@ def sample_origin(plan: PlanConfig) -> str:
         "pdf": "the default bank's PDFs (State Customs Service items, Commission layout)",
     }  # fmt: skip
     for source in SAMPLE_SOURCES:
-        where = source.get("path") or source["paths"][0]  # the PDF source names a glob under paths
+        where = str(source.path or source.paths[0])  # the PDF source names a glob under paths
         if glob.glob(where) if glob.has_magic(where) else Path(where).exists():
-            return f"{names[source['loader']]}, {where}"
+            return f"{names[source.loader]}, {where}"
     return "no bank found"
 
 
@@ -267,12 +270,10 @@ def sample_for_tokens(
 # ---------------------------------------------------------------- the plan
 
 
-def build_plan(cfg: PlanConfig | Mapping[str, Any], *, configs: Groups, file: str | None = None) -> Plan:
-    """Count, price and time a plan config (see the module docstring; a mapping is checked against
-    ``config.schema.PlanConfig`` here, errors naming ``file``); calls no model. ``configs`` holds the
-    options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
+def build_plan(plan: PlanConfig, *, configs: Groups) -> Plan:
+    """Count, price and time a plan config (see the module docstring); calls no model. ``configs`` holds
+    the options the plan names (``PLAN_GROUPS``: prompts, labels, reasoning modes, models), read by the
     command line."""
-    plan = typed(PlanConfig, cfg, file=file)
     items: list[Item] | None = None
     if plan.items_file:
         items = [item for item in read_items(plan.items_file) if item.usable]
@@ -280,7 +281,7 @@ def build_plan(cfg: PlanConfig | Mapping[str, Any], *, configs: Groups, file: st
     else:
         option_counts = [plan.n_options] * int(plan.items or 0)
     all_models = _names(plan.models, "models")
-    runs = [parse_run(r, i, all_models) for i, r in enumerate(plan.runs)]
+    runs = [parse_run(r, i, all_models, configs) for i, r in enumerate(plan.runs)]
     chars_per_token = plan.chars_per_token
     out_tokens = {**DEFAULT_OUTPUT_TOKENS, **dict(plan.output_tokens or {})}
     quota = plan.quota or PlanQuota()
@@ -545,8 +546,10 @@ def measure_throughput(
     items = sample_for_tokens(None, size=n_calls, sample_file=sample_file)
     presentations = build_presentations(
         items, conditions=["blind"], blind_orders="all", full_orders=[PUBLISHED_ORDER], forced=False,
-        prompt=_paper_prompt(configs, "original"), labels=configs.option("labels", "latin"),
-        reasoning=configs.option("reasoning", "direct"), protocol="sl",
+        # conf/config.yaml's presentation
+        prompt=_paper_prompt(configs, configs.default("prompt")),
+        labels=configs.option("labels", configs.default("labels")),
+        reasoning=configs.option("reasoning", configs.default("reasoning")), protocol="sl",
     )[:n_calls]  # fmt: skip
     requests = [
         to_request(p, model=model, temperature=0.0, max_tokens=int(model_cfg.max_tokens or 16),

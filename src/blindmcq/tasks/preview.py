@@ -23,7 +23,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
-from blindmcq.config.schema import Config, as_written
+from blindmcq.config.schema import Config
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.tasks.probe import PresentationSetup, build_jobs, sample_items
 
@@ -36,7 +36,7 @@ def preview_items(config: Config, n: int) -> list[Item]:
     from blindmcq.datasets.registry import corpus_mismatch
 
     # items of another dataset config are never previewed
-    reason = corpus_mismatch(as_written(config), paths.ITEMS)
+    reason = corpus_mismatch(config, paths.ITEMS)
     if reason is None:
         items = read_items(paths.ITEMS)
     else:

@@ -108,9 +108,9 @@ class EngineSettings:
     progress: bool = True
 
     @classmethod
-    def from_probe(cls, probe: Probe | Mapping[str, Any], *, progress: bool = True) -> EngineSettings:
-        checked: Probe = validate_group("probe", probe)
-        return cls(checked.cache, checked.concurrency, progress)
+    def from_probe(cls, probe: Probe, *, progress: bool = True) -> EngineSettings:
+        """The typed probe group's cache and concurrency."""
+        return cls(probe.cache, probe.concurrency, progress)
 
 
 class PresentationLike(Protocol):
@@ -251,10 +251,9 @@ def run_calls(
     return records_from(jobs, results, interpret=interpret, setting=setting)
 
 
-def probe_sample(items: Sequence[Item], probe: Probe | Mapping[str, Any]) -> list[Item]:
+def probe_sample(items: Sequence[Item], probe: Probe) -> list[Item]:
     """The items the probe asks: the seeded ``probe.sample`` of ``items`` (the typed ``probe`` group)."""
-    checked: Probe = validate_group("probe", probe)
-    return sample_items(items, checked.sample, checked.seed)
+    return sample_items(items, probe.sample, probe.seed)
 
 
 def sample_items(
