@@ -9,7 +9,7 @@ Run: ``python benchmarks/bench_release.py [--items 11990] [--models 13] [--keep 
    scale), the gate of one model, and the baselines computed by the real code (surface strategies and BM25
    over the default statutes).
 2. Publish (timed): a git + DVC project ``dvc add``s the folder and ``dvc push``es it to a remote folder.
-3. Pull and rebuild (timed; the paper-scale target: under 5 minutes and 4 GB on 2 cores): the folder is
+3. Pull and rebuild (timed; the paper-scale target: under 1 minute and 2 GB on 2 cores): the folder is
    served by ``http.server`` in a thread; a fresh clone runs ``blindmcq pull URL`` (DVC's http remote,
    every object verified) and ``blindmcq report --from release`` (every table, figure, report.md, the
    HTML explorer). Each step runs as a child under ``/usr/bin/time``: wall seconds, CPU seconds, peak RSS.
