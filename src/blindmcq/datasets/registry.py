@@ -289,14 +289,14 @@ def build_corpus(
 def corpus_mismatch(config: Config, items_path: Path) -> str | None:
     """None when the corpus beside ``items_path`` was built from ``config``'s dataset config and the bank
     files as they are now (``datasets.fingerprint``); else why not, in a few words."""
-    from blindmcq.datasets.fingerprint import mismatch, params_dataset, read_fingerprint
+    from blindmcq.datasets.fingerprint import mismatch, read_fingerprint
 
     record = read_fingerprint(items_path)
     if isinstance(record, str):
         return record
-    params_dataset(config)  # a config without a dataset is named
+    dataset = config.group("dataset")  # a config without one is named, not reported as a mismatch
     try:
-        digests = bank_digests(config.group("dataset"))
+        digests = bank_digests(dataset)
     except (ConfigError, InputError, OSError) as exc:
         return f"the bank files {items_path} was built from cannot be read now ({str(exc).splitlines()[0]})"
     return mismatch(record, items_path, config, digests)
