@@ -13,10 +13,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
-from blindmcq.analysis.interventions import fluency_change
+from blindmcq.analysis.interventions import fluency_change, read_fluency
 from blindmcq.analysis.metrics import habit_parts
 from blindmcq.backends.base import (
     SCORE_DECIMALS,
@@ -32,6 +33,7 @@ from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import run_requests
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe
+from blindmcq.tasks.rewrite import fluency_scores, write_fluency
 
 REPO = Path(__file__).resolve().parents[1]
 CFG = yaml.safe_load((REPO / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8"))
@@ -252,7 +254,7 @@ def test_last_bit_noise_in_the_model_leaves_stored_scores_picks_and_figures_alon
         assert by_n_here[column].to_numpy() == pytest.approx(by_n_there[column].to_numpy(), abs=0)
 
 
-def test_fluency_figures_agree_within_the_stated_tolerance() -> None:
+def test_fluency_figures_agree_within_the_stated_tolerance(tmp_path: Path) -> None:
     items = bank()
     rewritten = [
         dataclasses.replace(
@@ -260,11 +262,95 @@ def test_fluency_figures_agree_within_the_stated_tolerance() -> None:
         )
         for it in items
     ]
-    cfg = {"name": "tiny-cloze", "scoring": "cloze", "cloze_norm": "token"}
-    here = fluency_change(tiny_local(cfg), items, rewritten, "Відповідь:")
-    there = fluency_change(tiny_local(cfg, perturb_seed=11), items, rewritten, "Відповідь:")
+    cfg = {**CFG, "name": "tiny-cloze", "scoring": "cloze", "cloze_norm": "token"}
+
+    def figures(backend: LocalBackend, cache: Path) -> dict[str, float]:
+        scores = fluency_scores(items, rewritten, cfg, "Відповідь:", cache=cache, backend=backend)
+        return fluency_change(scores)
+
+    here = figures(tiny_local(cfg), tmp_path / "here.sqlite")
+    there = figures(tiny_local(cfg, perturb_seed=11), tmp_path / "there.sqlite")
     assert here["fluency_n"] == there["fluency_n"] == 8 * 3
     assert here["fluency_up"] + here["fluency_down"] > 0
     for name in ("fluency_before", "fluency_after", "fluency_keys"):
         assert here[name] == pytest.approx(there[name], abs=SCORE_FIGURE_TOLERANCE), name
     assert here == there  # in fact identical: no score lay within the noise of a grid boundary
+
+
+def direct_fluency(
+    backend: LocalBackend, original: list[Item], rewritten: list[Item], cue: str
+) -> dict[str, float]:
+    """The fluency figures computed straight from a backend, with no engine or file in between: per item
+    with changed distractors, one ``score_options`` call, one sequence per pass (the reference)."""
+    from blindmcq.stats import item_sign_test
+
+    context = backend.cloze_context(None, cue)
+    before, after, keys, item_before, item_after = [], [], [], [], []
+    for old, new in zip(original, rewritten, strict=True):
+        changed = [j for j, (a, b) in enumerate(zip(old.options, new.options, strict=True)) if a != b]
+        if not changed:
+            continue
+        texts = [old.options[j] for j in changed] + [new.options[j] for j in changed]
+        scores = backend.score_options(context, [*texts, old.options[old.key]], batch_size=1)
+        old_scores = [sc["per_token"] for sc in scores[: len(changed)]]
+        new_scores = [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
+        before += old_scores
+        after += new_scores
+        item_before.append(float(np.mean(old_scores)))
+        item_after.append(float(np.mean(new_scores)))
+        keys.append(scores[-1]["per_token"])
+    test = item_sign_test(pd.Series(item_before), pd.Series(item_after))
+    return {
+        "fluency_n": float(len(before)), "fluency_items": float(len(item_before)),
+        "fluency_before": round(float(pd.Series(before).mean()), 4),
+        "fluency_after": round(float(pd.Series(after).mean()), 4),
+        "fluency_keys": round(float(np.mean(keys)), 4),
+        "fluency_up": float(test.up), "fluency_down": float(test.down), "fluency_sign_p": test.p,
+    }  # fmt: skip
+
+
+def test_fluency_from_the_written_scores_is_the_direct_figures_and_a_rerun_scores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewrite stage's path (requests through the engine and the response cache, ``fluency.jsonl``
+    written and read back, the figures from it) gives the very figures a direct one-sequence-a-pass
+    computation gives; a second run on the same cache makes no forward pass, with the same file."""
+    items = bank()
+    # 5 items rewritten (one of them in a single distractor), 3 left alone; items 2 and 3 share rewrites
+
+    def rewrite(n: int, it: Item) -> Item:
+        def text(j: int, o: str) -> str:
+            if n >= 5 or j == it.key or (n == 4 and j != (it.key + 1) % 4):
+                return o
+            return f"спільний варіант {j}" if n in (2, 3) else f"{o} і так"
+
+        return dataclasses.replace(it, options=tuple(text(j, o) for j, o in enumerate(it.options)))
+
+    rewritten = [rewrite(n, it) for n, it in enumerate(items)]
+    cfg = {**CFG, "name": "tiny-cloze", "scoring": "cloze", "cloze_norm": "token"}
+    passes: list[int] = []
+    real = LocalBackend._continuation_logprob
+
+    def counted(self: LocalBackend, ctx: Any, cont: Any) -> float:
+        passes.append(len(cont))
+        return real(self, ctx, cont)
+
+    monkeypatch.setattr(LocalBackend, "_continuation_logprob", counted)
+    direct = direct_fluency(tiny_local(cfg), items, rewritten, "Відповідь:")
+    assert direct["fluency_items"] == 5 and direct["fluency_n"] == 4 * 3 + 1
+
+    runs = []
+    for _ in range(2):
+        passes.clear()
+        scores = fluency_scores(
+            items, rewritten, cfg, "Відповідь:", cache=tmp_path / "c.sqlite", backend=tiny_local(cfg)
+        )
+        write_fluency(tmp_path / "fluency.jsonl", scores)
+        runs.append((len(passes), (tmp_path / "fluency.jsonl").read_bytes()))
+        assert fluency_change(read_fluency(tmp_path / "fluency.jsonl")) == direct
+    (first, written), (second, again) = runs
+    assert first == scores["text"].nunique() < len(scores)  # one pass per distinct text
+    assert second == 0 and again == written
+    assert (
+        set(scores["version"]) == {"before", "after", "key"} and scores["request_hash"].str.len().eq(64).all()
+    )

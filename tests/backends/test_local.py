@@ -392,6 +392,51 @@ def test_cloze_shared_context_has_its_own_cache_key_and_memo() -> None:
     assert LocalBackend({**CFG, "cloze_shared_context": True}).name == LocalBackend(CFG).name  # letter
 
 
+class _CharTokenizer:
+    """One token per character (ids 3..96), 2 = beginning of text: enough for the cloze code paths."""
+
+    pad_token_id = 0
+    chat_template = None
+
+    def __call__(self, text: str, **_: Any) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(input_ids=[2] + [3 + ord(c) % 94 for c in text])
+
+
+def test_a_cloze_request_with_its_own_batch_size_is_keyed_apart_and_scored_past_the_memo() -> None:
+    """``extra["cloze_batch_size"]`` (the rewrite's fluency requests: 1): in the wire request, so its own
+    cache key, while a request without it keeps the wire it had; its options are scored in their own
+    passes, neither read from the memo (which may hold another batch's floats) nor written to it."""
+    from blindmcq.backends.base import request_key
+    from blindmcq.errors import InputError
+
+    backend = tiny_backend({"scoring": "cloze", "cloze_norm": "token"})
+    backend.tokenizer = _CharTokenizer()
+    backend._cloze_memo = {}  # its own, not the process-wide memo
+    extra = {"option_texts": ["суд", "право й закон"], "cloze_question": None, "answer_cue": "Відповідь:"}
+    plain = ModelRequest("tiny", None, "Відповідь:", choices=("1", "2"), extra=extra)
+    own = ModelRequest("tiny", None, "Відповідь:", choices=("1", "2"), extra={**extra, "cloze_batch_size": 1})
+    assert "cloze_batch_size" not in backend.wire_request(plain)["scoring"]
+    assert backend.wire_request(own)["scoring"]["cloze_batch_size"] == 1
+    assert request_key(backend, own) != request_key(backend, plain)
+    backend.complete_many([plain])  # fills the memo with the config's batched scores
+    for score in backend._cloze_memo.values():
+        score["per_token"] = 0.0  # a memo whose floats are not the one-at-a-time ones
+    memo = {k: dict(v) for k, v in backend._cloze_memo.items()}
+    reference = [
+        s["per_token"] for s in backend.score_options("Відповідь:", extra["option_texts"], batch_size=1)
+    ]
+    for answers in (backend.complete_many([own, plain]), [backend.complete(own), backend.complete(plain)]):
+        assert answers[0].meta["per_token"] == reference != [0.0, 0.0]
+        assert answers[1].meta["per_token"] == [0.0, 0.0]  # the plain request does read the memo
+    assert backend._cloze_memo == memo  # nothing written by the request with its own batch size
+    with pytest.raises(InputError, match="cloze_batch_size"):
+        backend.wire_request(
+            ModelRequest("tiny", None, "x", choices=("1",), extra={**extra, "cloze_batch_size": 0})
+        )
+
+
 def presented_requests(condition: str, score_labels: bool = True) -> list[ModelRequest]:
     """The default probe's letter requests for the committed sample's first items: every order, as the
     presentation layer builds them (the orders of an item share the prompt before the options)."""

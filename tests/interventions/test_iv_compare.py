@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ from scipy import stats as sps
 
 from blindmcq.analysis.interventions import pool_comparison, pool_table, rewrite_comparison, rewrite_table
 from blindmcq.stats import clustered_proportion, holm, item_sign_test
+from blindmcq.tasks.rewrite import FLUENCY_COLUMNS
 
 
 def _calls(
@@ -112,34 +115,59 @@ def test_pool_comparison_credit_is_ordinary_minus_pooled() -> None:
     assert "+0.500" in pool_table(pool_comparison(pooled, ordinary)).markdown()
 
 
-def test_fluency_change_scores_each_changed_distractor_before_and_after() -> None:
-    """A scorer that finds a text less fluent the more it ends mid-phrase ("такого"): the rewritten
-    distractors read worse, counted per changed distractor, with the sign test over them."""
-    from blindmcq.analysis.interventions import fluency_change, fluency_note
+def test_fluency_change_scores_each_changed_distractor_before_and_after(tmp_path: Path) -> None:
+    """The stage's fluency rows (a text less fluent the more it ends mid-phrase, "такого"): the rewritten
+    distractors read worse, counted per changed distractor, with the sign test over items; the figures
+    come from the file the stage writes, read back as the very doubles written."""
+    from blindmcq.analysis.interventions import fluency_change, fluency_note, read_fluency
     from blindmcq.datasets.items import Item
-
-    class Scorer:
-        def cloze_context(self, question: str | None, cue: str) -> str:
-            assert question is None  # blind: the answer cue alone
-            return cue
-
-        def score_options(
-            self, context: str, options: list[str], *, batch_size: int
-        ) -> list[dict[str, float]]:
-            assert batch_size == 1  # one sequence per pass: the same floats whatever was scored before
-            return [{"per_token": -3.0 if o.endswith("такого") else -1.0} for o in options]
+    from blindmcq.tasks.rewrite import fluency_requests, write_fluency
 
     old = [Item(f"b-{i}", "t", "b", i, "q", ("ключ тут", "такого строку не надається", "інше"), 0)
            for i in range(1, 7)]  # fmt: skip
     new = [o.__class__(**{**o.__dict__, "options": ("ключ тут", "такого", "інше")}) for o in old[:5]] + old[
         5:
     ]
-    f = fluency_change(Scorer(), old, new, "Відповідь:")
+    rows = [row for row, _ in fluency_requests(old, new, "cloze", "Відповідь:")]
+    assert [r["version"] for r in rows[:3]] == ["before", "after", "key"] and len(rows) == 15  # item 6: none
+    scores = pd.DataFrame(
+        [{**r, "per_token": -3.0 if r["text"].endswith("такого") else -1.0 + r["option"] / 3} for r in rows]
+    )
+    write_fluency(tmp_path / "fluency.jsonl", scores.reindex(columns=FLUENCY_COLUMNS))
+    read = read_fluency(tmp_path / "fluency.jsonl")
+    assert read["per_token"].tolist() == scores["per_token"].tolist()  # exact: the doubles round-trip
+    f = fluency_change(read)
+    assert f == fluency_change(scores)
     assert (f["fluency_n"], f["fluency_before"], f["fluency_after"], f["fluency_keys"]) == (
         5,
-        -1.0,
+        -0.6667,
         -3.0,
         -1.0,
     )
     assert (f["fluency_up"], f["fluency_down"]) == (0, 5) and f["fluency_sign_p"] == pytest.approx(0.0625)
     assert "5 changed distractors" in fluency_note(f, "cloze")
+    assert fluency_change(scores.iloc[:0]) == {"fluency_n": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({"item_id": "i", "version": "before"}, "no 'per_token'"),
+        ({"item_id": "i", "version": "during", "per_token": -1.0}, "version 'during'"),
+        ({"item_id": "i", "version": "key", "per_token": "-1.0"}, "per_token: expected a number"),
+    ],
+)
+def test_a_fluency_line_that_does_not_fit_names_the_file_and_line(
+    tmp_path: Path, line: dict, message: str
+) -> None:
+    import json
+
+    from blindmcq.analysis.interventions import read_fluency
+    from blindmcq.errors import InputError
+
+    path = tmp_path / "fluency.jsonl"
+    good = {"item_id": "i", "version": "after", "per_token": -2.0}
+    path.write_text(f"{json.dumps(good)}\n{json.dumps(line)}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=message) as caught:
+        read_fluency(path)
+    assert "fluency.jsonl" in str(caught.value) and "line 2" in str(caught.value)

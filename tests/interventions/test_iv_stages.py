@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from blindmcq.answers.predictions import read_predictions
+from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.config.files import intervention_group, load_group
 from blindmcq.config.schema import validate, validate_group
 from blindmcq.datasets.items import read_items, write_items
@@ -64,6 +65,8 @@ def test_rewrite_stage(project: dict) -> None:
     assert json.loads((out / "metrics.json").read_text()) == pytest.approx(metrics)
     assert "| blind | after | 12 | 48 |" in (out / "comparison.md").read_text()  # items, then calls
     assert (out / "diff.md").exists() and (out / "diff.csv").exists()
+    # no probed model scores option texts: no fluency figures, and the stage's output is an empty file
+    assert (out / "fluency.jsonl").read_text() == "" and not any(k.startswith("fluency") for k in metrics)
 
 
 def test_rewrite_stage_probes_the_panel(project: dict) -> None:
@@ -98,25 +101,63 @@ def test_answerpool_stage(project: dict) -> None:
     assert "elimination credit" in (out / "comparison.md").read_text()
 
 
-def test_rewrite_stage_names_its_fluency_scorer(project: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+class _Scorer:
+    """A stand-in cloze scorer: a text's per-token score from its length; counts the calls it answers."""
+
+    name = "stand-in-cloze"
+    abilities = Abilities(score_options=True)
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def wire_request(self, request: ModelRequest) -> dict:
+        keys = ("option_texts", "cloze_question", "answer_cue", "cloze_batch_size")
+        return {"model": request.model, **{k: request.extra.get(k) for k in keys}}
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        (text,) = request.extra["option_texts"]
+        assert request.extra["cloze_question"] is None and request.extra["cloze_batch_size"] == 1
+        self.calls.append(text)
+        score = round(-1.0 - 10.0 / (1 + len(text)), 4)
+        return ModelResponse(
+            text="1", choice_logprobs=[score], meta={"per_token": [score], "n_tokens": [len(text)]}
+        )
+
+
+def test_rewrite_stage_scores_fluency_through_the_cache_and_reads_its_figures_from_the_file(
+    project: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The panel's first member that scores option texts measures fluency, and the comparison's note names
-    it: the members come typed (a schema, not a mapping) from the panel's config."""
+    it (the members come typed from the panel's config). Its scores go through the engine and the
+    response cache into ``fluency.jsonl``, the figures come from that file, and a second run of the stage
+    makes no new scoring call and writes the same file and figures."""
     import blindmcq.stages.rewrite as stage
-    from blindmcq.backends.base import Abilities
+    import blindmcq.tasks.rewrite as task
+    from blindmcq.analysis.interventions import fluency_change, read_fluency
 
     project["panel"] = {"name": "p", "models": ["most-words", "shortest"]}
     real = stage.abilities_of
     monkeypatch.setattr(
         stage, "abilities_of", lambda m: Abilities(score_options=True) if m.name == "shortest" else real(m)
     )
-    scored: list[str] = []
+    built: list[_Scorer] = []
 
-    def fluency(backend, items, rewritten, cue):
-        scored.append(type(backend).__name__)
-        return {"fluency_n": 3, "fluency_before": -2.0, "fluency_after": -2.5, "fluency_items": 2,
-                "fluency_up": 1, "fluency_down": 1, "fluency_sign_p": 1.0, "fluency_keys": -1.5}  # fmt: skip
+    def make_backend(cfg: object) -> _Scorer:
+        assert getattr(cfg, "name", None) == "shortest"
+        built.append(_Scorer())
+        return built[-1]
 
-    monkeypatch.setattr(stage, "fluency_change", fluency)
-    metrics = rewrite_stage(validate(project, file=None))
-    assert scored and metrics["fluency_keys"] == -1.5
-    assert "Fluency (shortest," in Path("results/interventions/rewrite/comparison.md").read_text()
+    monkeypatch.setattr(task, "make_backend", make_backend)
+    out = Path("results/interventions/rewrite")
+    runs = []
+    for _ in range(2):
+        metrics = rewrite_stage(validate(project, file=None))
+        runs.append((metrics, (out / "fluency.jsonl").read_bytes()))
+    (first, written), (second, again) = runs
+    scores = read_fluency(out / "fluency.jsonl")
+    assert len(built) == 2 and built[0].calls and built[1].calls == []  # the second run: all from the cache
+    assert len(built[0].calls) == scores["text"].nunique() and set(scores["model"]) == {"shortest"}
+    figures = fluency_change(scores)
+    assert figures["fluency_n"] == first["distractors_changed"] > 0
+    assert {k: first[k] for k in figures} == figures and first == second and again == written
+    assert "Fluency (shortest," in (out / "comparison.md").read_text()

@@ -6,7 +6,8 @@ an item the same way in most of its orders (lexical search in all of them), so i
 independent draws. Intervals and chance tests are the Rao-Scott ones (the beta interval and the one-sided
 binomial at the effective sample size, calls divided by the item design effect; chance = mean 1/N over the
 calls), and before against after is the exact sign test on items (a rewritten item keeps its id): how
-many items' accuracy went up, how many down.
+many items' accuracy went up, how many down. Fluency: from the rewrite stage's fluency scores
+(``read_fluency``), never from a model.
 AnswerPool: pooled accuracy on the answerable questions against the ordinary accuracy of the same
 items in the same condition; the difference is the elimination credit.
 """
@@ -14,12 +15,15 @@ items in the same condition; the difference is the elimination credit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from blindmcq.analysis.tables import Table, fmt, fmt_ci, fmt_p
+from blindmcq.errors import InputError
+from blindmcq.jsonl import jsonl_records
 from blindmcq.stats import (
     accuracy,
     chance_test,
@@ -112,33 +116,54 @@ def rewrite_table(comparison: pd.DataFrame) -> Table:
     return Table("rewrite", "Distractor rewriting: accuracy before and after", comparison, shown, note)
 
 
-def fluency_change(
-    backend: Any, original: Sequence[Any], rewritten: Sequence[Any], answer_cue: str
-) -> dict[str, float]:
-    """How natural the rewritten distractors read against the originals: each changed distractor's mean
-    per-token log-likelihood after the answer cue alone (the blind cloze context), before and after, and
-    the exact sign test over items (the unit of every test here: an item's changed distractors, mean
-    before against mean after, since the distractors of one item were rewritten together). A rewrite
-    that leaves the distractors less fluent than before gives the key away as the one well-formed
-    option; the keys' own score is given for reference."""
-    context = backend.cloze_context(None, answer_cue)
-    before, after, keys = [], [], []
+FLUENCY_VERSIONS = ("before", "after", "key")
+
+
+def read_fluency(path: str | Path) -> pd.DataFrame:
+    """The rewrite stage's fluency scores (``fluency.jsonl``: one object a line, with at least
+    ``item_id``, ``version`` (before | after | key) and ``per_token``), in file order; a line that does not
+    fit is an InputError naming the file and line. Numbers are read as the very doubles written."""
+    rows = []
+    for line, row in jsonl_records(path):
+        missing = [c for c in ("item_id", "version", "per_token") if c not in row]
+        if missing:
+            raise InputError(f"no {missing[0]!r}", file=str(path), line=line)
+        if row["version"] not in FLUENCY_VERSIONS:
+            raise InputError(
+                f"version {row['version']!r} is not one of {', '.join(FLUENCY_VERSIONS)}",
+                file=str(path),
+                line=line,
+            )
+        score = row["per_token"]
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise InputError(f"per_token: expected a number, got {score!r}", file=str(path), line=line)
+        rows.append(row)
+    columns = list(dict.fromkeys(["item_id", "version", "per_token", *(c for r in rows for c in r)]))
+    return pd.DataFrame(rows, columns=columns)
+
+
+def fluency_change(scores: pd.DataFrame) -> dict[str, float]:
+    """How natural the rewritten distractors read against the originals, from the stage's fluency scores
+    (``read_fluency``: per text, its mean per-token log-likelihood after the answer cue alone, the blind
+    cloze context): the changed distractors' mean before and after, and the exact sign test over items
+    (the unit of every test here: an item's changed distractors, mean before against mean after, since
+    the distractors of one item were rewritten together). A rewrite that leaves the distractors less
+    fluent than before gives the key away as the one well-formed option; the keys' own score is given
+    for reference. Items in the order of their first row, texts in row order."""
+    before: list[float] = []
+    after: list[float] = []
+    keys: list[float] = []
     item_before, item_after = [], []
-    for old, new in zip(original, rewritten, strict=True):
-        changed = [j for j, (a, b) in enumerate(zip(old.options, new.options, strict=True)) if a != b]
-        if not changed:
+    for _, part in scores.groupby("item_id", sort=False):
+        old_scores = [float(v) for v in part.loc[part["version"] == "before", "per_token"]]
+        new_scores = [float(v) for v in part.loc[part["version"] == "after", "per_token"]]
+        if not old_scores or not new_scores:
             continue
-        texts = [old.options[j] for j in changed] + [new.options[j] for j in changed]
-        # one sequence per forward pass, past any memo: the figures must not depend on which texts the
-        # probe happened to score before in a batch (batched floats differ in the last bits)
-        scores = backend.score_options(context, [*texts, old.options[old.key]], batch_size=1)
-        old_scores = [sc["per_token"] for sc in scores[: len(changed)]]
-        new_scores = [sc["per_token"] for sc in scores[len(changed) : 2 * len(changed)]]
         before += old_scores
         after += new_scores
         item_before.append(float(np.mean(old_scores)))
         item_after.append(float(np.mean(new_scores)))
-        keys.append(scores[-1]["per_token"])
+        keys += [float(v) for v in part.loc[part["version"] == "key", "per_token"]]
     if not before:
         return {"fluency_n": 0.0}
     b, a = pd.Series(before), pd.Series(after)

@@ -38,6 +38,10 @@ one returned as ``choice_logprobs``, all three are in ``meta``. An option's scor
 slot, so cloze scoring is position-free by construction. The options are scored in batches of
 ``cloze_batch_size`` sequences (right-padded: padding after the last real token changes no real
 token's log-probability beyond float noise, which ``tests/backends/test_local.py`` bounds at 1e-4).
+A request may set its own ``request.extra["cloze_batch_size"]`` (1: one sequence per forward pass, the
+reference floats whatever else is scored in the process, as the rewrite stage's fluency scores are): it is
+part of the wire request, so such a request has its own cache key, and its options are scored past the
+memo and outside any batch across requests.
 """
 
 from __future__ import annotations
@@ -285,6 +289,9 @@ class LocalBackend:
                 wire["scoring"] = {"cloze_norm": self.cloze_norm, **{
                     k: request.extra.get(k) for k in ("option_texts", "cloze_question", "answer_cue")
                 }}  # fmt: skip
+                own = _own_batch_size(request)
+                if own is not None:  # other floats than the config's batches: in the key (absent: as before)
+                    wire["scoring"]["cloze_batch_size"] = own
         else:
             wire["mode"] = "generate"
             wire["max_new_tokens"] = int(request.max_tokens)
@@ -439,6 +446,8 @@ class LocalBackend:
             options = request.extra.get("option_texts")
             if not isinstance(options, list | tuple) or len(options) != len(request.choices):
                 continue  # ``_cloze`` says what is wrong
+            if _own_batch_size(request) is not None:
+                continue  # scored by ``_cloze`` in its own passes, never from the memo
             context = self.cloze_context(
                 request.extra.get("cloze_question"), str(request.extra.get("answer_cue", NO_CUE))
             )
@@ -767,7 +776,14 @@ class LocalBackend:
         context = self.cloze_context(
             request.extra.get("cloze_question"), str(request.extra.get("answer_cue", NO_CUE))
         )
-        scores = self.cloze_scores(context, [str(o) for o in options])
+        own = _own_batch_size(request)
+        texts = [str(o) for o in options]
+        # a request's own batch size: its own passes, past the memo (whose floats may come from batches)
+        scores = (
+            self.cloze_scores(context, texts)
+            if own is None
+            else self.score_options(context, texts, batch_size=own)
+        )
         key = {"raw": "logprob", "token": "per_token", "char": "per_char"}[self.cloze_norm]
         response = quantise_response(ModelResponse(
             text="",
@@ -785,6 +801,18 @@ class LocalBackend:
         ))  # fmt: skip
         response.text = str(request.choices[first_best(response.choice_logprobs or [])])
         return response
+
+
+def _own_batch_size(request: ModelRequest) -> int | None:
+    """A cloze request's own ``extra["cloze_batch_size"]`` (sequences per forward pass), or None."""
+    size = request.extra.get("cloze_batch_size")
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise InputError(
+            f"cloze_batch_size must be a positive integer, got {size!r}", item=request.extra.get("item_id")
+        )
+    return size
 
 
 def first_best(scores: Sequence[float]) -> int:

@@ -6,7 +6,8 @@ length matching should close the surface strategies' leak) or the probed model (
 Reads ``intervention.rewrite`` from params.yaml, or ``conf/intervention/rewrite.yaml`` when the
 composed config has none. Writes under ``results/interventions/rewrite/``: ``items.jsonl`` (the new
 bank version, provenance in ``meta.rewrite``), ``diff.csv``/``diff.md``, ``predictions_before.parquet``,
-``predictions_after.parquet``, ``comparison.csv``/``comparison.md`` and ``metrics.json``.
+``predictions_after.parquet``, ``fluency.jsonl`` (the fluency scores, through the response cache; empty
+when no probed model scores option texts), ``comparison.csv``/``comparison.md`` and ``metrics.json``.
 """
 
 from __future__ import annotations
@@ -18,16 +19,29 @@ from pathlib import Path
 
 import pandas as pd
 
-from blindmcq.analysis.interventions import fluency_change, fluency_note, rewrite_comparison, rewrite_table
+from blindmcq.analysis.interventions import (
+    fluency_change,
+    fluency_note,
+    read_fluency,
+    rewrite_comparison,
+    rewrite_table,
+)
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import write_csv, write_text
-from blindmcq.backends.registry import abilities_of, make_backend
+from blindmcq.backends.registry import abilities_of
 from blindmcq.config.files import intervention_group, load_label_schemes, load_model_file, load_models
 from blindmcq.config.schema import Config, Probe, RewriteIntervention, as_written
 from blindmcq.datasets.items import write_items
 from blindmcq.stages._main import run_stage
 from blindmcq.stages._tracking import track
-from blindmcq.tasks.rewrite import RewriteConfig, rewrite_items, write_diff
+from blindmcq.tasks.rewrite import (
+    FLUENCY_COLUMNS,
+    RewriteConfig,
+    fluency_scores,
+    rewrite_items,
+    write_diff,
+    write_fluency,
+)
 from blindmcq.wiring.probe import (
     OUT_ROOT,
     panel_configs,
@@ -78,12 +92,15 @@ def rewrite_stage(config: Config, out_dir: Path = OUT_ROOT / "rewrite") -> dict[
     comparison = rewrite_comparison(before, after, conditions)
     table = rewrite_table(comparison)
     write_csv(out_dir / "comparison.csv", comparison)
-    # fluency before and after, by the first model that can score option texts (a cloze model)
+    # fluency before and after, by the first model that can score option texts (a cloze model): its
+    # scores through the response cache into fluency.jsonl, the figures from that file
     scorer = next((m for m in models if abilities_of(m).score_options), None)
-    fluency: dict[str, float] = {}
+    scores = pd.DataFrame(columns=list(FLUENCY_COLUMNS))
     if scorer is not None:
         cue = config.group("prompt").answer_cue
-        fluency = fluency_change(make_backend(scorer), items, rewritten, cue)
+        scores = fluency_scores(items, rewritten, scorer, cue, cache=probe.cache, progress=True)
+    write_fluency(out_dir / "fluency.jsonl", scores)
+    fluency = fluency_change(read_fluency(out_dir / "fluency.jsonl")) if scorer is not None else {}
     note = fluency_note(fluency, scorer.name) if scorer is not None else ""
     write_text(out_dir / "comparison.md", table.markdown() + (f"\n{note}\n" if note else ""))
     metrics: dict[str, float] = {"items": len(items), "distractors_changed": int(diff["changed"].sum())}

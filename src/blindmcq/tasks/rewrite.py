@@ -24,12 +24,17 @@ and the reason is recorded per option in ``meta.rewrite.status``: ``rewritten``,
 ``duplicate`` (failed, original kept). ``meta.rewrite`` also holds
 ``source_item``, ``rewriter``, ``model``, ``prompt_sha256`` (model rewriter), ``original_options`` and
 ``changed`` (option indices whose text changed).
+
+Fluency scores (``fluency_scores``): each changed distractor before and after and each such item's key,
+scored by a cloze model after the answer cue alone, one request per text through the engine and its
+response cache; the stage writes them (``write_fluency``) and the analysis reads its figures from them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -41,11 +46,11 @@ import pandas as pd
 
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend, typed_model
-from blindmcq.config.schema import ModelSchema, RewriteIntervention
+from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
+from blindmcq.config.schema import LocalModel, ModelSchema, RewriteIntervention
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
-from blindmcq.errors import ConfigError
+from blindmcq.errors import ConfigError, InputError
 from blindmcq.tasks.bank_words import bank_words, fill_bank
 from blindmcq.tasks.probe import effective_max_tokens
 from blindmcq.vocabulary import FAILED_STATUSES, PromptLanguage
@@ -452,3 +457,102 @@ def write_diff(rewritten: Sequence[Item], out_dir: str | Path) -> pd.DataFrame:
         lines.append("")
     write_text(out_dir / "diff.md", "\n".join(lines))
     return frame
+
+
+# ------------------------------------------------------------------- fluency scores
+
+# one row per scored text: the item, the option's index, which text (``before``: a changed distractor's
+# original, ``after``: its rewrite, ``key``: the item's key), the text, its mean per-token
+# log-likelihood after the answer cue alone, its continuation tokens, the scoring model and the cache key
+FLUENCY_COLUMNS = ("item_id", "option", "version", "text", "per_token", "n_tokens", "model", "request_hash")
+# one sequence per forward pass: a score is the same floats whatever else the process scores (a batch's
+# padding moves the last bits), and such a request has its own cache key, apart from the probe's batches
+FLUENCY_BATCH_SIZE = 1
+
+
+def fluency_model(model_cfg: ModelConfig) -> ModelSchema:
+    """The config that scores option texts for fluency: a local model's weights under cloze scoring (a
+    letter-scoring config is scored as cloze, its norm unchanged); any other config as it is."""
+    cfg = typed_model(model_cfg)
+    if isinstance(cfg, LocalModel) and cfg.scoring != "cloze":
+        return dataclasses.replace(cfg, scoring="cloze")
+    return cfg
+
+
+def fluency_requests(
+    original: Sequence[Item], rewritten: Sequence[Item], model_name: str, answer_cue: str
+) -> list[tuple[dict[str, Any], ModelRequest]]:
+    """One cloze scoring request per text the fluency figures read, each with its row (``item_id``,
+    ``option``, ``version``, ``text``): for each item whose distractors changed, in item order, the
+    changed options' original texts (``before``), their rewrites (``after``) and the key (``key``), each
+    after the answer cue alone (the blind context). Every request asks for one sequence per forward pass
+    (``FLUENCY_BATCH_SIZE``); the same text of two items is one request to the engine."""
+    calls = []
+    for old, new in zip(original, rewritten, strict=True):
+        changed = [j for j, (a, b) in enumerate(zip(old.options, new.options, strict=True)) if a != b]
+        if not changed or old.key is None:
+            continue
+        texts = [(j, "before", old.options[j]) for j in changed]
+        texts += [(j, "after", new.options[j]) for j in changed]
+        texts.append((old.key, "key", old.options[old.key]))
+        for j, version, text in texts:
+            extra = {
+                "option_texts": [text], "cloze_question": None, "answer_cue": answer_cue,
+                "cloze_batch_size": FLUENCY_BATCH_SIZE, "item_id": old.id,
+            }  # fmt: skip
+            request = ModelRequest(
+                model=model_name, system=None, user=answer_cue, choices=("1",), extra=extra
+            )
+            calls.append(({"item_id": old.id, "option": j, "version": version, "text": text}, request))
+    return calls
+
+
+def fluency_scores(
+    original: Sequence[Item],
+    rewritten: Sequence[Item],
+    model_cfg: ModelConfig,
+    answer_cue: str,
+    *,
+    cache: str | Path,
+    backend: Backend | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """The fluency rows (``FLUENCY_COLUMNS``) of ``fluency_requests``, scored by ``model_cfg``'s weights
+    under cloze scoring (``fluency_model``) through the engine and its response cache (``cache``), so a
+    rerun pays for no text already scored. ``backend``: a built backend to use instead (it must score
+    cloze requests). A call that failed is an InputError naming its item (failures are not cached: the
+    next run retries them)."""
+    cfg = fluency_model(model_cfg)
+    backend = backend or make_backend(cfg)
+    if not abilities_for(cfg, backend).score_options:
+        raise ConfigError("model.scoring", f"backend {backend.name} cannot score option texts (cloze)")
+    calls = fluency_requests(original, rewritten, cfg.name, answer_cue)
+    results = run_requests(
+        [r for _, r in calls], backend, cache=cache, progress=progress, desc="fluency", batch_size=1
+    )
+    rows = []
+    for (row, _), result in zip(calls, results, strict=True):
+        response, meta = result.response, result.response.meta
+        per_token = meta.get("per_token") if isinstance(meta, Mapping) else None
+        if response.status != "ok" or not isinstance(per_token, list) or len(per_token) != 1:
+            why = response.error or f"status {response.status}, no per_token score"
+            raise InputError(f"fluency scoring of option {row['option']} failed: {why}", item=row["item_id"])
+        n_tokens = meta.get("n_tokens") or [None]
+        rows.append({
+            **row, "per_token": float(per_token[0]),
+            "n_tokens": None if n_tokens[0] is None else int(n_tokens[0]),
+            "model": cfg.name, "request_hash": result.key,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(FLUENCY_COLUMNS))
+
+
+def write_fluency(path: str | Path, scores: pd.DataFrame) -> None:
+    """``scores`` (``FLUENCY_COLUMNS``) as JSON Lines, one row a line in frame order; floats as Python
+    writes them, so reading a line gives the very double. No rows: an empty file."""
+
+    def cell(value: Any) -> Any:  # a missing count (NaN in a number column) is null, never NaN
+        return None if isinstance(value, float) and value != value else value
+
+    records = scores.to_dict(orient="records")  # native Python values
+    lines = [json.dumps({c: cell(row[c]) for c in FLUENCY_COLUMNS}, ensure_ascii=False) for row in records]
+    write_text(path, "".join(line + "\n" for line in lines))
