@@ -117,16 +117,6 @@ class RewriteConfig:
     seed: int = _SCHEMA.seed
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
-        """``cfg`` checked by the schema (unknown keys, types and ranges, each error naming its key),
-        then :meth:`of`."""
-        from blindmcq.config.schema import validate_group
-
-        # ``rewriter`` marks a rewrite config for the schema; its default is the schema's
-        schema = validate_group("intervention", {"rewriter": _SCHEMA.rewriter, **cfg}, key=prefix)
-        return cls.of(schema, prefix)
-
-    @classmethod
     def of(cls, schema: RewriteIntervention, prefix: str = "intervention.rewrite") -> RewriteConfig:
         """The rewriter's fields of a checked ``intervention.rewrite``, whose ``model`` the stage has
         resolved to a model config; errors name ``prefix.key``."""
