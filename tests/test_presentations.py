@@ -26,7 +26,6 @@ from blindmcq.tasks.presentations import (
     to_request,
 )
 
-
 SL = load_group("protocol", "sl")
 PHRASINGS = sorted(p.stem for p in (CONF_DIR / "prompt").glob("*.yaml"))
 SL_LABELS = ("latin", "cyrillic", "numerals")
