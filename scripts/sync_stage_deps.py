@@ -43,6 +43,7 @@ LOADERS: dict[str, str | None] = {
     "load_models": "conf/model",
     "load_model_file": "conf/model",
     "load_group": None,
+    "read_group": None,
     "load_groups": "conf",
     "group_names": "conf",
     "hydra_conf_dir": "conf",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import openpyxl
@@ -16,7 +17,7 @@ import pytest
 
 from blindmcq.auditing.audit import AUDIT_GROUPS, Mapping, run_audit
 from blindmcq.cli.audit import main, with_overrides
-from blindmcq.config.files import load_group, load_groups, load_model_file
+from blindmcq.config.files import load_groups, load_model_file, read_group
 from blindmcq.config.schema import model_config, validate, validate_group
 from blindmcq.datasets.generic import guess_mapping, load_generic
 from blindmcq.datasets.registry import load_dataset
@@ -126,7 +127,7 @@ def test_model_none_is_surface_only(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) -> None:
     configs = load_groups(AUDIT_GROUPS)
     latin = configs.options["labels"]["latin"]
-    configs.options["labels"]["short"] = {**latin, "name": "short", "extend": "none"}
+    configs.options["labels"]["short"] = replace(latin, name="short", extend="none")
     with pytest.raises(Exception, match=r"--labels.*short cannot label a 32-option item"):
         longest = model_config(load_model_file("longest"))
         run_audit(P32, tmp_path / "o", Mapping(options=["32_choices"], key="32_choices_gold"),
@@ -136,11 +137,11 @@ def test_a_label_scheme_that_cannot_label_the_bank_is_refused(tmp_path: Path) ->
 def test_lexam_32_config_runs_on_the_fixture(tmp_path: Path) -> None:
     """``-S dataset=lexam-32``: the shipped config reads a 32-option workbook (here the fixture)."""
     items = load_dataset(
-        validate_group("dataset", with_overrides(load_group("dataset", "lexam-32"), [f"dataset.path={P32}"]))
+        validate_group("dataset", with_overrides(read_group("dataset", "lexam-32"), [f"dataset.path={P32}"]))
     )
     assert len(items) == 12 and {i.n_options for i in items} == {32}
     with pytest.raises(Exception, match=r"expected dataset.KEY=VALUE after dataset=lexam-32, got 'path=x'"):
-        with_overrides(load_group("dataset", "lexam-32"), ["path=x"])
+        with_overrides(read_group("dataset", "lexam-32"), ["path=x"])
 
 
 # ------------------------------------------------------------------ the files researchers have

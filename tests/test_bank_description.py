@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from blindmcq.config.files import CONF_DIR, load_group
+from blindmcq.config.schema import validate
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.presentations import for_bank, present
@@ -64,10 +66,11 @@ def test_the_default_run_shows_the_papers_prompts_byte_for_byte() -> None:
 
 def test_the_pipeline_names_the_bank_from_params_dataset() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    named = PresentationSetup.from_params(params).prompt
+    named = PresentationSetup.from_params(validate(params)).prompt
     assert named.bank == {"exam_uk": "юридичного кваліфікаційного іспиту"}
     params["dataset"] = {k: v for k, v in params["dataset"].items() if k != "description"}
-    assert PresentationSetup.from_params(params).prompt.bank == {"exam_uk": "з кількома варіантами відповіді"}
+    neutral = PresentationSetup.from_params(validate(params)).prompt
+    assert neutral.bank == {"exam_uk": "з кількома варіантами відповіді"}
 
 
 @pytest.mark.parametrize("name", PHRASINGS)
@@ -94,10 +97,10 @@ def test_a_geography_bank_is_named_by_its_own_words() -> None:
 
 
 def test_a_placeholder_the_phrasing_does_not_declare_is_named() -> None:
-    prompt = {**load_group("prompt", "original"), "bank": {}}
+    prompt = replace(load_group("prompt", "original"), bank={})
     with pytest.raises(ConfigError, match=r"prompt\.original\.blind.*exam_uk"):
         _render(prompt, ITEMS[0], "blind")
-    clash = {**load_group("prompt", "original"), "bank": {"exam_uk": "x", "options": "y"}}
+    clash = replace(load_group("prompt", "original"), bank={"exam_uk": "x", "options": "y"})
     with pytest.raises(ConfigError, match=r"prompt\.original\.bank\.options"):
         _render(clash, ITEMS[0], "blind")
 

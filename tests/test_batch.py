@@ -17,6 +17,7 @@ from botocore.stub import ANY, Stubber
 from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
+from blindmcq.config.schema import validate
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.batch import (
     BatchSettings,
@@ -332,13 +333,14 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     cache_path = tmp_path / "cache.sqlite"
     overrides = ["model=nova-pro", "probe.sample=null", f"probe.cache={cache_path}"]
     params = compose(overrides)
+    config = validate(params, file=None)  # the composed config, typed where it enters (as the command does)
     settings = settings_for(s3, min_records=10)
     worker = FakeWorker(s3, drop=1, fail=1)
     bedrock, stub = stubbed_bedrock(s3, settings, params["model"]["model_id"], 0, worker)
     # the stub's queue: create, then three polls (Submitted, InProgress, Completed): status sees the
     # first, collect's first look sees InProgress (left alone), its second sees Completed
     with stub:
-        jobs = submit_cmd(params, cli_flags(s3), label_schemes=load_label_schemes(),
+        jobs = submit_cmd(config, cli_flags(s3), label_schemes=load_label_schemes(),
                           state_dir=tmp_path / "batch", items_path=nonsense_items,
                           s3=s3, bedrock=bedrock)  # fmt: skip
         assert len(jobs) == 1
@@ -368,13 +370,13 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
     backend = BedrockBackend(params["model"], client_factory=lambda region: Client())
     frame = run_probe(
         read_items(nonsense_items), model_cfg=params["model"],
-        setup=PresentationSetup.from_params(params, load_label_schemes()),
+        setup=PresentationSetup.from_params(config, load_label_schemes()),
         engine=EngineSettings(cache_path, progress=False), backend=backend,
     )  # fmt: skip
     assert len(calls) == 2
     assert int(frame["cached"].sum()) == len(frame) - 2
     # a second submit finds nothing to send
-    assert submit_cmd(params, cli_flags(s3), label_schemes=load_label_schemes(),
+    assert submit_cmd(config, cli_flags(s3), label_schemes=load_label_schemes(),
                       state_dir=tmp_path / "batch", items_path=nonsense_items,
                       s3=s3, bedrock=bedrock) == []  # fmt: skip
 
@@ -404,7 +406,7 @@ def test_cli_refuses_before_any_upload(
 
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         submit_cmd(
-            compose([*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"]),
+            validate(compose([*overrides, f"probe.cache={tmp_path / 'c.sqlite'}"]), file=None),
             cli_flags(s3, **flags),
             label_schemes=load_label_schemes(),
             state_dir=tmp_path / "batch",

@@ -210,49 +210,6 @@ OPEN_DOORS: list[tuple[str, set[str], str]] = [
         },
         "model configs",
     ),
-    # the presentation groups: tests and the harness documents hand load_group's mappings to the renderer
-    # and the probe's setup (not yet done)
-    (
-        "tasks/presentations.py",
-        {
-            "build_presentations(labels)",
-            "build_presentations(prompt)",
-            "build_presentations(protocol_cfg)",
-            "build_presentations(reasoning)",
-            "for_bank(prompt)",
-            "make(labels)",
-            "make(prompt)",
-            "make(protocol_cfg)",
-            "make(reasoning)",
-            "present(labels)",
-            "present(prompt)",
-            "present(protocol_cfg)",
-            "present(reasoning)",
-        },
-        "presentation groups",
-    ),
-    (
-        "tasks/probe.py",
-        {
-            "from_params(condition)",
-            "from_params(params)",
-            "from_params(schemes)",
-            "make_jobs(reasoning)",
-        },
-        "presentation groups",
-    ),
-    ("tasks/parsing.py", {"label_symbols_by_scheme(schemes)"}, "presentation groups"),
-    # the intervention records: PoolConfig.from_cfg / RewriteConfig.from_cfg are used only by tests, which
-    # build them from a mapping (the stages build them from the typed group)
-    ("tasks/answerpool.py", {"from_cfg(cfg)"}, "tests' constructors"),
-    ("tasks/rewrite.py", {"from_cfg(cfg)"}, "tests' constructors"),
-    ("tasks/nonsense.py", {"run_nonsense(settings)"}, "tests' constructors"),
-    # the composed config, typed or as read (not yet done)
-    (
-        "tasks/batch.py",
-        {"pending_requests(params)", "settings_from(params)", "submit_cmd(params)"},
-        "composed config",
-    ),
     # data, not a door: the config as written, which a fingerprint hashes and MLflow logs, keys left out
     # staying out (schema.as_written); reading a setting from it is the typed group's job
     ("datasets/fingerprint.py", {"dataset_fingerprint(dataset)", "write_fingerprint(dataset)"}, "as written"),

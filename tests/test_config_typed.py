@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blindmcq.config.files import default_choices, load_group
+from blindmcq.config.files import default_choices, load_group, read_group
 from blindmcq.config.schema import (
     BedrockModel,
     Config,
@@ -49,8 +49,8 @@ def test_typed_configs_params_yaml_becomes_a_typed_config() -> None:
 
 
 def test_typed_configs_models_get_one_schema_per_backend() -> None:
-    assert isinstance(validate_group("model", load_group("model", "gpt-5.6")), BedrockModel)
-    assert isinstance(validate_group("model", load_group("model", "longest")), HeuristicModel)
+    assert isinstance(load_group("model", "gpt-5.6"), BedrockModel)
+    assert isinstance(load_group("model", "longest"), HeuristicModel)
     openai = {"name": "gpt", "backend": "openai", "model_id": "gpt-5", "api": "responses", "logprobs": True,
               "base_url": "https://example.invalid/v1", "api_key_env": "OPENAI_API_KEY"}  # fmt: skip
     assert isinstance(validate_group("model", openai), OpenAIModel)
@@ -65,7 +65,7 @@ def test_typed_configs_models_get_one_schema_per_backend() -> None:
         inner = {"backend": "heuristic", "strategy": "?"}
         validate_group("model", {"name": "f", "backend": "fault", "inner": inner})
     with pytest.raises(ConfigError, match=r"model\.aws_secret_access_key'?: credentials do not belong"):
-        validate_group("model", {**load_group("model", "gpt-5.6"), "aws_secret_access_key": "x"})
+        validate_group("model", {**read_group("model", "gpt-5.6"), "aws_secret_access_key": "x"})
 
 
 BAD = [  # (dotted key, value, the start of the one-line error after "params.yaml: ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,7 @@ def test_errors_not_tracebacks_more_options_than_labels_names_the_item() -> None
         build_presentations(
             [item], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
             prompt=load_group("prompt", "original"),
-            labels={**load_group("labels", "latin"), "extend": "none"},  # a scheme that stops at Z
+            labels=replace(load_group("labels", "latin"), extend="none"),  # a scheme that stops at Z
             reasoning=load_group("reasoning", "direct"),
         )  # fmt: skip
     assert info.value.item == "big-b-7" and info.value.file == "big.jsonl"

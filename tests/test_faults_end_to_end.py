@@ -5,6 +5,7 @@ to success or recorded with its status; a rerun makes exactly the calls that end
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]
         items, model_cfg=model_cfg, setup=PresentationSetup(
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
             reasoning=load_group("reasoning", "direct"),
-            condition={**load_group("condition", "blind"), "forced": True},
+            condition=replace(load_group("condition", "blind"), forced=True),
             protocol=load_group("protocol", "sl"), schemes=load_label_schemes(),
         ),
         engine=EngineSettings(cache, progress=False), backend=backend,

@@ -52,8 +52,8 @@ def test_the_sweep_imports_no_stage() -> None:
 # in ``cli/`` (one module a command); ``config/`` and ``params.py`` are the readers themselves.
 ENTRY_POINTS = ("stages/", "cli/", "config/", "params.py", "sweep.py")
 CONF_READERS = frozenset({
-    "CONF_DIR", "load_group", "load_groups", "load_model_file", "load_model_config", "load_models",
-    "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_group",
+    "CONF_DIR", "load_group", "read_group", "load_groups", "load_model_file", "load_model_config",
+    "load_models", "load_label_schemes", "group_names", "hydra_conf_dir", "load_conf", "intervention_group",
     "default_choices",
 })  # fmt: skip
 

@@ -11,6 +11,7 @@ import pytest
 
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.config.files import load_group
+from blindmcq.config.schema import Reasoning
 from blindmcq.datasets.items import Item
 from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import effective_max_tokens, make_jobs
@@ -33,13 +34,13 @@ def _sent_max_tokens(model: str, reasoning: str) -> set[int]:
 
 def test_max_tokens_reasoning_model_keeps_its_room_under_direct() -> None:
     # gpt-5.6 reasons by default and asks 4096; reasoning=direct caps at 64, which cut its answers off
-    assert load_group("model", "gpt-5.6")["reasons_by_default"] is True
+    assert load_group("model", "gpt-5.6").reasons_by_default is True
     assert _sent_max_tokens("gpt-5.6", "direct") == {4096}
     assert _sent_max_tokens("deepseek-r1", "direct") == {4096}
 
 
 def test_max_tokens_ordinary_model_takes_the_reasoning_cap() -> None:
-    assert load_group("model", "nova-pro")["reasons_by_default"] is False
+    assert load_group("model", "nova-pro").reasons_by_default is False
     assert _sent_max_tokens("nova-pro", "direct") == {64}  # the mode's cap, above the model's 16
     assert _sent_max_tokens("nova-pro", "step_by_step") == {2048}
     assert _sent_max_tokens("gpt-5.6", "step_by_step") == {4096}  # the larger of the two
@@ -64,7 +65,7 @@ def test_max_tokens_precedence_table(model: dict, cap: int | None, expected: int
 
 def test_a_reasoning_mode_without_max_tokens_leaves_the_model_s_limit() -> None:
     """The typed ``Reasoning.max_tokens`` defaults to null, as the mapping's missing key did (16)."""
-    reasoning = {"name": "bare"}
+    reasoning = Reasoning(name="bare")
     presentations = build_presentations(
         [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
         prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"), reasoning=reasoning,

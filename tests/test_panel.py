@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blindmcq.config.files import load_model_file, load_models
-from blindmcq.config.schema import ModelSchema, validate_group
+from blindmcq.config.schema import ModelSchema, validate, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.wiring.probe import describe_model, panel_configs, panel_manifest, panel_members
 
@@ -86,7 +86,10 @@ def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
                   options=["один", "два", "три", "чотири"], key=n % 4) for n in (1, 2)]  # fmt: skip
     models = [p["model"], *panel_configs(p, load_models(panel_members(p)))]
     frame = probe_panel(
-        items, models, PresentationSetup.from_params(p, load_label_schemes()), engine_settings(p)
+        items,
+        models,
+        PresentationSetup.from_params(validate(p, file=None), load_label_schemes()),
+        engine_settings(p),
     )
     assert set(frame["item_id"]) == {"t-b-1", "t-b-2"}
     assert set(frame["model"]) == {"constant-a", "constant-c"}

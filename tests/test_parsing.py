@@ -9,6 +9,7 @@ import pytest
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
+from blindmcq.config.schema import Labels
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.tasks import parsing
@@ -27,8 +28,8 @@ def interpret(p: Presentation, response: ModelResponse, **kwargs: Any) -> Parsed
 def test_symbols_come_from_the_schemes_handed_in() -> None:
     assert set(SYMBOLS) == {"latin", "cyrillic", "numerals"}  # the dash is uniform: md reads it
     custom = {
-        "greek": {"name": "greek", "symbols": ["α", "β", "γ"]},
-        "dash": {"name": "dash", "symbols": ["-"], "uniform": True},
+        "greek": Labels(name="greek", symbols=["α", "β", "γ"]),
+        "dash": Labels(name="dash", symbols=["-"], uniform=True),
     }
     assert label_symbols_by_scheme(custom) == {"greek": ["α", "β", "γ"]}
     p = shown()

@@ -6,16 +6,16 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
 
 from blindmcq.config.files import CONF_DIR, load_group
-from blindmcq.config.schema import Labels, validate_group
+from blindmcq.config.schema import Labels
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
-from blindmcq.labels import label_strings as typed_label_strings
+from blindmcq.labels import label_strings
 from blindmcq.tasks.presentations import (
     build_presentations,
     for_bank,
@@ -25,13 +25,6 @@ from blindmcq.tasks.presentations import (
     select_orders,
     to_request,
 )
-
-
-def label_strings(labels: Labels | dict, n: int) -> tuple[str, ...]:
-    """The leaf's ``label_strings`` takes the typed scheme: a mapping is checked into it first."""
-    name = labels.name if isinstance(labels, Labels) else labels.get("name", "?")
-    return typed_label_strings(validate_group("labels", labels, key=f"labels.{name}"), n)
-
 
 SL = load_group("protocol", "sl")
 PHRASINGS = sorted(p.stem for p in (CONF_DIR / "prompt").glob("*.yaml"))
@@ -150,7 +143,7 @@ def test_blind_hides_the_question_and_full_shows_it() -> None:
 @pytest.mark.parametrize("reasoning", REASONING)
 def test_every_phrasing_renders_with_every_scheme(phrasing: str, labels: str, reasoning: str) -> None:
     c = cfg(phrasing, labels, reasoning)
-    assert c["prompt"]["name"] == phrasing
+    assert c["prompt"].name == phrasing
     for condition in ("blind", "full"):
         p = present(make_item(5, key=3), condition=condition, order_id="rot1", order=(1, 2, 3, 4, 0), **c)
         shown = label_strings(c["labels"], 5)
@@ -158,15 +151,15 @@ def test_every_phrasing_renders_with_every_scheme(phrasing: str, labels: str, re
             assert f"{label}) варіант {{{p.order[slot]}}} 1" in p.user
         assert "{" + "label_list}" not in p.user and "{options}" not in p.user
         assert ("Питання 1?" in p.user) == (condition == "full")
-        assert f"{shown[-2]} {c['prompt']['or_word']} {shown[-1]}" in p.user
+        assert f"{shown[-2]} {c['prompt'].or_word} {shown[-1]}" in p.user
         if reasoning == "step_by_step":
-            assert ("Відповідь: X" if c["prompt"]["language"] == "uk" else "Answer: X") in p.user
+            assert ("Відповідь: X" if c["prompt"].language == "uk" else "Answer: X") in p.user
 
 
 def test_phrasings_differ_as_the_paper_describes() -> None:
     """The paper's seven phrasings are shipped and differ as it says; any phrasing added beside them (one
     file in conf/prompt) must differ from every other in what the model is shown."""
-    words = load_group("dataset", "customs-default")["description"]  # the paper's bank, as it names it
+    words = load_group("dataset", "customs-default").description  # the paper's bank, as it names it
 
     def paper(name: str) -> dict:
         return {**cfg(name), "prompt": for_bank(load_group("prompt", name), words)}
@@ -200,10 +193,9 @@ def test_matched_and_dashed_uses_dashes_and_a_sentence_answer() -> None:
         order_id="rev3",
         order=dict(orders(10))["rev3"],
         protocol="md",
-        protocol_cfg={
-            **load_group("protocol", "md"),
-            "answer_instruction": {"uk": "Напишіть відповідь реченням."},
-        },
+        protocol_cfg=replace(
+            load_group("protocol", "md"), answer_instruction={"uk": "Напишіть відповідь реченням."}
+        ),
         **cfg("original", "dash", "step_by_step"),
     )
     assert custom.user.endswith("Міркуйте крок за кроком. Напишіть відповідь реченням.")
@@ -251,13 +243,13 @@ def test_prompts_do_not_depend_on_the_interpreter_hash_seed(tmp_path: Path) -> N
 
 def test_bad_config_names_the_key() -> None:
     c = cfg()
-    leaky = {**c["prompt"], "blind": "{question}\n{options}\n{answer_instruction}"}
+    leaky = replace(c["prompt"], blind="{question}\n{options}\n{answer_instruction}")
     with pytest.raises(ConfigError, match=r"prompt\.original\.blind"):
         present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **{**c, "prompt": leaky})
-    typo = {**c["prompt"], "full": "{question}\n{option}\n{answer_instruction}"}
+    typo = replace(c["prompt"], full="{question}\n{option}\n{answer_instruction}")
     with pytest.raises(ConfigError, match="option"):
         present(ITEM, condition="full", order_id="rot0", order=(0, 1, 2, 3), **{**c, "prompt": typo})
-    short = {"name": "short", "symbols": ["A", "B"], "noun": {"uk": "літерою"}}
+    short = Labels(name="short", symbols=["A", "B"], noun={"uk": "літерою"})
     with pytest.raises(ConfigError, match=r"labels\.short\.symbols"):
         present(ITEM, condition="blind", order_id="rot0", order=(0, 1, 2, 3), **{**c, "labels": short})
     with pytest.raises(InputError, match="vkks-2024-commercial-2237"):
@@ -275,7 +267,7 @@ def test_forced_needs_a_key() -> None:
 def test_label_schemes_cover_ten_options() -> None:
     for name in ("latin", "cyrillic", "numerals", "dash"):
         labels = load_group("labels", name)
-        assert labels["name"] == name
+        assert labels.name == name
         shown = label_strings(labels, 10)
         assert len(shown) == 10
         assert len(set(shown)) == (1 if name == "dash" else 10)
@@ -290,7 +282,7 @@ def test_label_schemes_extend_past_their_symbols(n: int) -> None:
     for name in ("latin", "cyrillic", "numerals"):
         shown = label_strings(load_group("labels", name), n)
         assert len(shown) == n and len(set(shown)) == n
-        assert list(shown[:26]) == [str(s) for s in load_group("labels", name)["symbols"]][:26]
+        assert list(shown[:26]) == [str(s) for s in load_group("labels", name).symbols][:26]
     latin = label_strings(load_group("labels", "latin"), n)
     expected = {26: "AA", 27: "AB", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA"}
     assert all(latin[i] == label for i, label in expected.items() if i < n)
@@ -303,12 +295,12 @@ def test_label_schemes_extend_past_their_symbols(n: int) -> None:
 
 
 def test_a_scheme_that_does_not_extend_stops_naming_itself() -> None:
-    stops = {**load_group("labels", "latin"), "extend": "none"}
+    stops = replace(load_group("labels", "latin"), extend="none")
     assert len(label_strings(stops, 26)) == 26
     with pytest.raises(ConfigError, match=r"labels\.latin\.symbols': 26 symbols, an item has 27 options"):
         label_strings(stops, 27)
     with pytest.raises(ConfigError, match=r"labels\.latin\.extend"):
-        label_strings({**stops, "extend": "sideways"}, 27)
+        label_strings(replace(stops, extend="sideways"), 27)
 
 
 def test_a_32_option_item_renders_and_its_answers_parse() -> None:
@@ -357,7 +349,7 @@ def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -
         condition="blind",
         order_id="rot0",
         order=(0, 1, 2, 3),
-        protocol_cfg={**SL, "answer_instruction": None},
+        protocol_cfg=replace(SL, answer_instruction=None),
         **c,
     )
     assert base.user == same.user and base.user.endswith("цифрою правильного варіанта: 1, 2, 3 або 4.")
@@ -366,7 +358,7 @@ def test_protocol_instruction_overrides_the_phrasing_under_select_and_letter() -
         condition="blind",
         order_id="rot0",
         order=(0, 1, 2, 3),
-        protocol_cfg={**SL, "answer_instruction": {"uk": "Лише {label_noun}: {label_list}."}},
+        protocol_cfg=replace(SL, answer_instruction={"uk": "Лише {label_noun}: {label_list}."}),
         **c,
     )
     assert other.user.endswith("Лише цифрою: 1, 2, 3 або 4.")
@@ -394,7 +386,7 @@ def test_the_text_before_the_options_is_marked_shared_and_reaches_a_scored_reque
 def test_an_instruction_with_an_unknown_placeholder_names_its_key() -> None:
     """Found by the fuzz test (random mode): a final line naming {options} raised a bare KeyError."""
     setup = cfg("original", "latin", "direct")
-    setup["reasoning"] = {**setup["reasoning"], "final_line": "{options}"}
+    setup["reasoning"] = replace(setup["reasoning"], final_line="{options}")
     with pytest.raises((ConfigError, InputError), match=r"reasoning\.direct\.final_line.*\{label_list\}"):
         build_presentations(
             [make_item(4, key=0, number=1)], conditions=["blind"], blind_orders="all", forced=False, **setup

@@ -15,7 +15,7 @@ from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
 from blindmcq.cli.preview import compose_params
 from blindmcq.config.files import load_label_schemes
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import validate, validate_group
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe, sample_items
@@ -67,7 +67,7 @@ def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
     items = sample_items(_items(), probe.get("sample"), int(probe.get("seed", 0)))[:n]
     _, jobs = build_jobs(
         items, model_cfg=section(params, "model"),
-        setup=PresentationSetup.from_params(params, load_label_schemes(CONF)),
+        setup=PresentationSetup.from_params(validate(params, file=None), load_label_schemes(CONF)),
     )  # fmt: skip
     return params, jobs
 
@@ -90,7 +90,7 @@ def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
     items = [i for i in _items() if i.id in {line["item_id"] for line in lines}]
     frame = run_probe(
         items, model_cfg=section(params, "model"),
-        setup=PresentationSetup.from_params(params, load_label_schemes(CONF)),
+        setup=PresentationSetup.from_params(validate(params, file=None), load_label_schemes(CONF)),
         engine=EngineSettings(project / "cache.sqlite", progress=False),
     )  # fmt: skip
     assert list(frame["request_hash"]) == [line["key"] for line in lines]

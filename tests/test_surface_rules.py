@@ -15,6 +15,7 @@ import pytest
 from blindmcq.auditing.surface import surface_picks
 from blindmcq.backends.heuristic import HeuristicBackend
 from blindmcq.config.files import group_names, load_group, load_label_schemes, load_model_file
+from blindmcq.config.schema import Condition
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.surface import chars, collapse_whitespace, pick, tie_credit, tie_seed, words
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe
@@ -80,7 +81,7 @@ PUBLISHED = "published"  # the blind condition on the published order only
 
 @cache
 def setup(labels: str = "latin", prompt: str = "original", condition: str = "blind") -> PresentationSetup:
-    published = {"conditions": ["blind"], "blind_orders": ["rot0"], "full_orders": [], "forced": False}
+    published = Condition(conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False)
     return PresentationSetup(
         prompt=group("prompt", prompt),
         labels=schemes()[labels],

@@ -19,6 +19,7 @@ from omegaconf import OmegaConf
 
 from blindmcq.analysis import Baseline, analyze, build_tables, gate
 from blindmcq.config.files import load_label_schemes
+from blindmcq.config.schema import Condition
 from blindmcq.datasets.items import Item
 from blindmcq.wiring.probe import probe_items
 
@@ -31,10 +32,10 @@ def params_for(repo_root: Path, model: str, cache: Path) -> dict:
 
 def run_bank(items: list[Item], repo_root: Path, cache: Path, *, full: bool = True) -> pd.DataFrame:
     """The random model blind on every order (and full), the always-first model on forced placement."""
-    random_cond = {"name": "t", "conditions": ["blind", "full"] if full else ["blind"],
-                   "blind_orders": "all", "full_orders": ["rot0"], "forced": False}  # fmt: skip
-    first_cond = {"name": "t", "conditions": ["blind"], "blind_orders": ["rot0"], "full_orders": [],
-                  "forced": True}  # fmt: skip
+    random_cond = Condition(name="t", conditions=["blind", "full"] if full else ["blind"],
+                            blind_orders="all", full_orders=["rot0"], forced=False)  # fmt: skip
+    first_cond = Condition(name="t", conditions=["blind"], blind_orders=["rot0"], full_orders=[],
+                           forced=True)  # fmt: skip
     schemes = load_label_schemes(repo_root / "conf")
     random_params = params_for(repo_root, "random", cache)
     first_params = params_for(repo_root, "constant-a", cache)

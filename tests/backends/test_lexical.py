@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -68,7 +69,7 @@ def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
         ITEMS, model_cfg=cfg, setup=PresentationSetup(
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
             reasoning=load_group("reasoning", "direct"),
-            condition={**load_group("condition", "default"), "forced": True},
+            condition=replace(load_group("condition", "default"), forced=True),
             protocol=load_group("protocol", "sl"), schemes=load_label_schemes(),
         ),
         engine=EngineSettings(tmp_path / "cache.sqlite", progress=False),

@@ -424,7 +424,7 @@ def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
         reasoning=reasoning,
     )  # fmt: skip
     (job,) = make_jobs(presentations, model_cfg=cfg, reasoning=reasoning)
-    assert job.request.max_tokens == 4096 and reasoning["max_tokens"] == 64  # the probe already gives room
+    assert job.request.max_tokens == 4096 and reasoning.max_tokens == 64  # the probe already gives room
     body = make_backend(cfg).wire_request(job.request)
     assert body["max_output_tokens"] == 4096 and "temperature" not in body
     assert body.get("instructions") == (job.request.system or None) and body["input"] == job.request.user

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from harness_support import small_export
 from blindmcq.backends.base import ModelResponse
 from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
+from blindmcq.config.schema import Protocol, Reasoning
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.harnesses.documents import build_documents, presentation_of, record_of
 from blindmcq.tasks.parsing import label_symbols_by_scheme
@@ -60,12 +62,12 @@ def test_an_answer_is_scored_as_the_probe_scores_it(default_sample, probe_config
 
 
 def test_md_and_reasoning_that_a_harness_cannot_score_are_refused(default_sample, probe_config):
-    md = {**probe_config.__dict__, "protocol": {"name": "md", "extraction": "match", "labels": "dash"}}
+    md = replace(probe_config, protocol=Protocol(name="md", extraction="match", labels="dash"))
     with pytest.raises(ConfigError, match="Matched-and-Dashed"):
-        build_documents(default_sample[:1], type(probe_config)(**md), "inspect")
-    cot = {**probe_config.__dict__, "reasoning": {"name": "step_by_step", "max_tokens": 512}}
+        build_documents(default_sample[:1], md, "inspect")
+    cot = replace(probe_config, reasoning=Reasoning(name="step_by_step", max_tokens=512))
     with pytest.raises(ConfigError, match="direct"):
-        build_documents(default_sample[:1], type(probe_config)(**cot), "lm-eval")
+        build_documents(default_sample[:1], cot, "lm-eval")
 
 
 def test_export_writes_the_task_and_manifest(bank_items, tmp_path):

@@ -12,7 +12,7 @@ import yaml
 
 from blindmcq.analysis.interventions import score_pool
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import AnswerPoolIntervention, typed, validate_group
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
@@ -32,6 +32,11 @@ from blindmcq.tasks.answerpool import (
     run_answerpool,
 )
 from blindmcq.vocabulary import PROMPT_LANGUAGES
+
+
+def pool_config(cfg: dict) -> PoolConfig:
+    """``intervention.answerpool`` typed through its schema (as a stage's is), then the task's fields."""
+    return PoolConfig.of(typed(AnswerPoolIntervention, cfg, "intervention.answerpool"))
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +254,7 @@ def test_unparseable_counts_as_wrong(bank: list[Item]) -> None:
 )
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=f"intervention.answerpool.{key}"):
-        PoolConfig.from_cfg(cfg)
+        pool_config(cfg)
 
 
 def test_the_languages_are_those_with_prompt_words(bank: list[Item]) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from blindmcq.config.schema import AnswerPoolIntervention, RewriteIntervention
+from blindmcq.config.schema import AnswerPoolIntervention, RewriteIntervention, typed
 from blindmcq.tasks.answerpool import PoolConfig
 from blindmcq.tasks.rewrite import RewriteConfig
 
@@ -24,6 +24,6 @@ def test_every_shared_default_is_the_schemas(task: type, schema: type) -> None:
         assert getattr(ours, name) == (tuple(value) if isinstance(value, list) else value), name
 
 
-def test_a_read_config_keeps_the_schemas_defaults() -> None:
-    assert RewriteConfig.from_cfg({}) == RewriteConfig()
-    assert PoolConfig.from_cfg({}) == PoolConfig()
+def test_a_config_typed_by_the_schema_keeps_its_defaults() -> None:
+    assert RewriteConfig.of(typed(RewriteIntervention, {})) == RewriteConfig()
+    assert PoolConfig.of(typed(AnswerPoolIntervention, {})) == PoolConfig()

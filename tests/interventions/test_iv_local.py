@@ -8,7 +8,7 @@ import pytest
 
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_model_file
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import RewriteIntervention, typed, validate_group
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.answerpool import PoolConfig, build_groups, run_answerpool
@@ -30,7 +30,10 @@ def test_local_model_rewrites_and_pools(samples: Path, tmp_path: Path, gemma: tu
         validate_group("dataset", {"loader": "customs", "path": str(path), "parts": ["legislation"]})
     )[:4]
 
-    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": cfg, "max_tokens": 8})
+    own = typed(
+        RewriteIntervention, {"rewriter": "model", "model": cfg, "max_tokens": 8}, "intervention.rewrite"
+    )
+    conf = RewriteConfig.of(own)
     out = rewrite_items(items[:1], conf, backend=backend, cache=tmp_path / "c.sqlite")
     info = out[0].meta["rewrite"]
     assert out[0].options[out[0].key] == items[0].options[items[0].key]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import RewriteIntervention, typed, validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
@@ -27,6 +27,11 @@ from blindmcq.tasks.rewrite import (
     rewrite_template,
     write_diff,
 )
+
+
+def rewrite_config(cfg: dict) -> RewriteConfig:
+    """``intervention.rewrite`` typed through its schema (as a stage's is), then the rewriter's fields."""
+    return RewriteConfig.of(typed(RewriteIntervention, cfg, "intervention.rewrite"))
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +85,7 @@ def _assert_same_bank(before: list[Item], after: list[Item]) -> None:
 def test_model_rewriter_keeps_keys_and_flags_failures(bank: list[Item]) -> None:
     items = bank[:40]
     fake = FakeRewriter()
-    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": {"name": "fake", "backend": "none"}})
+    conf = rewrite_config({"rewriter": "model", "model": {"name": "fake", "backend": "none"}})
     out = rewrite_items(items, conf, backend=fake)
     _assert_same_bank(items, out)
     assert fake.calls == 3 * len(items)
@@ -102,7 +107,7 @@ def test_model_rewriter_keeps_keys_and_flags_failures(bank: list[Item]) -> None:
 
 
 def test_model_rewrites_are_cached(bank: list[Item], tmp_path: Path) -> None:
-    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": {"name": "fake"}})
+    conf = rewrite_config({"rewriter": "model", "model": {"name": "fake"}})
     first, second = FakeRewriter(), FakeRewriter()
     a = rewrite_items(bank[:5], conf, backend=first, cache=tmp_path / "c.sqlite")
     b = rewrite_items(bank[:5], conf, backend=second, cache=tmp_path / "c.sqlite")
@@ -113,7 +118,7 @@ def test_model_rewrites_are_cached(bank: list[Item], tmp_path: Path) -> None:
 
 
 def test_english_prompt_has_its_own_hash(bank: list[Item]) -> None:
-    conf = RewriteConfig.from_cfg({"rewriter": "model", "language": "en", "model": {"name": "fake"}})
+    conf = rewrite_config({"rewriter": "model", "language": "en", "model": {"name": "fake"}})
     seen: list[str] = []
 
     class Echo:
@@ -133,7 +138,7 @@ def test_english_prompt_has_its_own_hash(bank: list[Item]) -> None:
 
 
 def test_length_match_moves_distractors_toward_the_key(bank: list[Item]) -> None:
-    out = rewrite_items(bank, RewriteConfig.from_cfg({"rewriter": "length_match", "tolerance": 0.15}))
+    out = rewrite_items(bank, rewrite_config({"rewriter": "length_match", "tolerance": 0.15}))
     _assert_same_bank(bank, out)
     moved = 0
     for old, new in zip(bank, out, strict=True):
@@ -146,14 +151,14 @@ def test_length_match_moves_distractors_toward_the_key(bank: list[Item]) -> None
         )
     # the customs keys are longer than their distractors: many get padded (over 300 of 1,020 in the full part)
     assert moved > 0.25 * sum(i.n_options - 1 for i in bank)
-    again = rewrite_items(bank, RewriteConfig.from_cfg({"rewriter": "length_match"}))
+    again = rewrite_items(bank, rewrite_config({"rewriter": "length_match"}))
     assert [i.options for i in again] == [i.options for i in out]  # deterministic
 
 
 def test_length_match_keeps_every_option_well_formed(bank: list[Item]) -> None:
     """Trimming keeps whole clauses (the old rule cut "такого строку не надається" to "такого"), padding
     appends whole phrases of other items' distractors: never a phrase broken in the middle."""
-    out = rewrite_items(bank, RewriteConfig.from_cfg({"rewriter": "length_match"}))
+    out = rewrite_items(bank, rewrite_config({"rewriter": "length_match"}))
     every_distractor = {
         o.strip().rstrip(" .;:,").casefold() for i in bank for j, o in enumerate(i.options) if j != i.key
     }
@@ -193,9 +198,7 @@ def test_pad_or_trim_cuts_only_where_a_clause_ends() -> None:
 
 def test_length_match_pads_from_statutes_of_the_items_act(bank: list[Item], repo_root: Path) -> None:
     statutes = repo_root / "defaults" / "statutes" / "provisions-default.jsonl"
-    conf = RewriteConfig.from_cfg(
-        {"rewriter": "length_match", "pad_source": "statutes", "statutes": str(statutes)}
-    )
+    conf = rewrite_config({"rewriter": "length_match", "pad_source": "statutes", "statutes": str(statutes)})
     out = rewrite_items(bank[:30], conf)
     _assert_same_bank(bank[:30], out)
     padded = [(i, j) for i in out for j, s in i.meta["rewrite"]["status"].items() if s == "padded"]
@@ -221,7 +224,7 @@ def test_length_match_never_touches_key_or_drops_item(
     item = Item("s-b-1", "s", "b", 1, "питання", tuple(options), key)
     pad = Item("s-b-2", "s", "b", 2, "інше", (*others, "ключ"), len(others)) if others else None
     items = [item, pad] if pad else [item]
-    out = rewrite_items(items, RewriteConfig.from_cfg({"rewriter": "length_match", "tolerance": 0.0}))
+    out = rewrite_items(items, rewrite_config({"rewriter": "length_match", "tolerance": 0.0}))
     _assert_same_bank(items, out)
 
 
@@ -274,7 +277,7 @@ def test_clean_generation(raw: str, clean: str) -> None:
 )
 def test_bad_config_names_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(key)):
-        RewriteConfig.from_cfg(cfg)
+        rewrite_config(cfg)
 
 
 @pytest.mark.parametrize(
@@ -292,7 +295,7 @@ def test_a_rewrite_without_content_keeps_the_original(bank: list[Item], raw: str
         def complete(self, request: ModelRequest) -> ModelResponse:
             return ModelResponse(text=raw)
 
-    conf = RewriteConfig.from_cfg({"rewriter": "model", "model": {"name": "junk"}})
+    conf = rewrite_config({"rewriter": "model", "model": {"name": "junk"}})
     out = rewrite_items(bank[:3], conf, backend=Junk())
     assert [i.options for i in out] == [i.options for i in bank[:3]]
     assert {s for i in out for s in i.meta["rewrite"]["status"].values()} == {status}
@@ -301,7 +304,7 @@ def test_a_rewrite_without_content_keeps_the_original(bank: list[Item], raw: str
 def test_a_truncated_rewrite_is_rejected_and_a_reasoning_model_gets_its_room(bank: list[Item]) -> None:
     """A rewrite cut off at the token limit is an unfinished phrase: the original stays, status
     ``truncated``. A model that reasons by default is given its own, larger token room, not 96."""
-    conf = RewriteConfig.from_cfg(
+    conf = rewrite_config(
         {"rewriter": "model", "model": {"name": "r", "reasons_by_default": True, "max_tokens": 2048}}
     )
     rooms: list[int] = []

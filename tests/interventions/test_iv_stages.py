@@ -10,7 +10,7 @@ import yaml
 
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
-from blindmcq.config.files import intervention_group, load_group
+from blindmcq.config.files import intervention_group, read_group
 from blindmcq.config.schema import validate, validate_group
 from blindmcq.datasets.items import read_items, write_items
 from blindmcq.datasets.registry import load_dataset
@@ -83,7 +83,7 @@ def test_rewrite_stage_probes_the_panel(project: dict) -> None:
 
 
 def test_answerpool_stage(project: dict) -> None:
-    cfg = {**load_group("intervention", "answerpool"), "sample": None}  # null: the probe's own 12 items
+    cfg = {**read_group("intervention", "answerpool"), "sample": None}  # null: the probe's own 12 items
     metrics = answerpool_stage(validate({**project, "intervention": {"answerpool": cfg}}, file=None))
     out = Path("results/interventions/answerpool")
     import pandas as pd

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.config.files import load_group, load_label_schemes
-from blindmcq.config.schema import validate_group
+from blindmcq.config.files import load_group, load_label_schemes, read_group
+from blindmcq.config.schema import Condition, validate_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
@@ -25,7 +25,7 @@ MD_ANSWER = re.compile(r"^Остаточна відповідь: правиль�
 
 
 def presentations(protocol: str, items=BANK.test):
-    labels = validate_group("labels", load_group("labels", "dash" if protocol == "md" else "latin"))
+    labels = load_group("labels", "dash" if protocol == "md" else "latin")
     return labels, build_presentations(
         items, conditions=["full"], full_orders=["rot0"], forced=False, prompt=PROMPT, labels=labels,
         reasoning=REASONING, protocol=protocol, protocol_cfg=load_group("protocol", protocol),
@@ -138,11 +138,13 @@ class Recorder:
 
 
 def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
+    """The probe with ``protocol_cfg`` (as written: typed here, where it enters) on the test split."""
     backend = Recorder()
     df = run_probe(
         BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, setup=PresentationSetup(
             prompt=PROMPT, labels=load_group("labels", "latin"), reasoning=REASONING,
-            condition={"conditions": ["full"], "full_orders": ["rot0"]}, protocol=protocol_cfg,
+            condition=Condition(conditions=["full"], full_orders=["rot0"]),
+            protocol=validate_group("protocol", protocol_cfg),
             schemes=load_label_schemes(),
         ),
         engine=EngineSettings(tmp_path / "c.sqlite", progress=False), backend=backend,
@@ -152,7 +154,7 @@ def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
 
 
 def test_probe_prepends_the_block_and_tags_the_setting(tmp_path) -> None:
-    cfg = {**load_group("protocol", "sl"), "fewshot": "all_a", "n_shots": 4}
+    cfg = {**read_group("protocol", "sl"), "fewshot": "all_a", "n_shots": 4}
     df, requests = probe(cfg, tmp_path)
     _, plain = presentations("sl")
     assert len(requests) == len(plain) == len(df)
@@ -164,13 +166,13 @@ def test_probe_prepends_the_block_and_tags_the_setting(tmp_path) -> None:
 
 
 def test_probe_without_fewshot_is_unchanged(tmp_path) -> None:
-    df, requests = probe(load_group("protocol", "sl"), tmp_path)
+    df, requests = probe(read_group("protocol", "sl"), tmp_path)
     _, plain = presentations("sl")
     assert sorted(r.user for r in requests) == sorted(p.user for p in plain)
     assert set(df["setting"]) == {""}
 
 
 def test_probe_rejects_a_bad_fewshot_seed(tmp_path) -> None:
-    cfg = {**load_group("protocol", "sl"), "fewshot": "all_a", "fewshot_seed": "x"}
+    cfg = {**read_group("protocol", "sl"), "fewshot": "all_a", "fewshot_seed": "x"}
     with pytest.raises(ConfigError, match=r"protocol\.fewshot_seed"):
         probe(cfg, tmp_path)

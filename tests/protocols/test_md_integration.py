@@ -8,7 +8,6 @@ import numpy as np
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.config.files import load_group
-from blindmcq.config.schema import validate_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.protocols.md import make_md_matcher
 from blindmcq.tasks.parsing import interpret
@@ -31,14 +30,14 @@ def test_md_prompt_and_matcher_on_a_nonsense_item() -> None:
         order_id="rot1",
         order=[1, 2, 3, 0],
         prompt=load_group("prompt", "original"),
-        labels=load_group("labels", protocol["labels"]),
+        labels=load_group("labels", protocol.labels),
         reasoning=load_group("reasoning", "direct"),
         protocol="md",
         protocol_cfg=protocol,
     )
     assert all(f"- {item.options[i]}" in p.user for i in range(4))
     assert "Остаточна відповідь" in p.user
-    matcher = make_md_matcher(validate_group("protocol", protocol), embedder=NoEmbedder())
+    matcher = make_md_matcher(protocol, embedder=NoEmbedder())
     answer = f"Міркую.\nОстаточна відповідь: правильний варіант — «{item.options[item.key]}»."
     parsed = interpret(p, ModelResponse(text=answer), symbols={}, md_matcher=matcher)  # md reads no labels
     assert (parsed.slot, parsed.status) == (p.key_slot, "ok")

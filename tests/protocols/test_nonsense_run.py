@@ -9,6 +9,7 @@ import blindmcq.tasks.nonsense as nr
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.cli import nonsense as nonsense_cli
 from blindmcq.config.files import load_groups, load_model_file
+from blindmcq.config.schema import NonsenseSettings, typed
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 
@@ -19,9 +20,10 @@ CONFIGS = load_groups(nr.NONSENSE_GROUPS)  # what `blindmcq nonsense` reads
 
 
 def run(tmp_path, out=True, **settings) -> pd.DataFrame:
-    """``run_nonsense`` with these settings (``NonsenseSettings`` fields, as a mapping it checks)."""
+    """``run_nonsense`` with these settings (``NonsenseSettings`` fields, typed as the command types them)."""
+    typed_settings = typed(NonsenseSettings, {"n_test": N, "seed": 1, "n_shots": 4, **settings})
     return nr.run_nonsense(
-        CONSTANT_A, {"n_test": N, "seed": 1, "n_shots": 4, **settings}, configs=CONFIGS,
+        CONSTANT_A, typed_settings, configs=CONFIGS,
         cache_path=tmp_path / "cache.sqlite", out_dir=tmp_path / "out" if out else None,
         words=WORDS, progress=False,
     )  # fmt: skip

@@ -132,12 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     first, *rest = args.file
     try:
-        from blindmcq.config.files import load_group, load_groups, load_model_file
+        from blindmcq.config.files import load_groups, load_model_file, read_group
         from blindmcq.config.schema import model_config, validate_group
 
         dataset = None
         if first.startswith("dataset="):
-            composed = with_overrides(load_group("dataset", first.removeprefix("dataset=")), rest)
+            composed = with_overrides(read_group("dataset", first.removeprefix("dataset=")), rest)
             dataset = validate_group("dataset", composed)
             given = [f for f, v in (("--question", args.question), ("--options", args.options),
                                     ("--key", args.key), ("--key-format", args.key_format),

@@ -14,6 +14,7 @@ from typing import Any
 
 from blindmcq.cli._fail import fail
 from blindmcq.config.files import CONF_DIR, load_label_schemes
+from blindmcq.config.schema import validate
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.tasks.batch import FLAGS, STATE_DIR, collect_cmd, status_cmd, submit_cmd
 
@@ -52,9 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.action == "submit":
             flags = {key: getattr(args, key) for key in FLAGS}
-            submit_cmd(
-                compose(args.overrides), flags, label_schemes=load_label_schemes(), state_dir=args.state_dir
-            )
+            config = validate(compose(args.overrides), file=None)  # the composed config enters here, typed
+            submit_cmd(config, flags, label_schemes=load_label_schemes(), state_dir=args.state_dir)
         elif args.action == "status":
             status_cmd(state_dir=args.state_dir)
         else:

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for group in GROUPS:
                 if not isinstance(params.get(group), dict):
                     raise ConfigError(group, "missing from the params file", file=str(args.params))
-                groups[group] = params[group]
+                groups[group] = validate_group(group, params[group], file=str(args.params), key=group)
             dataset = params.get("dataset")
             probe = params.get("probe") or {}
             sample, seed = probe.get("sample", sample), int(probe.get("seed", seed))

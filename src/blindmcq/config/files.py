@@ -1,8 +1,10 @@
 """Where config files are read: ``conf/<group>/<name>.yaml``, checked against the group's schema.
 
 The one place besides Hydra that reads ``conf/``. Entry points (the stages, the command lines) call
-these loaders once and hand the core the checked mappings: :func:`load_label_schemes` for parsing,
-:func:`load_models` for a panel, :func:`load_groups` for a command that picks options by name.
+these loaders once and hand the core what they read: :func:`load_group` and :func:`load_label_schemes`
+give a group's typed dataclass (``config.schema``), :func:`load_models` the model configs of a panel,
+:func:`load_groups` the options of a command that picks them by name. :func:`read_group` is a group's file
+as written, for a command that applies overrides to it before it is typed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from typing import Any
 
 import yaml
 
-from blindmcq.config.schema import AnswerPoolIntervention, Config, RewriteIntervention, validate_group
+from blindmcq.config.schema import (
+    AnswerPoolIntervention,
+    Config,
+    Labels,
+    RewriteIntervention,
+    validate_group,
+)
 from blindmcq.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout: src/blindmcq/config/files.py
@@ -45,9 +53,16 @@ def group_names(group: str, conf_dir: str | Path | None = None) -> list[str]:
     return sorted(p.stem for p in (Path(conf_dir or CONF_DIR) / group).glob("*.yaml"))
 
 
-def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
-    """``conf/{group}/{name}.yaml`` as a plain dict (what Hydra composes as ``cfg.{group}``), after the
-    schema check; errors name the file and key."""
+def load_group(group: str, name: str, conf_dir: str | Path | None = None) -> Any:
+    """``conf/{group}/{name}.yaml`` as its group's dataclass (``schema.validate_group``: ``Prompt``,
+    ``Labels``, ...); errors name the file and key."""
+    data, path = _read_group(group, name, conf_dir)
+    return validate_group(group, data, file=str(path))
+
+
+def read_group(group: str, name: str, conf_dir: str | Path | None = None) -> dict[str, Any]:
+    """``conf/{group}/{name}.yaml`` as written, a plain dict (what Hydra composes as ``cfg.{group}``),
+    after the schema check: what a command's ``KEY=VALUE`` overrides apply to before it is typed."""
     data, path = _read_group(group, name, conf_dir)
     validate_group(group, data, file=str(path))
     return data
@@ -129,11 +144,12 @@ def _inherit(data: dict[str, Any], path: Path, depth: int = 0) -> dict[str, Any]
 @dataclass(frozen=True)
 class Groups:
     """Config options read once at the edge, for code that picks options by name (a command's
-    ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the checked mapping, and
-    :meth:`option` its typed dataclass (``config.schema``); ``choices`` is conf/config.yaml's choice for
-    each group (``default_choices``), what a name left out means (:meth:`default`)."""
+    ``--phrasing``, a plan's ``phrasings``): ``options[group][name]`` is the option's typed dataclass
+    (``config.schema``), :meth:`option` the same with an error naming the options for an unknown name;
+    ``choices`` is conf/config.yaml's choice for each group (``default_choices``), what a name left out
+    means (:meth:`default`)."""
 
-    options: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    options: Mapping[str, Mapping[str, Any]]
     choices: Mapping[str, str] = field(default_factory=dict)
 
     def default(self, group: str) -> str:
@@ -143,23 +159,26 @@ class Groups:
         return self.choices[group]
 
     def option(self, group: str, name: str) -> Any:
-        """Option ``name`` of ``group`` as its frozen dataclass (``schema.validate_group``); an unknown
-        one is a ConfigError naming the options."""
+        """Option ``name`` of ``group`` as its frozen dataclass; an unknown one is a ConfigError naming
+        the options."""
         if group not in self.options:
             raise ConfigError(group, f"no {group} options were loaded (have {sorted(self.options)})")
         options = self.options[group]
         if name not in options:
             raise ConfigError(group, f"no config {name!r} (have {', '.join(sorted(options))})")
-        return validate_group(group, options[name], key=f"{group} {name}")
+        return options[name]
 
 
 def load_groups(groups: Iterable[str], conf_dir: str | Path | None = None) -> Groups:
-    """Every option of each of ``groups`` (``model`` included, with its defaults inherited), checked."""
-    options: dict[str, dict[str, dict[str, Any]]] = {}
+    """Every option of each of ``groups`` (``model`` included, with its defaults inherited), typed."""
+    options: dict[str, dict[str, Any]] = {}
     for group in groups:
         if group == "model":
             folder = Path(conf_dir or CONF_DIR) / "model"
-            options[group] = {n: load_model_file(n, folder) for n in group_names("model", conf_dir)}
+            options[group] = {
+                n: validate_group("model", load_model_file(n, folder), key=f"model {n}")
+                for n in group_names("model", conf_dir)
+            }
         else:
             options[group] = {n: load_group(group, n, conf_dir) for n in group_names(group, conf_dir)}
     # a conf folder without config.yaml (a test's) has options but no defaults list
@@ -167,10 +186,10 @@ def load_groups(groups: Iterable[str], conf_dir: str | Path | None = None) -> Gr
     return Groups(options, default_choices(conf_dir) if has_defaults else {})
 
 
-def load_label_schemes(conf_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """Every label scheme (``conf/labels/*.yaml``) by name: what parsing tells other schemes' labels by,
-    and what a protocol's ``labels`` override names."""
-    return {name: dict(cfg) for name, cfg in load_groups(["labels"], conf_dir).options["labels"].items()}
+def load_label_schemes(conf_dir: str | Path | None = None) -> dict[str, Labels]:
+    """Every label scheme (``conf/labels/*.yaml``) by name, typed: what parsing tells other schemes'
+    labels by, and what a protocol's ``labels`` override names."""
+    return {name: load_group("labels", name, conf_dir) for name in group_names("labels", conf_dir)}
 
 
 def load_models(names: Iterable[str], conf_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:

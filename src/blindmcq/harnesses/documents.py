@@ -36,19 +36,19 @@ _TUPLES = ("order", "label_strings", "option_texts")
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """The composed groups a probe presents items with (what ``params.yaml`` holds under these keys, or a
-    command's options as their dataclasses: ``PresentationSetup`` checks either once)."""
+    """The typed groups a probe presents items with (a command's options, ``config.files.load_group``)
+    and every label scheme by name (``config.files.load_label_schemes``)."""
 
-    prompt: Prompt | Mapping[str, Any]
-    labels: Labels | Mapping[str, Any]
-    reasoning: Reasoning | Mapping[str, Any]
-    condition: Condition | Mapping[str, Any]
-    protocol: ProtocolGroup | Mapping[str, Any]
-    label_schemes: Mapping[str, Mapping[str, Any]]
+    prompt: Prompt
+    labels: Labels
+    reasoning: Reasoning
+    condition: Condition
+    protocol: ProtocolGroup
+    label_schemes: Mapping[str, Labels]
 
     def names(self) -> dict[str, str]:
         groups = ("prompt", "labels", "reasoning", "condition", "protocol")
-        return {g: _name(getattr(self, g)) for g in groups}
+        return {g: str(getattr(self, g).name) for g in groups}
 
     @property
     def setup(self) -> PresentationSetup:
@@ -57,11 +57,6 @@ class ProbeConfig:
             prompt=self.prompt, labels=self.labels, reasoning=self.reasoning, condition=self.condition,
             protocol=self.protocol, schemes=self.label_schemes,
         )  # fmt: skip
-
-
-def _name(group: Any) -> str:
-    """A group's name, given as a mapping (a params file's) or as its dataclass (a command's option)."""
-    return str(group.get("name", "?")) if isinstance(group, Mapping) else str(group.name)
 
 
 def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:
@@ -77,7 +72,7 @@ def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:
 def build_documents(items: Sequence[Item], config: ProbeConfig, harness: str) -> list[dict[str, Any]]:
     """One document per call of the probe of ``items`` under ``config``, in the probe's own order (item,
     condition, order, forced slots): the presentations and requests ``tasks.probe.build_jobs`` makes."""
-    setup = config.setup  # the groups checked once
+    setup = config.setup
     spec = protocol_spec(setup.protocol)
     if spec.uses_matcher:  # the md matcher reads free sentences with an embedding model; not exported
         raise ConfigError(

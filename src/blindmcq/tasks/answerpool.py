@@ -28,7 +28,7 @@ import dataclasses
 import hashlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -135,14 +135,6 @@ class PoolConfig:
     scoring: str = _SCHEMA.scoring  # auto = score for local/heuristic backends, generate otherwise
     max_tokens: int = _SCHEMA.max_tokens
     entry_labels: str = _SCHEMA.entry_labels  # auto = letters when scoring and the pool has <= 26 entries
-
-    @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.answerpool") -> PoolConfig:
-        """``cfg`` checked by the schema (unknown keys, types and ranges, each error naming its key),
-        then :meth:`of`."""
-        from blindmcq.config.schema import validate_group
-
-        return cls.of(validate_group("intervention", dict(cfg), key=prefix))
 
     @classmethod
     def of(cls, schema: AnswerPoolIntervention) -> PoolConfig:

@@ -29,7 +29,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.schema import BedrockModel, Config, Probe, as_config
+from blindmcq.config.schema import BedrockModel, Config, Labels, Probe
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -72,11 +72,11 @@ class _Recorder:
 
 
 def pending_requests(
-    params: Config | Mapping[str, Any],
+    config: Config,
     backend: Any,
     items_path: Path = paths.ITEMS,
     *,
-    label_schemes: Mapping[str, Mapping[str, Any]],
+    label_schemes: Mapping[str, Labels],
 ) -> dict[str, Any]:
     """Cache key -> request for every call the probe would make that the cache lacks; ``label_schemes``
     as the probe stage reads them."""
@@ -85,7 +85,6 @@ def pending_requests(
 
     if not Path(items_path).is_file():
         raise InputError("no corpus: run `dvc repro corpus` first", file=str(items_path))
-    config = as_config(params, file=None)
     probe: Probe = config.group("probe")
     items = sample_items(read_items(items_path), probe.sample, probe.seed)
     recorder = _Recorder(backend)
@@ -96,9 +95,9 @@ def pending_requests(
     return recorder.requests
 
 
-def settings_from(params: Config | Mapping[str, Any], flags: Mapping[str, Any]) -> BatchSettings:
+def settings_from(config: Config, flags: Mapping[str, Any]) -> BatchSettings:
     """The model's ``batch:`` settings (only a Bedrock model has them), overridden by the command's flags."""
-    model = as_config(params, file=None).group("model")
+    model = config.group("model")
     own = model.batch if isinstance(model, BedrockModel) else None
     merged = dict(own or {})
     merged.update({k: v for k, v in flags.items() if v is not None})
@@ -116,18 +115,17 @@ def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:
 
 
 def submit_cmd(
-    params: Config | Mapping[str, Any],
+    config: Config,
     flags: Mapping[str, Any],
     *,
-    label_schemes: Mapping[str, Mapping[str, Any]],
+    label_schemes: Mapping[str, Labels],
     state_dir: Path = STATE_DIR,
     items_path: Path = paths.ITEMS,
     s3: Any = None,
     bedrock: Any = None,
 ) -> list[BatchJob]:
-    """Validate, find the uncached calls of the composed config ``params`` (what ``blindmcq batch submit``
-    composes from its overrides), upload and create the jobs; one manifest per job."""
-    config = as_config(params, file=None)
+    """Validate, find the uncached calls of the composed config (what ``blindmcq batch submit`` composes
+    from its overrides), upload and create the jobs; one manifest per job."""
     model = config.group("model")
     if (
         isinstance(model, BedrockModel) and model.api != "converse"

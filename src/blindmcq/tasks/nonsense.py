@@ -36,7 +36,7 @@ from blindmcq.atomic import csv_text, write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
 from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
 from blindmcq.config.files import Groups
-from blindmcq.config.schema import Condition, ModelSchema, NonsenseSettings, typed
+from blindmcq.config.schema import Condition, ModelSchema, NonsenseSettings
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.nonsense import generate_nonsenseqa, key_at, skew_slots
 from blindmcq.errors import ConfigError
@@ -114,7 +114,7 @@ def _runs(
 
 def run_nonsense(
     model_cfg: ModelConfig,
-    settings: NonsenseSettings | Mapping[str, Any] | None = None,
+    settings: NonsenseSettings | None = None,
     *,
     configs: Groups,
     cache_path: str | Path,
@@ -123,15 +123,15 @@ def run_nonsense(
     words: Sequence[str] | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run NonsenseQA for every (protocol, skew) of ``settings`` (``config.schema.NonsenseSettings``; a
-    mapping is checked here; default: ``protocols`` x ``skews``); returns the predictions and, with
+    """Run NonsenseQA for every (protocol, skew) of ``settings`` (``config.schema.NonsenseSettings``, its
+    defaults when None; runs default to ``protocols`` x ``skews``); returns the predictions and, with
     ``out_dir``, writes the outputs listed in the module docstring.
 
     ``orders``: ``"all"`` (the 2N rotations) or order ids such as ``["rot0"]``. ``md_max_tokens`` caps
     MD generation; SL uses the direct reasoning mode (scored by label log-probabilities on a local
     base model). ``words`` replaces the dictionary word list (tests). ``configs`` holds the prompt,
     protocol, reasoning and labels options (``NONSENSE_GROUPS``), read by the command line."""
-    s = typed(NonsenseSettings, {} if settings is None else settings)
+    s = NonsenseSettings() if settings is None else settings
     seed, orders = s.seed, s.orders
     runs = None if s.runs is None else [tuple(pair) for pair in s.runs]
     bank = generate_nonsenseqa(seed, n_test=s.n_test, words=words)

@@ -23,24 +23,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from blindmcq.backends.base import ModelResponse
-from blindmcq.config.schema import Labels, validate_group
 from blindmcq.errors import ConfigError
-from blindmcq.labels import label_symbols_by_scheme as _symbols_by_scheme
+from blindmcq.labels import label_symbols_by_scheme  # noqa: F401 (re-exported: the symbols argument)
 from blindmcq.tasks.presentations import Presentation
 from blindmcq.vocabulary import FAILED_STATUSES, ParseStatus
-
-
-def label_symbols_by_scheme(
-    schemes: Mapping[str, Labels | Mapping[str, Any]], n: int = 0
-) -> dict[str, list[str]]:
-    """``labels.label_symbols_by_scheme`` (the ``symbols`` argument of parsing) of every label scheme by
-    name, as ``config.files.load_label_schemes`` reads them: each is checked into ``Labels`` here."""
-    typed = {name: validate_group("labels", s, key=f"labels.{name}") for name, s in schemes.items()}
-    return _symbols_by_scheme(typed, n)
-
 
 MdMatcher = Callable[[str, Sequence[str]], tuple[int | None, str]]
 

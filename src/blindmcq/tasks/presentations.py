@@ -1,7 +1,7 @@
 """Turn items into presentations: orders, forced placement, label schemes and prompt rendering (SPEC,
 "Presentations"), and the backend request for each. Plain functions over the typed groups of
-``config/schema.py`` (``Prompt``, ``Labels``, ``Reasoning``, ``Protocol``; a plain mapping is checked into its
-dataclass once, at the entry); nothing here is random, so the same config yields byte-identical prompts.
+``config/schema.py`` (``Prompt``, ``Labels``, ``Reasoning``, ``Protocol``, checked where configuration
+enters); nothing here is random, so the same config yields byte-identical prompts.
 Reading an answer back, the inverse of this rendering, is ``tasks/parsing.py``.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blindmcq.backends.base import ModelRequest
-from blindmcq.config.schema import Labels, Prompt, Protocol, Reasoning, validate_group
+from blindmcq.config.schema import Labels, Prompt, Protocol, Reasoning
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.labels import (  # noqa: F401 (re-exported)
@@ -148,14 +148,13 @@ def _check_prompt(prompt: Prompt) -> None:
 LINE_FIELDS = {"label", "text"}
 
 
-def for_bank(prompt: Prompt | Mapping[str, Any], description: str | Mapping[str, str] | None) -> Prompt:
+def for_bank(prompt: Prompt, description: str | Mapping[str, str] | None) -> Prompt:
     """``prompt`` with its bank placeholders (``prompt.bank``) filled from a dataset's ``description``
     mapping (one entry per placeholder); a placeholder it does not fill, a plain-text description or none
     keeps the phrasing's neutral words. The phrasing's name stays: it is the same phrasing of another bank."""
-    typed: Prompt = validate_group("prompt", prompt)
-    if not isinstance(description, Mapping) or not typed.bank:
-        return typed
-    return dataclasses.replace(typed, bank=bank_words(typed.bank, description))
+    if not isinstance(description, Mapping) or not prompt.bank:
+        return prompt
+    return dataclasses.replace(prompt, bank=bank_words(prompt.bank, description))
 
 
 def _check_line(labels: Labels) -> None:
@@ -217,11 +216,6 @@ def _option_line(line: str, label: str, text: str) -> str:
 
 # ---------------------------------------------------------------- presentations
 
-PromptLike = Prompt | Mapping[str, Any]
-LabelsLike = Labels | Mapping[str, Any]
-ReasoningLike = Reasoning | Mapping[str, Any]
-ProtocolLike = Protocol | Mapping[str, Any]
-
 
 @dataclass
 class _Setup:
@@ -237,24 +231,18 @@ class _Setup:
     @classmethod
     def make(
         cls,
-        prompt: PromptLike,
-        labels: LabelsLike,
-        reasoning: ReasoningLike,
+        prompt: Prompt,
+        labels: Labels,
+        reasoning: Reasoning,
         protocol: str,
-        protocol_cfg: ProtocolLike | None,
+        protocol_cfg: Protocol | None,
     ) -> _Setup:
-        # a mapping (a test, a notebook) is checked into its dataclass here; a dataclass passes unchanged
-        labels = validate_group("labels", labels)
         if protocol not in ANSWER_PROTOCOLS:
             raise ConfigError("protocol", f"{protocol!r} is not one of {ANSWER_PROTOCOLS}")
         # Dash labels only make sense with the Matched-and-Dashed protocol, and MD always uses them.
         if (protocol == "md") != labels.uniform:
             raise ConfigError("labels", f"protocol {protocol!r} cannot use label scheme {labels.name!r}")
-        protocol_typed = None if protocol_cfg is None else validate_group("protocol", protocol_cfg)
-        setup = cls(
-            validate_group("prompt", prompt), labels, validate_group("reasoning", reasoning), protocol,
-            protocol_typed, {},
-        )  # fmt: skip
+        setup = cls(prompt, labels, reasoning, protocol, protocol_cfg, {})
         _check_prompt(setup.prompt)
         _check_line(setup.labels)
         return setup
@@ -322,11 +310,11 @@ def present(
     condition: str,
     order_id: str,
     order: Sequence[int],
-    prompt: PromptLike,
-    labels: LabelsLike,
-    reasoning: ReasoningLike,
+    prompt: Prompt,
+    labels: Labels,
+    reasoning: Reasoning,
     protocol: str = "sl",
-    protocol_cfg: ProtocolLike | None = None,
+    protocol_cfg: Protocol | None = None,
 ) -> Presentation:
     """Render one item in one order under one phrasing, label scheme, reasoning mode and protocol."""
     return _render(
@@ -341,11 +329,11 @@ def build_presentations(
     blind_orders: str | Sequence[str],
     full_orders: str | Sequence[str] = (PUBLISHED_ORDER,),
     forced: bool,
-    prompt: PromptLike,
-    labels: LabelsLike,
-    reasoning: ReasoningLike,
+    prompt: Prompt,
+    labels: Labels,
+    reasoning: Reasoning,
     protocol: str = "sl",
-    protocol_cfg: ProtocolLike | None = None,
+    protocol_cfg: Protocol | None = None,
     forced_conditions: Sequence[str] = ("blind",),
 ) -> list[Presentation]:
     """Every presentation of a probe, in a fixed order: item, condition, order, then forced slots.

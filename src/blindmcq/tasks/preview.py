@@ -23,7 +23,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.backends.base import Backend, request_key
 from blindmcq.backends.registry import make_backend
-from blindmcq.config.schema import Config
+from blindmcq.config.schema import Config, Labels
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.tasks.probe import PresentationSetup, build_jobs, sample_items
 
@@ -57,7 +57,7 @@ def preview_lines(
     config: Config,
     items: Sequence[Item],
     *,
-    label_schemes: Mapping[str, Mapping[str, Any]],
+    label_schemes: Mapping[str, Labels],
     backend: Backend | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One dict per call the probe would make for ``items`` (see the module docstring); ``label_schemes``

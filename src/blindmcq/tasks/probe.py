@@ -36,8 +36,6 @@ from blindmcq.config.schema import (
     Probe,
     Prompt,
     Reasoning,
-    as_config,
-    validate_group,
 )
 from blindmcq.config.schema import Protocol as ProtocolGroup  # typing.Protocol is used below
 from blindmcq.datasets.items import Item
@@ -58,10 +56,8 @@ class PresentationSetup:
     """How a probe presents its items: the typed ``prompt`` (phrasing), ``labels``, ``reasoning``,
     ``condition`` and ``protocol`` groups (``config/schema.py``), and every label scheme by name
     (``schemes``: what a protocol's ``labels`` names and what an answer in another scheme is told by).
-    One value instead of six loose arguments at every call of ``run_probe``/``build_jobs``.
-
-    A group given as a mapping (a test, a notebook, a command line's ``Groups``) is checked into its
-    dataclass here, once, so a mapping and its dataclass give the same probe."""
+    One value instead of six loose arguments at every call of ``run_probe``/``build_jobs``; each group is
+    checked where configuration enters (``config.files.load_group``, ``schema.validate``)."""
 
     prompt: Prompt
     labels: Labels
@@ -70,25 +66,17 @@ class PresentationSetup:
     protocol: ProtocolGroup
     schemes: Mapping[str, Labels] = dataclasses.field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        for group in GROUPS:  # frozen: the checked value replaces the mapping once, here
-            object.__setattr__(self, group, validate_group(group, getattr(self, group)))
-        schemes = {n: validate_group("labels", s, key=f"labels.{n}") for n, s in self.schemes.items()}
-        object.__setattr__(self, "schemes", schemes)
-
     @classmethod
     def from_params(
         cls,
-        params: Config | Mapping[str, Any],
-        schemes: Mapping[str, Labels | Mapping[str, Any]] | None = None,
+        config: Config,
+        schemes: Mapping[str, Labels] | None = None,
         *,
-        condition: Condition | Mapping[str, Any] | None = None,
+        condition: Condition | None = None,
     ) -> PresentationSetup:
-        """The five groups of the composed config (typed, or as ``params.yaml`` holds it) and the label
-        schemes the entry point read (``config.files.load_label_schemes``); ``condition`` overrides the
-        composed one. The phrasing names the bank with the words of the dataset's ``description``
-        (``for_bank``)."""
-        config = as_config(params)
+        """The five groups of the composed config and the label schemes the entry point read
+        (``config.files.load_label_schemes``); ``condition`` overrides the composed one. The phrasing
+        names the bank with the words of the dataset's ``description`` (``for_bank``)."""
         groups: dict[str, Any] = {g: config.group(g) for g in GROUPS if g != "condition" or condition is None}
         if condition is not None:
             groups["condition"] = condition
@@ -306,12 +294,11 @@ def make_jobs(
     presentations: Sequence[Presentation],
     *,
     model_cfg: ModelConfig,
-    reasoning: Reasoning | Mapping[str, Any],
+    reasoning: Reasoning,
     abilities: Abilities | None = None,
 ) -> list[Job]:
     """One request per presentation. Heuristic backends also get the option texts they judge by.
     ``abilities``: the backend's (default: those its config's kind declares)."""
-    reasoning = validate_group("reasoning", reasoning)
     cfg = typed_model(model_cfg)
     name = cfg.name
     abilities = abilities or abilities_for(cfg)

@@ -114,7 +114,7 @@ class RewriteConfig:
 
     rewriter: str = _SCHEMA.rewriter
     language: PromptLanguage = _SCHEMA.language
-    model: Mapping[str, Any] | None = None  # the rewriting model's config (the stage resolves a name)
+    model: ModelSchema | None = None  # the rewriting model's config, typed (the stage resolves a name)
     max_tokens: int = _SCHEMA.max_tokens
     tolerance: float = _SCHEMA.tolerance
     pad_source: str = _SCHEMA.pad_source
@@ -122,35 +122,24 @@ class RewriteConfig:
     seed: int = _SCHEMA.seed
 
     @classmethod
-    def from_cfg(cls, cfg: Mapping[str, Any], prefix: str = "intervention.rewrite") -> RewriteConfig:
-        """``cfg`` checked by the schema (unknown keys, types and ranges, each error naming its key),
-        then :meth:`of`."""
-        from blindmcq.config.schema import validate_group
-
-        # ``rewriter`` marks a rewrite config for the schema; its default is the schema's
-        schema = validate_group("intervention", {"rewriter": _SCHEMA.rewriter, **cfg}, key=prefix)
-        return cls.of(schema, prefix)
-
-    @classmethod
     def of(cls, schema: RewriteIntervention, prefix: str = "intervention.rewrite") -> RewriteConfig:
         """The rewriter's fields of a checked ``intervention.rewrite``, whose ``model`` the stage has
-        resolved to a model config; errors name ``prefix.key``."""
-        conf = cls(**{f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)})
-        if conf.pad_source == "statutes" and conf.rewriter == "length_match" and not conf.statutes:
+        resolved to a model config (typed here, a stand-in's too); errors name ``prefix.key``."""
+        values = {f.name: getattr(schema, f.name) for f in dataclasses.fields(cls)}
+        model = values.pop("model")
+        if schema.pad_source == "statutes" and schema.rewriter == "length_match" and not schema.statutes:
             raise ConfigError(f"{prefix}.statutes", "pad_source statutes needs a provisions file")
-        if conf.rewriter == "model" and not conf.model:
+        if schema.rewriter == "model" and not model:
             raise ConfigError(f"{prefix}.model", "the model rewriter needs a model")
-        if conf.model is not None and not isinstance(conf.model, Mapping):
-            raise ConfigError(
-                f"{prefix}.model", f"expected a model config, got the name {conf.model!r} unread"
-            )
-        return conf
+        if isinstance(model, str):
+            raise ConfigError(f"{prefix}.model", f"expected a model config, got the name {model!r} unread")
+        return cls(**values, model=None if model is None else typed_model(model))
 
     def model_cfg(self) -> ModelSchema:
-        """The rewriting model's config, typed (a stand-in's too)."""
-        if not isinstance(self.model, Mapping):
+        """The rewriting model's config."""
+        if self.model is None:
             raise ConfigError("intervention.rewrite.model", "the model rewriter needs a model config")
-        return typed_model(self.model)
+        return self.model
 
 
 def _norm(text: str) -> str:

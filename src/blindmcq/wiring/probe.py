@@ -64,8 +64,8 @@ def probe_items(
     params: Params,
     items: Sequence[Item],
     *,
-    label_schemes: Mapping[str, Labels | Mapping[str, Any]],
-    condition: Condition | Mapping[str, Any] | None = None,
+    label_schemes: Mapping[str, Labels],
+    condition: Condition | None = None,
     model_key: str = "model",
     model_cfg: ModelConfig | None = None,
 ) -> pd.DataFrame:
@@ -84,7 +84,7 @@ def probe_items(
 def probe_from_params(
     params: Params,
     *,
-    label_schemes: Mapping[str, Labels | Mapping[str, Any]],
+    label_schemes: Mapping[str, Labels],
     condition: Condition | None = None,
     model_key: str = "model",
     items_path: Path = paths.ITEMS,
