@@ -29,7 +29,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.schema import BedrockModel, Config, Probe, as_config
+from blindmcq.config.schema import BedrockModel, Config, Probe, as_config, typed
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -102,7 +102,7 @@ def settings_from(params: Config | Mapping[str, Any], flags: Mapping[str, Any]) 
     own = model.batch if isinstance(model, BedrockModel) else None
     merged = dict(own or {})
     merged.update({k: v for k, v in flags.items() if v is not None})
-    return BatchSettings.from_cfg(merged)
+    return typed(BatchSettings, merged, "batch")
 
 
 def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:

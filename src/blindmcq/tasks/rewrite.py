@@ -41,8 +41,8 @@ import pandas as pd
 
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import make_backend, typed_model
-from blindmcq.config.schema import ModelSchema, RewriteIntervention
+from blindmcq.backends.registry import make_backend
+from blindmcq.config.schema import ModelSchema, RewriteIntervention, any_model_config
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError
@@ -145,7 +145,7 @@ class RewriteConfig:
         """The rewriting model's config, typed (a stand-in's too)."""
         if not isinstance(self.model, Mapping):
             raise ConfigError("intervention.rewrite.model", "the model rewriter needs a model config")
-        return typed_model(self.model)
+        return any_model_config(self.model)
 
 
 def _norm(text: str) -> str:
