@@ -28,6 +28,7 @@ from blindmcq.backends.base import (
 )
 from blindmcq.backends.local import LocalBackend
 from blindmcq.config.files import load_group, load_label_schemes
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import run_requests
@@ -158,7 +159,7 @@ def tiny_local(cfg: dict[str, Any], *, perturb_seed: int | None = None) -> Local
         layer_types=["sliding_attention", "full_attention"],
     )  # fmt: skip
     torch.manual_seed(0)
-    backend = LocalBackend({**CFG, **cfg})
+    backend = LocalBackend(model_config({**CFG, **cfg}))
     backend.model = Gemma3ForCausalLM(config).eval()
     backend.tokenizer = CharTokenizer()
     backend._cloze_memo = {}  # scores of its own, not the process-wide memo's
@@ -219,7 +220,7 @@ def test_last_bit_noise_in_the_model_leaves_stored_scores_picks_and_figures_alon
     frames = {}
     for name, backend in (("here", here), ("there", there)):
         frames[name] = run_probe(
-            items, {**CFG, **cfg}, setup("blind"),
+            items, model_config({**CFG, **cfg}), setup("blind"),
             EngineSettings(tmp_path / f"{name}.sqlite", progress=False), backend=backend,
         )  # fmt: skip
     a, b = frames["here"], frames["there"]

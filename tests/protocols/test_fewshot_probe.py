@@ -9,7 +9,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import StandInModel, validate_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
@@ -140,7 +140,7 @@ class Recorder:
 def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
     backend = Recorder()
     df = run_probe(
-        BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, setup=PresentationSetup(
+        BANK.test, model_cfg=StandInModel(name="rec", backend="recorder"), setup=PresentationSetup(
             prompt=PROMPT, labels=load_group("labels", "latin"), reasoning=REASONING,
             condition={"conditions": ["full"], "full_orders": ["rot0"]}, protocol=protocol_cfg,
             schemes=load_label_schemes(),
