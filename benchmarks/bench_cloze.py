@@ -23,6 +23,7 @@ import yaml
 from _report import result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.local import LocalBackend
+from blindmcq.config.schema import model_config
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "audit" / "lexam_en_80.csv"
@@ -37,7 +38,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     args = parser.parse_args()
     cfg = yaml.safe_load((ROOT / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8"))
-    backend = LocalBackend({**cfg, "threads": args.threads, "scoring": "cloze"})
+    backend = LocalBackend(model_config({**cfg, "threads": args.threads, "scoring": "cloze"}))
     backend.load()
     with FIXTURE.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh))[: args.items]

@@ -57,6 +57,7 @@ def main() -> None:
     from blindmcq.analysis.interventions import fluency_change
     from blindmcq.backends.local import LocalBackend
     from blindmcq.config.files import load_model_file
+    from blindmcq.config.schema import model_config
     from blindmcq.tasks.rewrite import fluency_requests
 
     rows = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -73,7 +74,7 @@ def main() -> None:
     cfg = load_model_file("gemma3-270m-cloze")
     if args.threads:
         cfg["threads"] = args.threads
-    backend = LocalBackend(cfg)
+    backend = LocalBackend(model_config(cfg))
     backend.load()
     context = backend.cloze_context(None, cue)
     runs = {}

@@ -37,6 +37,7 @@ from _report import ROOT, result  # run as a script: benchmarks/ is on sys.path
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.openai_api import OpenAIBackend
+from blindmcq.config.schema import OpenAIModel, model_config
 from blindmcq.engine import run_requests
 from blindmcq.engine.run import Unreachable
 from blindmcq.tasks.parsing import parse_answer
@@ -67,8 +68,9 @@ def _server(status: int, body: bytes, headers: dict[str, str]) -> tuple[Threadin
     return httpd, count
 
 
-def _cfg(url: str) -> dict[str, Any]:
-    return {"name": "m", "backend": "openai", "base_url": url, "model_id": "x", "concurrency": 4}
+def _cfg(url: str) -> OpenAIModel:
+    written = {"name": "m", "backend": "openai", "base_url": url, "model_id": "x", "concurrency": 4}
+    return model_config(written)
 
 
 def _requests() -> list[ModelRequest]:

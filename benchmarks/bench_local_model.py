@@ -53,6 +53,7 @@ from _report import full_input, result  # run as a script: benchmarks/ is on sys
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.local import CLOZE_MEMO, KV_MEMO_SIZE, LocalBackend, first_best
+from blindmcq.config.schema import model_config
 from blindmcq.vocabulary import CONDITIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -284,7 +285,7 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
         batches = [requests[k : k + 13] for k in range(0, len(requests), 13)]
         runs = {}
         for flag in (False, True):
-            backend = LocalBackend({**cfg, "scoring": "cloze", "cloze_shared_context": flag})
+            backend = LocalBackend(model_config({**cfg, "scoring": "cloze", "cloze_shared_context": flag}))
             backend.load()  # the weights already loaded in this process
             head = backend.model.get_output_embeddings().weight.shape
             CLOZE_MEMO.clear()
@@ -362,12 +363,12 @@ def main() -> None:
 
     if args.first_load:
         with tempfile.TemporaryDirectory() as tmp:
-            fresh = LocalBackend({**cfg, "cache_dir": tmp})
+            fresh = LocalBackend(model_config({**cfg, "cache_dir": tmp}))
             fresh.load()
             print(f"first load (GGUF -> float32, saved to cache): {fresh.load_seconds:.1f} s")
             del fresh
 
-    backend = LocalBackend(cfg)
+    backend = LocalBackend(model_config(cfg))
     backend.load()
     backend.model.set_attn_implementation(args.attn)
     print(f"load from {backend.loaded_from}: {backend.load_seconds:.1f} s  ({backend.cache_dir})")

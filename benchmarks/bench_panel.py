@@ -20,7 +20,7 @@ from pathlib import Path
 
 from blindmcq import paths
 from blindmcq.config.files import load_label_schemes, load_model_file
-from blindmcq.config.schema import Probe
+from blindmcq.config.schema import Probe, model_config
 from blindmcq.datasets.items import read_items
 from blindmcq.params import load_params
 from blindmcq.tasks.probe import sample_items
@@ -42,7 +42,8 @@ def main() -> None:
         config = replace(config, probe=replace(probe, cache=str(Path(tmp) / "cache.sqlite")))
         for name in names:
             started = time.perf_counter()
-            frame = probe_items(config, items, label_schemes=label_schemes, model_cfg=load_model_file(name))
+            model = model_config(load_model_file(name))
+            frame = probe_items(config, items, label_schemes=label_schemes, model_cfg=model)
             seconds = time.perf_counter() - started
             print(
                 f"{name}: {len(frame)} calls on {len(items)} items in {seconds:.1f} s "

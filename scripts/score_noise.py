@@ -39,11 +39,12 @@ def main() -> None:
     import yaml
 
     from blindmcq.backends.local import LocalBackend
+    from blindmcq.config.schema import model_config
 
     cfg = yaml.safe_load((ROOT / "conf/model/gemma3-270m.yaml").read_text(encoding="utf-8"))
     lines = (ROOT / "releases/default/results/corpus/items.jsonl").read_text(encoding="utf-8").splitlines()
     items = [json.loads(line) for line in lines[: args.items]]
-    backend = LocalBackend(cfg)
+    backend = LocalBackend(model_config(cfg))
     backend.load()
     cue = "Відповідь:"
     contexts = [backend.cloze_context(None, cue), backend.cloze_context(items[0]["question"], cue)]
@@ -90,6 +91,7 @@ def fluency(results: Path) -> None:
 
     from blindmcq.backends.base import quantise_score
     from blindmcq.backends.local import LocalBackend
+    from blindmcq.config.schema import model_config
     from blindmcq.stats import item_sign_test
 
     def read(path: Path) -> list[dict]:
@@ -98,7 +100,7 @@ def fluency(results: Path) -> None:
     corpus = {d["id"]: d for d in read(results / "corpus/items.jsonl")}
     rewritten = read(results / "interventions/rewrite/items.jsonl")
     cfg = yaml.safe_load((ROOT / "conf/model/gemma3-270m.yaml").read_text(encoding="utf-8"))
-    backend = LocalBackend(cfg)
+    backend = LocalBackend(model_config(cfg))
     backend.load()
     context = backend.cloze_context(None, "Відповідь:")
     before, after, keys = [], [], []  # (raw sum, tokens)

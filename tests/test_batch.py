@@ -17,7 +17,7 @@ from botocore.stub import ANY, Stubber
 from blindmcq.backends.base import ModelResponse, request_key
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
-from blindmcq.config.schema import validate
+from blindmcq.config.schema import BedrockModel, model_config, typed, validate
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.engine.batch import (
     BatchSettings,
@@ -87,12 +87,12 @@ def s3(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixtur
 
 
 @pytest.fixture(scope="module")
-def model_cfg() -> dict[str, Any]:
-    return load_model_file("sonnet-4.6")
+def model_cfg() -> BedrockModel:
+    return model_config(load_model_file("sonnet-4.6"))
 
 
 @pytest.fixture(scope="module")
-def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
+def probe_jobs(model_cfg: BedrockModel) -> list[tuple[str, Any]]:
     # synthetic items (NonsenseQA): the batch path needs real rendered prompts, not the real bank
     items = generate_nonsenseqa(0, n_test=15, n_fewshot=0).test
     presentations = build_presentations(
@@ -106,9 +106,10 @@ def probe_jobs(model_cfg: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def settings_for(s3: Any, **extra: Any) -> BatchSettings:
     bucket = s3.test_bucket
-    return BatchSettings.from_cfg(
-        {"role_arn": ROLE, "input_uri": f"s3://{bucket}/in", "output_uri": f"s3://{bucket}/out",
-         **extra}
+    return typed(
+        BatchSettings,
+        {"role_arn": ROLE, "input_uri": f"s3://{bucket}/in", "output_uri": f"s3://{bucket}/out", **extra},
+        "batch",
     )  # fmt: skip
 
 
@@ -190,7 +191,7 @@ def test_batch_round_trip_fills_the_online_cache(s3, model_cfg, probe_jobs, tmp_
     read into the cache under the online keys, errors kept out of it."""
     settings = settings_for(s3, min_records=10)
     worker = FakeWorker(s3, drop=1, fail=1)
-    bedrock, stub = stubbed_bedrock(s3, settings, model_cfg["model_id"], len(probe_jobs), worker, polls=())
+    bedrock, stub = stubbed_bedrock(s3, settings, model_cfg.model_id, len(probe_jobs), worker, polls=())
     cache = ResponseCache(tmp_path / "cache.sqlite")
     backend = make_bedrock_backend(model_cfg)
     requests = {request_key(backend, job.request): job.request for _, job in probe_jobs}
@@ -258,7 +259,7 @@ def test_too_few_calls_are_refused_before_any_upload(s3, model_cfg, probe_jobs) 
 
 def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None:
     backend = BedrockBackend(
-        {**model_cfg, "additional_fields": {"top_k": 1}}, client_factory=lambda region: None
+        replace(model_cfg, additional_fields={"top_k": 1}), client_factory=lambda region: None
     )
     request = probe_jobs[0][1].request
     body = model_input(backend, request, "InvokeModel")
@@ -282,7 +283,8 @@ def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None
     assert (parsed.text, parsed.status, parsed.input_tokens, parsed.output_tokens) == ("В", "ok", 120, 40)
     assert parsed.meta["reasoning_text"] == "hmm"
     assert parse_model_output({**output, "stop_reason": "refusal"}, "InvokeModel").status == "refused"
-    nova = BedrockBackend({**model_cfg, "model_id": "eu.amazon.nova-pro-v1:0"}, client_factory=lambda r: None)
+    nova_cfg = replace(model_cfg, model_id="eu.amazon.nova-pro-v1:0")
+    nova = BedrockBackend(nova_cfg, client_factory=lambda r: None)
     with pytest.raises(ConfigError, match="invocation_type"):
         model_input(nova, request, "InvokeModel")
 
@@ -299,7 +301,7 @@ def test_anthropic_invoke_model_body_and_response(model_cfg, probe_jobs) -> None
 )  # fmt: skip
 def test_bad_batch_settings_name_the_key(cfg: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        BatchSettings.from_cfg(cfg)
+        typed(BatchSettings, cfg, "batch")
 
 
 # ---------------------------------------------------------------- the `blindmcq batch` command line
@@ -367,9 +369,10 @@ def test_cli_submit_status_collect_then_the_probe_answers_from_the_cache(
             return {"output": {"message": {"role": "assistant", "content": [{"text": "B"}]}},
                     "stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 1}}  # fmt: skip
 
-    backend = BedrockBackend(params["model"], client_factory=lambda region: Client())
+    model = model_config(params["model"])  # the composed model group, typed where it enters
+    backend = BedrockBackend(model, client_factory=lambda region: Client())
     frame = run_probe(
-        read_items(nonsense_items), model_cfg=params["model"],
+        read_items(nonsense_items), model_cfg=model,
         setup=PresentationSetup.from_params(config, load_label_schemes()),
         engine=EngineSettings(cache_path, progress=False), backend=backend,
     )  # fmt: skip

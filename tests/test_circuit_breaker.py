@@ -12,6 +12,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.openai_api import OpenAIBackend
+from blindmcq.config.schema import model_config
 from blindmcq.engine import run_requests
 from blindmcq.engine.run import BREAKER_CALLS, Unreachable, connection_failed
 from blindmcq.errors import InputError
@@ -37,8 +38,8 @@ class Counting(OpenAIBackend):
 
 def test_nothing_listening_stops_the_run_naming_the_url(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    backend = Counting({"name": "m", "backend": "openai", "base_url": url, "model_id": "x",
-                        "retry": {"max_attempts": 2, "base_s": 0.0, "max_s": 0.0}})  # fmt: skip
+    backend = Counting(model_config({"name": "m", "backend": "openai", "base_url": url, "model_id": "x",
+                                     "retry": {"max_attempts": 2, "base_s": 0.0, "max_s": 0.0}}))  # fmt: skip
     started = time.monotonic()
     with pytest.raises(Unreachable) as info:
         run_requests(_requests(52), backend, cache=tmp_path / "c.sqlite", concurrency=2, progress=False)

@@ -147,69 +147,6 @@ def _found() -> dict[str, set[str]]:
 
 # The doors still open, each with why: (module, {"function(parameter)", ...}, reason).
 OPEN_DOORS: list[tuple[str, set[str], str]] = [
-    # model configs: ModelConfig (backends/registry) is a mapping or the model's dataclass, so a test or
-    # notebook builds a backend from a dict; typing them moves every make_backend caller (not yet done)
-    (
-        "backends/bedrock.py",
-        {
-            "__init__(model_cfg)",
-            "declared_abilities(model_cfg)",
-            "default_client_factory(model_cfg)",
-            "from_cfg(cfg)",
-        },
-        "model configs",
-    ),
-    ("backends/fault.py", {"from_cfg(cfg)"}, "model configs"),
-    ("backends/heuristic.py", {"__init__(model_cfg)", "declared_abilities(model_cfg)"}, "model configs"),
-    ("backends/lexical.py", {"__init__(model_cfg)", "declared_abilities(model_cfg)"}, "model configs"),
-    (
-        "backends/local.py",
-        {"__init__(model_cfg)", "cache_root(model_cfg)", "declared_abilities(model_cfg)"},
-        "model configs",
-    ),
-    (
-        "backends/openai_api.py",
-        {"__init__(model_cfg)", "_typed(model_cfg)", "declared_abilities(model_cfg)"},
-        "model configs",
-    ),
-    (
-        "backends/registry.py",
-        {
-            "abilities(model_cfg)",
-            "abilities_for(model_cfg)",
-            "abilities_of(model_cfg)",
-            "entry_for(model_cfg)",
-            "fault_inner_cfg(model_cfg)",
-            "make(model_cfg)",
-            "make_backend(model_cfg)",
-            "typed_model(model_cfg)",
-        },
-        "model configs",
-    ),
-    ("engine/batch.py", {"from_cfg(cfg)", "make_bedrock_backend(model_cfg)"}, "model configs"),
-    (
-        "tasks/answerpool.py",
-        {
-            "_scoring(model_cfg)",
-            "label_style(model_cfg)",
-            "pool_requests(model_cfg)",
-            "run_answerpool(model_cfg)",
-        },
-        "model configs",
-    ),
-    ("tasks/nonsense.py", {"_base_model_md(model_cfg)", "run_nonsense(model_cfg)"}, "model configs"),
-    (
-        "tasks/probe.py",
-        {
-            "build_jobs(model_cfg)",
-            "effective_max_tokens(model_cfg)",
-            "make_jobs(model_cfg)",
-            "probe_panel(models)",
-            "run_probe(model_cfg)",
-            "scores_labels(model_cfg)",
-        },
-        "model configs",
-    ),
     # data, not a door: the config as written, which a fingerprint hashes and MLflow logs, keys left out
     # staying out (schema.as_written); reading a setting from it is the typed group's job
     ("datasets/fingerprint.py", {"dataset_fingerprint(dataset)", "write_fingerprint(dataset)"}, "as written"),

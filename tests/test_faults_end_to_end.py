@@ -16,9 +16,9 @@ from blindmcq.answers.records import PARSE_STATUSES
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates
-from blindmcq.backends.registry import make_backend
+from blindmcq.backends.registry import fault_inner_cfg, make_backend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
-from blindmcq.config.schema import validate_group
+from blindmcq.config.schema import FaultModel, model_config, validate_group
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, run_probe, sample_items
@@ -64,7 +64,7 @@ class Counting:
         return self.inner.complete(request)
 
 
-def probe(backend: Any, items: list[Any], cache: Path, model_cfg: dict[str, Any]) -> pd.DataFrame:
+def probe(backend: Any, items: list[Any], cache: Path, model_cfg: FaultModel) -> pd.DataFrame:
     return run_probe(
         items, model_cfg=model_cfg, setup=PresentationSetup(
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
@@ -81,10 +81,10 @@ def test_faulty_run_completes_with_every_call_recorded(tmp_path: Path) -> None:
         validate_group("dataset", {"loader": "customs", "path": BANK, "parts": ["legislation"]})
     )
     items = sample_items(bank, 25, seed=0)
-    model_cfg = load_model_file("fault-demo")
+    model_cfg = model_config(load_model_file("fault-demo"))
     sleeps: list[float] = []
     fault = FaultBackend(
-        make_backend(model_cfg["inner"]), RATES, seed=7,
+        make_backend(fault_inner_cfg(model_cfg)), RATES, seed=7,
         policy=RetryPolicy(max_attempts=4, base_s=0.01, max_s=0.1), sleep=sleeps.append,
     )  # fmt: skip
     backend = Counting(fault)
@@ -133,9 +133,9 @@ def test_throttling_alone_is_always_retried_to_success(tmp_path: Path, burst: in
     items = load_dataset(
         validate_group("dataset", {"loader": "customs", "path": BANK, "parts": ["legislation"]})
     )[:10]
-    model_cfg = load_model_file("fault-demo")
+    model_cfg = model_config(load_model_file("fault-demo"))
     fault = FaultBackend(
-        make_backend(model_cfg["inner"]), FaultRates(throttle=0.3, throttle_burst=burst), seed=1,
+        make_backend(fault_inner_cfg(model_cfg)), FaultRates(throttle=0.3, throttle_burst=burst), seed=1,
         policy=RetryPolicy(max_attempts=burst + 1, base_s=0.01), sleep=lambda s: None,
     )  # fmt: skip
     predictions = probe(fault, items, tmp_path / "cache.sqlite", model_cfg)

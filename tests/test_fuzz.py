@@ -23,7 +23,7 @@ from blindmcq.answers.records import PARSE_STATUSES, PredictionRecord
 from blindmcq.backends.base import ModelResponse
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_group, load_label_schemes, read_group
-from blindmcq.config.schema import Config, validate, validate_group
+from blindmcq.config.schema import Config, model_config, validate, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
 from blindmcq.protocols.components import protocol_spec
@@ -118,7 +118,7 @@ def model_configs(draw: st.DrawFn) -> Any:
 @given(cfg=model_configs())
 def test_make_backend_gives_a_config_error_or_a_backend(cfg: Any) -> None:
     try:
-        backend = make_backend(cfg)
+        backend = make_backend(model_config(cfg))  # typed where it enters, then built
     except BlindMCQError:
         return
     assert isinstance(backend.name, str) and callable(backend.complete)
@@ -132,7 +132,7 @@ def test_make_backend_gives_a_config_error_or_a_backend(cfg: Any) -> None:
 )  # fmt: skip
 def test_make_backend_junk_numbers_name_the_key(cfg: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
-        make_backend(cfg)
+        make_backend(model_config(cfg))
 
 
 @FUZZ
@@ -380,13 +380,13 @@ def test_composed_configs_give_a_typed_config_or_one_line_naming_the_key(case: t
 def test_model_configs_the_schema_accepts_build_a_backend(cfg: Any) -> None:
     """The schema is the one check: what it accepts, the backend builds (bedrock needs AWS, left out)."""
     try:
-        validate_group("model", cfg, file="model.yaml")
+        typed = validate_group("model", cfg, file="model.yaml")
     except ConfigError as exc:
         assert str(exc).startswith("model.yaml: model") and "\n" not in str(exc)
         return
     if cfg["backend"] == "bedrock":
         return
-    backend = make_backend(cfg)
+    backend = make_backend(typed)
     assert isinstance(backend.name, str) and callable(backend.complete)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.config.files import load_group
-from blindmcq.config.schema import Reasoning
+from blindmcq.config.schema import HeuristicModel, Reasoning, StandInModel, model_config
 from blindmcq.datasets.items import Item
 from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import effective_max_tokens, make_jobs
@@ -21,7 +21,7 @@ ITEM = Item(id="t-b-1", source="t", bank="b", number=1, question="Q?", options=(
 
 
 def _sent_max_tokens(model: str, reasoning: str) -> set[int]:
-    model_cfg, reasoning_cfg = load_group("model", model), load_group("reasoning", reasoning)
+    model_cfg, reasoning_cfg = model_config(load_group("model", model)), load_group("reasoning", reasoning)
     presentations = build_presentations(
         [ITEM], conditions=["blind"], blind_orders=["rot0"], full_orders=[], forced=False,
         prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),
@@ -60,7 +60,7 @@ def test_max_tokens_ordinary_model_takes_the_reasoning_cap() -> None:
 )
 def test_max_tokens_precedence_table(model: dict, cap: int | None, expected: int) -> None:
     """``cap``: the reasoning mode's ``max_tokens`` (null in the typed group: no cap)."""
-    assert effective_max_tokens(model, cap) == expected
+    assert effective_max_tokens(StandInModel(**model), cap) == expected
 
 
 def test_a_reasoning_mode_without_max_tokens_leaves_the_model_s_limit() -> None:
@@ -72,7 +72,7 @@ def test_a_reasoning_mode_without_max_tokens_leaves_the_model_s_limit() -> None:
     )  # fmt: skip
     jobs = make_jobs(
         presentations,
-        model_cfg={"name": "m", "backend": "heuristic", "strategy": "constant"},
+        model_cfg=HeuristicModel(name="m", backend="heuristic", strategy="constant"),
         reasoning=reasoning,
     )
     assert {job.request.max_tokens for job in jobs} == {16}

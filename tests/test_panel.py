@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from blindmcq.config.files import load_model_file, load_models
-from blindmcq.config.schema import ModelSchema, validate, validate_group
+from blindmcq.config.schema import ModelSchema, model_config, validate, validate_group
 from blindmcq.errors import ConfigError
 from blindmcq.wiring.probe import describe_model, panel_configs, panel_manifest, panel_members
 
@@ -84,7 +84,7 @@ def test_probe_panel_probes_the_items_it_is_given(tmp_path, repo_root) -> None:
         p = OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True)
     items = [Item(id=f"t-b-{n}", source="t", bank="b", number=str(n), question=f"Q{n}?",
                   options=["один", "два", "три", "чотири"], key=n % 4) for n in (1, 2)]  # fmt: skip
-    models = [p["model"], *panel_configs(p, load_models(panel_members(p)))]
+    models = [model_config(p["model"]), *panel_configs(p, load_models(panel_members(p)))]
     frame = probe_panel(
         items,
         models,

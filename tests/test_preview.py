@@ -15,7 +15,7 @@ from blindmcq.backends.bedrock import BedrockBackend
 from blindmcq.backends.registry import make_backend
 from blindmcq.cli.preview import compose_params
 from blindmcq.config.files import load_label_schemes
-from blindmcq.config.schema import validate, validate_group
+from blindmcq.config.schema import model_config, validate, validate_group
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.params import section
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe, sample_items
@@ -66,7 +66,7 @@ def _jobs(overrides: list[str], n: int) -> tuple[dict[str, Any], list[Any]]:
     probe = section(params, "probe")
     items = sample_items(_items(), probe.get("sample"), int(probe.get("seed", 0)))[:n]
     _, jobs = build_jobs(
-        items, model_cfg=section(params, "model"),
+        items, model_cfg=model_config(section(params, "model")),
         setup=PresentationSetup.from_params(validate(params, file=None), load_label_schemes(CONF)),
     )  # fmt: skip
     return params, jobs
@@ -79,7 +79,7 @@ def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
     params, jobs = _jobs(["model=longest"], 2)
     assert len(lines) == len(jobs) > 2
     assert len({line["item_id"] for line in lines}) == 2
-    backend = make_backend(section(params, "model"))
+    backend = make_backend(model_config(section(params, "model")))
     for line, (presentation, request) in zip(lines, jobs, strict=True):
         assert line["item_id"] == presentation.item_id and line["order_id"] == presentation.order_id
         assert line["key"] == request_key(backend, request)
@@ -89,7 +89,7 @@ def test_preview_longest_keys_are_the_keys_the_probe_caches_under(
     # the real probe, run on those items, caches under exactly the printed keys
     items = [i for i in _items() if i.id in {line["item_id"] for line in lines}]
     frame = run_probe(
-        items, model_cfg=section(params, "model"),
+        items, model_cfg=model_config(section(params, "model")),
         setup=PresentationSetup.from_params(validate(params, file=None), load_label_schemes(CONF)),
         engine=EngineSettings(project / "cache.sqlite", progress=False),
     )  # fmt: skip
@@ -113,7 +113,7 @@ def test_preview_sonnet_prints_the_converse_request_and_calls_nothing(
 
     lines = _preview(capsys, "model=sonnet-4.6", "probe.sample=null", "--items", "2")
     params, jobs = _jobs(["model=sonnet-4.6"], 2)
-    backend = BedrockBackend(section(params, "model"), client_factory=forbidden)
+    backend = BedrockBackend(model_config(section(params, "model")), client_factory=forbidden)
     assert len(lines) == len(jobs)
     for line, (presentation, request) in zip(lines, jobs, strict=True):
         assert line["key"] == request_key(backend, request)

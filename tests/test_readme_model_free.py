@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from blindmcq.backends import registry
 from blindmcq.config.files import load_models
+from blindmcq.config.schema import ModelSchema, model_config
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_BACKENDS = {"local", "bedrock", "openai"}  # a download or a paid call
@@ -56,7 +57,7 @@ def test_the_model_free_lines_name_only_heuristic_and_lexical_models() -> None:
             )
         assert isinstance(params, dict)
         for name, cfg in load_models(models_built(params)).items():
-            kind = registry.entry_for(cfg).name
+            kind = registry.entry_for(model_config(cfg)).name
             assert kind not in MODEL_BACKENDS, f"README line `$M {' '.join(line)}` builds {name} ({kind})"
         checked += 1
     assert checked >= 4
@@ -66,10 +67,10 @@ def test_building_the_model_free_models_builds_no_model_backend(monkeypatch: pyt
     built: list[str] = []
     make = registry.Entry.make
 
-    def recording(self: registry.Entry, model_cfg: Any) -> Any:
+    def recording(self: registry.Entry, model_cfg: ModelSchema) -> Any:
         built.append(self.name)
         if self.name in MODEL_BACKENDS:
-            raise AssertionError(f"a {self.name} backend was built for {model_cfg.get('name')}")
+            raise AssertionError(f"a {self.name} backend was built for {model_cfg.name}")
         return make(self, model_cfg)
 
     monkeypatch.setattr(registry.Entry, "make", recording)
@@ -77,7 +78,7 @@ def test_building_the_model_free_models_builds_no_model_backend(monkeypatch: pyt
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         params = OmegaConf.to_container(compose(config_name="config", overrides=m), resolve=True)
     assert isinstance(params, dict)
-    for cfg in load_models(models_built(params)).values():
+    for cfg in map(model_config, load_models(models_built(params)).values()):
         if registry.entry_for(cfg).name == "lexical":
             continue  # built over results/statutes (a pipeline output), checked by kind above
         registry.make_backend(cfg)

@@ -29,6 +29,7 @@ from blindmcq.backends.base import (
 )
 from blindmcq.backends.local import LocalBackend
 from blindmcq.config.files import load_group, load_label_schemes
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import run_requests
@@ -160,7 +161,7 @@ def tiny_local(cfg: dict[str, Any], *, perturb_seed: int | None = None) -> Local
         layer_types=["sliding_attention", "full_attention"],
     )  # fmt: skip
     torch.manual_seed(0)
-    backend = LocalBackend({**CFG, **cfg})
+    backend = LocalBackend(model_config({**CFG, **cfg}))
     backend.model = Gemma3ForCausalLM(config).eval()
     backend.tokenizer = CharTokenizer()
     backend._cloze_memo = {}  # scores of its own, not the process-wide memo's
@@ -221,7 +222,7 @@ def test_last_bit_noise_in_the_model_leaves_stored_scores_picks_and_figures_alon
     frames = {}
     for name, backend in (("here", here), ("there", there)):
         frames[name] = run_probe(
-            items, {**CFG, **cfg}, setup("blind"),
+            items, model_config({**CFG, **cfg}), setup("blind"),
             EngineSettings(tmp_path / f"{name}.sqlite", progress=False), backend=backend,
         )  # fmt: skip
     a, b = frames["here"], frames["there"]
@@ -265,7 +266,9 @@ def test_fluency_figures_agree_within_the_stated_tolerance(tmp_path: Path) -> No
     cfg = {**CFG, "name": "tiny-cloze", "scoring": "cloze", "cloze_norm": "token"}
 
     def figures(backend: LocalBackend, cache: Path) -> dict[str, float]:
-        scores = fluency_scores(items, rewritten, cfg, "Відповідь:", cache=cache, backend=backend)
+        scores = fluency_scores(
+            items, rewritten, model_config(cfg), "Відповідь:", cache=cache, backend=backend
+        )
         return fluency_change(scores)
 
     here = figures(tiny_local(cfg), tmp_path / "here.sqlite")
@@ -343,7 +346,12 @@ def test_fluency_from_the_written_scores_is_the_direct_figures_and_a_rerun_score
     for _ in range(2):
         passes.clear()
         scores = fluency_scores(
-            items, rewritten, cfg, "Відповідь:", cache=tmp_path / "c.sqlite", backend=tiny_local(cfg)
+            items,
+            rewritten,
+            model_config(cfg),
+            "Відповідь:",
+            cache=tmp_path / "c.sqlite",
+            backend=tiny_local(cfg),
         )
         write_fluency(tmp_path / "fluency.jsonl", scores)
         runs.append((len(passes), (tmp_path / "fluency.jsonl").read_bytes()))

@@ -72,10 +72,12 @@ def test_a_raised_error_echoing_an_api_key_env_value_is_scrubbed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from blindmcq.backends.openai_api import OpenAIBackend
+    from blindmcq.config.schema import model_config
 
     monkeypatch.setenv("PLAIN_NAME", "zz-key-0011223344556677")  # neither a secret name nor a key shape
-    backend = OpenAIBackend({"name": "x", "backend": "openai", "base_url": "http://127.0.0.1:9/v1",
-                             "model_id": "m", "auth": "api_key", "api_key_env": "PLAIN_NAME"})  # fmt: skip
+    backend = OpenAIBackend(model_config({"name": "x", "backend": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                          "model_id": "m", "auth": "api_key",
+                                          "api_key_env": "PLAIN_NAME"}))  # fmt: skip
     backend._api_key_and_auth()  # the backend reads its key: from now on the value is a secret
 
     class Raises:

@@ -15,7 +15,7 @@ import pytest
 from blindmcq.auditing.surface import surface_picks
 from blindmcq.backends.heuristic import HeuristicBackend
 from blindmcq.config.files import group_names, load_group, load_label_schemes, load_model_file
-from blindmcq.config.schema import Condition
+from blindmcq.config.schema import Condition, model_config
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.surface import chars, collapse_whitespace, pick, tie_credit, tie_seed, words
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, build_jobs, run_probe
@@ -95,7 +95,7 @@ def setup(labels: str = "latin", prompt: str = "original", condition: str = "bli
 def probed(items: Any, cfg: dict[str, Any], how: PresentationSetup) -> pd.DataFrame:
     """Each presentation's picked option (original index) and the tie credit of the tied options, from
     the heuristic backend answering the probe's own requests."""
-    config = {"name": "h", "backend": "heuristic", **cfg}
+    config = model_config({"name": "h", "backend": "heuristic", **cfg})
     backend = HeuristicBackend(config)
     keys = {item.id: item.key for item in items}
     rows = []
@@ -150,7 +150,7 @@ def test_the_probe_records_table2s_pick_through_the_engine_and_the_parser(tmp_pa
     items = [i for i in default_bank() if pick("most_words", i.options, seed=0).tie][:40]
     table2 = surface_picks(items, seed=0).set_index(["strategy", "item_id"]).loc["most_words"]
     frame = run_probe(
-        items, load_model_file("most-words"), setup(labels="cyrillic", condition="blind"),
+        items, model_config(load_model_file("most-words")), setup(labels="cyrillic", condition="blind"),
         EngineSettings(tmp_path / "cache.sqlite", progress=False),
     )  # fmt: skip
     assert (frame["parse_status"] == "ok").all()

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from blindmcq.backends.base import request_key
-from blindmcq.backends.registry import abilities_for, make_backend, typed_model
+from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import load_label_schemes, load_models
 from blindmcq.config.schema import LocalModel
 from blindmcq.datasets.items import read_items
@@ -34,7 +34,7 @@ def test_every_wire_request_of_the_default_plan_hashes_as_committed() -> None:
     members = panel_configs(config, load_models(panel_members(config)))
     committed = pd.read_parquet(RELEASE / "results" / "predictions" / "predictions.parquet")
     checked = []
-    for cfg in [typed_model(config.group("model")), *members]:
+    for cfg in [config.group("model"), *members]:
         if cfg.backend == "lexical":
             continue
         try:

@@ -14,6 +14,7 @@ import pytest
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.bedrock import BedrockBackend, RegionPool, RetryPolicy, default_client_factory
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import BedrockModel, model_config
 from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
@@ -47,7 +48,7 @@ def load(name: str) -> dict[str, Any]:
 
 def backend(cfg: dict[str, Any], stubs: Any, sleeps: list[float] | None = None) -> BedrockBackend:
     sink = sleeps if sleeps is not None else []
-    return BedrockBackend(cfg, client_factory=stubs, sleep=sink.append)
+    return BedrockBackend(model_config(cfg), client_factory=stubs, sleep=sink.append)
 
 
 def request(cfg: dict[str, Any], reasoning: str = "direct") -> ModelRequest:
@@ -255,7 +256,7 @@ def test_region_pool_round_robin_skips_cooling_regions() -> None:
 )
 def test_bad_config_names_the_key(cfg: dict[str, Any], key: str, stubs: Any) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"'{key}'")):
-        BedrockBackend(cfg, client_factory=stubs)
+        BedrockBackend(model_config(cfg, BedrockModel), client_factory=stubs)
 
 
 def test_backoff_is_capped_and_jittered() -> None:
@@ -270,10 +271,12 @@ def test_backoff_is_capped_and_jittered() -> None:
 
 def test_default_clients_carry_botocore_retry_config() -> None:
     cfg = {"model_id": "m", "regions": ["eu-central-1"]}
-    factory = default_client_factory({**cfg, "botocore_retries": {"mode": "standard", "max_attempts": 4}})
+    factory = default_client_factory(
+        model_config({**cfg, "botocore_retries": {"mode": "standard", "max_attempts": 4}}, BedrockModel)
+    )
     client = factory("eu-central-1")
     assert client.meta.region_name == "eu-central-1"
     # botocore counts retries; it stores the total attempts, the first one included
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 5}
     with pytest.raises(ConfigError, match=r"botocore_retries\.mode"):
-        default_client_factory({**cfg, "botocore_retries": {"mode": "eager"}})
+        default_client_factory(model_config({**cfg, "botocore_retries": {"mode": "eager"}}, BedrockModel))

@@ -12,6 +12,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import RETRYABLE_CODES, BedrockBackend, default_client_factory
+from blindmcq.config.schema import BedrockModel, model_config
 from blindmcq.engine import run_requests
 from blindmcq.engine.run import Unreachable, server_failed
 
@@ -55,9 +56,9 @@ def always(code: str, status: int, n: int = 2000) -> StubbedClients:
     return clients
 
 
-def cfg(**extra: Any) -> dict[str, Any]:
-    return {"name": "nova-micro", "backend": "bedrock", "model_id": MODEL_ID, "regions": ["eu-central-1"],
-            "concurrency": 2, **extra}  # fmt: skip
+def cfg(**extra: Any) -> BedrockModel:
+    return model_config({"name": "nova-micro", "backend": "bedrock", "model_id": MODEL_ID,
+                         "regions": ["eu-central-1"], "concurrency": 2, **extra})  # fmt: skip
 
 
 def req(i: int = 0) -> ModelRequest:

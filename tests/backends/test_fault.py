@@ -11,6 +11,7 @@ from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.bedrock import RetryPolicy
 from blindmcq.backends.fault import FaultBackend, FaultRates, InstantBackend, SlowBackend
 from blindmcq.backends.heuristic import HeuristicBackend
+from blindmcq.config.schema import Faults, HeuristicModel, typed
 from blindmcq.errors import ConfigError
 
 OPTIONS = ["короткий", "найдовший варіант відповіді", "середній варіант", "ще"]
@@ -28,10 +29,10 @@ def req(i: int) -> ModelRequest:
 
 def fault(rates: dict[str, Any], seed: int = 0, attempts: int = 4) -> tuple[FaultBackend, list[float]]:
     sleeps: list[float] = []
-    inner = HeuristicBackend({"strategy": "longest"})
+    inner = HeuristicBackend(HeuristicModel(strategy="longest"))
     backend = FaultBackend(
         inner,
-        FaultRates.from_cfg(rates),
+        FaultRates.from_cfg(typed(Faults, rates, "faults")),
         seed=seed,
         policy=RetryPolicy(max_attempts=attempts, base_s=0.1),
         sleep=sleeps.append,
@@ -106,9 +107,9 @@ def test_faults_depend_on_seed_and_request_not_on_order() -> None:
 
 def test_bad_rates_name_the_key() -> None:
     with pytest.raises(ConfigError, match=r"faults\.throttel"):
-        FaultRates.from_cfg({"throttel": 0.1})
+        typed(Faults, {"throttel": 0.1}, "faults")
     with pytest.raises(ConfigError, match=r"faults\.refuse"):
-        FaultRates.from_cfg({"refuse": 1.5})
+        typed(Faults, {"refuse": 1.5}, "faults")
 
 
 def test_instant_and_slow_backends() -> None:

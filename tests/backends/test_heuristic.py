@@ -7,6 +7,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.heuristic import HeuristicBackend
+from blindmcq.config.schema import HeuristicModel, model_config
 from blindmcq.errors import ConfigError, InputError
 
 OPTIONS = [
@@ -22,7 +23,7 @@ def ask(cfg: dict[str, Any], options: list[str] = OPTIONS, **kw: Any) -> str:
     extra = {"option_texts": options, "item_id": "t-1", **kw.pop("extra", {})}
     user, choices = kw.pop("user", "…"), kw.pop("choices", LATIN)
     req = ModelRequest(model="h", system=None, user=user, choices=choices, extra=extra, **kw)
-    return HeuristicBackend({"backend": "heuristic", **cfg}).complete(req).text
+    return HeuristicBackend(model_config({"backend": "heuristic", **cfg})).complete(req).text
 
 
 @pytest.mark.parametrize(
@@ -62,7 +63,7 @@ def test_the_wire_names_the_tie_rule_and_the_answer_reports_the_tied_slots() -> 
     req = ModelRequest(
         model="h", system=None, user="…", choices=("A", "B"), extra={"option_texts": ["ab", "cd"]}
     )
-    backend = HeuristicBackend({"strategy": "longest"})
+    backend = HeuristicBackend(HeuristicModel(strategy="longest"))
     assert backend.wire_request(req)["tie_break"] == "uniform, seeded by the sorted option texts"
     assert backend.complete(req).meta["tied"] == [0, 1]
 
@@ -89,7 +90,7 @@ def test_random_is_seeded_per_request_and_roughly_uniform() -> None:
 def test_missing_option_texts_names_the_item() -> None:
     req = ModelRequest(model="h", system=None, user="…", choices=LATIN, extra={"item_id": "customs-7"})
     with pytest.raises(InputError, match="customs-7"):
-        HeuristicBackend({"strategy": "longest"}).complete(req)
+        HeuristicBackend(HeuristicModel(strategy="longest")).complete(req)
 
 
 def test_label_count_must_match_options() -> None:
@@ -99,14 +100,14 @@ def test_label_count_must_match_options() -> None:
 
 def test_bad_strategy_and_slot_name_the_key() -> None:
     with pytest.raises(ConfigError, match="'strategy'"):
-        HeuristicBackend({"strategy": "cleverest"})
+        HeuristicBackend(model_config({"strategy": "cleverest"}, HeuristicModel))
     with pytest.raises(ConfigError, match="'slot'"):
         ask({"strategy": "constant", "slot": 5})
 
 
 def test_name_distinguishes_settings() -> None:
     names = {
-        HeuristicBackend(cfg).name
+        HeuristicBackend(model_config(cfg, HeuristicModel)).name
         for cfg in (
             {"strategy": "constant", "slot": 0},
             {"strategy": "constant", "slot": 1},

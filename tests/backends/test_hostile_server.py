@@ -25,7 +25,7 @@ from blindmcq import cli
 from blindmcq.backends.base import MAX_TOKENS_COUNT, ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import CircuitBreaker
 from blindmcq.backends.openai_api import OpenAIBackend
-from blindmcq.config.schema import OpenAIModel, default
+from blindmcq.config.schema import OpenAIModel, default, model_config
 from blindmcq.engine import run_requests
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import Unreachable, server_failed
@@ -134,7 +134,7 @@ def serve() -> Iterator[Callable[[Handler], RawServer]]:
 def backend(server: RawServer, **cfg: Any) -> OpenAIBackend:
     base = {"name": "m", "backend": "openai", "base_url": server.url, "model_id": "x",
             "retry": {"max_attempts": 3, "base_s": 0.0, "max_s": 0.0}}  # fmt: skip
-    return OpenAIBackend({**base, **cfg})
+    return OpenAIBackend(model_config({**base, **cfg}))
 
 
 def req(i: int = 0) -> ModelRequest:
@@ -148,8 +148,8 @@ def test_the_bounds_are_typed_with_schema_defaults() -> None:
     from blindmcq.errors import ConfigError
 
     with pytest.raises(ConfigError, match="call_deadline_s"):
-        OpenAIBackend({"name": "m", "backend": "openai", "base_url": "http://x", "model_id": "x",
-                       "call_deadline_s": 0})  # fmt: skip
+        model_config({"name": "m", "backend": "openai", "base_url": "http://x", "model_id": "x",
+                      "call_deadline_s": 0})  # fmt: skip
 
 
 def test_a_plain_body_over_the_cap_is_an_error_not_an_answer(serve: Callable[[Handler], RawServer]) -> None:
@@ -254,9 +254,10 @@ def test_a_dead_server_stops_the_run_through_the_backends_breaker(tmp_path: Path
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens once closed
-    b = OpenAIBackend({"name": "m", "backend": "openai", "base_url": f"http://127.0.0.1:{port}/v1",
-                       "model_id": "x", "retry": {"max_attempts": 50, "base_s": 0.05, "max_s": 0.1},
-                       "breaker_window_s": 0.5})  # fmt: skip
+    b = OpenAIBackend(model_config({
+        "name": "m", "backend": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "model_id": "x",
+        "retry": {"max_attempts": 50, "base_s": 0.05, "max_s": 0.1}, "breaker_window_s": 0.5,
+    }))  # fmt: skip
     started = time.monotonic()
     out = b.complete(req())  # 50 attempts would take seconds: the breaker ends the loop after 0.5 s
     assert out.meta["error_code"] == "CircuitOpen" and time.monotonic() - started < 10

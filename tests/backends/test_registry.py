@@ -13,6 +13,7 @@ from blindmcq.backends.local import LocalBackend
 from blindmcq.backends.openai_api import OpenAIBackend
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import InstantModel, SlowModel, model_config
 from blindmcq.errors import ConfigError
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
@@ -30,7 +31,7 @@ KINDS = {
 def test_every_model_config_builds_its_backend(path: Path) -> None:
     cfg = load_model_file(path)
     assert cfg["name"] == path.stem  # the file name is the model name the records carry
-    backend = make_backend(cfg)  # builds only; no model load, no AWS call
+    backend = make_backend(model_config(cfg))  # builds only; no model load, no AWS call
     assert isinstance(backend, KINDS[cfg["backend"]])
     assert backend.name and backend.concurrency >= 1
 
@@ -41,14 +42,14 @@ def test_load_by_name_and_default_is_local() -> None:
 
 
 def test_fault_config_wraps_its_inner_strategy() -> None:
-    backend = make_backend(load_model_file("fault-demo", MODEL_DIR))
+    backend = make_backend(model_config(load_model_file("fault-demo", MODEL_DIR)))
     assert isinstance(backend, FaultBackend)
     assert backend.inner.name == "heuristic:longest" and backend.concurrency == 16
 
 
 def test_fakes_for_benchmarks() -> None:
-    assert isinstance(make_backend({"backend": "instant"}), InstantBackend)
-    slow = make_backend({"backend": "slow", "latency_s": 0.01, "concurrency": 3})
+    assert isinstance(make_backend(InstantModel(backend="instant")), InstantBackend)
+    slow = make_backend(SlowModel(backend="slow", latency_s=0.01, concurrency=3))
     assert isinstance(slow, SlowBackend) and slow.concurrency == 3
     req = ModelRequest(model="s", system=None, user="q", choices=("A", "B"))
     assert slow.complete(req).text == "A"
@@ -70,7 +71,7 @@ def test_fakes_for_benchmarks() -> None:
 )
 def test_unknown_or_bad_values_name_the_key(cfg: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=key):
-        make_backend(cfg)
+        make_backend(model_config(cfg))
 
 
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
@@ -83,7 +84,7 @@ def test_declared_abilities_match_the_built_backend(path: Path) -> None:
     """The class declares, without being built, exactly what the built backend reports."""
     from blindmcq.backends.registry import abilities_of
 
-    cfg = load_model_file(path)
+    cfg = model_config(load_model_file(path))
     assert abilities_of(cfg) == make_backend(cfg).abilities
 
 
@@ -93,7 +94,8 @@ def test_declared_abilities_load_no_heavy_library() -> None:
 
     code = (
         "import sys; from blindmcq.backends import registry; "
-        "registry.abilities_of({'backend': 'heuristic', 'strategy': 'longest'}); "
+        "from blindmcq.config.schema import HeuristicModel; "
+        "registry.abilities_of(HeuristicModel(backend='heuristic', strategy='longest')); "
         "print('torch' in sys.modules, 'boto3' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -19,6 +19,7 @@ from blindmcq.backends.fault import FaultBackend, FaultRates, InstantBackend, Sl
 from blindmcq.backends.heuristic import HeuristicBackend
 from blindmcq.backends.local import LocalBackend
 from blindmcq.backends.registry import make_backend
+from blindmcq.config.schema import HeuristicModel, LocalModel, model_config
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "conf" / "model"
 SYSTEM = "Ви складаєте іспит."
@@ -39,7 +40,7 @@ class NoClient:
 
 
 def bedrock(cfg: dict[str, Any]) -> BedrockBackend:
-    return BedrockBackend(cfg, client_factory=NoClient())
+    return BedrockBackend(model_config(cfg), client_factory=NoClient())
 
 
 def req(reasoning: str = "direct", max_tokens: int = 64, **extra: Any) -> ModelRequest:
@@ -124,7 +125,7 @@ def test_the_four_requests_of_the_issue_get_four_keys() -> None:
 
 def test_bedrock_sends_exactly_its_wire_request(stubs: Any, converse_response: Any) -> None:
     cfg = load("sonnet-4.6")
-    backend = BedrockBackend(cfg, client_factory=stubs, sleep=lambda s: None)
+    backend = BedrockBackend(model_config(cfg), client_factory=stubs, sleep=lambda s: None)
     for request in (req(), req("thinking")):
         region = backend.pool.regions[backend.pool._next]
         stubs.stub(region).add_response("converse", converse_response(), backend.wire_request(request))
@@ -137,11 +138,11 @@ def test_abilities_are_declared_by_every_backend(tmp_path: Path) -> None:
     gguf.write_bytes(b"GGUF")
     backends = [
         bedrock(load("gpt-5.6")),
-        HeuristicBackend(load("longest")),
-        FaultBackend(HeuristicBackend(load("longest")), FaultRates()),
+        HeuristicBackend(model_config(load("longest"))),
+        FaultBackend(HeuristicBackend(model_config(load("longest"))), FaultRates()),
         InstantBackend(),
         SlowBackend(0.0),
-        LocalBackend({"name": "x", "path": str(gguf)}),
+        LocalBackend(LocalModel(name="x", path=str(gguf))),
     ]
     for backend in backends:
         assert isinstance(backend.abilities, Abilities)
@@ -159,7 +160,7 @@ def _heuristic_request(options: list[str], user: str = USER) -> ModelRequest:
 
 
 def test_heuristic_key_follows_what_it_reads() -> None:
-    longest = HeuristicBackend(load("longest"))
+    longest = HeuristicBackend(model_config(load("longest")))
     opts = ["a", "bbb", "cc"]
     # a strategy reading only the options ignores the question text: same call
     assert request_key(longest, _heuristic_request(opts)) == request_key(
@@ -168,12 +169,12 @@ def test_heuristic_key_follows_what_it_reads() -> None:
     assert request_key(longest, _heuristic_request(opts)) != request_key(
         longest, _heuristic_request(["a", "b", "cc"])
     )
-    constant = [HeuristicBackend({"strategy": "constant", "slot": s}) for s in (0, 1)]
+    constant = [HeuristicBackend(HeuristicModel(strategy="constant", slot=s)) for s in (0, 1)]
     assert request_key(constant[0], _heuristic_request(opts)) != request_key(
         constant[1], _heuristic_request(opts)
     )
     # random draws from the whole request: another question, another draw, another key
-    rnd = HeuristicBackend({"strategy": "random", "seed": 3})
+    rnd = HeuristicBackend(HeuristicModel(strategy="random", seed=3))
     assert request_key(rnd, _heuristic_request(opts)) != request_key(rnd, _heuristic_request(opts, "x"))
     answers = {rnd.complete(_heuristic_request(opts, f"q{i}")).text for i in range(3)}
     again = {rnd.complete(_heuristic_request(opts, f"q{i}")).text for i in range(3)}
@@ -181,7 +182,7 @@ def test_heuristic_key_follows_what_it_reads() -> None:
 
 
 def test_fault_key_has_the_inner_key_and_the_fault_settings() -> None:
-    inner = HeuristicBackend(load("longest"))
+    inner = HeuristicBackend(model_config(load("longest")))
     request = _heuristic_request(["a", "bbb", "cc"])
     plain = FaultBackend(inner, FaultRates(), seed=0)
     assert request_key(plain, request) != request_key(FaultBackend(inner, FaultRates(), seed=1), request)
@@ -189,7 +190,7 @@ def test_fault_key_has_the_inner_key_and_the_fault_settings() -> None:
     retry = FaultBackend(inner, FaultRates(), policy=RetryPolicy(max_attempts=2))
     assert request_key(plain, request) != request_key(retry, request)
     assert plain.wire_request(request)["inner"] == request_key(inner, request)
-    faulty = make_backend(load("fault-demo"))
+    faulty = make_backend(model_config(load("fault-demo")))
     faulty._sleep = lambda s: None  # type: ignore[attr-defined]
     first = [faulty.complete(_heuristic_request(["a", "bbb", "cc"], f"q{i}")) for i in range(20)]
     second = [faulty.complete(_heuristic_request(["a", "bbb", "cc"], f"q{i}")) for i in range(20)]
@@ -199,7 +200,7 @@ def test_fault_key_has_the_inner_key_and_the_fault_settings() -> None:
 def test_local_wire_needs_no_model_and_keys_what_is_computed(tmp_path: Path) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    local = LocalBackend({"name": "x", "path": str(gguf)})
+    local = LocalBackend(LocalModel(name="x", path=str(gguf)))
     score = ModelRequest("x", SYSTEM, USER, choices=("А", "Б"), max_tokens=16)
     wire = local.wire_request(score)
     assert local.model is None  # nothing loaded
@@ -214,7 +215,7 @@ def test_local_wire_needs_no_model_and_keys_what_is_computed(tmp_path: Path) -> 
     assert local.wire_request(gen)["max_new_tokens"] == 16
     assert request_key(local, gen) != request_key(local, ModelRequest("x", SYSTEM, USER, max_tokens=32))
     assert request_key(local, gen) != request_key(local, score)
-    other = LocalBackend({"name": "x", "path": str(gguf), "label_delimiter": ""})
+    other = LocalBackend(LocalModel(name="x", path=str(gguf), label_delimiter=""))
     assert request_key(other, score) != request_key(local, score)
 
 

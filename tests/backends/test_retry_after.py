@@ -24,6 +24,7 @@ from blindmcq.backends.bedrock import (
     parse_retry_after,
 )
 from blindmcq.backends.openai_api import OpenAIBackend
+from blindmcq.config.schema import model_config
 from blindmcq.engine.run import Result, with_waits
 
 
@@ -89,8 +90,8 @@ def test_openai_backend_waits_what_retry_after_says_capped_and_jittered(
 ) -> None:
     sleeps: list[float] = []
     backend = OpenAIBackend(
-        {"name": "t", "backend": "openai", "base_url": throttling.url, "model_id": "m",
-         "retry": {"max_attempts": 4, "base_s": 0.01, "max_s": max_s}},
+        model_config({"name": "t", "backend": "openai", "base_url": throttling.url, "model_id": "m",
+                      "retry": {"max_attempts": 4, "base_s": 0.01, "max_s": max_s}}),
         sleep=sleeps.append,
     )  # fmt: skip
     out = backend.complete(ModelRequest(model="t", system=None, user="q"))

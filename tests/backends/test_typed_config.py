@@ -1,5 +1,7 @@
-"""One typed path: a model config as a plain mapping and as its schema dataclass give the same backend,
-the same wire requests and the same abilities; the mapping is checked once, at the registry."""
+"""One typed path: a model config read as a mapping becomes its schema dataclass once, where it enters
+(``config.schema.model_config`` for a conf/model file, ``validate`` for the composed config's ``model``
+group); both doors give the same record, so the same backend, wire requests and abilities. The registry
+and the backends take only the typed record."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from blindmcq.config.schema import (
     HeuristicModel,
     Retry,
     model_config,
+    validate,
     validate_group,
 )
 from blindmcq.errors import ConfigError
@@ -62,16 +65,17 @@ def _wire(backend: Any, request: ModelRequest) -> Any:
         return str(exc)
 
 
-def test_a_mapping_and_its_dataclass_give_the_same_backend_wire_and_abilities(tmp_path: Path) -> None:
+def test_both_doors_give_the_same_record_backend_wire_and_abilities(tmp_path: Path) -> None:
     for name, cfg in configs(tmp_path):
         typed = model_config(cfg)
         assert isinstance(typed, tuple(MODEL_SCHEMAS.values())), name
-        assert abilities_of(cfg) == abilities_of(typed), name
-        from_map, from_typed = make_backend(cfg), make_backend(typed)
-        assert (from_map.name, from_map.abilities) == (from_typed.name, from_typed.abilities), name
-        assert from_typed.abilities == abilities_of(typed), name
+        composed = validate({"model": cfg}, file=None).group("model")  # the composed config's door
+        assert composed == typed and abilities_of(composed) == abilities_of(typed), name
+        from_file, from_params = make_backend(typed), make_backend(composed)
+        assert (from_file.name, from_file.abilities) == (from_params.name, from_params.abilities), name
+        assert from_file.abilities == abilities_of(typed), name
         for request in REQUESTS:
-            assert _wire(from_map, request) == _wire(from_typed, request), (name, request.reasoning)
+            assert _wire(from_file, request) == _wire(from_params, request), (name, request.reasoning)
 
 
 def test_a_typed_config_passes_through_unchanged() -> None:
@@ -81,7 +85,6 @@ def test_a_typed_config_passes_through_unchanged() -> None:
     assert model_config(typed) is typed
     assert validate_group("model", typed) is typed  # a union of schemas keeps its member
     assert BedrockBackend(typed).cfg is typed
-    assert BedrockBackend(cfg).cfg == typed  # a backend built directly from a mapping coerces it once
 
 
 @pytest.mark.parametrize(
@@ -97,18 +100,17 @@ def test_a_typed_config_passes_through_unchanged() -> None:
     ],
 )  # fmt: skip
 def test_an_unknown_or_bad_model_key_stops_with_one_line_naming_it(cfg: dict[str, Any], key: str) -> None:
-    for ask in (make_backend, abilities_of):
-        with pytest.raises(ConfigError) as caught:
-            ask(cfg)
-        message = str(caught.value)
-        assert f"'{key}'" in message and "\n" not in message, message
+    with pytest.raises(ConfigError) as caught:
+        model_config(cfg)
+    message = str(caught.value)
+    assert f"'{key}'" in message and "\n" not in message, message
 
 
 def test_the_retry_and_fault_defaults_live_in_the_schema() -> None:
     assert dataclasses.asdict(RetryPolicy()) == dataclasses.asdict(Retry())
     assert dataclasses.asdict(FaultRates()) == dataclasses.asdict(Faults())
     assert RetryPolicy.from_cfg(None) == RetryPolicy() == RetryPolicy.from_cfg(Retry())
-    assert RetryPolicy.from_cfg({"max_attempts": 3}) == RetryPolicy(max_attempts=3)
+    assert RetryPolicy.from_cfg(Retry(max_attempts=3)) == RetryPolicy(max_attempts=3)
     fault = make_backend(FaultModel(backend="fault"))  # no inner: the constant-slot-0 heuristic
     assert fault.inner.name == make_backend(HeuristicModel(backend="heuristic", strategy="constant")).name
     assert fault.policy == RetryPolicy() and fault.rates == FaultRates()

@@ -19,6 +19,7 @@ from blindmcq.analysis.metrics import analyze
 from blindmcq.analysis.tables import build_tables
 from blindmcq.auditing.surface import surface_strategies
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import Item
 from blindmcq.harnesses.documents import ProbeConfig
 from blindmcq.tasks.probe import EngineSettings, run_probe
@@ -44,7 +45,9 @@ def require(module: str) -> ModuleType:
 
 def own_probe(items: Sequence[Item], config: ProbeConfig, model: str, cache: Path) -> pd.DataFrame:
     """blindmcq's probe of ``items`` with the model config ``model`` (``conf/model``) under ``config``."""
-    return run_probe(items, load_model_file(model), config.setup, EngineSettings(cache, progress=False))
+    return run_probe(
+        items, model_config(load_model_file(model)), config.setup, EngineSettings(cache, progress=False)
+    )
 
 
 def answers(frame: pd.DataFrame) -> pd.DataFrame:

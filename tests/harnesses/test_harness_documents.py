@@ -14,7 +14,7 @@ from harness_support import small_export
 from blindmcq.backends.base import ModelResponse
 from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
-from blindmcq.config.schema import Protocol, Reasoning
+from blindmcq.config.schema import HeuristicModel, Protocol, Reasoning
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.harnesses.documents import build_documents, presentation_of, record_of
 from blindmcq.tasks.parsing import label_symbols_by_scheme
@@ -25,7 +25,7 @@ def test_documents_are_the_probes_presentations_in_its_order(default_sample, pro
     docs = build_documents(default_sample, probe_config, "lm-eval")
     _, jobs = build_jobs(
         default_sample,
-        model_cfg={"name": "constant-a", "backend": "heuristic", "strategy": "constant"},
+        model_cfg=HeuristicModel(name="constant-a", backend="heuristic", strategy="constant"),
         setup=probe_config.setup,
     )
     assert len(docs) == len(jobs) == 60 * 13  # 8 blind orders, 1 full, 4 forced slots

@@ -14,6 +14,7 @@ import pytest
 from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
 from blindmcq.config.files import load_model_file
+from blindmcq.config.schema import model_config
 from blindmcq.datasets.items import Item, write_items
 from blindmcq.errors import InputError
 from blindmcq.reporting.tracking import comparable_metrics
@@ -113,7 +114,10 @@ def test_extra_predictions_of_another_bank_stop_the_analysis(tmp_path, monkeypat
             Item(f"{prefix}-b-{i}", prefix, "b", i, "q", ("aa", "b", "cccc", "d"), i % 4) for i in range(3)
         ]
         return run_probe(
-            items, load_model_file("longest"), setup, EngineSettings(tmp_path / "c.sqlite", progress=False)
+            items,
+            model_config(load_model_file("longest")),
+            setup,
+            EngineSettings(tmp_path / "c.sqlite", progress=False),
         )
 
     own, extra, alien = tmp_path / "own.parquet", tmp_path / "extra.parquet", tmp_path / "alien.parquet"

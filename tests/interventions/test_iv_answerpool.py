@@ -12,7 +12,14 @@ import yaml
 
 from blindmcq.analysis.interventions import score_pool
 from blindmcq.backends.base import ModelRequest, ModelResponse
-from blindmcq.config.schema import AnswerPoolIntervention, typed, validate_group
+from blindmcq.config.schema import (
+    AnswerPoolIntervention,
+    HeuristicModel,
+    LocalModel,
+    StandInModel,
+    typed,
+    validate_group,
+)
 from blindmcq.datasets.items import Item
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.errors import ConfigError
@@ -145,7 +152,7 @@ class Oracle:
 def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: list[Item]) -> None:
     conf = PoolConfig(delete_share=0.3, scoring="generate")
     groups = build_groups(bank[:40], conf)
-    model = {"name": "oracle", "backend": "oracle"}
+    model = StandInModel(name="oracle", backend="oracle")
     right = run_answerpool(bank[:40], conf, model_cfg=model, backend=Oracle(groups))
     assert right["correct"].all() and (right["abstained"] == ~right["answerable"]).all()
     # a row's group chance guesses each question alone among the entries and abstention
@@ -166,7 +173,7 @@ def test_abstention_is_the_correct_response_to_an_unanswerable_question(bank: li
 def test_heuristic_scoring_end_to_end_on_real_items(bank: list[Item]) -> None:
     conf = PoolConfig(delete_share=0.2)
     frame = run_answerpool(
-        bank[:20], conf, model_cfg={"name": "longest", "backend": "heuristic", "strategy": "longest"}
+        bank[:20], conf, model_cfg=HeuristicModel(name="longest", backend="heuristic", strategy="longest")
     )
     groups = {g.group_id: g for g in build_groups(bank[:20], conf)}
     assert len(frame) == 40 and (frame["parse_status"] == "ok").all() and not frame["abstained"].any()
@@ -196,14 +203,14 @@ class Scorer:
 def test_scored_requests_offer_every_entry_and_abstention(bank: list[Item], style: str, pattern: str) -> None:
     conf = PoolConfig(scoring="score", conditions=("blind",), entry_labels=style)
     scorer = Scorer("немає")
-    frame = run_answerpool(bank[:10], conf, model_cfg={"name": "s", "backend": "local"}, backend=scorer)
+    frame = run_answerpool(bank[:10], conf, model_cfg=LocalModel(name="s", backend="local"), backend=scorer)
     assert len(scorer.requests) == 10 and frame["abstained"].all() and frame["parse_status"].eq("ok").all()
     for request in scorer.requests:
         labels = re.findall(pattern, request.user, re.M)
         assert request.choices == (*labels, "немає") and len(labels) == frame["pool_size"].iloc[0]
         assert request.extra["answer_prefix"] == "" and re.search(r"Питання \d+:$", request.user)
     second = Scorer("B" if style == "auto" else "2")
-    picks = run_answerpool(bank[:10], conf, model_cfg={"name": "s", "backend": "local"}, backend=second)
+    picks = run_answerpool(bank[:10], conf, model_cfg=LocalModel(name="s", backend="local"), backend=second)
     assert (picks["picked_entry"] == 2).all()
 
 
@@ -237,7 +244,8 @@ def test_unparseable_counts_as_wrong(bank: list[Item]) -> None:
         def complete(self, request: ModelRequest) -> ModelResponse:
             return ModelResponse(text="не знаю")
 
-    frame = run_answerpool(bank[:10], PoolConfig(scoring="generate"), model_cfg={"name": "m"}, backend=Mute())
+    conf = PoolConfig(scoring="generate")
+    frame = run_answerpool(bank[:10], conf, model_cfg=StandInModel(name="m"), backend=Mute())
     assert (frame["parse_status"] == "unparseable").all() and not frame["correct"].any()
     assert (score_pool(frame)["unparseable"] == 1.0).all()
 
@@ -312,7 +320,7 @@ def test_a_truncated_assignment_is_rejected_not_read_in_part(bank: list[Item]) -
             full = oracle.complete(request).text
             return ModelResponse(text=full[: len(full) // 2], meta={"stop_reason": "max_tokens"})
 
-    model = {"name": "r", "backend": "oracle", "reasons_by_default": True, "max_tokens": 4096}
+    model = StandInModel(name="r", backend="oracle", reasons_by_default=True, max_tokens=4096)
     rows = run_answerpool(bank[:20], conf, model_cfg=model, backend=Cut())
     assert set(rows["parse_status"]) == {"truncated"} and rows["picked_entry"].isna().all()
     assert set(rooms) == {4096}

@@ -8,7 +8,7 @@ import pytest
 
 from blindmcq.backends.registry import make_backend
 from blindmcq.config.files import load_model_file
-from blindmcq.config.schema import RewriteIntervention, typed, validate_group
+from blindmcq.config.schema import RewriteIntervention, model_config, typed, validate_group
 from blindmcq.datasets.registry import load_dataset
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.tasks.answerpool import PoolConfig, build_groups, run_answerpool
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def gemma() -> tuple[dict, object]:
     cfg = {**load_model_file("gemma3-270m"), "threads": 1}
-    return cfg, make_backend(cfg)
+    return cfg, make_backend(model_config(cfg))
 
 
 def test_local_model_rewrites_and_pools(samples: Path, tmp_path: Path, gemma: tuple[dict, object]) -> None:
@@ -41,7 +41,9 @@ def test_local_model_rewrites_and_pools(samples: Path, tmp_path: Path, gemma: tu
     assert set(info["status"]) == {str(j) for j in range(4) if j != items[0].key}
 
     pool_conf = PoolConfig(group_size=4, delete_share=0.25, conditions=("blind",))
-    frame = run_answerpool(items, pool_conf, model_cfg=cfg, backend=backend, cache=tmp_path / "c.sqlite")
+    frame = run_answerpool(
+        items, pool_conf, model_cfg=model_config(cfg), backend=backend, cache=tmp_path / "c.sqlite"
+    )
     group = build_groups(items, pool_conf)[0]
     assert len(frame) == 4 and frame["parse_status"].eq("ok").all() and (~frame["answerable"]).sum() == 1
     with ResponseCache(tmp_path / "c.sqlite") as cache:

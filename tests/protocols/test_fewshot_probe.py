@@ -9,7 +9,7 @@ import pytest
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.config.files import load_group, load_label_schemes, read_group
-from blindmcq.config.schema import Condition, validate_group
+from blindmcq.config.schema import Condition, StandInModel, validate_group
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 from blindmcq.protocols.fewshot import apply_fewshot
@@ -141,7 +141,7 @@ def probe(protocol_cfg: dict, tmp_path, examples=BANK.fewshot):
     """The probe with ``protocol_cfg`` (as written: typed here, where it enters) on the test split."""
     backend = Recorder()
     df = run_probe(
-        BANK.test, model_cfg={"name": "rec", "backend": "recorder"}, setup=PresentationSetup(
+        BANK.test, model_cfg=StandInModel(name="rec", backend="recorder"), setup=PresentationSetup(
             prompt=PROMPT, labels=load_group("labels", "latin"), reasoning=REASONING,
             condition=Condition(conditions=["full"], full_orders=["rot0"]),
             protocol=validate_group("protocol", protocol_cfg),

@@ -9,13 +9,13 @@ import blindmcq.tasks.nonsense as nr
 from blindmcq.answers.predictions import read_predictions
 from blindmcq.cli import nonsense as nonsense_cli
 from blindmcq.config.files import load_groups, load_model_file
-from blindmcq.config.schema import NonsenseSettings, typed
+from blindmcq.config.schema import NonsenseSettings, model_config, typed
 from blindmcq.datasets.nonsense import generate_nonsenseqa
 from blindmcq.errors import ConfigError
 
 WORDS = [f"слово{chr(0x430 + i)}{j}" for i in range(20) for j in range(5)]
 N = 40
-CONSTANT_A = load_model_file("constant-a")
+CONSTANT_A = model_config(load_model_file("constant-a"))  # typed where it enters, as the command does
 CONFIGS = load_groups(nr.NONSENSE_GROUPS)  # what `blindmcq nonsense` reads
 
 
@@ -195,10 +195,11 @@ def test_a_call_without_a_pick_counts_as_not_picking_a(rot0) -> None:
 def test_a_base_model_under_md_is_cued_with_the_answer_heading_and_cut_at_a_blank_line() -> None:
     from blindmcq.backends.local import LocalBackend
 
-    model = load_model_file("gemma3-270m")  # no weights are loaded to name the backend
+    model = model_config(load_model_file("gemma3-270m"))  # no weights are loaded to name the backend
     cfg, backend = nr._base_model_md(model, "uk")
-    assert cfg.answer_prefix == "\nОстаточна відповідь:" and cfg.name == model["name"]
+    assert cfg.answer_prefix == "\nОстаточна відповідь:" and cfg.name == model.name
     assert isinstance(backend, nr.UntilBlankLine)
-    cued = LocalBackend({**model, "answer_prefix": "\nОстаточна відповідь:"})
+    written = {**load_model_file("gemma3-270m"), "answer_prefix": "\nОстаточна відповідь:"}
+    cued = LocalBackend(model_config(written))
     assert backend.name == f"{cued.name}:until-blank-line"
     assert cued.name != LocalBackend(model).name  # the cue is in the cache key

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, coerce_tokens
-from blindmcq.config.schema import BedrockModel, ModelSchema, Retry, Thinking, default, model_config, typed
+from blindmcq.config.schema import BedrockModel, ModelSchema, Retry, Thinking, default
 from blindmcq.errors import ConfigError
 
 # Error codes worth another attempt (Bedrock runtime docs); everything else is final.
@@ -96,15 +96,13 @@ class RetryPolicy(Retry):
     their defaults live) with the backoff they mean."""
 
     @classmethod
-    def from_cfg(cls, cfg: Retry | Mapping[str, Any] | None, key: str = "retry") -> RetryPolicy:
-        """The policy of a model config's ``retry:`` (a mapping is checked, naming ``key.field``)."""
+    def from_cfg(cls, cfg: Retry | None) -> RetryPolicy:
+        """The policy of a model config's typed ``retry:`` (none: the schema's defaults)."""
         if cfg is None:
             return cls()
         if isinstance(cfg, cls):
             return cfg
-        if not isinstance(cfg, Retry | Mapping):
-            raise ConfigError(key, f"expected a mapping, got {type(cfg).__name__}")
-        return cls(**asdict(typed(Retry, cfg, key)))
+        return cls(**asdict(cfg))
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Full-jitter backoff (AWS architecture blog): uniform in [0, min(max, base * 2**attempt)]."""
@@ -312,13 +310,12 @@ def _botocore_retries(cfg: BedrockModel) -> dict[str, Any]:
     return retries
 
 
-def default_client_factory(model_cfg: BedrockModel | Mapping[str, Any]) -> Callable[[str], Any]:
+def default_client_factory(cfg: BedrockModel) -> Callable[[str], Any]:
     """``region -> boto3 bedrock-runtime client`` with botocore's own retries and timeouts from the
     model config."""
     import boto3
     from botocore.config import Config
 
-    cfg = model_config(model_cfg, BedrockModel)
     # botocore retries (and, in adaptive mode, rate-limits) first; our loop then moves to another region
     retries = _botocore_retries(cfg)
     # seconds as floats (an int() would make 0.5 s a non-blocking 0); neither socket wait may outlast the
@@ -337,21 +334,20 @@ class BedrockBackend:
     """A Bedrock model behind the ``Backend`` protocol. ``name`` includes the model id (cache key)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: BedrockModel | Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, cfg: BedrockModel) -> Abilities:
         """What a Converse model of this config can do, known without building the backend."""
-        cfg = model_config(model_cfg, BedrockModel)
         reasons = cfg.thinking is not None or cfg.reasons_by_default
         return Abilities(generate=True, reasons=reasons, batch=True, catalogue=True)
 
     def __init__(
         self,
-        model_cfg: BedrockModel | Mapping[str, Any],
+        model_cfg: BedrockModel,
         *,
         client_factory: Callable[[str], Any] | None = None,
         sleep: Callable[[float], None] | None = None,
         seed: int = default(ModelSchema, "seed"),
     ) -> None:
-        self.cfg: BedrockModel = model_config(model_cfg, BedrockModel)
+        self.cfg = model_cfg
         if not self.cfg.model_id:
             raise ConfigError("model_id", f"missing in model config '{self.cfg.name or '?'}'")
         self.model_id: str = self.cfg.model_id

@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse, request_key
 from blindmcq.backends.bedrock import RetryPolicy, call_with_retries
-from blindmcq.config.schema import Faults, ModelSchema, default, typed
-from blindmcq.errors import ConfigError
+from blindmcq.config.schema import Faults, ModelSchema, default
 
 
 @dataclass(frozen=True)
@@ -31,15 +30,13 @@ class FaultRates(Faults):
     attempts that take ``tail_s`` instead. The fields, their ranges and defaults: ``config.schema.Faults``."""
 
     @classmethod
-    def from_cfg(cls, cfg: Faults | Mapping[str, Any] | None) -> FaultRates:
-        """The rates of a model config's ``faults:`` (a mapping is checked, naming ``faults.<key>``)."""
+    def from_cfg(cls, cfg: Faults | None) -> FaultRates:
+        """The rates of a model config's typed ``faults:`` (none: the schema's defaults, no faults)."""
         if cfg is None:
             return cls()
         if isinstance(cfg, cls):
             return cfg
-        if not isinstance(cfg, Faults | Mapping):
-            raise ConfigError("faults", f"expected a mapping of fault rates, got {type(cfg).__name__}")
-        return cls(**asdict(typed(Faults, cfg, "faults")))
+        return cls(**asdict(cfg))
 
 
 def _client_error(code: str, status: int, message: str) -> Exception:

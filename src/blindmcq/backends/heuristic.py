@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from blindmcq import surface
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
-from blindmcq.config.schema import HeuristicModel, model_config
+from blindmcq.config.schema import HeuristicModel
 from blindmcq.errors import ConfigError, InputError
 
 TIED = tuple(surface.SCORED)  # strategies whose pick can tie; broken by the option texts
@@ -32,13 +32,13 @@ class HeuristicBackend:
     most_words, random (with ``seed``; the draw depends only on the seed and the request)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: HeuristicModel | Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: HeuristicModel) -> Abilities:
         """Judges the option texts, never the prompt."""
         return Abilities(generate=True, needs_option_texts=True)
 
-    def __init__(self, model_cfg: HeuristicModel | Mapping[str, Any]) -> None:
+    def __init__(self, model_cfg: HeuristicModel) -> None:
         # the schema checks strategy (a surface strategy or random) and slot (>= 0)
-        self.cfg: HeuristicModel = model_config(model_cfg, HeuristicModel)
+        self.cfg = model_cfg
         self.strategy = str(self.cfg.strategy)
         self.slot = self.cfg.slot
         self.seed = self.cfg.seed

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 from blindmcq import paths
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
 from blindmcq.backends.heuristic import answer_text, option_fields
-from blindmcq.config.schema import LexicalModel, model_config
+from blindmcq.config.schema import LexicalModel
 from blindmcq.errors import ConfigError, InputError
 
 
@@ -35,13 +35,13 @@ class LexicalBackend:
     """Picks the option whose best BM25 match over the statute provisions scores highest."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: LexicalModel | Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: LexicalModel) -> Abilities:
         """Judges the option texts against the statutes index, never the prompt."""
         return Abilities(generate=True, needs_option_texts=True, needs_option_order=True, reads_statutes=True)
 
-    def __init__(self, model_cfg: LexicalModel | Mapping[str, Any]) -> None:
+    def __init__(self, model_cfg: LexicalModel) -> None:
         # the schema checks tie_break (a vocabulary.TieBreak) and tie_rtol (>= 0)
-        self.cfg: LexicalModel = model_config(model_cfg, LexicalModel)
+        self.cfg = model_cfg
         self.index_dir = Path(self.cfg.index or paths.STATUTE_INDEX)
         self._index_id: str | None = None
         self.seed = self.cfg.seed

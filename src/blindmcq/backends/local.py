@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse, quantise_response, quantise_score
-from blindmcq.config.schema import LocalModel, Prompt, default, model_config
+from blindmcq.config.schema import LocalModel, Prompt, default
 from blindmcq.errors import ConfigError, InputError
 
 # Spinning OpenMP workers collapse throughput when the cores are shared (measured on a busy 2-core
@@ -82,9 +82,8 @@ _HEAD_CHECK: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary() 
 CLOZE_MEMO: dict[tuple[str, str, str, str], dict[str, float]] = {}
 
 
-def cache_root(model_cfg: LocalModel | Mapping[str, Any]) -> Path:
+def cache_root(cfg: LocalModel) -> Path:
     """``cache_dir`` from the config, else ``$BLINDMCQ_CACHE/models``, else ``~/.cache/blindmcq/models``."""
-    cfg = model_config(model_cfg, LocalModel)
     if cfg.cache_dir:
         return Path(cfg.cache_dir).expanduser()
     if os.environ.get("BLINDMCQ_CACHE"):
@@ -136,14 +135,14 @@ class LocalBackend:
     """A causal LM on CPU behind the ``Backend`` protocol; the model loads on first use (``load``)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: LocalModel | Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, model_cfg: LocalModel) -> Abilities:
         """A base model: scores labels (its default way to answer) and option texts."""
         return Abilities(
             generate=True, score_labels=True, score_options=True, scores_by_default=True, many=True
         )
 
-    def __init__(self, model_cfg: LocalModel | Mapping[str, Any]) -> None:
-        self.cfg: LocalModel = model_config(model_cfg, LocalModel)
+    def __init__(self, model_cfg: LocalModel) -> None:
+        self.cfg = model_cfg
         self.model_name = self.cfg.name or "local"
         self.path = Path(self.cfg.path).expanduser() if self.cfg.path else None
         if self.path is not None and not self.path.exists():

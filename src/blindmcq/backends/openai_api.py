@@ -50,7 +50,7 @@ from blindmcq.backends.bedrock import (
     call_with_retries,
     parse_retry_after,
 )
-from blindmcq.config.schema import BedrockModel, ModelSchema, OpenAIModel, choices, default, model_config
+from blindmcq.config.schema import BedrockModel, ModelSchema, OpenAIModel, choices, default
 from blindmcq.errors import ConfigError
 from blindmcq.secrets import register_secret
 
@@ -65,10 +65,6 @@ REJECTABLE = ("reasoning.effort", "reasoning_effort", "temperature", "top_logpro
 
 # the model configs this backend reads: its own, and a Bedrock one on the Responses API
 OpenAIConfig = OpenAIModel | BedrockModel
-
-
-def _typed(model_cfg: OpenAIConfig | Mapping[str, Any]) -> OpenAIConfig:
-    return model_config(model_cfg, OpenAIModel)
 
 
 def mantle_base_url(region: str) -> str:
@@ -277,10 +273,9 @@ class OpenAIBackend:
     """A model behind an OpenAI-style API. ``name`` carries the API and model (cache key)."""
 
     @classmethod
-    def declared_abilities(cls, model_cfg: OpenAIConfig | Mapping[str, Any]) -> Abilities:
+    def declared_abilities(cls, cfg: OpenAIConfig) -> Abilities:
         """What a model of this config can do, known without building the backend. A Bedrock model on
         the Responses API (``backend: bedrock``) stays in the Bedrock catalogue and its batch route."""
-        cfg = _typed(model_cfg)
         on_bedrock = cfg.backend == "bedrock"
         return Abilities(
             generate=True, score_labels=cfg.logprobs, reasons=cfg.reasons_by_default,
@@ -289,13 +284,13 @@ class OpenAIBackend:
 
     def __init__(
         self,
-        model_cfg: OpenAIConfig | Mapping[str, Any],
+        model_cfg: OpenAIConfig,
         *,
         http_client: Any = None,
         sleep: Callable[[float], None] | None = None,
         seed: int = default(ModelSchema, "seed"),
     ) -> None:
-        self.cfg: OpenAIConfig = _typed(model_cfg)
+        self.cfg = model_cfg
         self.api: str = self.cfg.api
         if self.api not in APIS:  # a Bedrock config's converse goes to the Converse backend instead
             raise ConfigError("api", f"expected one of {', '.join(APIS)}, got {self.api!r}")

@@ -3,13 +3,14 @@
 An entry names its class by import path, so building a registry imports no heavy library (torch, boto3);
 the class loads when a backend of that kind is asked for (``make_backend``) or its declared abilities
 are (``abilities_of``: a classmethod, no backend is built). Code outside ``backends/`` asks abilities,
-never a backend's name.
+never a backend's name. Every function here takes a typed model config (``config.schema``'s model records);
+a mapping becomes one where configuration enters (``config.schema.model_config``).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +23,8 @@ from blindmcq.config.schema import (
     ModelSchema,
     SlowModel,
     StandInModel,
-    any_model_config,
-    model_config,
 )
 from blindmcq.errors import ConfigError
-
-ModelConfig = Mapping[str, Any] | ModelSchema  # a plain mapping (tests, notebooks) or its typed dataclass
 
 
 @dataclass(frozen=True)
@@ -45,14 +42,13 @@ class Entry:
     def load(self) -> type:
         return getattr(importlib.import_module(self.module), self.attr)
 
-    def abilities(self, model_cfg: ModelConfig) -> Abilities:
-        cfg = model_config(model_cfg)
+    def abilities(self, cfg: ModelSchema) -> Abilities:
         if self.wraps is not None:
             return abilities_of(self.wraps(cfg))
         return self.load().declared_abilities(cfg)
 
-    def make(self, model_cfg: ModelConfig) -> Backend:
-        cls, cfg = self.load(), model_config(model_cfg)
+    def make(self, cfg: ModelSchema) -> Backend:
+        cls = self.load()
         return self.build(cls, cfg) if self.build is not None else cls(cfg)
 
 
@@ -73,9 +69,8 @@ def _seeded(cls: type, cfg: Any) -> Backend:
 DEFAULT_FAULT_INNER = HeuristicModel(backend="heuristic", strategy="constant", slot=0)
 
 
-def fault_inner_cfg(model_cfg: ModelConfig) -> ModelSchema:
+def fault_inner_cfg(cfg: FaultModel) -> ModelSchema:
     """The model config a ``fault`` config wraps (``inner:``, by default the constant-slot-0 heuristic)."""
-    cfg = model_config(model_cfg, FaultModel)
     return cfg.inner or DEFAULT_FAULT_INNER
 
 
@@ -115,11 +110,10 @@ for _entry in (
     register(_entry)
 
 
-def entry_for(model_cfg: ModelConfig) -> Entry:
+def entry_for(cfg: ModelSchema) -> Entry:
     """The entry a model config's ``backend:`` asks for. ``bedrock`` with ``api: responses`` goes to
     the OpenAI-style backend (Bedrock's ``bedrock-mantle`` endpoint); ``api: converse`` (the default)
-    to the Converse backend. A mapping is checked against the model schema here (unknown keys, types)."""
-    cfg = model_config(model_cfg)
+    to the Converse backend."""
     if isinstance(cfg, BedrockModel) and cfg.api == "responses":
         return REGISTRY["openai"]
     if cfg.backend not in REGISTRY:
@@ -129,34 +123,25 @@ def entry_for(model_cfg: ModelConfig) -> Entry:
     return REGISTRY[cfg.backend]
 
 
-def abilities_of(model_cfg: ModelConfig) -> Abilities:
-    """What the backend of ``model_cfg`` can do, from its class: nothing is built, no model loads."""
-    cfg = model_config(model_cfg)
+def abilities_of(cfg: ModelSchema) -> Abilities:
+    """What the backend of ``cfg`` can do, from its class: nothing is built, no model loads."""
     return entry_for(cfg).abilities(cfg)
 
 
-def typed_model(model_cfg: ModelConfig) -> ModelSchema:
-    """A model config as its typed schema: its registered kind's, or ``StandInModel`` for a stand-in
-    whose ``backend`` names no registered kind (a test's own backend object answers for it)."""
-    return any_model_config(model_cfg, REGISTRY)
-
-
-def abilities_for(model_cfg: ModelConfig, backend: object | None = None) -> Abilities:
+def abilities_for(cfg: ModelSchema, backend: object | None = None) -> Abilities:
     """The abilities of ``backend`` where one is given and declares them, else those of the config's
     registered kind; a stand-in backend of no registered kind (tests) declares only ``generate``."""
     declared = getattr(backend, "abilities", None)
     if isinstance(declared, Abilities):
         return declared
-    cfg = typed_model(model_cfg)
     if isinstance(cfg, StandInModel):
         return Abilities()
     return abilities_of(cfg)
 
 
-def make_backend(model_cfg: ModelConfig) -> Backend:
+def make_backend(cfg: ModelSchema) -> Backend:
     """Build the backend ``backend:`` names. Heavy libraries (torch, boto3) load only for the backend
     asked for. ``fault`` wraps ``inner:`` (another model config, default the constant-slot-0
     heuristic) with the rates under ``faults:``; ``instant`` and ``slow`` (``latency_s``) are the
-    benchmark fakes. A mapping is turned into its typed dataclass once, here."""
-    cfg = model_config(model_cfg)
+    benchmark fakes."""
     return entry_for(cfg).make(cfg)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from blindmcq.cli._fail import fail
 from blindmcq.config.files import load_groups, load_model_file
-from blindmcq.config.schema import NonsenseSettings, Probe, default, typed
+from blindmcq.config.schema import NonsenseSettings, Probe, default, model_config, typed
 from blindmcq.errors import BlindMCQError, ConfigError
 from blindmcq.tasks.nonsense import KEYS, NONSENSE_GROUPS, run_nonsense
 from blindmcq.vocabulary import FEWSHOTS
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         model_cfg, configs = (
-            load_model_file(args.model),
+            model_config(load_model_file(args.model)),
             load_groups(NONSENSE_GROUPS),
         )  # configuration enters here
         settings = typed(NonsenseSettings, {

@@ -628,9 +628,10 @@ class StandInModel(_Model):
     with its own backend object. It has the keys every model has and no others."""
 
 
-def any_model_config(data: Any, registered: typing.Container[str]) -> Any:
-    """``model_config``, except that a mapping whose ``backend`` is none of ``registered`` (or that names
-    none) becomes a :class:`StandInModel`."""
+def any_model_config(data: Any, registered: typing.Container[str] = MODEL_SCHEMAS) -> Any:
+    """``model_config``, except that a mapping whose ``backend`` is none of ``registered`` (default: the
+    backend kinds with a schema) or that names none becomes a :class:`StandInModel` (a test's own backend
+    object answers for it)."""
     if isinstance(data, Mapping) and data.get(Model.__dispatch__[0]) not in registered:
         return typed(StandInModel, data)
     return model_config(data)
@@ -638,8 +639,10 @@ def any_model_config(data: Any, registered: typing.Container[str]) -> Any:
 
 def model_config(data: Any, kind: type | None = None) -> Any:
     """A model config as its typed dataclass (``BedrockModel``, ...), chosen by ``backend:``; a typed one
-    comes back unchanged. ``kind``: the schema of a mapping that names no backend (a backend class built
-    directly). Errors name the bare key (``regions``), one line, as the backends always have."""
+    comes back unchanged. Where a model config enters as a mapping (``conf/model/<name>.yaml``, a test's or
+    notebook's dict) it becomes typed here: the backends, the registry and the tasks take only the typed
+    record. ``kind``: the schema of a mapping that names no backend (a backend class built directly).
+    Errors name the bare key (``regions``), one line, as the backends always have."""
     if isinstance(data, (*MODEL_SCHEMAS.values(), StandInModel)):
         return data
     if not isinstance(data, Mapping):

@@ -45,8 +45,8 @@ from typing import Any
 
 from blindmcq.backends.base import ModelRequest, ModelResponse
 from blindmcq.backends.bedrock import REFUSAL_STOP_REASONS, BedrockBackend, parse_converse_response
-from blindmcq.backends.registry import ModelConfig, abilities_of
-from blindmcq.config.schema import model_config, typed
+from blindmcq.backends.registry import abilities_of
+from blindmcq.config.schema import ModelSchema
 from blindmcq.engine.cache import ResponseCache, utc_now
 from blindmcq.errors import ConfigError, InputError
 
@@ -83,8 +83,9 @@ def batch_family(model_id: str) -> str | None:
 
 @dataclass(frozen=True)
 class BatchSettings:
-    """The ``batch:`` section of a model config (or of the probe config), typed: ``from_cfg`` checks a
-    mapping with the config schema's checker (``config.schema.typed``: types, unknown keys, ranges)."""
+    """The ``batch:`` section of a model config (or of the probe config), typed: the config schema's
+    checker builds it from a mapping (``config.schema.typed(BatchSettings, section, "batch")``: types,
+    unknown keys, ranges), then :meth:`check`."""
 
     role_arn: str
     input_uri: str  # s3://bucket/prefix: input files go under it
@@ -97,28 +98,27 @@ class BatchSettings:
     s3_endpoint_url: str | None = None  # a local S3 stand-in (tests)
     family_listed: bool = False  # the user checked the batch documentation for an unlisted family
 
-    @classmethod
-    def from_cfg(cls, cfg: BatchSettings | Mapping[str, Any] | None, key: str = "batch") -> BatchSettings:
-        settings: BatchSettings = typed(cls, {} if cfg is None else cfg, key)
+    def check(self, key: str = "batch") -> None:
+        """The checks past the types (the schema's checker calls it): every location given, an IAM role
+        ARN, a known invocation type, Bedrock's record and timeout limits; errors name ``key.field``."""
         for required in ("role_arn", "input_uri", "output_uri"):
-            if not getattr(settings, required):
+            if not getattr(self, required):
                 raise ConfigError(f"{key}.{required}", "missing")
         for name in ("input_uri", "output_uri"):
-            split_s3_uri(getattr(settings, name), key=f"{key}.{name}")
-        if not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/\S+", settings.role_arn):
-            raise ConfigError(f"{key}.role_arn", f"expected an IAM role ARN, got {settings.role_arn!r}")
-        if settings.invocation_type not in INVOCATION_TYPES:
+            split_s3_uri(getattr(self, name), key=f"{key}.{name}")
+        if not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/\S+", self.role_arn):
+            raise ConfigError(f"{key}.role_arn", f"expected an IAM role ARN, got {self.role_arn!r}")
+        if self.invocation_type not in INVOCATION_TYPES:
             raise ConfigError(f"{key}.invocation_type", f"expected one of {INVOCATION_TYPES}")
-        if not 1 <= settings.min_records <= settings.max_records:
+        if not 1 <= self.min_records <= self.max_records:
             raise ConfigError(f"{key}.min_records", "need 1 <= min_records <= max_records")
-        if settings.max_records > 50_000:
+        if self.max_records > 50_000:
             raise ConfigError(f"{key}.max_records", "Bedrock takes at most 50,000 records per job")
         low, high = JOB_TIMEOUT_HOURS
-        if settings.job_timeout_hours is not None and not low <= settings.job_timeout_hours <= high:
+        if self.job_timeout_hours is not None and not low <= self.job_timeout_hours <= high:
             raise ConfigError(
-                f"{key}.job_timeout_hours", f"must be {low}-{high} hours, got {settings.job_timeout_hours}"
+                f"{key}.job_timeout_hours", f"must be {low}-{high} hours, got {self.job_timeout_hours}"
             )
-        return settings
 
 
 def check_batchable(model_id: str, settings: BatchSettings, key: str = "batch") -> str:
@@ -368,9 +368,8 @@ def collect(
     return out
 
 
-def make_bedrock_backend(model_cfg: ModelConfig) -> BedrockBackend:
+def make_bedrock_backend(cfg: ModelSchema) -> BedrockBackend:
     """The backend whose name and request bodies the batch shares with online calls; it never calls."""
-    cfg = model_config(model_cfg)
     if not abilities_of(cfg).batch:
         raise ConfigError("model.backend", f"batch inference needs a bedrock model, got {cfg.backend!r}")
 

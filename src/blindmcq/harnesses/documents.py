@@ -19,7 +19,7 @@ from typing import Any
 
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, ModelRequest, ModelResponse
-from blindmcq.config.schema import Condition, Labels, Prompt, Reasoning
+from blindmcq.config.schema import Condition, Labels, Prompt, Reasoning, StandInModel
 from blindmcq.config.schema import Protocol as ProtocolGroup
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError, InputError
@@ -59,13 +59,13 @@ class ProbeConfig:
         )  # fmt: skip
 
 
-def harness_model_cfg(harness: str) -> tuple[dict[str, Any], Abilities]:
+def harness_model_cfg(harness: str) -> tuple[StandInModel, Abilities]:
     """The stand-in model config a harness's calls are built for: lm-eval scores the label choices by
     log-likelihood after the answer cue (as blindmcq's local base model is scored); inspect_ai generates."""
     if harness == "lm-eval":
-        return {"name": "lm-eval", "score_labels": True}, Abilities(score_labels=True)
+        return StandInModel(name="lm-eval", score_labels=True), Abilities(score_labels=True)
     if harness == "inspect":
-        return {"name": "inspect"}, Abilities()
+        return StandInModel(name="inspect"), Abilities()
     raise ConfigError("harness", f"{harness!r} is not one of {HARNESSES}")
 
 

@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from blindmcq.backends.base import Abilities, Backend, ModelRequest
-from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
-from blindmcq.config.schema import AnswerPoolIntervention
+from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.schema import AnswerPoolIntervention, ModelSchema
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import Result, run_requests
 from blindmcq.errors import ConfigError
@@ -323,7 +323,7 @@ def chance_group(pool_size: int, n_questions: int) -> Fraction:
 # ------------------------------------------------------------------- running
 
 
-def _scoring(conf: PoolConfig, model_cfg: ModelConfig, abilities: Abilities | None = None) -> str:
+def _scoring(conf: PoolConfig, model_cfg: ModelSchema, abilities: Abilities | None = None) -> str:
     if conf.scoring != "auto":
         return conf.scoring
     abilities = abilities or abilities_for(model_cfg)
@@ -331,7 +331,7 @@ def _scoring(conf: PoolConfig, model_cfg: ModelConfig, abilities: Abilities | No
 
 
 def label_style(
-    conf: PoolConfig, model_cfg: ModelConfig, pool_size: int, abilities: Abilities | None = None
+    conf: PoolConfig, model_cfg: ModelSchema, pool_size: int, abilities: Abilities | None = None
 ) -> str:
     if conf.entry_labels != "auto":
         return conf.entry_labels
@@ -351,13 +351,12 @@ class PoolCall(NamedTuple):
 def pool_requests(
     groups: Sequence[PoolGroup],
     conf: PoolConfig,
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     abilities: Abilities | None = None,
     description: Any = None,
 ) -> list[tuple[PoolCall, ModelRequest]]:
     """The calls: per group and condition one generation, or per question one scored request;
     ``description``: the dataset's, naming the bank in the prompt."""
-    model_cfg = typed_model(model_cfg)
     name, none = model_cfg.name, TEXT[conf.language]["none"]
     abilities = abilities or abilities_for(model_cfg)
     heuristic = abilities.needs_option_texts
@@ -395,7 +394,7 @@ def run_answerpool(
     items: Sequence[Item],
     conf: PoolConfig,
     *,
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     cache: str | Path = ":memory:",
     backend: Backend | None = None,
     progress: bool = False,
@@ -404,7 +403,6 @@ def run_answerpool(
     """One row per (group, condition, question): truth, pick, correctness, chance; see ``score``.
     ``description``: the dataset's, naming the bank in the prompt (neutral words without one)."""
     groups = build_groups(items, conf)
-    model_cfg = typed_model(model_cfg)
     abilities = abilities_for(model_cfg, backend)
     calls = pool_requests(groups, conf, model_cfg, abilities, description)
     backend = backend or make_backend(model_cfg)

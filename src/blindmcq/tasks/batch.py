@@ -29,7 +29,7 @@ from typing import Any
 from blindmcq import paths
 from blindmcq.atomic import write_text
 from blindmcq.backends.base import ModelRequest, ModelResponse, request_key
-from blindmcq.config.schema import BedrockModel, Config, Labels, Probe
+from blindmcq.config.schema import BedrockModel, Config, Labels, Probe, typed
 from blindmcq.engine.batch import (
     DONE,
     BatchJob,
@@ -101,7 +101,7 @@ def settings_from(config: Config, flags: Mapping[str, Any]) -> BatchSettings:
     own = model.batch if isinstance(model, BedrockModel) else None
     merged = dict(own or {})
     merged.update({k: v for k, v in flags.items() if v is not None})
-    return BatchSettings.from_cfg(merged)
+    return typed(BatchSettings, merged, "batch")
 
 
 def _clients(settings: BatchSettings, backend: Any) -> tuple[Any, Any]:

@@ -34,7 +34,7 @@ import pandas as pd
 from blindmcq.answers.predictions import write_predictions
 from blindmcq.atomic import csv_text, write_bytes, write_text
 from blindmcq.backends.base import Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
+from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.files import Groups
 from blindmcq.config.schema import Condition, ModelSchema, NonsenseSettings
 from blindmcq.datasets.items import Item
@@ -91,10 +91,10 @@ class UntilBlankLine:
         return response
 
 
-def _base_model_md(model_cfg: ModelConfig, language: str) -> tuple[ModelSchema, Backend]:
+def _base_model_md(model_cfg: ModelSchema, language: str) -> tuple[ModelSchema, Backend]:
     """A local base model under MD: cued with the examples' answer heading, cut at a blank line."""
     heading = _MD_HEADING[language]
-    cfg = dataclasses.replace(typed_model(model_cfg), answer_prefix=f"\n{heading}")
+    cfg = dataclasses.replace(model_cfg, answer_prefix=f"\n{heading}")
     return cfg, UntilBlankLine(make_backend(cfg))
 
 
@@ -113,7 +113,7 @@ def _runs(
 
 
 def run_nonsense(
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     settings: NonsenseSettings | None = None,
     *,
     configs: Groups,

@@ -27,12 +27,13 @@ import pandas as pd
 from blindmcq.answers.predictions import to_frame, to_table
 from blindmcq.answers.records import PredictionRecord
 from blindmcq.backends.base import Abilities, Backend, ModelRequest, ModelResponse
-from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
+from blindmcq.backends.registry import abilities_for, make_backend
 from blindmcq.config.schema import (
     Condition,
     Config,
     Labels,
     LocalModel,
+    ModelSchema,
     Probe,
     Prompt,
     Reasoning,
@@ -263,15 +264,14 @@ def sample_items(
     return [usable[i] for i in sorted(chosen)]
 
 
-def scores_labels(model_cfg: ModelConfig, protocol: str, abilities: Abilities | None = None) -> bool:
+def scores_labels(cfg: ModelSchema, protocol: str, abilities: Abilities | None = None) -> bool:
     """Base models (backends declaring ``scores_by_default``) are scored by label log-probabilities
     unless ``score_labels`` says otherwise (null: the backend's default); MD always generates."""
-    cfg = typed_model(model_cfg)
     default = (abilities or abilities_for(cfg)).scores_by_default
     return bool(default if cfg.score_labels is None else cfg.score_labels) and protocol == "sl"
 
 
-def effective_max_tokens(model_cfg: ModelConfig, cap: int | None) -> int:
+def effective_max_tokens(cfg: ModelSchema, cap: int | None) -> int:
     """The output-token limit each request carries (docs/config.md, "max_tokens"), ``cap`` being the
     reasoning mode's (or a task's own) limit:
 
@@ -281,7 +281,6 @@ def effective_max_tokens(model_cfg: ModelConfig, cap: int | None) -> int:
     - with no reasoning cap, the model's ``max_tokens`` (default 16).
     Provider-side thinking budgets (``reasoning=thinking``) are added on top by the backend.
     """
-    cfg = typed_model(model_cfg)
     model_limit = cfg.max_tokens
     if cap is None:
         return int(model_limit or 16)
@@ -293,13 +292,13 @@ def effective_max_tokens(model_cfg: ModelConfig, cap: int | None) -> int:
 def make_jobs(
     presentations: Sequence[Presentation],
     *,
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     reasoning: Reasoning,
     abilities: Abilities | None = None,
 ) -> list[Job]:
     """One request per presentation. Heuristic backends also get the option texts they judge by.
     ``abilities``: the backend's (default: those its config's kind declares)."""
-    cfg = typed_model(model_cfg)
+    cfg = model_cfg
     name = cfg.name
     abilities = abilities or abilities_for(cfg)
     score = scores_labels(cfg, presentations[0].protocol, abilities) if presentations else False
@@ -371,7 +370,7 @@ def _with_fewshot(
 
 def build_jobs(
     items: Sequence[Item],
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     setup: PresentationSetup,
     *,
     fewshot_examples: Sequence[Item] | None = None,
@@ -408,7 +407,7 @@ def build_jobs(
 
 def run_probe(
     items: Sequence[Item],
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     setup: PresentationSetup,
     engine: EngineSettings,
     *,
@@ -422,7 +421,7 @@ def run_probe(
     ``protocol.fewshot`` other than ``none`` prepends a few-shot block (``blindmcq.protocols.fewshot``)
     drawn from ``fewshot_examples``, by default the NonsenseQA few-shot split of ``protocol.fewshot_seed``
     (0); the skew is recorded in the ``setting`` column."""
-    cfg = typed_model(model_cfg)
+    cfg = model_cfg
     spec, jobs = build_jobs(
         items,
         cfg,
@@ -461,7 +460,7 @@ def run_probe(
 
 def probe_panel(
     items: Sequence[Item],
-    models: Sequence[ModelConfig],
+    models: Sequence[ModelSchema],
     setup: PresentationSetup,
     engine: EngineSettings,
 ) -> pd.DataFrame:

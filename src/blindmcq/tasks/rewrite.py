@@ -46,8 +46,8 @@ import pandas as pd
 
 from blindmcq.atomic import write_csv, write_text
 from blindmcq.backends.base import Backend, ModelRequest
-from blindmcq.backends.registry import ModelConfig, abilities_for, make_backend, typed_model
-from blindmcq.config.schema import LocalModel, ModelSchema, RewriteIntervention
+from blindmcq.backends.registry import abilities_for, make_backend
+from blindmcq.config.schema import LocalModel, ModelSchema, RewriteIntervention, any_model_config
 from blindmcq.datasets.items import Item
 from blindmcq.engine.run import run_requests
 from blindmcq.errors import ConfigError, InputError
@@ -133,7 +133,7 @@ class RewriteConfig:
             raise ConfigError(f"{prefix}.model", "the model rewriter needs a model")
         if isinstance(model, str):
             raise ConfigError(f"{prefix}.model", f"expected a model config, got the name {model!r} unread")
-        return cls(**values, model=None if model is None else typed_model(model))
+        return cls(**values, model=None if model is None else any_model_config(model))
 
     def model_cfg(self) -> ModelSchema:
         """The rewriting model's config."""
@@ -459,13 +459,12 @@ FLUENCY_COLUMNS = ("item_id", "option", "version", "text", "per_token", "n_token
 FLUENCY_BATCH_SIZE = 1
 
 
-def fluency_model(model_cfg: ModelConfig) -> ModelSchema:
+def fluency_model(model_cfg: ModelSchema) -> ModelSchema:
     """The config that scores option texts for fluency: a local model's weights under cloze scoring (a
     letter-scoring config is scored as cloze, its norm unchanged); any other config as it is."""
-    cfg = typed_model(model_cfg)
-    if isinstance(cfg, LocalModel) and cfg.scoring != "cloze":
-        return dataclasses.replace(cfg, scoring="cloze")
-    return cfg
+    if isinstance(model_cfg, LocalModel) and model_cfg.scoring != "cloze":
+        return dataclasses.replace(model_cfg, scoring="cloze")
+    return model_cfg
 
 
 def fluency_requests(
@@ -499,7 +498,7 @@ def fluency_requests(
 def fluency_scores(
     original: Sequence[Item],
     rewritten: Sequence[Item],
-    model_cfg: ModelConfig,
+    model_cfg: ModelSchema,
     answer_cue: str,
     *,
     cache: str | Path,

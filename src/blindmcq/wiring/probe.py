@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from blindmcq import paths
-from blindmcq.backends.registry import ModelConfig, abilities_of, typed_model
+from blindmcq.backends.registry import abilities_of
 from blindmcq.config.schema import (
     AnswerPoolIntervention,
     Condition,
@@ -31,6 +31,7 @@ from blindmcq.config.schema import (
     Orders,
     Probe,
     RewriteIntervention,
+    any_model_config,
     as_config,
     validate_group,
 )
@@ -57,7 +58,7 @@ def _model(config: Config, key: str) -> ModelSchema:
     """The composed model config at ``key`` (``model`` or ``gate_model``), typed."""
     if key not in ("model", "gate_model"):
         raise ConfigError(key, "expected model or gate_model")
-    return typed_model(config.group(key))
+    return config.group(key)
 
 
 def probe_items(
@@ -67,7 +68,7 @@ def probe_items(
     label_schemes: Mapping[str, Labels],
     condition: Condition | None = None,
     model_key: str = "model",
-    model_cfg: ModelConfig | None = None,
+    model_cfg: ModelSchema | None = None,
 ) -> pd.DataFrame:
     """``run_probe`` on ``items`` with the composed config; ``condition`` overrides the condition group,
     ``model_cfg`` the model (default: the config at ``model_key``). ``label_schemes``: every label
@@ -148,7 +149,7 @@ def _listed(config: Config) -> list[str]:
 
 
 def _gate_name(config: Config) -> str | None:
-    return typed_model(config.gate_model).name if config.gate_model is not None else None
+    return config.gate_model.name if config.gate_model is not None else None
 
 
 def panel_members(params: Params) -> list[str]:
@@ -161,7 +162,7 @@ def panel_members(params: Params) -> list[str]:
 
 
 def panel_configs(
-    params: Params, models: Mapping[str, ModelConfig], *, absent: str | None = None
+    params: Params, models: Mapping[str, ModelSchema | Mapping[str, Any]], *, absent: str | None = None
 ) -> list[ModelSchema]:
     """The model configs of ``panel.models`` (none without a panel), in the order listed, typed.
 
@@ -173,7 +174,7 @@ def panel_configs(
     config = as_config(params)
     names = _listed(config)
     probed = _model(config, "model").name
-    gate_model = typed_model(config.gate_model) if config.gate_model is not None else None
+    gate_model = config.gate_model
     seen: set[str] = set()
     configs = []
     for name in names:
@@ -186,7 +187,7 @@ def panel_configs(
         if gate_model is not None and gate_model.name == name:
             cfg = gate_model
         elif name in models:
-            cfg = typed_model(models[name])
+            cfg = any_model_config(models[name])
         else:
             raise ConfigError("panel.models", f"no model config was read for {name!r}")
         if absent and abilities_of(cfg).reads_statutes:
@@ -199,9 +200,10 @@ def panel_configs(
 NORMS = {"char": "per character", "token": "per token", "raw": "raw"}
 
 
-def describe_model(cfg: ModelConfig) -> str:
-    """A few words for the report: the config's ``description``, else its scoring or strategy."""
-    cfg = typed_model(cfg)
+def describe_model(model: ModelSchema | Mapping[str, Any]) -> str:
+    """A few words for the report: the config's ``description``, else its scoring or strategy; a model
+    config read as a mapping (``config.files.load_model_file``) is typed here."""
+    cfg = any_model_config(model)
     if cfg.description:
         return str(cfg.description)
     if isinstance(cfg, LocalModel):
@@ -214,7 +216,7 @@ def describe_model(cfg: ModelConfig) -> str:
 
 
 def panel_manifest(
-    params: Params, models: Mapping[str, ModelConfig], *, absent: str | None = None
+    params: Params, models: Mapping[str, ModelSchema | Mapping[str, Any]], *, absent: str | None = None
 ) -> dict[str, Any]:
     """What ``results/predictions/models.json`` holds: each probed model's role, a description for the
     report, which panel members are the probed model's weights under another scoring, and which read the
