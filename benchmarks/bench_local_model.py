@@ -27,13 +27,14 @@ The ratio counts the decoder's linear layers only, so the rest of a pass is what
 line "one batched pass ... by time" splits one ``complete_many`` of an item's orders (torch.profiler's
 self time per op) into decoder linear layers, output projection (262k x 640, applied to the rows where a
 score is read: a few rows read all 671 MB of it, and MKL's small-row product is slow), attention,
-elementwise ops (RMS norms, GELU, rotary embedding, residuals), copies, other ops and the time outside
-any op (Python, tokenising, mask building, the profiler itself). Measured at load 4-7 (2 cores): decoder
-linear 62-69%, output projection 11-14%, elementwise 7-11%, attention 3-5%, outside ops 6-9%, copies
-and mask building under 1%; the decoder's products themselves run at the peer's rate (the model's
-``x @ W.T`` layout and the peer's ``x @ W`` within 5% per CPU-s at 62-748 rows). Without changing the
-floats (every score is committed on a 1e-4 grid) the output projection's and attention's products cannot
-be re-cut (other row counts or layouts give other bits), so about 0.75 is this path's ceiling.
+elementwise ops (RMS norms, GELU, rotary embedding, residuals), copies, other ops and the time outside any
+op (Python, tokenising, mask building, the profiler itself). Measured at load 4-7 (2 cores): decoder
+linear 62-69%, output projection 11-14%, elementwise 7-11%, attention 3-5%, outside ops 5-9% (mostly the
+profiler's own: wire requests and tokenising take 7 ms of a 1.7 CPU-s pass), copies under 1%; the
+decoder's products themselves run at the peer's rate (the model's ``x @ W.T`` layout and the peer's
+``x @ W`` within 5% per CPU-s at 62-748 rows). Without changing the floats (every score is committed on a 1e-4
+grid) the output projection's and attention's products cannot be re-cut (other row counts or layouts give
+other bits), so about 0.75 is this path's ceiling.
 
 Cloze (``--no-cloze`` skips it): the same items' 8 cloze requests per condition as the probe batches them
 (13 a ``complete_many``), the default padded batches against ``cloze_shared_context`` (each context's keys
