@@ -18,7 +18,23 @@ parameters / seconds (the output projection is left out: the backend computes lo
 reads them). The peer is plain fp32 matmuls over the model's own linear shapes on the row count the path
 feeds its layers (the median batch's rows x padded width, or the median prompt rest one at a time),
 timed in this process right after: a ratio near 1 means the path runs at the hardware's fp32 rate.
+"per CPU-s" is the same ratio over this process's CPU seconds (both sides): steadier when other jobs
+share the cores, where the wall-clock ratio swings with the load between the path's timing and the peer's.
 The batched scores are compared with the one-at-a-time ones on the grid (how many differ, by how much).
+Threads wait passively (``OMP_WAIT_POLICY=PASSIVE``, set here before torch loads, as ``make run`` sets it).
+
+The ratio counts the decoder's linear layers only, so the rest of a pass is what keeps it under 1: the
+line "one batched pass ... by time" splits one ``complete_many`` of an item's orders (torch.profiler's
+self time per op) into decoder linear layers, output projection (262k x 640, applied to the rows where a
+score is read: a few rows read all 671 MB of it, and MKL's small-row product is slow), attention,
+elementwise ops (RMS norms, GELU, rotary embedding, residuals), copies, other ops and the time outside any
+op (Python, tokenising, mask building, the profiler itself). Measured at load 4-7 (2 cores): decoder
+linear 62-69%, output projection 11-14%, elementwise 7-11%, attention 3-5%, outside ops 5-9% (mostly the
+profiler's own: wire requests and tokenising take 7 ms of a 1.7 CPU-s pass), copies under 1%; the
+decoder's products themselves run at the peer's rate (the model's ``x @ W.T`` layout and the peer's
+``x @ W`` within 5% per CPU-s at 62-748 rows). Without changing the floats (every score is committed on a 1e-4
+grid) the output projection's and attention's products cannot be re-cut (other row counts or layouts give
+other bits), so about 0.75 is this path's ceiling.
 
 Cloze (``--no-cloze`` skips it): the same items' 8 cloze requests per condition as the probe batches them
 (13 a ``complete_many``), the default padded batches against ``cloze_shared_context`` (each context's keys
@@ -44,8 +60,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+
+# as ``make run`` runs the model (the Makefile sets it): OpenMP reads it when torch loads, so setting it
+# after ``import torch`` (as the backend module does) would leave this benchmark's threads spinning
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 import yaml
@@ -132,15 +153,56 @@ def work(
 
 def timed(
     backend: LocalBackend, batches: Sequence[Sequence[ModelRequest]], batched: bool
-) -> tuple[float, list[ModelResponse]]:
-    """Seconds for every request of ``batches`` on one path, with an empty key/value memo."""
+) -> tuple[float, float, list[ModelResponse]]:
+    """(seconds, CPU seconds of this process, the responses) for every request of ``batches`` on one
+    path, with an empty key/value memo."""
     backend._kv_memo.clear()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if batched:
         responses = [r for batch in batches for r in backend.complete_many(batch)]
     else:
         responses = [backend.complete(r) for batch in batches for r in batch]
-    return time.perf_counter() - started, responses
+    return time.perf_counter() - started, time.process_time() - cpu, responses
+
+
+ATTENTION = ("scaled_dot_product", "softmax", "bmm", "baddbmm")
+ELEMENTWISE = (
+    "mul", "add", "sub", "div", "pow", "mean", "rsqrt", "gelu", "tanh", "neg", "sum", "where", "cat", "cos",
+    "sin", "exp", "log", "max", "fill", "masked", "bitwise", "le", "ge", "lt", "gt", "eq", "arange", "clamp",
+)  # fmt: skip
+
+
+def breakdown(backend: LocalBackend, batch: Sequence[ModelRequest]) -> str:
+    """Where one ``complete_many`` of ``batch`` (its prefix's keys and values already in the memo) spends
+    its time, from torch.profiler's per-op self time: the decoder's linear layers, the output projection
+    (the 262k-row head, applied where a score is read), attention, elementwise ops (norms, activation,
+    rotary, residuals), copies (the prefix's keys and values per row, layouts), other ops, and the rest
+    (Python, tokenising, mask building: outside any op)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    head = backend.model.get_output_embeddings().weight.shape[0]
+    backend.complete_many(batch)
+    started = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        backend.complete_many(batch)
+    total = time.perf_counter() - started
+    parts: dict[str, float] = defaultdict(float)
+    for event in prof.key_averages(group_by_input_shape=True):
+        op = event.key.removeprefix("aten::")
+        if op in ("mm", "addmm"):
+            part = "output projection" if event.input_shapes[1][-1] == head else "decoder linear"
+        elif any(a in op for a in ATTENTION):
+            part = "attention"
+        elif op.rstrip("_") in ELEMENTWISE or op.startswith(ELEMENTWISE):
+            part = "elementwise"
+        elif "copy" in op or op in ("clone", "repeat_interleave", "contiguous", "index", "index_select"):
+            part = "copies"
+        else:
+            part = "other ops"
+        parts[part] += event.self_cpu_time_total / 1e6
+    parts["outside ops"] = max(total - sum(parts.values()), 0.0)
+    ranked = sorted(parts.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{name} {seconds / total:.0%}" for name, seconds in ranked)
 
 
 def linear_shapes(model: torch.nn.Module) -> list[tuple[int, int]]:
@@ -153,21 +215,22 @@ def linear_shapes(model: torch.nn.Module) -> list[tuple[int, int]]:
     ]
 
 
-def matmul_gflops(shapes: list[tuple[int, int]], tokens: int, seconds: float = 3.0) -> float:
-    """GFLOP/s of plain fp32 ``x @ W`` over ``shapes`` on a ``tokens``-row input, for ``seconds``."""
+def matmul_gflops(shapes: list[tuple[int, int]], tokens: int, seconds: float = 3.0) -> tuple[float, float]:
+    """(GFLOP/s, GFLOP per CPU second of this process) of plain fp32 ``x @ W`` over ``shapes`` on a
+    ``tokens``-row input, for ``seconds``."""
     weights = [torch.randn(i, o) for i, o in shapes]
     inputs = {i: torch.randn(tokens, i) for i, _ in shapes}
     flops = sum(2 * tokens * i * o for i, o in shapes)
     with torch.inference_mode():
         for w in weights:  # warm-up
             inputs[w.shape[0]] @ w
-        passes, started = 0, time.perf_counter()
+        passes, started, cpu = 0, time.perf_counter(), time.process_time()
         while time.perf_counter() - started < seconds:
             for w in weights:
                 inputs[w.shape[0]] @ w
             passes += 1
-        elapsed = time.perf_counter() - started
-    return flops * passes / elapsed / 1e9
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return flops * passes / elapsed / 1e9, flops * passes / cpu / 1e9
 
 
 def grid_agreement(a: Sequence[ModelResponse], b: Sequence[ModelResponse]) -> tuple[int, int, float, int]:
@@ -290,11 +353,11 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
             head = backend.model.get_output_embeddings().weight.shape
             CLOZE_MEMO.clear()
             backend._kv_memo.clear()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             out = [r for batch in batches for r in backend.complete_many(batch)]
-            runs[flag] = (time.perf_counter() - started, out, backend)
+            runs[flag] = (time.perf_counter() - started, time.process_time() - cpu, out, backend)
         size = cfg.get("cloze_batch_size", 8)
-        for flag, (seconds, _, backend) in runs.items():
+        for flag, (seconds, cpu, _, backend) in runs.items():
             body = heads = 0
             rows = []
             for batch in batches:  # the distinct pairs of a batch, in chunks of ``size`` per context
@@ -318,16 +381,18 @@ def cloze_section(cfg: dict, items: list[dict], shapes: list[tuple[int, int]]) -
                         chunk = [len(c) + len(d) for c, d in ids[k : k + size]]
                         body += sum(chunk)
                         rows.append(len(chunk) * max(chunk))
-            gflops = (body * 2 * params + heads * 2 * head[0] * head[1]) / seconds / 1e9
+            flop = body * 2 * params + heads * 2 * head[0] * head[1]
+            gflops = flop / seconds / 1e9
             shape = int(statistics.median(rows))
-            peer = matmul_gflops(shapes, shape)
+            peer, peer_cpu = matmul_gflops(shapes, shape)
             name = "shared context" if flag else "padded batches"
             print(
                 f"cloze {condition:5s} {name:14s}: {len(requests) / seconds:6.2f} calls/s, {body} tokens "
                 f"computed, {heads} projected; {gflops:5.1f} GFLOP/s; fp32 matmul of the same shapes at "
-                f"{shape} rows {peer:5.1f} GFLOP/s ({gflops / peer:.2f}x)"
+                f"{shape} rows {peer:5.1f} GFLOP/s ({gflops / peer:.2f}x); per CPU-s {flop / cpu / 1e9:5.1f} "
+                f"against {peer_cpu:5.1f} ({flop / cpu / 1e9 / peer_cpu:.2f}x)"
             )
-        n, moved, biggest, picks = grid_agreement(runs[False][1], runs[True][1])
+        n, moved, biggest, picks = grid_agreement(runs[False][2], runs[True][2])
         print(
             f"  cloze {condition} shared context vs padded batches: {moved} of {n} scores on another grid "
             f"point (largest difference {biggest:.4f}), {picks} picks differ; speed-up "
@@ -393,30 +458,34 @@ def main() -> None:
             backend._letter_inputs(request, backend.wire_request(request))
         tokenise = (time.perf_counter() - started) / len(requests)
         backend.complete_many(batches[0])  # warm-up
-        one_s, one = timed(backend, batches, batched=False)
-        many_s, many = timed(backend, batches, batched=True)
+        one_s, one_cpu, one = timed(backend, batches, batched=False)
+        many_s, many_cpu, many = timed(backend, batches, batched=True)
         n, moved, biggest, picks = grid_agreement(one, many)
         prompt_tokens = statistics.mean(r.input_tokens or 0 for r in one)
         print(
             f"{condition:5s}: {len(requests)} calls, {prompt_tokens:.0f} prompt tokens each; "
             f"prompt building + tokenising {tokenise * 1000:.1f} ms a call"
         )
-        for name, seconds, batched in (("one at a time", one_s, False), ("batched", many_s, True)):
+        for name, seconds, cpu, batched in (
+            ("one at a time", one_s, one_cpu, False), ("batched", many_s, many_cpu, True)
+        ):  # fmt: skip
             tokens, rows = work(backend, batches, batched)
-            gflops = tokens * 2 * params / seconds / 1e9
+            gflops, per_cpu = tokens * 2 * params / seconds / 1e9, tokens * 2 * params / cpu / 1e9
             shape = int(statistics.median(rows))
-            peer = matmul_gflops(shapes, shape)
+            peer, peer_cpu = matmul_gflops(shapes, shape)
             print(
-                f"  {name:13s}: {len(requests) / seconds:6.2f} calls/s, {tokens} tokens computed, "
-                f"{gflops:5.1f} GFLOP/s; fp32 matmul of the same shapes at {shape} rows {peer:5.1f} GFLOP/s "
-                f"({gflops / peer:.2f}x)"
+                f"  {name:13s}: {len(requests) / seconds:6.2f} calls/s ({cpu / len(requests):.3f} CPU-s a "
+                f"call), {tokens} tokens computed, {gflops:5.1f} GFLOP/s; fp32 matmul of the same shapes at "
+                f"{shape} rows {peer:5.1f} GFLOP/s ({gflops / peer:.2f}x); per CPU-s {per_cpu:5.1f} against "
+                f"{peer_cpu:5.1f} ({per_cpu / peer_cpu:.2f}x)"
             )
             if batched and condition == "blind":
-                headline = (gflops, peer, shape)
+                headline = (gflops, peer, shape, per_cpu / peer_cpu)
         print(
             f"  batched vs one at a time: {moved} of {n} scores on another grid point "
             f"(largest difference {biggest:.4f}), {picks} picks differ; speed-up {one_s / many_s:.2f}x"
         )
+        print(f"  one batched pass (one item's orders), by time: {breakdown(backend, batches[0])}")
 
     gen = [
         ModelRequest(model=cfg["name"], system=SYSTEM, user=it["question"], max_tokens=args.generate_tokens)
@@ -436,13 +505,13 @@ def main() -> None:
         llama_section(args, backend, items)
 
     assert headline is not None
-    gflops, peer, shape = headline
+    gflops, peer, shape, cpu_ratio = headline
     result(
         "local-model",
         f"blind scoring batched {gflops:.1f} GFLOP/s",
         f"fp32 matmul, same shapes ({shape} rows): {peer:.1f} GFLOP/s",
         gflops / peer,
-        f"load average {os.getloadavg()[0]:.1f}",
+        f"per CPU-s {cpu_ratio:.2f}x; load average {os.getloadavg()[0]:.1f}",
     )
 
 

@@ -267,6 +267,31 @@ def test_prefix_reuse_equals_one_pass_past_the_sliding_window(split: int) -> Non
     assert reused == fresh  # bit-identical: the memo never changes a number
 
 
+def test_prefix_keys_and_values_are_the_whole_models_without_its_output_projection() -> None:
+    """The prefix pass runs the decoder alone: its keys and values are bit for bit those of the whole
+    model's forward over the same tokens (past the sliding window, 8 here), and the output projection,
+    whose logits nothing reads there, is not applied."""
+    import torch
+
+    backend = tiny_backend()
+    prefix = [2, *range(10, 30)]
+    projected: list[int] = []
+    hook = backend.model.get_output_embeddings().register_forward_hook(lambda *_: projected.append(1))
+    try:
+        with torch.inference_mode():
+            mine = backend._prefix_cache(prefix)
+            assert projected == []
+            out = backend.model(torch.tensor([prefix]), use_cache=True, logits_to_keep=1)
+            assert projected == [1]  # the hook sees the projection when it runs
+    finally:
+        hook.remove()
+    whole = out.cache if hasattr(out, "cache") else out.past_key_values
+    assert len(mine.layers) == len(whole.layers) == 2
+    assert mine.layers[1].keys.shape[-2] == len(prefix)  # the full-attention layer keeps every token
+    for a, b in zip(mine.layers, whole.layers, strict=True):
+        assert torch.equal(a.keys, b.keys) and torch.equal(a.values, b.values)
+
+
 def test_the_shared_prefix_is_in_the_wire_request_only_where_it_changes_the_computation() -> None:
     backend = local(CFG)
     plain = request(system=None)
@@ -360,7 +385,10 @@ def test_batched_shared_pass_equals_one_row_at_a_time(split: int) -> None:
     prefix = head if split else []
     with torch.inference_mode():
         alone = [backend._shared_pass_scores(ctx, conts, prefix=prefix) for ctx, conts in rows]
+        backend._kv_memo.clear()
         batched = backend._batched_shared_pass(rows, prefix)
+        again = backend._batched_shared_pass(rows, prefix)  # the prefix's keys and values from the memo
+    assert again == batched  # bit-identical: neither the memo nor a previous batch changes a number
     assert len(batched) == len(rows)
     for one, many in zip(alone, batched, strict=True):
         assert many == pytest.approx(one, abs=1e-5)

@@ -531,7 +531,9 @@ class LocalBackend:
         key = tuple(prefix)
         cached = self._kv_memo.pop(key, None)
         if cached is None:
-            out = self.model(torch.tensor([list(prefix)]), use_cache=True, logits_to_keep=1)
+            # the decoder alone: its keys and values are the full model's, and no logits are read here
+            # (one row of the 262k-wide output projection reads all of its 671 MB of weights)
+            out = self.model.base_model(torch.tensor([list(prefix)]), use_cache=True)
             # transformers 5 names it ``cache``, 4 ``past_key_values`` (pyproject allows both)
             cached = out.cache if hasattr(out, "cache") else out.past_key_values
         self._kv_memo[key] = cached  # most recent last
