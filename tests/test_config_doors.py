@@ -164,8 +164,6 @@ OPEN_DOORS: list[tuple[str, set[str], str]] = [
         },
         "as written",
     ),
-    # the corpus's review tools (tests/corpus) read the corrections file from the group as written
-    ("datasets/registry.py", {"corrections_path(dataset)"}, "as written"),
 ]
 
 

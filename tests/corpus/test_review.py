@@ -168,11 +168,12 @@ def test_review_page_in_chromium(small_bank: Rendered, misread: str, tmp_path: P
 def test_corpus_stage_applies_the_corrections_file(
     small_bank: Rendered, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from blindmcq.config.schema import PdfDataset
     from blindmcq.datasets.registry import build_corpus, corrections_path
 
     monkeypatch.chdir(repo_root)
-    assert corrections_path({}) == Path("defaults/corrections.yaml")
-    assert corrections_path({"corrections": None}) is None
+    assert corrections_path(PdfDataset()) == Path("defaults/corrections.yaml")
+    assert corrections_path(PdfDataset(corrections=None)) is None
     fixes = tmp_path / "corrections.yaml"
     fixes.write_text("vkks-small-2:\n  fingerprint: 0123456789abcdef\n  key: 1\n", encoding="utf-8")
     dataset = {"loader": "pdf", "paths": [str(small_bank.path)], "source": "vkks", "corrections": str(fixes)}

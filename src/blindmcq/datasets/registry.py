@@ -180,11 +180,8 @@ def pdf_paths(dataset: PdfDataset, root: str | Path | None = None) -> list[Path]
     return found
 
 
-def corrections_path(dataset: PdfDataset | Mapping[str, Any], root: str | Path | None = None) -> Path | None:
-    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present.
-    A mapping is read as a PDF bank's settings (the corpus's review tools hold the group as written)."""
-    if isinstance(dataset, Mapping):
-        dataset = validate_group("dataset", {**dataset, "loader": "pdf"})
+def corrections_path(dataset: PdfDataset, root: str | Path | None = None) -> Path | None:
+    """``dataset.corrections`` (null: none); by default the committed reviewed corrections, when present."""
     named = dataset.corrections
     if not named:
         return None
