@@ -2,22 +2,23 @@
 
     python benchmarks/bench_make_run.py [--skip] [--keep]
 
-Clones this checkout's committed HEAD into a scratch folder and runs ``dvc repro`` of the default pipeline
-there, as ``make run`` does (``OMP_WAIT_POLICY=PASSIVE``), from an empty response cache; the converted
-model weights are the user's (``~/.cache/blindmcq/models`` or ``$BLINDMCQ_CACHE/models``), so the GGUF
-conversion is paid beforehand, as on any second run. Wall seconds alone say little on a shared or other
-machine, so the run is divided by the wall seconds of a fixed fp32 matmul workload of the default model's
-linear shapes (``reference_seconds``), timed just before it, once a minute while it runs (one timing
-each, ~1 s of the run's minute) and just after it; the run is divided by the median of those timings, so
-the reference is measured in the same minutes as the run: a machine twice as fast does both in half the
-time. The limit, 5 minutes on the 2-core Intel Xeon where the target was set, is
-``LIMIT_UNITS`` of the same reference (300 s / ``REFERENCE_AT_TARGET`` s, that machine's reference,
-measured at a load of 1.6). The scratch clone must end with ``git status`` clean: the run reproduced
-the committed ``dvc.lock`` outputs. It takes minutes, so ``make bench`` runs it only under
-``BENCH_ARGS=--full`` (``--skip`` prints the skipped line). The stages run without
-``PYTHONDONTWRITEBYTECODE``, as the Makefile's recipes do (with it, every stage would compile every module
-it imports again). The ratio holds best on a quiet machine: a load that comes and goes hits a one-second
-reference otherwise than a run of minutes (the spread of the reference timings printed says how much).
+Clones this checkout's committed HEAD into a scratch folder and runs ``dvc repro`` of the default
+pipeline there, as ``make run`` does (``OMP_WAIT_POLICY=PASSIVE``), from an empty response cache; the
+converted model weights are the user's (``~/.cache/blindmcq/models`` or ``$BLINDMCQ_CACHE/models``), so
+the GGUF conversion is paid beforehand, as on any second run. Wall seconds alone say little on a shared
+or other machine, so the run is divided by the wall seconds of a fixed fp32 matmul workload of the
+default model's linear shapes (``reference_seconds``, best of 3), timed just before and just after it,
+with nothing of the run beside it: the unit is the mean of the two, and a machine twice as fast does
+both in half the time. The reference is also timed once a minute while the run goes, but only printed:
+the run holds both cores then, so those timings measure the run's own contention (about twice the quiet
+ones on 2 cores), not the machine, and dividing by them would flatter the run. The limit, 5 minutes on
+the 2-core Intel Xeon where the target was set, is ``LIMIT_UNITS`` of the same reference (300 s /
+``REFERENCE_AT_TARGET`` s, that machine's reference, measured at a load of 1.6). The scratch clone must
+end with ``git status`` clean: the run reproduced the committed ``dvc.lock`` outputs. It takes minutes,
+so ``make bench`` runs it only under ``BENCH_ARGS=--full`` (``--skip`` prints the skipped line). The
+stages run without ``PYTHONDONTWRITEBYTECODE``, as the Makefile's recipes do (with it, every stage would
+compile every module it imports again). The ratio holds only on a quiet machine: other jobs that come and
+go during the run are not in the unit (the timings printed during it say whether the load changed).
 """
 
 from __future__ import annotations
@@ -133,14 +134,13 @@ def main() -> int:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     ref_after = reference_seconds()
-    timings = [ref_before, *during, ref_after]
-    ref = statistics.median(timings)
+    ref = statistics.mean([ref_before, ref_after])  # the machine with nothing of the run beside it
     units = wall / ref
     load = os.getloadavg()[0]
     print(
         f"cold dvc repro: {wall:.0f} s wall, {cpu:.0f} CPU-s, exit {code}; reference {ref_before:.2f} s "
-        f"before, {ref_after:.2f} s after, {len(during)} during it "
-        f"({', '.join(f'{t:.2f}' for t in during) or 'none'}), median {ref:.2f} s; {units:.0f} ref units "
+        f"before, {ref_after:.2f} s after (mean {ref:.2f} s, the unit); {len(during)} during it, beside the "
+        f"run ({', '.join(f'{t:.2f}' for t in during) or 'none'}; not used); {units:.0f} ref units "
         f"against {LIMIT_UNITS:.0f}; load {load:.1f}"
         + (f"; scratch clone {workdir / 'p'}" if args.keep else "")
     )
@@ -155,8 +155,7 @@ def main() -> int:
         f"cold dvc repro {wall:.0f} s = {units:.0f} ref units ({cpu:.0f} CPU-s)",
         limit,
         LIMIT_UNITS / units,
-        f"{note}; ref median {ref:.2f} s of {len(timings)} ({min(timings):.2f}-{max(timings):.2f}); "
-        f"load {load:.1f}",
+        f"{note}; ref {ref_before:.2f} s before, {ref_after:.2f} s after; load {load:.1f}",
     )
     return 0 if not status else 1
 
