@@ -30,7 +30,8 @@ from blindmcq.engine.batch import (
 )
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.errors import ConfigError
-from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
+from blindmcq.labels import label_symbols_by_scheme
+from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import build_presentations
 from blindmcq.tasks.probe import EngineSettings, PresentationSetup, make_jobs, run_calls
 

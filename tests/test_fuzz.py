@@ -26,8 +26,9 @@ from blindmcq.config.files import load_group, load_label_schemes, read_group
 from blindmcq.config.schema import Config, model_config, validate, validate_group
 from blindmcq.datasets.items import Item, read_items
 from blindmcq.errors import BlindMCQError, ConfigError, InputError
+from blindmcq.labels import label_symbols_by_scheme
 from blindmcq.protocols.components import protocol_spec
-from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme, parse_answer
+from blindmcq.tasks.parsing import interpret, parse_answer
 from blindmcq.tasks.presentations import build_presentations, present
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,8 +12,9 @@ from blindmcq.config.files import load_group, load_label_schemes
 from blindmcq.config.schema import Labels
 from blindmcq.datasets.items import Item
 from blindmcq.errors import ConfigError
+from blindmcq.labels import label_symbols_by_scheme
 from blindmcq.tasks import parsing
-from blindmcq.tasks.parsing import Parsed, label_symbols_by_scheme, parse_answer
+from blindmcq.tasks.parsing import Parsed, parse_answer
 from blindmcq.tasks.presentations import Presentation, present
 
 CORPUS = Path(__file__).parent / "fixtures" / "responses" / "parse_corpus.jsonl"

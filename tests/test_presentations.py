@@ -305,7 +305,8 @@ def test_a_scheme_that_does_not_extend_stops_naming_itself() -> None:
 
 def test_a_32_option_item_renders_and_its_answers_parse() -> None:
     from blindmcq.config.files import load_label_schemes
-    from blindmcq.tasks.parsing import label_symbols_by_scheme, parse_answer
+    from blindmcq.labels import label_symbols_by_scheme
+    from blindmcq.tasks.parsing import parse_answer
 
     item = make_item(32, key=31)
     shown = build_presentations([item], conditions=["full"], blind_orders="all", full_orders=["rot0"],

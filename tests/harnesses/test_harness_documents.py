@@ -17,7 +17,7 @@ from blindmcq.cli import importing
 from blindmcq.config.schema import HeuristicModel, Protocol, Reasoning
 from blindmcq.errors import ConfigError, InputError
 from blindmcq.harnesses.documents import build_documents, presentation_of, record_of
-from blindmcq.tasks.parsing import label_symbols_by_scheme
+from blindmcq.labels import label_symbols_by_scheme
 from blindmcq.tasks.probe import build_jobs
 
 

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         from blindmcq.config.files import load_label_schemes
-        from blindmcq.tasks.parsing import label_symbols_by_scheme
+        from blindmcq.labels import label_symbols_by_scheme
 
         symbols = label_symbols_by_scheme(load_label_schemes())  # configuration enters here, once
         if args.out.suffix not in (".parquet", ".jsonl"):

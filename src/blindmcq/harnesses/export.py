@@ -25,7 +25,7 @@ from blindmcq.config.schema import validate_group
 from blindmcq.datasets.items import Item, read_items, write_items
 from blindmcq.errors import InputError
 from blindmcq.harnesses.documents import ProbeConfig, build_documents, options_hash
-from blindmcq.tasks.parsing import label_symbols_by_scheme
+from blindmcq.labels import label_symbols_by_scheme
 from blindmcq.tasks.probe import sample_items
 
 GROUPS = ("prompt", "labels", "reasoning", "condition", "protocol")

@@ -26,7 +26,6 @@ from functools import lru_cache
 
 from blindmcq.backends.base import ModelResponse
 from blindmcq.errors import ConfigError
-from blindmcq.labels import label_symbols_by_scheme  # noqa: F401 (re-exported: the symbols argument)
 from blindmcq.tasks.presentations import Presentation
 from blindmcq.vocabulary import FAILED_STATUSES, ParseStatus
 
@@ -145,7 +144,7 @@ def _decide(label: str, symbols: Sequence[str], n: int) -> Parsed:
 def parse_answer(text: str, scheme: str, n: int, *, symbols: Mapping[str, Sequence[str]]) -> Parsed:
     """Parse a free-text answer to an item of ``n`` options labelled with ``scheme``.
 
-    ``symbols`` maps every scheme name to its symbols (``label_symbols_by_scheme``); the other schemes
+    ``symbols`` maps every scheme name to its symbols (``labels.label_symbols_by_scheme``); the other schemes
     are what ``other_scheme`` is detected against.
     """
     if scheme not in symbols:
@@ -196,7 +195,7 @@ def interpret(
     Scored calls (``choice_logprobs``) take the argmax; an exact tie is ``tie`` (no slot), so that a
     degenerate distribution never adds a first-slot bias; NaN scores are ``error``.
     Otherwise the text is parsed against the presentation's label scheme; ``symbols`` are every scheme's
-    symbols (``label_symbols_by_scheme``), what an answer in another scheme is told by.
+    symbols (``labels.label_symbols_by_scheme``), what an answer in another scheme is told by.
     """
     if response.status in FAILED_STATUSES:
         return Parsed(None, response.status, None)

@@ -43,8 +43,9 @@ from blindmcq.datasets.items import Item
 from blindmcq.engine.cache import ResponseCache
 from blindmcq.engine.run import LEASE_TTL_S, POLL_S, Result, run_requests
 from blindmcq.errors import ConfigError
+from blindmcq.labels import label_symbols_by_scheme
 from blindmcq.protocols.components import ProtocolSpec, protocol_spec
-from blindmcq.tasks.parsing import interpret, label_symbols_by_scheme
+from blindmcq.tasks.parsing import interpret
 from blindmcq.tasks.presentations import Presentation, build_presentations, for_bank, to_request
 from blindmcq.vocabulary import PUBLISHED_ORDER, ParseStatus
 
