@@ -19,11 +19,19 @@ so ``make bench`` runs it only under ``BENCH_ARGS=--full`` (``--skip`` prints th
 stages run without ``PYTHONDONTWRITEBYTECODE``, as the Makefile's recipes do (with it, every stage would
 compile every module it imports again). The ratio holds only on a quiet machine: other jobs that come and
 go during the run are not in the unit (the timings printed during it say whether the load changed).
+
+``--count-flops`` also counts the arithmetic of the run's model passes (``_flop_count/sitecustomize.py`` on
+the stages' ``PYTHONPATH``: every torch linear layer and attention call, per stage) and prints its floor:
+those FLOPs in reference units, i.e. the run's length if every one of them went at the reference's own
+rate with nothing else to do. The output projection (262k rows, all of its 671 MB read per pass) runs
+well below that rate at the few rows a pass reads, so the floor is a bound, not an estimate. The wall
+figure of a counted run includes the hook's own (small) cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -46,6 +54,9 @@ LIMIT_UNITS = LIMIT_S / REFERENCE_AT_TARGET
 # Gemma 3 270M: hidden 640, MLP 2048; 256 rows is a letter batch of an item (13 orders x ~20 tokens)
 SHAPES = ((640, 2048), (2048, 640), (640, 1024), (1024, 640))
 ROWS, REPEATS = 256, 60
+# the reference's arithmetic: one reference unit is this many FLOPs at the reference's rate
+REFERENCE_FLOPS = 2.0 * ROWS * sum(k * n for k, n in SHAPES) * REPEATS
+FLOP_HOOK = Path(__file__).resolve().parent / "_flop_count"
 
 
 def reference_seconds(repeats: int = 3) -> float:
@@ -68,10 +79,14 @@ def reference_seconds(repeats: int = 3) -> float:
     return best
 
 
-def run_env(clone: Path) -> dict[str, str]:
+def run_env(clone: Path, flop_log: Path | None = None) -> dict[str, str]:
     """The environment ``make run`` gives ``dvc repro``: passive OpenMP waits, this Python's bin first on
-    PATH, and no ``PYTHONDONTWRITEBYTECODE`` (the Makefile unexports it)."""
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(clone / "src"))
+    PATH, and no ``PYTHONDONTWRITEBYTECODE`` (the Makefile unexports it). ``flop_log``: the FLOP-counting
+    hook on the path, writing there."""
+    path = str(clone / "src") if flop_log is None else os.pathsep.join((str(FLOP_HOOK), str(clone / "src")))
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=path)
+    if flop_log is not None:
+        env["BLINDMCQ_FLOP_LOG"] = str(flop_log)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -93,15 +108,18 @@ def run_sampling(
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err), during
 
 
-def cold_run(workdir: Path, every_s: float = 60.0) -> tuple[float, float, list[str], int, str, list[float]]:
+def cold_run(
+    workdir: Path, every_s: float = 60.0, flop_log: Path | None = None
+) -> tuple[float, float, list[str], int, str, list[float]]:
     """(wall s, CPU s of the children, ``git status --short`` lines, exit code, output tail, reference
-    timings taken during it) of a cold ``dvc repro`` in a clone of ROOT under ``workdir``."""
+    timings taken during it) of a cold ``dvc repro`` in a clone of ROOT under ``workdir``; with
+    ``flop_log``, its stages' FLOPs counted there."""
     clone = workdir / "p"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc, during = run_sampling(
-        ["dvc", "repro"], clone, run_env(clone), every_s, lambda: reference_seconds(repeats=1)
+        ["dvc", "repro"], clone, run_env(clone, flop_log), every_s, lambda: reference_seconds(repeats=1)
     )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -112,12 +130,33 @@ def cold_run(workdir: Path, every_s: float = 60.0) -> tuple[float, float, list[s
     return wall, cpu, status, proc.returncode, (proc.stdout + proc.stderr)[-2000:], during
 
 
+def flop_floor(log: Path) -> tuple[float, str]:
+    """(the counted FLOPs in reference units, one line per stage and kind) from the hook's ``log``."""
+    totals: dict[str, dict[str, float]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        row = json.loads(line)
+        stage = Path(row["argv"][0]).stem
+        for kind in ("linear", "head", "attention"):
+            totals.setdefault(stage, {}).setdefault(kind, 0.0)
+            totals[stage][kind] += row[kind]
+    flops = sum(sum(kinds.values()) for kinds in totals.values())
+
+    def kind(name: str, value: float) -> str:
+        return f"{name} {value / 1e12:.2f} TFLOP ({value / REFERENCE_FLOPS:.0f} units)"
+
+    lines = [f"  {stage}: " + ", ".join(kind(*pair) for pair in by.items()) for stage, by in totals.items()]
+    return flops / REFERENCE_FLOPS, "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--skip", action="store_true", help="print the skipped line (make bench's default)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch clone (its path is printed)")
+    parser.add_argument(
+        "--count-flops", action="store_true", help="count the model passes' FLOPs and print their floor"
+    )
     args = parser.parse_args()
     limit = (
         f"limit {LIMIT_S / 60:.0f} min = {LIMIT_UNITS:.0f} ref units "
@@ -128,8 +167,10 @@ def main() -> int:
         return 0
     ref_before = reference_seconds()
     workdir = Path(tempfile.mkdtemp(prefix="bench-make-run-"))
+    flop_log = workdir / "flops.jsonl" if args.count_flops else None
     try:
-        wall, cpu, status, code, tail, during = cold_run(workdir)
+        wall, cpu, status, code, tail, during = cold_run(workdir, flop_log=flop_log)
+        floor = flop_floor(flop_log) if flop_log else None
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -144,6 +185,11 @@ def main() -> int:
         f"against {LIMIT_UNITS:.0f}; load {load:.1f}"
         + (f"; scratch clone {workdir / 'p'}" if args.keep else "")
     )
+    if floor is not None:
+        print(
+            f"model arithmetic: {floor[0]:.0f} ref units if every FLOP went at the reference's rate "
+            f"({floor[0] / LIMIT_UNITS:.2f}x the limit of {LIMIT_UNITS:.0f}), by stage:\n{floor[1]}"
+        )
     if code:
         print(tail, file=sys.stderr)
         return 1
@@ -155,7 +201,8 @@ def main() -> int:
         f"cold dvc repro {wall:.0f} s = {units:.0f} ref units ({cpu:.0f} CPU-s)",
         limit,
         LIMIT_UNITS / units,
-        f"{note}; ref {ref_before:.2f} s before, {ref_after:.2f} s after; load {load:.1f}",
+        f"{note}; ref {ref_before:.2f} s before, {ref_after:.2f} s after; load {load:.1f}"
+        + (f"; model arithmetic alone {floor[0]:.0f} units" if floor is not None else ""),
     )
     return 0 if not status else 1
 

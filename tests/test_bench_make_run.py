@@ -4,6 +4,7 @@ environment ``make run`` gives them, and the reference is timed while the run go
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -39,3 +40,35 @@ def test_the_reference_is_sampled_while_the_command_runs(bench: ModuleType, tmp_
     proc, during = bench.run_sampling([sys.executable, "-c", script], tmp_path, {}, 0.05, sample)
     assert proc.returncode == 3 and proc.stdout.strip() == "done"  # its output and status kept
     assert during and during == [0.5 + k for k in range(1, len(calls) + 1)]  # each timing, in order
+
+
+def test_the_flop_hook_counts_a_stages_linear_layers_and_leaves_their_arithmetic_alone(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    """``--count-flops``: a process started with ``run_env(..., flop_log)`` counts 2 x rows x in x out per
+    linear layer (a vocabulary-wide one as the output projection) and attention, still gets torch's own
+    results, and ``flop_floor`` turns the log into reference units by stage."""
+    log = tmp_path / "flops.jsonl"
+    env = bench.run_env(tmp_path, log)
+    assert env["PYTHONPATH"].split(":")[0] == str(bench.FLOP_HOOK)
+    stage = tmp_path / "probe.py"
+    stage.write_text(
+        "import torch\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        "x, w = torch.randn(3, 5, generator=g), torch.randn(7, 5, generator=g)\n"
+        "layer = torch.nn.Linear(5, 7, bias=False)\n"
+        "layer.weight.data = w\n"
+        "assert torch.equal(layer(x), torch._C._nn.linear(x, w))\n"
+        "head = torch.zeros(200_000, 4)\n"
+        "torch.nn.functional.linear(torch.ones(2, 4), head)\n"
+        "q = torch.randn(1, 2, 6, 8, generator=g)\n"
+        "torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)\n",
+        encoding="utf-8",
+    )
+    env.pop("PATH")  # this Python, by its path
+    subprocess.run([sys.executable, str(stage)], env=env, check=True, cwd=tmp_path)
+    units, lines = bench.flop_floor(log)
+    linear, head, attention = 2 * 3 * 5 * 7, 2 * 2 * 200_000 * 4, 4 * 1 * 2 * 6 * 6 * 8
+    assert units == pytest.approx((linear + head + attention) / bench.REFERENCE_FLOPS)
+    assert lines.startswith("  probe: linear 0.00 TFLOP")
+    assert bench.flop_floor(tmp_path / "none.jsonl") == (0.0, "")  # a run without a model counts nothing

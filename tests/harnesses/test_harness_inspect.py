@@ -16,6 +16,10 @@ from blindmcq.answers.predictions import read_predictions
 from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
 
+# the full suite: each test runs inspect_ai's eval end to end (tens of seconds); the fast suite keeps the
+# documents' checks (test_harness_documents.py)
+pytestmark = pytest.mark.full
+
 
 def run_inspect(task_dir: Path, log_dir: Path, answer: str) -> Path:
     """inspect_ai's eval of the exported task file with mockllm always answering ``answer``; the log."""

@@ -16,6 +16,10 @@ from blindmcq.answers.predictions import read_predictions
 from blindmcq.cli import export as export_cli
 from blindmcq.cli import importing
 
+# the full suite: each test runs lm-eval's command line end to end (tens of seconds); the fast suite keeps the
+# documents' checks (test_harness_documents.py)
+pytestmark = pytest.mark.full
+
 SLOT_MODEL = "blindmcq-test-slot"
 
 
