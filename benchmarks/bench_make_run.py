@@ -9,16 +9,17 @@ the GGUF conversion is paid beforehand, as on any second run. Wall seconds alone
 or other machine, so the run is divided by the wall seconds of a fixed fp32 matmul workload of the
 default model's linear shapes (``reference_seconds``, best of 3), timed just before and just after it,
 with nothing of the run beside it: the unit is the mean of the two, and a machine twice as fast does
-both in half the time. The reference is also timed once a minute while the run goes, but only printed:
-the run holds both cores then, so those timings measure the run's own contention (about twice the quiet
-ones on 2 cores), not the machine, and dividing by them would flatter the run. The limit, 5 minutes on
+both in half the time. It is never timed while the run goes: the run holds both cores then, so such a
+timing measures the run's own contention (about twice the quiet one on 2 cores) and dividing by it
+flatters the run, and each timing takes both cores from the run it measures. The limit, 5 minutes on
 the 2-core Intel Xeon where the target was set, is ``LIMIT_UNITS`` of the same reference (300 s /
 ``REFERENCE_AT_TARGET`` s, that machine's reference, measured at a load of 1.6). The scratch clone must
 end with ``git status`` clean: the run reproduced the committed ``dvc.lock`` outputs. It takes minutes,
 so ``make bench`` runs it only under ``BENCH_ARGS=--full`` (``--skip`` prints the skipped line). The
 stages run without ``PYTHONDONTWRITEBYTECODE``, as the Makefile's recipes do (with it, every stage would
 compile every module it imports again). The ratio holds only on a quiet machine: other jobs that come and
-go during the run are not in the unit (the timings printed during it say whether the load changed).
+go during the run are not in the unit, so the bench prints the CPU seconds every other process on the
+machine used meanwhile (``/proc/stat``'s busy time less the run's own; Linux only).
 
 ``--count-flops`` also counts the arithmetic of the run's model passes (``_flop_count/sitecustomize.py`` on
 the stages' ``PYTHONPATH``: every torch linear layer and attention call, per stage) and prints its floor:
@@ -44,7 +45,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -96,42 +96,37 @@ def run_env(clone: Path, flop_log: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_sampling(
-    cmd: list[str], cwd: Path, env: dict[str, str], every_s: float, sample: Callable[[], float]
-) -> tuple[subprocess.CompletedProcess[str], list[float]]:
-    """Run ``cmd`` to its end, calling ``sample`` (a reference timing) each ``every_s`` seconds it runs:
-    (the finished process, with its output, and the timings taken during it)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    during: list[float] = []
-    while True:
-        try:
-            out, err = proc.communicate(timeout=every_s)
-            break
-        except subprocess.TimeoutExpired:
-            during.append(sample())
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), during
+def busy_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``: every state but idle
+    and iowait), or None where there is no ``/proc/stat``."""
+    try:
+        fields = Path("/proc/stat").read_text(encoding="ascii").splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    ticks = [int(f) for f in fields[:8]]  # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def cold_run(
-    workdir: Path, every_s: float = 60.0, flop_log: Path | None = None
-) -> tuple[float, float, list[str], int, str, list[float]]:
-    """(wall s, CPU s of the children, ``git status --short`` lines, exit code, output tail, reference
-    timings taken during it) of a cold ``dvc repro`` in a clone of ROOT under ``workdir``; with
-    ``flop_log``, its stages' FLOPs counted there."""
+    workdir: Path, flop_log: Path | None = None
+) -> tuple[float, float, list[str], int, str, float | None]:
+    """(wall s, CPU s of the children, ``git status --short`` lines, exit code, output tail, CPU s of
+    every other process meanwhile or None) of a cold ``dvc repro`` in a clone of ROOT under
+    ``workdir``; with ``flop_log``, its stages' FLOPs counted there."""
     clone = workdir / "p"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, busy_before = resource.getrusage(resource.RUSAGE_CHILDREN), busy_seconds()
     started = time.perf_counter()
-    proc, during = run_sampling(
-        ["dvc", "repro"], clone, run_env(clone, flop_log), every_s, lambda: reference_seconds(repeats=1)
-    )
+    env = run_env(clone, flop_log)
+    proc = subprocess.run(["dvc", "repro"], cwd=clone, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    after, busy_after = resource.getrusage(resource.RUSAGE_CHILDREN), busy_seconds()
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    others = None if busy_before is None or busy_after is None else max(busy_after - busy_before - cpu, 0.0)
     status = subprocess.run(
         ["git", "status", "--short"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    return wall, cpu, status, proc.returncode, (proc.stdout + proc.stderr)[-2000:], during
+    return wall, cpu, status, proc.returncode, (proc.stdout + proc.stderr)[-2000:], others
 
 
 def warm_rerun(clone: Path) -> tuple[float, list[str]]:
@@ -186,7 +181,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-make-run-"))
     flop_log = workdir / "flops.jsonl" if args.count_flops else None
     try:
-        wall, cpu, status, code, tail, during = cold_run(workdir, flop_log=flop_log)
+        wall, cpu, status, code, tail, others = cold_run(workdir, flop_log=flop_log)
         floor = flop_floor(flop_log) if flop_log else None
         rest = warm_rerun(workdir / "p") if flop_log and not code else None
     finally:
@@ -198,9 +193,10 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(
         f"cold dvc repro: {wall:.0f} s wall, {cpu:.0f} CPU-s, exit {code}; reference {ref_before:.2f} s "
-        f"before, {ref_after:.2f} s after (mean {ref:.2f} s, the unit); {len(during)} during it, beside the "
-        f"run ({', '.join(f'{t:.2f}' for t in during) or 'none'}; not used); {units:.0f} ref units "
-        f"against {LIMIT_UNITS:.0f}; load {load:.1f}"
+        f"before, {ref_after:.2f} s after (mean {ref:.2f} s, the unit); {units:.0f} ref units against "
+        f"{LIMIT_UNITS:.0f}; other processes meanwhile "
+        + ("unknown" if others is None else f"{others:.0f} CPU-s")
+        + f"; load {load:.1f}"
         + (f"; scratch clone {workdir / 'p'}" if args.keep else "")
     )
     if floor is not None:
@@ -229,7 +225,9 @@ def main() -> int:
         f"cold dvc repro {wall:.0f} s = {units:.0f} ref units ({cpu:.0f} CPU-s)",
         limit,
         LIMIT_UNITS / units,
-        f"{note}; ref {ref_before:.2f} s before, {ref_after:.2f} s after; load {load:.1f}"
+        f"{note}; ref {ref_before:.2f} s before, {ref_after:.2f} s after; "
+        + ("" if others is None else f"other processes {others:.0f} CPU-s meanwhile; ")
+        + f"load {load:.1f}"
         + (f"; model arithmetic alone {floor[0]:.0f} units" if floor is not None else "")
         + (f", everything else {rest[0] / ref:.0f}" if rest is not None else ""),
     )
