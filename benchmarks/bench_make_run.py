@@ -27,10 +27,10 @@ those FLOPs in reference units, i.e. the run's length if every one of them went 
 rate with nothing else to do. The output projection (262k rows, all of its 671 MB read per pass) runs
 well below that rate at the few rows a pass reads, so the floor is a bound, not an estimate. It then
 times everything else: ``dvc repro --force`` in the same clone, whose response cache now answers every
-call, so no stage loads the model (``git status`` must stay clean). The two added are the least this
-default run takes on this machine with any fp32 implementation of the model and the rest of the pipeline
-as it is, model loading left out. The wall
-figure of a counted run includes the hook's own (small) cost.
+call, so no stage loads the model (the hook counts its FLOPs too, and says so if there are any; ``git
+status`` must stay clean). The two added are the least this default run takes on this machine with any
+fp32 implementation of the model and the rest of the pipeline as it is, model loading left out. The
+wall figure of a counted run includes the hook's own (small) cost.
 """
 
 from __future__ import annotations
@@ -130,12 +130,12 @@ def cold_run(
     return wall, cpu, status, proc.returncode, (proc.stdout + proc.stderr)[-2000:], others
 
 
-def warm_rerun(clone: Path) -> tuple[float, list[str]]:
+def warm_rerun(clone: Path, flop_log: Path) -> tuple[float, list[str]]:
     """(wall s, ``git status --short`` lines) of ``dvc repro --force`` in ``clone`` after its cold run:
-    every stage again, every call answered by the response cache."""
+    every stage again, every call answered by the response cache (FLOPs counted in ``flop_log``)."""
     started = time.perf_counter()
     command = ["dvc", "repro", "--force"]
-    subprocess.run(command, cwd=clone, env=run_env(clone), capture_output=True, check=True)
+    subprocess.run(command, cwd=clone, env=run_env(clone, flop_log), capture_output=True, check=True)
     wall = time.perf_counter() - started
     status = subprocess.run(
         ["git", "status", "--short"], cwd=clone, capture_output=True, text=True, check=True
@@ -184,7 +184,8 @@ def main() -> int:
     try:
         wall, cpu, status, code, tail, others = cold_run(workdir, flop_log=flop_log)
         floor = flop_floor(flop_log) if flop_log else None
-        rest = warm_rerun(workdir / "p") if flop_log and not code else None
+        rest = warm_rerun(workdir / "p", workdir / "rerun-flops.jsonl") if flop_log and not code else None
+        rerun_units = flop_floor(workdir / "rerun-flops.jsonl")[0] if rest else 0.0
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -213,6 +214,7 @@ def main() -> int:
             f"least {floor_units:.0f} units on any fp32 model implementation "
             f"({floor_units / LIMIT_UNITS:.2f}x the limit)"
             + ("" if not rest[1] else f"; git status NOT clean after it ({len(rest[1])} paths)")
+            + ("" if not rerun_units else f"; NOT model-free: it computed {rerun_units:.1f} units of FLOPs")
         )
         status = status + rest[1]
     if code:
