@@ -23,14 +23,16 @@ _count = {"linear": 0.0, "head": 0.0, "attention": 0.0}
 def _install(functional: Any) -> None:  # torch.nn.functional, imported by the process itself
     linear, sdpa = functional.linear, functional.scaled_dot_product_attention
 
-    def counted_linear(x: Any, weight: Any, bias: Any = None) -> Any:
-        flops = 2.0 * (x.numel() // x.shape[-1]) * weight.shape[0] * weight.shape[1]
+    # torch's own parameter names, so a call by keyword reaches torch as it would unwrapped
+    def counted_linear(input: Any, weight: Any, bias: Any = None) -> Any:
+        flops = 2.0 * (input.numel() // input.shape[-1]) * weight.shape[0] * weight.shape[1]
         _count["head" if weight.shape[0] > HEAD_ROWS else "linear"] += flops
-        return linear(x, weight, bias)
+        return linear(input, weight, bias)
 
-    def counted_sdpa(q: Any, k: Any, v: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted_sdpa(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        q, k = query, key
         _count["attention"] += 4.0 * q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2] * q.shape[3]
-        return sdpa(q, k, v, *args, **kwargs)
+        return sdpa(query, key, value, *args, **kwargs)
 
     functional.linear = counted_linear  # nn.Linear.forward looks it up on the module at each call
     functional.scaled_dot_product_attention = counted_sdpa
