@@ -59,6 +59,7 @@ def test_the_flop_hook_counts_a_stages_linear_layers_and_leaves_their_arithmetic
         "layer = torch.nn.Linear(5, 7, bias=False)\n"
         "layer.weight.data = w\n"
         "assert torch.equal(layer(x), torch._C._nn.linear(x, w))\n"
+        "assert torch.equal(torch.nn.functional.linear(input=x, weight=w), layer(x))  # by keyword too\n"
         "head = torch.zeros(200_000, 4)\n"
         "torch.nn.functional.linear(torch.ones(2, 4), head)\n"
         "q = torch.randn(1, 2, 6, 8, generator=g)\n"
@@ -68,7 +69,7 @@ def test_the_flop_hook_counts_a_stages_linear_layers_and_leaves_their_arithmetic
     env.pop("PATH")  # this Python, by its path
     subprocess.run([sys.executable, str(stage)], env=env, check=True, cwd=tmp_path)
     units, lines = bench.flop_floor(log)
-    linear, head, attention = 2 * 3 * 5 * 7, 2 * 2 * 200_000 * 4, 4 * 1 * 2 * 6 * 6 * 8
+    linear, head, attention = 2 * (2 * 3 * 5 * 7), 2 * 2 * 200_000 * 4, 4 * 1 * 2 * 6 * 6 * 8
     assert units == pytest.approx((linear + head + attention) / bench.REFERENCE_FLOPS)
     assert lines.startswith("  probe: linear 0.00 TFLOP")
     assert bench.flop_floor(tmp_path / "none.jsonl") == (0.0, "")  # a run without a model counts nothing
